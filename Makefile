@@ -1,0 +1,31 @@
+# dfx: `make demo` runs the main job on the built-in default model; `make test` runs the tests.
+# Both create .venv on first use. torch 2.13.0 (CPU) is installed first and pinned, so that pip
+# does not resolve the torch range to a multi-GB CUDA build.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+TORCH_VERSION ?= 2.13.0
+OUT ?= out/demo
+
+.PHONY: venv test demo bench clean graphviz
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q "torch==$(TORCH_VERSION)"
+	$(PY) -m pip install -q -e ".[dev]"
+	touch $@
+
+venv: $(VENV)/.installed
+
+test: venv
+	$(PY) -m pytest -q
+
+demo: venv
+	$(VENV)/bin/dfx analyze gpt2-block --out $(OUT) --force
+
+bench: venv
+	$(PY) bench/bench_capture.py
+
+clean:
+	rm -rf $(VENV) out .pytest_cache

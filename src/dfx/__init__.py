@@ -1,0 +1,1 @@
+"""dfx, the dataflow explorer."""

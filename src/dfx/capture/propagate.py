@@ -1,0 +1,132 @@
+"""Shape propagation on fake tensors, recording the aten calls every fx node dispatches to.
+
+:class:`AtenRecorder` runs an fx ``GraphModule`` node by node (a ``torch.fx.Interpreter``) on fake
+tensors, so nothing is allocated and no real weights are needed. Call hierarchy::
+
+    run()
+      run_node(n)           -> enters the recording mode, delegates, records output specs
+        placeholder / get_attr / call_function / call_module / call_method / output (inherited)
+
+Every aten operator that reaches the Python dispatcher while a node runs is recorded for that node,
+with its arguments turned into :class:`dfx.ir.TensorSpec` (habit: "analyse on fake tensors").
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+import torch.fx
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten
+
+from dfx.ir import ArgValue, AtenCall, TensorSpec
+
+__all__ = ["AtenRecorder", "to_arg_value", "to_spec"]
+
+
+def to_spec(t: torch.Tensor) -> TensorSpec:
+    """The :class:`TensorSpec` of a (fake, meta or real) tensor.
+
+    Raises
+    ------
+    ValueError
+        If a size is symbolic and has no concrete hint (an unbacked size).
+    """
+    shape = tuple(_concrete(s) for s in t.shape)
+    try:
+        stride = tuple(_concrete(s) for s in t.stride())
+    except (RuntimeError, ValueError):  # sparse or nested tensors have no strides
+        stride = None
+    return TensorSpec(shape, str(t.dtype).removeprefix("torch."), stride)
+
+
+def _concrete(size: Any) -> int:
+    if isinstance(size, int):
+        return size
+    if isinstance(size, torch.SymInt):
+        hint = size.node.hint if hasattr(size.node, "hint") else None
+        if hint is not None:
+            return int(hint)
+        raise ValueError(f"symbolic size {size} has no concrete value; give an example input with concrete sizes")
+    return int(size)
+
+
+def to_arg_value(value: Any) -> ArgValue:
+    """Turn an aten argument into a JSON-able :data:`dfx.ir.ArgValue` (tensors become specs)."""
+    if isinstance(value, torch.Tensor):
+        return to_spec(value)
+    if isinstance(value, (list, tuple, torch.Size)):
+        return tuple(to_arg_value(v) for v in value)
+    if isinstance(value, (bool, int, float, str)) or value is None:
+        return value
+    if isinstance(value, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+        try:
+            return _concrete(value) if isinstance(value, torch.SymInt) else str(value)
+        except ValueError:
+            return str(value)
+    # dtypes, devices, layouts, memory formats, ...: their readable name
+    return str(value)
+
+
+class _RecordingMode(TorchDispatchMode):
+    """A dispatch mode that appends every aten call it sees to ``self.calls``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[AtenCall] = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        out = func(*args, **kwargs)
+        if func.namespace == "prim":  # metadata queries (prim.device, ...): no work, no data
+            return out
+        flat_out, _ = tree_flatten(out)
+        self.calls.append(
+            AtenCall(
+                op=_op_name(func),
+                args=tuple(to_arg_value(a) for a in args),
+                kwargs=tuple(sorted((k, to_arg_value(v)) for k, v in kwargs.items())),
+                outputs=tuple(to_spec(t) for t in flat_out if isinstance(t, torch.Tensor)),
+            )
+        )
+        return out
+
+
+def _op_name(func: Any) -> str:
+    # str(torch.ops.aten.mm.default) == "aten.mm.default"
+    return str(func)
+
+
+class AtenRecorder(torch.fx.Interpreter):
+    """Run a GraphModule on fake tensors and record, per node, output specs and aten calls.
+
+    After :meth:`run`, ``outputs[name]`` holds the node's output tensors (flattened) and
+    ``calls[name]`` the aten calls it dispatched to.
+    """
+
+    def __init__(self, module: torch.fx.GraphModule) -> None:
+        super().__init__(module, garbage_collect_values=True)
+        self.outputs: dict[str, tuple[TensorSpec, ...]] = {}
+        self.calls: dict[str, tuple[AtenCall, ...]] = {}
+
+    def run_node(self, n: torch.fx.Node) -> Any:
+        mode = _RecordingMode()
+        try:
+            if n.op in ("placeholder", "get_attr", "output"):
+                result = super().run_node(n)
+            else:
+                with mode:
+                    result = super().run_node(n)
+        except Exception as exc:  # name the failing node (habit 12)
+            where = n.meta.get("stack_trace", "")
+            line = where.strip().splitlines()[-1].strip() if where else ""
+            raise RuntimeError(
+                f"shape propagation failed at node {n.name} ({n.format_node()}): {type(exc).__name__}: "
+                f"{str(exc).splitlines()[0] if str(exc) else ''}" + (f" [{line}]" if line else "")
+            ) from exc
+        flat, _ = tree_flatten(result)
+        if n.op != "output":
+            self.outputs[n.name] = tuple(to_spec(t) for t in flat if isinstance(t, torch.Tensor))
+        self.calls[n.name] = tuple(mode.calls)
+        return result

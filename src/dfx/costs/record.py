@@ -1,0 +1,177 @@
+"""Typed, additive cost records and the costed graph.
+
+A :class:`Cost` is what one aten call, one node or a whole graph costs: FLOPs, bytes read and bytes
+written. Costs add, so totals over a graph are ``sum(costs, Cost.zeros())``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from functools import cached_property
+from typing import Any
+
+from dfx.ir import Graph, Node
+
+__all__ = ["Category", "Cost", "CostedGraph", "CostedNode", "UnknownOp"]
+
+
+class Category(str, Enum):
+    """What kind of work a node does (see ``docs/cost-model.md``)."""
+
+    MATMUL = "matmul"  # every contraction: mm, bmm, addmm's product, linear, conv, einsum, attention
+    ELEMENTWISE = "elementwise"  # pointwise ops, activations, bias adds, reductions (sum, mean, max)
+    NORMALIZATION = "normalization"  # softmax, layer/RMS/batch/group norm
+    MEMORY = "memory"  # copies, concatenation, gathers, embedding lookup: bytes, 0 FLOPs
+    VIEW = "view"  # reshape, transpose, slicing views: 0 bytes, 0 FLOPs
+    NONE = "none"  # placeholders, outputs, non-tensor bookkeeping
+
+    def __str__(self) -> str:
+        return self.value
+
+
+# When a node dispatches to several aten calls, its category is the highest-ranked one among them.
+CATEGORY_RANK: dict[Category, int] = {
+    Category.MATMUL: 5,
+    Category.NORMALIZATION: 4,
+    Category.ELEMENTWISE: 3,
+    Category.MEMORY: 2,
+    Category.VIEW: 1,
+    Category.NONE: 0,
+}
+
+
+@dataclass(frozen=True)
+class Cost:
+    """FLOPs and bytes of some work, additive.
+
+    Parameters
+    ----------
+    flops : int
+        Floating-point (or integer) operations; 1 FLOP = one scalar add or multiply, a MAC is 2.
+    bytes_read, bytes_written : int
+        Traffic in bytes: every read is counted, so a weight read three times counts three times.
+
+    Examples
+    --------
+    >>> (Cost(10, 4, 4) + Cost(2, 0, 4)) * 2
+    Cost(flops=24, bytes_read=8, bytes_written=16)
+    """
+
+    flops: int = 0
+    bytes_read: int = 0
+    bytes_written: int = 0
+
+    @classmethod
+    def zeros(cls) -> Cost:
+        return cls()
+
+    def __add__(self, other: Cost) -> Cost:
+        if not isinstance(other, Cost):
+            return NotImplemented
+        return Cost(self.flops + other.flops, self.bytes_read + other.bytes_read, self.bytes_written + other.bytes_written)
+
+    __radd__ = __add__
+
+    def __mul__(self, k: int) -> Cost:
+        return Cost(self.flops * k, self.bytes_read * k, self.bytes_written * k)
+
+    __rmul__ = __mul__
+
+    @property
+    def bytes(self) -> int:
+        """Bytes read plus bytes written."""
+        return self.bytes_read + self.bytes_written
+
+    @property
+    def intensity(self) -> float:
+        """Arithmetic intensity in FLOP/byte; ``0.0`` when no bytes move."""
+        return self.flops / self.bytes if self.bytes else 0.0
+
+
+@dataclass(frozen=True)
+class UnknownOp:
+    """An aten op with no cost rule: reported, never counted as a silent zero."""
+
+    target: str
+    count: int
+    nodes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class CostedNode:
+    """A node with its cost and category.
+
+    ``cost.flops`` etc. come from the cost rules of the node's aten calls. ``unknown_ops`` lists the
+    aten calls of this node that had no rule: their cost is unknown, not zero.
+    """
+
+    node: Node
+    cost: Cost
+    category: Category
+    flops_by_category: tuple[tuple[str, int], ...] = ()
+    unknown_ops: tuple[str, ...] = ()
+
+    @property
+    def name(self) -> str:
+        return self.node.name
+
+    @property
+    def dtype(self) -> str | None:
+        """The dtype the node runs in: that of its first floating-point output, else first output."""
+        outs = self.node.outputs
+        for spec in outs:
+            if spec.dtype.startswith(("float", "bfloat", "complex")):
+                return spec.dtype
+        return outs[0].dtype if outs else None
+
+
+@dataclass(frozen=True)
+class CostedGraph:
+    """A :class:`Graph` with a :class:`CostedNode` per node, in the graph's order."""
+
+    graph: Graph
+    nodes: tuple[CostedNode, ...]
+    unknown_ops: tuple[UnknownOp, ...] = ()
+    meta: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    @cached_property
+    def _index(self) -> dict[str, CostedNode]:
+        return {n.name: n for n in self.nodes}
+
+    def __iter__(self):
+        return iter(self.nodes)
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+    def __getitem__(self, name: str) -> CostedNode:
+        try:
+            return self._index[name]
+        except KeyError:
+            raise KeyError(f"no node {name!r} in graph {self.graph.name!r}") from None
+
+    @property
+    def total(self) -> Cost:
+        """Sum of every node's cost (traffic: re-reads counted)."""
+        return sum((n.cost for n in self.nodes), Cost.zeros())
+
+    def flops_by_category(self) -> dict[str, int]:
+        out: dict[str, int] = {c.value: 0 for c in Category if c is not Category.NONE}
+        for n in self.nodes:
+            for cat, flops in n.flops_by_category:
+                out[cat] = out.get(cat, 0) + flops
+        return out
+
+    def unique_parameter_bytes(self) -> int:
+        """Footprint of parameters and buffers, each storage once (a tied weight counts once)."""
+        return sum(p.spec.nbytes for p in self.graph.parameters)
+
+    def unique_parameter_count(self) -> int:
+        """Elements of the parameters (not buffers), each storage once."""
+        return sum(p.spec.numel for p in self.graph.parameters if p.kind == "parameter")
+
+    def parameter_traffic_bytes(self) -> int:
+        """Bytes of parameter reads summed over nodes: a weight read by three nodes counts three times."""
+        index = self.graph.parameter_index
+        return sum(index[p].spec.nbytes for n in self.graph.nodes for p in n.params)

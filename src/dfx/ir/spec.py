@@ -1,0 +1,137 @@
+"""Tensor specifications: shape, dtype and strides, never data.
+
+A :class:`TensorSpec` is what a cost rule reads. It is plain Python (no torch), so a saved graph can
+be costed without torch installed.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["DTYPE_ITEMSIZE_BYTES", "TensorSpec", "itemsize_bytes", "normalize_dtype"]
+
+# Bytes per element of every dtype dfx knows, keyed by torch's own dtype name (``str(torch.float32)``
+# without the ``torch.`` prefix). Sub-byte types are rounded up to the byte they are stored in
+# unpacked; packed int4 tensors appear to torch as uint8 anyway.
+DTYPE_ITEMSIZE_BYTES: dict[str, int] = {
+    "float64": 8,
+    "float32": 4,
+    "float16": 2,
+    "bfloat16": 2,
+    "float8_e4m3fn": 1,
+    "float8_e5m2": 1,
+    "float8_e4m3fnuz": 1,
+    "float8_e5m2fnuz": 1,
+    "complex128": 16,
+    "complex64": 8,
+    "int64": 8,
+    "int32": 4,
+    "int16": 2,
+    "int8": 1,
+    "uint8": 1,
+    "uint16": 2,
+    "uint32": 4,
+    "uint64": 8,
+    "bool": 1,
+}
+
+# Short names users type on the command line, mapped to torch's names.
+_DTYPE_ALIASES: dict[str, str] = {
+    "fp64": "float64",
+    "fp32": "float32",
+    "float": "float32",
+    "fp16": "float16",
+    "half": "float16",
+    "bf16": "bfloat16",
+    "fp8": "float8_e4m3fn",
+    "fp8_e4m3": "float8_e4m3fn",
+    "fp8_e5m2": "float8_e5m2",
+    "int": "int32",
+    "long": "int64",
+}
+
+
+def normalize_dtype(name: str) -> str:
+    """Return torch's name for a dtype given as ``"bf16"``, ``"torch.bfloat16"`` or ``"bfloat16"``.
+
+    Raises
+    ------
+    ValueError
+        If the name is not a dtype dfx knows; the message lists the known names.
+    """
+    key = name.strip().lower().removeprefix("torch.")
+    key = _DTYPE_ALIASES.get(key, key)
+    if key not in DTYPE_ITEMSIZE_BYTES:
+        known = ", ".join(sorted(set(_DTYPE_ALIASES) | set(DTYPE_ITEMSIZE_BYTES)))
+        raise ValueError(f"unknown dtype {name!r}; expected one of: {known}")
+    return key
+
+
+def itemsize_bytes(dtype: str) -> int:
+    """Bytes per element of ``dtype`` (a name accepted by :func:`normalize_dtype`)."""
+    return DTYPE_ITEMSIZE_BYTES[normalize_dtype(dtype)]
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    """The static description of one tensor.
+
+    Parameters
+    ----------
+    shape : tuple of int
+        Sizes per dimension; ``()`` for a 0-d tensor.
+    dtype : str
+        torch's dtype name, e.g. ``"float32"`` or ``"bfloat16"``.
+    stride : tuple of int, optional
+        Strides in elements, as torch reports them; ``None`` when unknown.
+
+    Examples
+    --------
+    >>> TensorSpec((2048, 4096), "float32").nbytes
+    33554432
+    """
+
+    shape: tuple[int, ...]
+    dtype: str
+    stride: tuple[int, ...] | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "shape", tuple(int(s) for s in self.shape))
+        object.__setattr__(self, "dtype", normalize_dtype(self.dtype))
+        if self.stride is not None:
+            object.__setattr__(self, "stride", tuple(int(s) for s in self.stride))
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def numel(self) -> int:
+        """Number of elements: the product of the shape (1 for a 0-d tensor)."""
+        return math.prod(self.shape)
+
+    @property
+    def itemsize(self) -> int:
+        """Bytes per element."""
+        return DTYPE_ITEMSIZE_BYTES[self.dtype]
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the tensor's elements: ``numel * itemsize`` (a view's storage is not counted)."""
+        return self.numel * self.itemsize
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"shape": list(self.shape), "dtype": self.dtype}
+        if self.stride is not None:
+            out["stride"] = list(self.stride)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TensorSpec:
+        stride = data.get("stride")
+        return cls(tuple(data["shape"]), data["dtype"], tuple(stride) if stride is not None else None)
+
+    def __str__(self) -> str:
+        return f"{self.dtype}[{', '.join(map(str, self.shape))}]"
