@@ -1,1 +1,46 @@
-"""dfx, the dataflow explorer."""
+"""dfx, the dataflow explorer: a PyTorch model as a costed dataflow graph on GPUs and accelerators.
+
+>>> import dfx
+>>> analysis = dfx.analyze("gpt2-block", hardware=["nvidia-h100-sxm", "ibm-spyre"])  # doctest: +SKIP
+>>> analysis.to_dict()["schema"]  # doctest: +SKIP
+'dfx.analysis/1'
+
+Importing ``dfx`` does not import torch; :func:`capture` and :func:`analyze` on a module do.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__version__ = "0.1.0"
+
+__all__ = ["Analysis", "Graph", "analyze", "annotate", "capture", "load_profile", "__version__"]
+
+
+def __getattr__(name: str) -> Any:
+    # Lazy re-exports keep `import dfx` light and torch-free.
+    if name in ("analyze", "Analysis"):
+        from dfx import analysis
+
+        return getattr(analysis, name)
+    if name == "capture":
+        import importlib
+
+        return importlib.import_module("dfx.capture")  # a callable module: dfx.capture(model, args)
+    if name == "Graph":
+        from dfx.ir import Graph
+
+        return Graph
+    if name == "annotate":
+        from dfx.costs import annotate
+
+        return annotate
+    if name == "load_profile":
+        from dfx.hardware import load_profile
+
+        return load_profile
+    if name == "models":
+        import importlib
+
+        return importlib.import_module("dfx.models")
+    raise AttributeError(f"module 'dfx' has no attribute {name!r}")

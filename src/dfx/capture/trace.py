@@ -8,6 +8,8 @@ parameters. Shape propagation (:mod:`dfx.capture.propagate`) runs afterwards, id
 from __future__ import annotations
 
 import contextlib
+import io
+import logging
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -47,11 +49,18 @@ def capture_context():
     """
     fastpath = torch.backends.mha.get_fastpath_enabled()
     torch.backends.mha.set_fastpath_enabled(False)
+    # A failed trace is an expected outcome under method="auto"; torch logs it loudly (warnings and
+    # whole graph listings). dfx reports the reason itself, in one line.
+    torch_logger = logging.getLogger("torch")
+    level = torch_logger.level
+    torch_logger.setLevel(logging.CRITICAL)
     try:
-        with torch.inference_mode(False), torch.no_grad():
+        # torch.export prints a failed trace's partial graph to stderr before raising.
+        with torch.inference_mode(False), torch.no_grad(), contextlib.redirect_stderr(io.StringIO()):
             yield
     finally:
         torch.backends.mha.set_fastpath_enabled(fastpath)
+        torch_logger.setLevel(level)
 
 
 def fake_device(t: torch.Tensor) -> torch.device:
