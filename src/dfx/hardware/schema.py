@@ -1,0 +1,354 @@
+"""The hardware profile schema: one validated, frozen record per device, every number with a source.
+
+Field names carry their unit (``_flop_per_s``, ``_bytes``, ``_bytes_per_s``, ``_s``, ``_hz``, ``_j``,
+``_w``); values are stored in SI. In a profile file a quantity may be written with a unit
+(``"3.35 TB/s"``), see :mod:`dfx.hardware.units`. Every number must be covered by an entry of
+``sources``: a key naming the field (``memory.HBM3.bandwidth_bytes_per_s``) or one of its parents
+(``memory.HBM3``, ``peak_flop_per_s``). A source that is an estimate says "estimate".
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from functools import partial
+from typing import Annotated, Any, Iterator, Optional
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
+
+from dfx.hardware.units import parse_quantity
+from dfx.ir import DTYPE_ITEMSIZE_BYTES, normalize_dtype
+
+__all__ = [
+    "Commitment",
+    "Compute",
+    "HardwareProfile",
+    "Kind",
+    "Managed",
+    "MemoryLevel",
+    "MemoryModel",
+    "PeakLookup",
+    "Scheduling",
+]
+
+
+def _quantity(dimension: str, **constraints: Any) -> Any:
+    return Annotated[float, BeforeValidator(partial(parse_quantity, dimension=dimension)), Field(**constraints)]
+
+
+Bytes = _quantity("bytes", gt=0)
+BytesPerS = _quantity("bytes_per_s", gt=0)
+FlopPerS = _quantity("flop_per_s", gt=0)
+Seconds = _quantity("s", ge=0)
+Hertz = _quantity("hz", gt=0)
+Joules = _quantity("j", gt=0)
+Watts = _quantity("w", gt=0)
+Count = Annotated[int, Field(ge=1)]
+
+
+class Kind(str, Enum):
+    """What sort of device a profile describes."""
+
+    GPU = "gpu"
+    TPU = "tpu"
+    DATAFLOW = "dataflow"
+    CPU = "cpu"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class Managed(str, Enum):
+    """Who decides what a memory level holds: the program/compiler, or a hardware cache policy."""
+
+    SOFTWARE = "software"
+    CACHE = "cache"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class MemoryModel(str, Enum):
+    """How the device's working memory is managed: a hardware cache, or a software scratchpad."""
+
+    CACHE = "cache"
+    SCRATCHPAD = "scratchpad"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class Commitment(str, Enum):
+    """How much of the schedule is fixed at compile time."""
+
+    STATIC = "static"  # order, placement and timing fixed by the compiler
+    DYNAMIC = "dynamic"  # decided at run time (kernel launches, warp schedulers, caches)
+    MIXED = "mixed"  # placement fixed at compile time, firing decided at run time
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+
+class MemoryLevel(_Strict):
+    """One level of the memory hierarchy.
+
+    ``capacity_bytes`` and ``bandwidth_bytes_per_s`` must be written, as ``null`` where the figure
+    is not published; a level with no bandwidth is listed but takes no part in the roofline.
+    ``capacity_bytes`` is the total on the chip; ``instances`` says how many physical copies share
+    it (32 per-core scratchpads of 2 MB: ``capacity_bytes: 64 MB``, ``instances: 32``).
+    """
+
+    name: str = Field(pattern=r"^[A-Za-z][A-Za-z0-9_-]*$")
+    capacity_bytes: Optional[Bytes]
+    bandwidth_bytes_per_s: Optional[BytesPerS]
+    managed: Managed
+    on_chip: bool
+    instances: Count = 1
+    energy_per_byte_j: Optional[Joules] = None
+
+    @property
+    def capacity_per_instance_bytes(self) -> float | None:
+        return None if self.capacity_bytes is None else self.capacity_bytes / self.instances
+
+
+class Compute(_Strict):
+    """How the compute is organised. Every field is optional: unpublished figures stay ``null``."""
+
+    cores: Optional[Count] = None  # SMs, TensorCores, AI cores, processing elements
+    units: Optional[Count] = None  # matrix units (tensor cores, MXUs, MXM planes) in total
+    unit_kind: str = ""
+    array_rows: Optional[Count] = None  # of one matrix unit, in PEs
+    array_cols: Optional[Count] = None
+    clock_hz: Optional[Hertz] = None
+    description: str = ""
+
+
+class Scheduling(_Strict):
+    """The scheduling commitment, with one line on what it means for this device."""
+
+    commitment: Commitment
+    description: str = Field(min_length=1)
+
+
+class PeakLookup(BaseModel):
+    """The peak FLOP/s used for a requested dtype, and the dtype it was taken from."""
+
+    model_config = ConfigDict(frozen=True)
+
+    requested: str
+    used: str
+    flop_per_s: float
+
+    @property
+    def fell_back(self) -> bool:
+        return self.requested != self.used
+
+
+def _dtype_family(dtype: str) -> str:
+    if dtype.startswith(("float", "bfloat")):
+        return "float"
+    if dtype.startswith("complex"):
+        return "complex"
+    return "int"
+
+
+def _normalize_dtype_keys(value: Any) -> Any:
+    if not isinstance(value, dict):
+        return value
+    out: dict[str, Any] = {}
+    for key, v in value.items():
+        try:
+            name = normalize_dtype(str(key))
+        except ValueError:
+            raise ValueError(
+                f"unknown dtype {key!r}; expected a torch dtype name such as float32, bfloat16, float16, "
+                "float8_e4m3fn, int8 (or an alias: fp32, bf16, fp16, fp8)"
+            ) from None
+        if name in out:
+            raise ValueError(f"dtype {name!r} is given twice (as {key!r} and an alias)")
+        out[name] = v
+    return out
+
+
+_PROFILE_ID = r"^[a-z0-9][a-z0-9.-]*$"
+
+
+class HardwareProfile(_Strict):
+    """A validated hardware profile in SI units.
+
+    ``memory`` is ordered from the level closest to the compute to the farthest. The roofline uses
+    :meth:`off_chip_level` (the nearest off-chip level with a bandwidth) and :meth:`on_chip_level`
+    (the largest on-chip level with a bandwidth and a capacity).
+    """
+
+    id: str = Field(pattern=_PROFILE_ID)
+    name: str = Field(min_length=1)
+    vendor: str = Field(min_length=1)
+    kind: Kind
+    aliases: tuple[Annotated[str, Field(pattern=_PROFILE_ID)], ...] = ()
+    peak_flop_per_s: dict[str, FlopPerS] = Field(min_length=1)
+    memory: tuple[MemoryLevel, ...] = Field(min_length=1)
+    compute: Compute
+    scheduling: Scheduling
+    memory_model: MemoryModel
+    op_overhead_s: Seconds
+    energy_per_flop_j: dict[str, Joules] = Field(default_factory=dict)
+    tdp_w: Optional[Watts] = None
+    notes: str = ""
+    sources: dict[str, str]
+
+    @field_validator("peak_flop_per_s", "energy_per_flop_j", mode="before")
+    @classmethod
+    def _check_dtype_keys(cls, value: Any) -> Any:
+        return _normalize_dtype_keys(value)
+
+    @model_validator(mode="after")
+    def _check_levels_and_sources(self) -> HardwareProfile:
+        names = [level.name for level in self.memory]
+        for name in names:
+            if names.count(name) > 1:
+                raise ValueError(f"memory level name {name!r} is used twice; level names must be unique")
+        if not any(level.bandwidth_bytes_per_s is not None for level in self.memory):
+            raise ValueError("memory: no level has a bandwidth; at least one level needs bandwidth_bytes_per_s")
+        every = self._citable_paths()
+        for key in self.sources:
+            if key not in every:
+                raise ValueError(f"sources key {key!r} names no field of the profile")
+        for path in self.numeric_paths():
+            if self.source_of(path) is None:
+                raise ValueError(f"field {path!r} has no source; add sources[{path!r}] or a parent key")
+        return self
+
+    # -- sources -------------------------------------------------------------------------------
+    def numeric_paths(self) -> Iterator[str]:
+        """Dotted paths of the numbers the profile gives (``memory.HBM3.bandwidth_bytes_per_s``).
+
+        Each is covered by :meth:`source_of`; ``instances: 1`` (the default) needs no source.
+        """
+        for dtype in self.peak_flop_per_s:
+            yield f"peak_flop_per_s.{dtype}"
+        for dtype in self.energy_per_flop_j:
+            yield f"energy_per_flop_j.{dtype}"
+        for level in self.memory:
+            for key in ("capacity_bytes", "bandwidth_bytes_per_s", "instances", "energy_per_byte_j"):
+                value = getattr(level, key)
+                if value is not None and not (key == "instances" and value == 1):
+                    yield f"memory.{level.name}.{key}"
+        for key in ("cores", "units", "array_rows", "array_cols", "clock_hz"):
+            if getattr(self.compute, key) is not None:
+                yield f"compute.{key}"
+        yield "op_overhead_s"
+        if self.tdp_w is not None:
+            yield "tdp_w"
+
+    def _citable_paths(self) -> set[str]:
+        """Every key ``sources`` may use: any field, set or not, and every parent of one."""
+        paths = set(type(self).model_fields) | {f"peak_flop_per_s.{d}" for d in self.peak_flop_per_s}
+        paths |= {f"energy_per_flop_j.{d}" for d in self.energy_per_flop_j}
+        paths |= {f"compute.{k}" for k in Compute.model_fields} | {f"scheduling.{k}" for k in Scheduling.model_fields}
+        for level in self.memory:
+            paths |= {f"memory.{level.name}"} | {f"memory.{level.name}.{k}" for k in MemoryLevel.model_fields}
+        return paths
+
+    def source_of(self, path: str) -> str | None:
+        """The source covering the field at ``path``: its own entry, else its nearest parent's."""
+        while True:
+            if path in self.sources:
+                return self.sources[path]
+            if "." not in path:
+                return None
+            path = path.rsplit(".", 1)[0]
+
+    def estimates(self) -> list[str]:
+        """Paths of the numbers whose source calls them an estimate."""
+        return [p for p in self.numeric_paths() if "estimate" in (self.source_of(p) or "").lower()]
+
+    # -- lookups -------------------------------------------------------------------------------
+    def level(self, name: str) -> MemoryLevel:
+        """The memory level called ``name``; ``KeyError`` naming the known levels if absent."""
+        for level in self.memory:
+            if level.name == name:
+                return level
+        raise KeyError(f"profile {self.id!r} has no memory level {name!r}; levels: {[lv.name for lv in self.memory]}")
+
+    def off_chip_level(self) -> MemoryLevel | None:
+        """The nearest off-chip level with a known bandwidth (HBM, LPDDR, DRAM, Groq's C2C links)."""
+        return next((lv for lv in self.memory if not lv.on_chip and lv.bandwidth_bytes_per_s), None)
+
+    def on_chip_level(self) -> MemoryLevel | None:
+        """The on-chip level a tensor can be kept in: known bandwidth and capacity, largest capacity.
+
+        On a scratchpad device only software-managed levels qualify.
+        """
+        candidates = [
+            lv
+            for lv in self.memory
+            if lv.on_chip
+            and lv.bandwidth_bytes_per_s
+            and lv.capacity_bytes
+            and (self.memory_model is MemoryModel.CACHE or lv.managed is Managed.SOFTWARE)
+        ]
+        return max(candidates, key=lambda lv: (lv.capacity_bytes, lv.bandwidth_bytes_per_s), default=None)
+
+    def peak(self, dtype: str) -> PeakLookup:
+        """Peak dense FLOP/s for ``dtype``, falling back to the closest dtype the profile lists.
+
+        The fallback prefers, in order: a dtype at least as wide (a narrower one only as a last
+        resort), the same family (float / int / complex), the closest width, then the name. So
+        ``bfloat16`` on a float16-only device uses ``float16``; ``float8_e4m3fn`` on an A100 uses
+        ``bfloat16``; ``float32`` on a TPU (no float32 entry) uses ``bfloat16``, as XLA's default
+        matmul precision does. The substitution is reported (``PeakLookup.used``).
+
+        Raises
+        ------
+        HardwareProfileError
+            If ``dtype`` is not a dtype dfx knows.
+        """
+        from dfx.hardware.errors import HardwareProfileError
+
+        try:
+            want = normalize_dtype(dtype)
+        except ValueError as exc:
+            raise HardwareProfileError(f"profile {self.id!r}: {exc}") from None
+        if want in self.peak_flop_per_s:
+            return PeakLookup(requested=want, used=want, flop_per_s=self.peak_flop_per_s[want])
+        width, family = DTYPE_ITEMSIZE_BYTES[want], _dtype_family(want)
+
+        def rank(candidate: str) -> tuple[bool, bool, int, str]:
+            w = DTYPE_ITEMSIZE_BYTES[candidate]
+            return (w < width, _dtype_family(candidate) != family, abs(w - width), candidate)
+
+        used = min(self.peak_flop_per_s, key=rank)
+        return PeakLookup(requested=want, used=used, flop_per_s=self.peak_flop_per_s[used])
+
+    # -- export --------------------------------------------------------------------------------
+    def summary_row(self) -> dict[str, Any]:
+        """One row for ``dfx hw list``, in SI units.
+
+        ``peak_bf16_flop_per_s`` is the bf16 peak, or the fallback's (``peak_bf16_dtype`` says
+        which dtype it came from); ``on_chip_bytes`` is the largest on-chip level's capacity
+        (whether or not its bandwidth is published); ``None`` where unknown.
+        """
+        peak = self.peak("bfloat16")
+        off = self.off_chip_level()
+        on_chip = [lv.capacity_bytes for lv in self.memory if lv.on_chip and lv.capacity_bytes]
+        return {
+            "id": self.id,
+            "name": self.name,
+            "kind": self.kind.value,
+            "peak_bf16_flop_per_s": peak.flop_per_s,
+            "peak_bf16_dtype": peak.used,
+            "off_chip_bytes_per_s": off.bandwidth_bytes_per_s if off else None,
+            "on_chip_bytes": max(on_chip, default=None),
+            "memory_model": self.memory_model.value,
+        }
+
+    def to_si_dict(self) -> dict[str, Any]:
+        """The validated profile as JSON-able data, every quantity in SI units.
+
+        Feeding it back to :meth:`HardwareProfile.model_validate` gives an equal profile.
+        """
+        return self.model_dump(mode="json")

@@ -1,0 +1,176 @@
+"""One costed graph on one hardware profile: every node's bound and time, and the graph's schedule.
+
+:func:`evaluate` is the entry point; its :class:`HardwareResult` is what the export format holds
+under ``hardware.<profile id>`` (``HardwareResult.to_dict``, documented in ``docs/hardware.md``).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Iterable, Mapping
+
+from dfx.costs.record import CostedGraph
+from dfx.hardware import HardwareProfile, HardwareProfileError, load_profile
+from dfx.ir import normalize_dtype
+from dfx.roofline.bound import Bound, ridge_points
+from dfx.roofline.execution import ExecutionModel, default_execution_model
+from dfx.roofline.latency import NodeTiming, node_timing
+from dfx.schedule import CriticalPath, Parallelism, critical_path, parallelism
+
+__all__ = ["BoundShift", "HardwareResult", "evaluate", "partition_shift"]
+
+_DEFAULT_RIDGE_DTYPE = "float32"  # ridge dtype of a graph with no dtype to read (e.g. empty)
+
+
+@dataclass(frozen=True)
+class BoundShift:
+    """A node whose bound against the on-chip level differs from its bound against the off-chip one."""
+
+    node: str
+    from_bound: Bound  # against the off-chip level
+    to_bound: Bound  # against the on-chip level
+
+    def to_dict(self) -> dict[str, str]:
+        return {"node": self.node, "from": self.from_bound.value, "to": self.to_bound.value}
+
+
+def partition_shift(nodes: Iterable[NodeTiming]) -> tuple[BoundShift, ...]:
+    """The nodes whose bound changes when classified against the on-chip ridge instead of the off-chip one.
+
+    Empty when the profile lacks either level (then ``bound_on_chip`` or ``bound_off_chip`` is ``None``).
+    """
+    return tuple(
+        BoundShift(t.name, t.bound_off_chip, t.bound_on_chip)
+        for t in nodes
+        if t.bound_off_chip is not None and t.bound_on_chip is not None and t.bound_off_chip != t.bound_on_chip
+    )
+
+
+@dataclass(frozen=True)
+class HardwareResult:
+    """A costed graph evaluated on one profile. Build it with :func:`evaluate`."""
+
+    profile: HardwareProfile
+    execution_model: ExecutionModel
+    ridge_dtype: str
+    ridge_flop_per_byte: Mapping[str, float]
+    nodes: tuple[NodeTiming, ...]
+    serial_time_s: float
+    critical_path: CriticalPath
+    partition_shift: tuple[BoundShift, ...]
+    parallelism: Parallelism
+    dtype_fallbacks: Mapping[str, str]  # requested dtype -> dtype whose peak was used
+
+    @property
+    def profile_id(self) -> str:
+        return self.profile.id
+
+    def node(self, name: str) -> NodeTiming:
+        """The timing of the node called ``name``; ``KeyError`` naming it if absent."""
+        for timing in self.nodes:
+            if timing.name == name:
+                return timing
+        raise KeyError(f"no node {name!r} in the result for {self.profile.id!r}")
+
+    @property
+    def bound_counts(self) -> dict[str, int]:
+        """How many nodes are compute-bound, memory-bound, or do no work."""
+        counts = Counter(t.bound for t in self.nodes)
+        return {b.value: counts.get(b, 0) for b in Bound}
+
+    def to_dict(self) -> dict[str, Any]:
+        """The export fields for this profile (documented in ``docs/hardware.md``)."""
+        on, off = self.profile.on_chip_level(), self.profile.off_chip_level()
+        return {
+            "execution_model": self.execution_model.value,
+            "off_chip_level": off.name if off else None,
+            "on_chip_level": on.name if on else None,
+            "ridge_dtype": self.ridge_dtype,
+            "ridge_flop_per_byte": dict(self.ridge_flop_per_byte),
+            "nodes": {t.name: t.to_dict() for t in self.nodes},
+            "serial_time_s": self.serial_time_s,
+            "critical_path": self.critical_path.to_dict(),
+            "partition_shift": [s.to_dict() for s in self.partition_shift],
+            "parallelism": self.parallelism.to_dict(),
+            "bound_counts": self.bound_counts,
+            "dtype_fallbacks": dict(self.dtype_fallbacks),
+        }
+
+
+def _ridge_dtype(costed: CostedGraph, dtype: str | None) -> str:
+    """The override, else the dtype carrying the most FLOPs, else the commonest node dtype."""
+    if dtype is not None:
+        return dtype
+    flops: Counter[str] = Counter()
+    seen: Counter[str] = Counter()
+    for n in costed.nodes:
+        if n.dtype is not None:
+            flops[n.dtype] += n.cost.flops
+            seen[n.dtype] += 1
+    ranked = flops if any(flops.values()) else seen
+    return ranked.most_common(1)[0][0] if ranked else _DEFAULT_RIDGE_DTYPE
+
+
+def evaluate(
+    costed: CostedGraph,
+    profile: HardwareProfile | str | Path,
+    dtype: str | None = None,
+    *,
+    execution_model: ExecutionModel | None = None,
+) -> HardwareResult:
+    """Classify and time every node of ``costed`` on ``profile``, and schedule the graph.
+
+    Parameters
+    ----------
+    costed : CostedGraph
+        The graph with a cost per node.
+    profile : HardwareProfile, or an id, alias or path for :func:`dfx.hardware.load_profile`
+    dtype : str, optional
+        Use this dtype's peak FLOP/s for every node (``"bf16"``, ``"float16"``...) instead of each
+        node's own dtype; bytes are unchanged (they come from the costs). It is also the dtype of
+        the reported ridge points, which otherwise use the dtype carrying the most FLOPs.
+    execution_model : ExecutionModel, optional
+        Override the profile's default (``eager`` for cache devices, ``scratchpad`` for
+        scratchpad devices with a usable on-chip level).
+
+    Returns
+    -------
+    HardwareResult
+
+    Raises
+    ------
+    HardwareProfileError
+        If the profile cannot be loaded or ``dtype`` is not a dtype dfx knows.
+    """
+    if not isinstance(profile, HardwareProfile):
+        profile = load_profile(profile)
+    if dtype is not None:
+        try:
+            dtype = normalize_dtype(dtype)
+        except ValueError as exc:
+            raise HardwareProfileError(str(exc)) from None
+    model = execution_model or default_execution_model(profile)
+    graph = costed.graph
+    timings = tuple(node_timing(n, graph, profile, model, dtype) for n in costed.nodes)
+    durations = {t.name: t.time_s for t in timings}
+    ridge_dtype = normalize_dtype(_ridge_dtype(costed, dtype))
+    ridge_peak = profile.peak(ridge_dtype)
+    fallbacks = {t.dtype: t.peak_dtype for t in timings if t.flops and t.dtype != t.peak_dtype}
+    if ridge_peak.fell_back:
+        fallbacks[ridge_peak.requested] = ridge_peak.used
+    work_span = parallelism(graph, durations)
+    return HardwareResult(
+        profile=profile,
+        execution_model=model,
+        ridge_dtype=ridge_dtype,
+        ridge_flop_per_byte=MappingProxyType(ridge_points(profile, ridge_peak.requested)),
+        nodes=timings,
+        serial_time_s=work_span.work_s,
+        critical_path=critical_path(graph, durations),
+        partition_shift=partition_shift(timings),
+        parallelism=work_span,
+        dtype_fallbacks=MappingProxyType(dict(sorted(fallbacks.items()))),
+    )

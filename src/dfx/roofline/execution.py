@@ -1,0 +1,86 @@
+"""Execution models: where a node's bytes move, level by level.
+
+``EAGER`` (cache-managed devices: GPUs, CPUs). Every node reads its inputs and parameters from,
+and writes its outputs to, off-chip memory (HBM, DRAM): all of its traffic is charged to the
+nearest off-chip level. Caches are not modelled (they only help).
+
+``SCRATCHPAD`` (software-managed devices: TPU VMEM, Groq SRAM, Cerebras SRAM, Spyre LX). A node's
+working set is its distinct input tensors + its output tensors + the parameters it reads. The
+on-chip level (:meth:`HardwareProfile.on_chip_level`) holds up to its whole capacity, activations
+first, parameters after; what does not fit spills, and each spilled byte crosses the off-chip level
+once (a spilled parameter streams in, a spilled output is written out)::
+
+    spilled   = max(0, working_set - on_chip_capacity)
+    off_chip  = min(traffic, spilled)
+    on_chip   = traffic - off_chip          # traffic = cost.bytes (re-reads counted)
+
+This is the steady state of a network kept resident on chip: graph inputs and weights that fit
+are taken to be there already (their first load is not charged). The rule is per node: it does not
+track which earlier tensors are still live. A scratchpad profile with no usable on-chip level
+(bandwidth or capacity unpublished, e.g. TPU v4 and v6e) runs EAGER instead; one with no off-chip
+level keeps everything on chip.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+from dfx.costs.record import CostedNode
+from dfx.hardware import HardwareProfile, MemoryLevel, MemoryModel
+from dfx.ir import Graph
+
+__all__ = ["ExecutionModel", "default_execution_model", "home_level", "level_traffic", "working_set_bytes"]
+
+
+class ExecutionModel(str, Enum):
+    """Where tensors live between nodes."""
+
+    EAGER = "eager"  # every tensor to and from off-chip memory
+    SCRATCHPAD = "scratchpad"  # kept on chip while the working set fits, the rest spills
+
+    def __str__(self) -> str:
+        return self.value
+
+
+def default_execution_model(profile: HardwareProfile) -> ExecutionModel:
+    """``SCRATCHPAD`` for a scratchpad device with a usable on-chip level, else ``EAGER``."""
+    if profile.memory_model is MemoryModel.SCRATCHPAD and profile.on_chip_level() is not None:
+        return ExecutionModel.SCRATCHPAD
+    return ExecutionModel.EAGER
+
+
+def home_level(profile: HardwareProfile) -> MemoryLevel:
+    """Where EAGER traffic goes: the nearest off-chip level, else the farthest level with a bandwidth."""
+    off = profile.off_chip_level()
+    if off is not None:
+        return off
+    return [lv for lv in profile.memory if lv.bandwidth_bytes_per_s][-1]
+
+
+def working_set_bytes(costed: CostedNode, graph: Graph) -> tuple[int, int]:
+    """``(activation_bytes, parameter_bytes)`` of a node: distinct inputs + outputs, and parameters."""
+    node = costed.node
+    producers = {(e.src, e.index) for e in node.inputs}
+    inputs = 0
+    for src, index in producers:
+        outs = graph.node(src).outputs
+        inputs += outs[index].nbytes if index < len(outs) else 0
+    outputs = sum(spec.nbytes for spec in node.outputs)
+    index = graph.parameter_index
+    params = sum(index[p].spec.nbytes for p in dict.fromkeys(node.params))
+    return inputs + outputs, params
+
+
+def level_traffic(costed: CostedNode, graph: Graph, profile: HardwareProfile, model: ExecutionModel) -> dict[str, int]:
+    """Bytes the node moves at each memory level (level name -> bytes) under ``model``."""
+    traffic = costed.cost.bytes
+    on = profile.on_chip_level()
+    if model is ExecutionModel.EAGER or on is None:
+        return {home_level(profile).name: traffic}
+    off = profile.off_chip_level()
+    if off is None:
+        return {on.name: traffic}
+    activations, params = working_set_bytes(costed, graph)
+    spilled = max(0, activations + params - int(on.capacity_bytes))
+    off_bytes = min(traffic, spilled)
+    return {on.name: traffic - off_bytes, off.name: off_bytes}

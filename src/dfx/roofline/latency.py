@@ -1,0 +1,132 @@
+"""The predicted time of one node on one profile.
+
+::
+
+    compute_time = flops / peak(dtype)
+    memory_time  = max over levels L of  bytes_at(L) / bandwidth(L)    # levels overlap
+    time         = max(compute_time, memory_time) + op_overhead        # if the node does any work
+
+A node with no work (0 FLOPs and 0 bytes: placeholders, outputs, views) takes 0 s and pays no
+overhead: nothing is launched for it. Its bound is ``none``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Mapping
+
+from dfx.costs.record import CostedNode
+from dfx.hardware import HardwareProfile, MemoryLevel
+from dfx.ir import Graph
+from dfx.roofline.bound import Bound, classify
+from dfx.roofline.execution import ExecutionModel, level_traffic
+
+__all__ = ["NodeTiming", "node_timing"]
+
+_FALLBACK_DTYPE = "float32"  # peak used for a node with work but no tensor output to take a dtype from
+
+
+@dataclass(frozen=True)
+class NodeTiming:
+    """One node's predicted time on one profile, and why.
+
+    ``bound`` is under the execution model; ``bound_off_chip`` / ``bound_on_chip`` classify the same
+    node with all of its bytes against the off-chip / on-chip level (``None`` when the profile has
+    no such level), which is what :func:`dfx.roofline.partition_shift` compares.
+    """
+
+    name: str
+    bound: Bound
+    time_s: float
+    compute_time_s: float = 0.0
+    memory_time_s: float = 0.0
+    overhead_s: float = 0.0
+    flops: int = 0
+    bytes: int = 0
+    dtype: str | None = None  # the dtype the node runs in (or the evaluation's override)
+    peak_dtype: str | None = None  # the dtype whose peak was used: ``dtype`` unless the profile lacks it
+    peak_flop_per_s: float | None = None
+    bytes_by_level: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
+    bound_off_chip: Bound | None = None
+    bound_on_chip: Bound | None = None
+    unknown_ops: tuple[str, ...] = ()
+
+    @property
+    def intensity(self) -> float:
+        """FLOP/byte; ``0.0`` when no bytes move."""
+        return self.flops / self.bytes if self.bytes else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "bound": self.bound.value,
+            "time_s": self.time_s,
+            "compute_time_s": self.compute_time_s,
+            "memory_time_s": self.memory_time_s,
+            "overhead_s": self.overhead_s,
+            "flops": self.flops,
+            "bytes": self.bytes,
+            "intensity_flop_per_byte": self.intensity,
+            "dtype": self.dtype,
+            "peak_dtype": self.peak_dtype,
+            "bytes_by_level": dict(self.bytes_by_level),
+            "bound_off_chip": self.bound_off_chip.value if self.bound_off_chip else None,
+            "bound_on_chip": self.bound_on_chip.value if self.bound_on_chip else None,
+        }
+        if self.unknown_ops:
+            out["unknown_ops"] = list(self.unknown_ops)
+        return out
+
+
+def _against(level: MemoryLevel | None, flops: int, nbytes: int, peak: float) -> Bound | None:
+    return None if level is None else classify(flops, nbytes, peak, level.bandwidth_bytes_per_s)
+
+
+def node_timing(
+    costed: CostedNode,
+    graph: Graph,
+    profile: HardwareProfile,
+    model: ExecutionModel,
+    dtype: str | None = None,
+) -> NodeTiming:
+    """Predict one node's time on ``profile`` under ``model``.
+
+    Parameters
+    ----------
+    costed : CostedNode
+        The node and its cost.
+    graph : Graph
+        The graph it belongs to (for its tensors' sizes, which the scratchpad model needs).
+    profile : HardwareProfile
+    model : ExecutionModel
+    dtype : str, optional
+        Run at this dtype's peak instead of the node's own dtype.
+    """
+    flops, nbytes = costed.cost.flops, costed.cost.bytes
+    name, unknown = costed.name, tuple(costed.unknown_ops)
+    if flops == 0 and nbytes == 0:
+        return NodeTiming(name, Bound.NONE, 0.0, unknown_ops=unknown)
+    peak = profile.peak(dtype or costed.dtype or _FALLBACK_DTYPE)
+    traffic = level_traffic(costed, graph, profile, model)
+    levels = {lv.name: lv for lv in profile.memory}
+    memory_time = max((b / levels[n].bandwidth_bytes_per_s for n, b in traffic.items()), default=0.0)
+    compute_time = flops / peak.flop_per_s
+    per_level = [classify(flops, b, peak.flop_per_s, levels[n].bandwidth_bytes_per_s) for n, b in traffic.items()]
+    bound = Bound.MEMORY if Bound.MEMORY in per_level else Bound.COMPUTE
+    return NodeTiming(
+        name=name,
+        bound=bound,
+        time_s=max(compute_time, memory_time) + profile.op_overhead_s,
+        compute_time_s=compute_time,
+        memory_time_s=memory_time,
+        overhead_s=profile.op_overhead_s,
+        flops=flops,
+        bytes=nbytes,
+        dtype=peak.requested,
+        peak_dtype=peak.used,
+        peak_flop_per_s=peak.flop_per_s,
+        bytes_by_level=MappingProxyType(traffic),
+        bound_off_chip=_against(profile.off_chip_level(), flops, nbytes, peak.flop_per_s),
+        bound_on_chip=_against(profile.on_chip_level(), flops, nbytes, peak.flop_per_s),
+        unknown_ops=unknown,
+    )
