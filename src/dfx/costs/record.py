@@ -13,7 +13,17 @@ from typing import Any
 
 from dfx.ir import Graph, Node
 
-__all__ = ["Category", "Cost", "CostedGraph", "CostedNode", "UnknownOp"]
+__all__ = [
+    "CATEGORY_RANK",
+    "CallCost",
+    "Category",
+    "Cost",
+    "CostedGraph",
+    "CostedNode",
+    "Coverage",
+    "UnknownOp",
+    "UnknownOpWarning",
+]
 
 
 class Category(str, Enum):
@@ -90,12 +100,53 @@ class Cost:
 
 
 @dataclass(frozen=True)
+class CallCost:
+    """The cost of one aten call, as its rule computed it.
+
+    ``category`` is the call's own category (the highest-ranked among its parts);
+    ``flops_by_category`` splits its FLOPs, e.g. addmm's product (``matmul``) from its bias add
+    (``elementwise``), so that the ``matmul`` total stays comparable with FlopCounterMode.
+    """
+
+    op: str
+    category: Category
+    cost: Cost
+    flops_by_category: tuple[tuple[str, int], ...] = ()
+
+
+class UnknownOpWarning(UserWarning):
+    """Warned once per op name per :func:`dfx.costs.annotate` call when an aten op has no cost rule."""
+
+
+@dataclass(frozen=True)
 class UnknownOp:
-    """An aten op with no cost rule: reported, never counted as a silent zero."""
+    """An aten op with no cost rule: reported, never counted as a silent zero.
+
+    ``reason`` says why: ``"no cost rule"``, or the error its rule raised on these arguments.
+    """
 
     target: str
     count: int
     nodes: tuple[str, ...] = ()
+    reason: str = "no cost rule"
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """How many of a graph's aten calls have a cost rule; the rest are listed in ``unknown``."""
+
+    calls: int
+    costed_calls: int
+    unknown: tuple[UnknownOp, ...] = ()
+
+    @property
+    def fraction(self) -> float:
+        """Costed calls over all calls; ``1.0`` for a graph with no aten calls."""
+        return self.costed_calls / self.calls if self.calls else 1.0
+
+    @property
+    def complete(self) -> bool:
+        return not self.unknown
 
 
 @dataclass(frozen=True)
@@ -111,6 +162,7 @@ class CostedNode:
     category: Category
     flops_by_category: tuple[tuple[str, int], ...] = ()
     unknown_ops: tuple[str, ...] = ()
+    calls: tuple[CallCost, ...] = ()  # one per costed aten call, in dispatch order
 
     @property
     def name(self) -> str:
