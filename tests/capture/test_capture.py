@@ -39,9 +39,10 @@ def test_every_method_on_the_meta_device(method):
     assert out_node.op == "output"
     (final,) = g.input_specs(out_node)
     assert final.shape == (1, 16, 64) and final.dtype == "float32"
-    # the linear layer dispatched to one addmm; attention and layer norm are there too
+    # the linear layer dispatched to one addmm; attention (on meta: the math backend's two bmm)
+    # and layer norm are there too
     assert sum(op.startswith("aten.addmm") for op in _ops(g)) == 1
-    assert any("attention" in op for op in _ops(g))
+    assert any("attention" in op for op in _ops(g)) or sum(op.startswith("aten.bmm") for op in _ops(g)) == 2
     assert any("layer_norm" in op for op in _ops(g))
     # parameters by the user's names, whatever the tracer called them
     assert {p.name for p in g.parameters} == {"proj.weight", "proj.bias", "norm.weight", "norm.bias"}

@@ -10,6 +10,7 @@ from dfx.ir import TensorSpec
 from dfx.roofline import Bound, BoundShift, HardwareResult, evaluate
 
 EXPORT_KEYS = {
+    "arch_model",
     "execution_model",
     "off_chip_level",
     "on_chip_level",
@@ -88,6 +89,26 @@ def test_to_dict_layout(build):
     assert set(out["critical_path"]) == {"time_s", "nodes"}
     assert set(out["parallelism"]) == {"work_s", "span_s", "parallelism"}
     assert out["dtype_fallbacks"] == {}
+    assert out["arch_model"] is None  # no architecture model was passed
+
+
+def test_node_timer_retimes_and_extras_are_exported(build):
+    # An architecture model that doubles the matmul's time and adds one export field.
+    import dataclasses
+
+    def timer(costed_node, timing):
+        if costed_node.name != "mm":
+            return timing
+        return dataclasses.replace(timing, time_s=2 * timing.time_s)
+
+    costed = _spyre_gemm(build)
+    plain = evaluate(costed, "spyre")
+    timed = evaluate(costed, "spyre", node_timer=timer, arch_model="doubler", extras={"chips_needed": 3})
+    assert timed.node("mm").time_s == 2 * plain.node("mm").time_s
+    assert timed.node("relu").time_s == plain.node("relu").time_s
+    out = timed.to_dict()
+    assert out["arch_model"] == "doubler" and out["chips_needed"] == 3
+    assert out["serial_time_s"] == pytest.approx(plain.serial_time_s + plain.node("mm").time_s)
 
 
 def test_serial_and_critical_path_of_a_chain(build, tiny):

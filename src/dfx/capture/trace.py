@@ -63,15 +63,15 @@ def capture_context():
         torch_logger.setLevel(level)
 
 
-def fake_device(t: torch.Tensor) -> torch.device:
-    """Where a tensor is propagated: its own device, except meta, which is propagated as CPU."""
-    return torch.device("cpu") if t.device.type == "meta" else t.device
-
-
 def make_fake(mode: FakeTensorMode, t: torch.Tensor) -> torch.Tensor:
-    """A fake tensor with ``t``'s shape, strides, dtype; meta tensors become fake CPU tensors."""
+    """A fake tensor with ``t``'s shape, strides, dtype and device.
+
+    The device is kept, meta included: a traced graph may hold the device as a literal
+    (``torch.arange(n, device=x.device)``), and a propagated tensor on another device would not
+    match it.
+    """
     with mode:
-        fake = torch.empty_strided(tuple(t.shape), tuple(t.stride()), dtype=t.dtype, device=fake_device(t))
+        fake = torch.empty_strided(tuple(t.shape), tuple(t.stride()), dtype=t.dtype, device=t.device)
     if t.requires_grad and fake.is_floating_point():
         fake.requires_grad_(False)
     return fake

@@ -7,12 +7,12 @@ under ``hardware.<profile id>`` (``HardwareResult.to_dict``, documented in ``doc
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
-from dfx.costs.record import CostedGraph
+from dfx.costs.record import CostedGraph, CostedNode
 from dfx.hardware import HardwareProfile, HardwareProfileError, load_profile
 from dfx.ir import normalize_dtype
 from dfx.roofline.bound import Bound, ridge_points
@@ -21,6 +21,8 @@ from dfx.roofline.latency import NodeTiming, node_timing
 from dfx.schedule import CriticalPath, Parallelism, critical_path, parallelism
 
 __all__ = ["BoundShift", "HardwareResult", "evaluate", "partition_shift"]
+
+NodeTimer = Callable[[CostedNode, NodeTiming], NodeTiming]
 
 _DEFAULT_RIDGE_DTYPE = "float32"  # ridge dtype of a graph with no dtype to read (e.g. empty)
 
@@ -63,6 +65,8 @@ class HardwareResult:
     partition_shift: tuple[BoundShift, ...]
     parallelism: Parallelism
     dtype_fallbacks: Mapping[str, str]  # requested dtype -> dtype whose peak was used
+    arch_model: str | None = None  # the architecture model that timed some nodes, if any
+    extras: Mapping[str, Any] = field(default_factory=dict)  # export fields an architecture model adds
 
     @property
     def profile_id(self) -> str:
@@ -97,6 +101,8 @@ class HardwareResult:
             "parallelism": self.parallelism.to_dict(),
             "bound_counts": self.bound_counts,
             "dtype_fallbacks": dict(self.dtype_fallbacks),
+            "arch_model": self.arch_model,
+            **dict(self.extras),
         }
 
 
@@ -120,6 +126,9 @@ def evaluate(
     dtype: str | None = None,
     *,
     execution_model: ExecutionModel | None = None,
+    node_timer: NodeTimer | None = None,
+    arch_model: str | None = None,
+    extras: Mapping[str, Any] | None = None,
 ) -> HardwareResult:
     """Classify and time every node of ``costed`` on ``profile``, and schedule the graph.
 
@@ -135,6 +144,13 @@ def evaluate(
     execution_model : ExecutionModel, optional
         Override the profile's default (``eager`` for cache devices, ``scratchpad`` for
         scratchpad devices with a usable on-chip level).
+    node_timer : callable, optional
+        ``node_timer(costed_node, roofline_timing) -> NodeTiming``: an architecture model (see
+        :mod:`dfx.arch`) that re-times the nodes it models (e.g. matmuls on a systolic array) and
+        returns the roofline timing unchanged for the rest.
+    arch_model, extras : optional
+        The name of that architecture model and the export fields it adds (e.g. a wafer mapping),
+        carried into :meth:`HardwareResult.to_dict`.
 
     Returns
     -------
@@ -155,6 +171,8 @@ def evaluate(
     model = execution_model or default_execution_model(profile)
     graph = costed.graph
     timings = tuple(node_timing(n, graph, profile, model, dtype) for n in costed.nodes)
+    if node_timer is not None:
+        timings = tuple(node_timer(n, t) for n, t in zip(costed.nodes, timings))
     durations = {t.name: t.time_s for t in timings}
     ridge_dtype = normalize_dtype(_ridge_dtype(costed, dtype))
     ridge_peak = profile.peak(ridge_dtype)
@@ -173,4 +191,6 @@ def evaluate(
         partition_shift=partition_shift(timings),
         parallelism=work_span,
         dtype_fallbacks=MappingProxyType(dict(sorted(fallbacks.items()))),
+        arch_model=arch_model,
+        extras=MappingProxyType(dict(extras or {})),
     )

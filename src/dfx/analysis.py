@@ -1,0 +1,261 @@
+"""The main job: capture, cost, and evaluate a model on hardware profiles; the export document.
+
+``analyze`` chains the stages (capture -> costs -> roofline per profile) and returns an
+:class:`Analysis`, whose :meth:`Analysis.to_dict` is the one documented export format
+(``docs/export-format.md``, schema ``dfx.analysis/1``). Pictures and reports read only that format.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from dfx.costs import CostedGraph, annotate
+from dfx.errors import DfxError
+from dfx.ir import Graph
+from dfx.ir.spec import normalize_dtype
+
+__all__ = ["Analysis", "DEFAULT_HARDWARE", "DEFAULT_MODEL", "SCHEMA", "analyze", "capture_spec"]
+
+SCHEMA = "dfx.analysis/1"
+DEFAULT_MODEL = "gpt2-block"
+# A GPU and a dataflow accelerator, side by side: the comparison dfx exists for.
+DEFAULT_HARDWARE: tuple[str, ...] = ("nvidia-h100-sxm", "ibm-spyre")
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """A costed graph and its evaluation on zero or more hardware profiles.
+
+    Attributes
+    ----------
+    costed : CostedGraph
+        Every node with FLOPs, bytes read/written, intensity and category.
+    hardware : tuple
+        One ``dfx.roofline.HardwareResult`` per profile, in the order asked for.
+    model : dict
+        How the graph was obtained: name, capture method, batch, seq, dtype.
+    """
+
+    costed: CostedGraph
+    hardware: tuple[Any, ...] = ()
+    model: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def graph(self) -> Graph:
+        return self.costed.graph
+
+    def to_dict(self) -> dict[str, Any]:
+        """The export document, schema ``dfx.analysis/1`` (see ``docs/export-format.md``)."""
+        from dfx import __version__
+
+        costed = self.costed
+        graph = costed.graph
+        total = costed.total
+        nodes = []
+        for cn in costed.nodes:
+            n = cn.node
+            nodes.append(
+                {
+                    "name": n.name,
+                    "op": n.op,
+                    "target": n.target,
+                    "module_path": n.module_path,
+                    "category": cn.category.value,
+                    "flops": cn.cost.flops,
+                    "bytes_read": cn.cost.bytes_read,
+                    "bytes_written": cn.cost.bytes_written,
+                    "intensity": cn.cost.intensity,
+                    "dtype": cn.dtype,
+                    "inputs": list(dict.fromkeys(e.src for e in n.inputs)),
+                    "outputs": [o.to_dict() for o in n.outputs],
+                    "params": list(n.params),
+                    "aten_ops": [c.op for c in n.aten_calls],
+                    "unknown_ops": list(cn.unknown_ops),
+                }
+            )
+        nxg = graph.to_networkx()
+        edges = [{"src": u, "dst": v, "bytes": d["bytes"]} for u, v, d in nxg.edges(data=True)]
+        return {
+            "schema": SCHEMA,
+            "dfx_version": __version__,
+            "model": {**self.model, "graph_name": graph.name, "capture_method": graph.capture_method, **dict(graph.meta)},
+            "totals": {
+                "flops": total.flops,
+                "bytes_read": total.bytes_read,
+                "bytes_written": total.bytes_written,
+                "intensity": total.intensity,
+                "flops_by_category": costed.flops_by_category(),
+                "unique_parameter_count": costed.unique_parameter_count(),
+                "unique_parameter_bytes": costed.unique_parameter_bytes(),
+                "parameter_traffic_bytes": costed.parameter_traffic_bytes(),
+                "node_count": len(graph.nodes),
+            },
+            "coverage": {
+                "unknown_ops": [
+                    {"target": u.target, "count": u.count, "nodes": list(u.nodes)} for u in costed.unknown_ops
+                ],
+                "aten_calls": sum(len(n.aten_calls) for n in graph.nodes),
+            },
+            "nodes": nodes,
+            "edges": edges,
+            "hardware": {r.profile.id: r.to_dict() for r in self.hardware},
+        }
+
+    def to_json(self, indent: int | None = 1) -> str:
+        return json.dumps(self.to_dict(), indent=indent)
+
+    def nodes_csv(self) -> str:
+        """One row per node: costs, and bound and time per profile (the ``nodes.csv`` file)."""
+        doc = self.to_dict()
+        buf = io.StringIO()
+        cols = ["name", "op", "target", "module_path", "category", "dtype", "flops", "bytes_read", "bytes_written", "intensity"]
+        hw_ids = list(doc["hardware"])
+        header = cols + [f"{h}:{k}" for h in hw_ids for k in ("bound", "time_s")]
+        writer = csv.writer(buf)
+        writer.writerow(header)
+        for node in doc["nodes"]:
+            row = [node[c] for c in cols]
+            for h in hw_ids:
+                per = doc["hardware"][h]["nodes"].get(node["name"], {})
+                row += [per.get("bound", ""), per.get("time_s", "")]
+            writer.writerow(row)
+        return buf.getvalue()
+
+    def to_pandas(self):
+        """The node table as a ``pandas.DataFrame`` (needs pandas installed)."""
+        try:
+            import pandas as pd
+        except ImportError:
+            raise DfxError("to_pandas() needs pandas; install it with `pip install pandas`") from None
+        return pd.read_csv(io.StringIO(self.nodes_csv()))
+
+
+def analyze(
+    model_or_name: Any = DEFAULT_MODEL,
+    args: Any = None,
+    *,
+    kwargs: dict[str, Any] | None = None,
+    hardware: Sequence[Any] | None = None,
+    dtype: str | None = None,
+    batch: int = 1,
+    seq: int | None = None,
+    method: str = "auto",
+    input_shapes: Sequence[tuple[int, ...]] | None = None,
+) -> Analysis:
+    """Capture, cost and evaluate a model on hardware profiles.
+
+    Parameters
+    ----------
+    model_or_name : nn.Module, str or Graph
+        A module (with ``args``/``kwargs`` as example inputs), a model spec string (a built-in name
+        such as ``"gpt2-block"``, ``"path/to/file.py:Class"`` with ``input_shapes``, or
+        ``"hf:NAME_OR_CONFIG"``), or an already captured :class:`dfx.ir.Graph`.
+    args, kwargs
+        Example inputs for a module; only shapes and dtypes are used.
+    hardware : sequence of str or HardwareProfile, optional
+        Profile ids, aliases, paths or loaded profiles. ``None`` means :data:`DEFAULT_HARDWARE`;
+        ``[]`` means costs only.
+    dtype : str, optional
+        For model specs: the dtype to build the model in (``fp32``, ``bf16``, ``fp16``).
+    batch, seq : int
+        For model specs: batch size and sequence length (``seq=None``: the model's default).
+    method : {"auto", "export", "fx", "dynamo"}
+        Capture method.
+
+    Returns
+    -------
+    Analysis
+
+    Raises
+    ------
+    DfxError
+        On a bad model spec, bad dtype, capture failure or unknown hardware profile; the message
+        is one line naming the problem.
+    """
+    hardware_ids = DEFAULT_HARDWARE if hardware is None else tuple(hardware)
+    profiles = [_load(h) for h in hardware_ids]  # fail fast on a bad id, before capture
+    info: dict[str, Any] = {}
+    if isinstance(model_or_name, Graph):
+        graph = model_or_name
+        info["name"] = graph.name
+    else:
+        graph, info = _capture(model_or_name, args, kwargs, dtype, batch, seq, method, input_shapes)
+    costed = annotate(graph)
+    results = tuple(evaluate_on(costed, p) for p in profiles)
+    return Analysis(costed, results, info)
+
+
+def evaluate_on(costed: CostedGraph, profile: Any):
+    """Evaluate ``costed`` on one profile, with its architecture model where dfx has one."""
+    from dfx.arch import arch_model_for
+    from dfx.roofline import evaluate
+
+    arch = arch_model_for(profile)
+    if arch is None:
+        return evaluate(costed, profile)
+    return evaluate(
+        costed, profile, node_timer=arch.node_timer(costed, profile), arch_model=arch.name,
+        extras=arch.extras(costed, profile),
+    )
+
+
+def _load(h: Any):
+    from dfx.hardware import load_profile
+
+    return h if not isinstance(h, str) else load_profile(h)
+
+
+def capture_spec(
+    spec: str,
+    *,
+    batch: int = 1,
+    seq: int | None = None,
+    dtype: str | None = "float32",
+    method: str = "auto",
+    input_shapes: Sequence[tuple[int, ...]] | None = None,
+) -> tuple[Graph, dict[str, Any]]:
+    """Build the model a spec string names (see :func:`dfx.models.resolve`) and capture it.
+
+    Returns the graph and a description of the model (name, batch, seq, dtype).
+
+    Raises
+    ------
+    DfxError
+        On a bad spec, dtype or shape, or if capture fails.
+    """
+    from dfx.capture import capture
+    from dfx.models import PRESETS, resolve
+
+    dtype_name = normalize_dtype_or_fail(dtype or "float32")
+    model = resolve(spec, batch=batch, seq=seq, dtype=dtype_name, input_shapes=input_shapes)
+    graph = capture(model.model, model.args, model.kwargs, method=method, name=model.name)
+    if seq is None and spec in PRESETS:
+        seq = PRESETS[spec].default_seq
+    return graph, {"name": model.name, "batch": batch, "seq": seq, "dtype": dtype_name}
+
+
+def _capture(model_or_name, args, kwargs, dtype, batch, seq, method, input_shapes):
+    if isinstance(model_or_name, str):
+        return capture_spec(model_or_name, batch=batch, seq=seq, dtype=dtype, method=method, input_shapes=input_shapes)
+    from dfx.capture import capture
+
+    if dtype is not None:
+        raise DfxError("dtype= applies to model names; convert a module yourself with model.to(dtype)")
+    graph = capture(model_or_name, () if args is None else args, kwargs, method=method)
+    return graph, {"name": type(model_or_name).__name__}
+
+
+def normalize_dtype_or_fail(dtype: str) -> str:
+    """torch's name for ``dtype``; a :class:`DfxError` naming the accepted names otherwise."""
+    try:
+        name = normalize_dtype(dtype)
+    except ValueError:
+        raise DfxError(f"unknown dtype {dtype!r}; expected fp32, bf16 or fp16 (or float32, bfloat16, float16)") from None
+    if not name.startswith(("float", "bfloat")) or name.startswith("float8"):
+        raise DfxError(f"dtype {dtype!r} is not a model dtype; expected fp32, bf16 or fp16")
+    return name
+

@@ -1,0 +1,190 @@
+"""The ``dfx`` command line. Thin: parse, call the public API, print or write; no logic here."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+from rich.console import Console
+
+from dfx.errors import DfxError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help="dfx, the dataflow explorer.")
+hw_app = typer.Typer(no_args_is_help=True, help="Hardware profiles: list them, show one.")
+app.add_typer(hw_app, name="hw")
+
+# Piped output (files, tests, CI logs) gets wide lines instead of rich's 80-column default.
+_out = Console(width=None if sys.stdout.isatty() else 200)
+_err = Console(stderr=True, soft_wrap=True)
+
+MODEL_HELP = "A built-in model (see `dfx models`), path/to/file.py:ClassOrFactory, or hf:NAME_OR_CONFIG."
+SHAPE_HELP = "Input shape for a file model, e.g. 2,128,64; repeat for several inputs."
+
+
+def _parse_shapes(shapes: Optional[List[str]]) -> Optional[list[tuple[int, ...]]]:
+    if not shapes:
+        return None
+    out = []
+    for text in shapes:
+        try:
+            dims = tuple(int(d) for d in re.split(r"[,x]", text.strip()))
+        except ValueError:
+            raise DfxError(f"bad --input-shape {text!r}; expected comma-separated integers such as 2,128,64") from None
+        if not dims or any(d <= 0 for d in dims):
+            raise DfxError(f"bad --input-shape {text!r}; every dimension must be a positive integer")
+        out.append(dims)
+    return out
+
+
+def _check_positive(name: str, value: Optional[int]) -> None:
+    if value is not None and value <= 0:
+        raise DfxError(f"{name} must be a positive integer, got {value}")
+
+
+@app.command()
+def analyze(
+    model: str = typer.Argument("gpt2-block", help=MODEL_HELP),
+    hw: Optional[List[str]] = typer.Option(None, "--hw", help="Hardware profile id, alias or file; repeat for several. Default: nvidia-h100-sxm and ibm-spyre."),
+    batch: int = typer.Option(1, help="Batch size."),
+    seq: Optional[int] = typer.Option(None, help="Sequence length (default: the model's own)."),
+    dtype: str = typer.Option("fp32", help="fp32, bf16 or fp16."),
+    method: str = typer.Option("auto", help="Capture method: auto, export, fx or dynamo."),
+    input_shape: Optional[List[str]] = typer.Option(None, "--input-shape", help=SHAPE_HELP),
+    out: Optional[Path] = typer.Option(None, help="Write analysis.json and nodes.csv into this folder."),
+    force: bool = typer.Option(False, help="Overwrite files that already exist in --out."),
+    as_json: bool = typer.Option(False, "--json", help="Print the export document (dfx.analysis/1) to stdout."),
+    top: int = typer.Option(10, help="How many nodes to list by time."),
+) -> None:
+    """Capture and cost MODEL, classify every node and predict the critical path on each profile."""
+    from dfx.analysis import analyze as run_analyze
+    from dfx.report.console import print_analysis
+
+    _check_positive("--batch", batch)
+    _check_positive("--seq", seq)
+    analysis = run_analyze(
+        model, hardware=hw or None, dtype=dtype, batch=batch, seq=seq, method=method,
+        input_shapes=_parse_shapes(input_shape),
+    )
+    doc = analysis.to_dict()
+    if out is not None:
+        from dfx.report.files import write_outputs
+
+        files = {"analysis.json": json.dumps(doc, indent=1), "nodes.csv": analysis.nodes_csv()}
+        written = write_outputs(out, files, force=force)
+        if not as_json:
+            _err.print("wrote " + ", ".join(str(p) for p in written))
+    if as_json:
+        sys.stdout.write(json.dumps(doc, indent=1) + "\n")
+    else:
+        print_analysis(doc, _out, top=top)
+
+
+@app.command()
+def graph(
+    model: str = typer.Argument("gpt2-block", help=MODEL_HELP),
+    method: str = typer.Option("auto", help="Capture method: auto, export, fx or dynamo."),
+    shapes: bool = typer.Option(False, "--shapes", help="Add the shapes, dtypes and strides that propagation found."),
+    batch: int = typer.Option(1, help="Batch size."),
+    seq: Optional[int] = typer.Option(None, help="Sequence length (default: the model's own)."),
+    dtype: str = typer.Option("fp32", help="fp32, bf16 or fp16."),
+    input_shape: Optional[List[str]] = typer.Option(None, "--input-shape", help=SHAPE_HELP),
+    as_json: bool = typer.Option(False, "--json", help="Print the captured graph (dfx.graph/1) as JSON."),
+) -> None:
+    """Print the captured graph as a torch.fx-style table (opcode, name, target, args, users)."""
+    from dfx.analysis import capture_spec
+    from dfx.report.console import print_graph
+
+    _check_positive("--batch", batch)
+    _check_positive("--seq", seq)
+    g, _ = capture_spec(model, batch=batch, seq=seq, dtype=dtype, method=method, input_shapes=_parse_shapes(input_shape))
+    if as_json:
+        sys.stdout.write(g.to_json(indent=1) + "\n")
+    else:
+        print_graph(g.to_dict(), shapes, _out)
+
+
+@app.command("models")
+def list_models() -> None:
+    """List the built-in models and shipped Hugging Face configs."""
+    from rich.table import Table
+
+    from dfx import models
+
+    table = Table(title="Built-in models")
+    table.add_column("name")
+    table.add_column("description")
+    for name in models.available():
+        table.add_row(name, models.describe(name))
+    _out.print(table)
+
+
+@hw_app.command("list")
+def hw_list() -> None:
+    """List the shipped hardware profiles."""
+    from rich.table import Table
+
+    from dfx.hardware import list_profiles
+
+    table = Table(title="Hardware profiles")
+    for col in ("id", "name", "kind", "peak bf16", "off-chip BW", "on-chip", "memory model"):
+        table.add_column(col)
+    from dfx.report.console import format_bytes
+
+    for p in list_profiles():
+        row = p.summary_row()
+        table.add_row(
+            row["id"], row["name"], row["kind"],
+            f"{row['peak_bf16_flop_per_s'] / 1e12:,.0f} TFLOP/s" if row.get("peak_bf16_flop_per_s") else "-",
+            f"{row['off_chip_bytes_per_s'] / 1e9:,.0f} GB/s" if row.get("off_chip_bytes_per_s") else "-",
+            format_bytes(row["on_chip_bytes"]) if row.get("on_chip_bytes") else "-",
+            row["memory_model"],
+        )
+    _out.print(table)
+
+
+@hw_app.command("show")
+def hw_show(
+    profile: str = typer.Argument(..., help="Profile id, alias or path to a profile file."),
+    as_json: bool = typer.Option(False, "--json", help="Print the validated profile in SI units as JSON."),
+) -> None:
+    """Show one hardware profile with the source of every number."""
+    from dfx.hardware import load_profile
+
+    p = load_profile(profile)
+    data = p.to_si_dict()
+    if as_json:
+        sys.stdout.write(json.dumps(data, indent=1) + "\n")
+    else:
+        from rich.pretty import Pretty
+
+        _out.print(Pretty(data))
+
+
+def main() -> None:
+    """Entry point: run the app; a :class:`DfxError` is one line on stderr and exit status 2."""
+    try:
+        app(standalone_mode=False)
+    except DfxError as exc:
+        _err.print(f"[red]error:[/red] {exc}", highlight=False)
+        sys.exit(2)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        sys.exit(130)
+    except typer.TyperException as exc:  # usage errors (bad flags, bad values): typer's own message
+        exc.show()
+        sys.exit(exc.exit_code)
+    except Exception as exc:  # anything unexpected: one line, no traceback
+        if os.environ.get("DFX_DEBUG"):
+            raise
+        _err.print(f"[red]internal error:[/red] {type(exc).__name__}: {exc} (set DFX_DEBUG=1 for the traceback)", highlight=False)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,123 @@
+"""Models from the user's own Python file: ``path/to/file.py:ClassOrFactory``.
+
+The file is imported by path (it need not be on ``sys.path`` or in a package); the named class is
+instantiated with no arguments, or the named function is called with none, on the requested device.
+Example inputs are float tensors of the shapes the user gives, one per positional input.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import torch
+import torch.nn as nn
+
+from dfx.errors import ModelSpecError
+from dfx.models.spec import ModelSpec, close_matches, parse_dtype
+
+__all__ = ["build_from_file", "is_file_spec"]
+
+
+def is_file_spec(spec: str) -> bool:
+    """Whether ``spec`` names a Python file: ``net.py:Net``, or a bare ``net.py`` (an error later)."""
+    path = spec.rpartition(":")[0] if ":" in spec else spec
+    return path.endswith(".py")
+
+
+def build_from_file(
+    spec: str,
+    *,
+    input_shapes: list[tuple[int, ...]] | None,
+    dtype: str | torch.dtype = "float32",
+    device: str | torch.device = "meta",
+) -> ModelSpec:
+    """Import ``path.py``, build ``Attr`` from ``path.py:Attr``, and make inputs from ``input_shapes``.
+
+    Raises
+    ------
+    ModelSpecError
+        When the attribute is not named, the file is missing or fails to import, the attribute is
+        missing or does not give an ``nn.Module``, or no input shapes are given.
+    """
+    path_text, _, attr = spec.rpartition(":")
+    if not attr or not path_text:
+        raise ModelSpecError(f"name the model in {spec!r} as path/to/file.py:ClassOrFactory")
+    path = Path(path_text).expanduser()
+    if not path.is_file():
+        raise ModelSpecError(f"model file {str(path)!r} not found; give an existing path/to/file.py:{attr}")
+    torch_dtype = parse_dtype(dtype)
+    module = _import_file(path)
+    factory = getattr(module, attr, None)
+    if factory is None:
+        names = [n for n in vars(module) if not n.startswith("_")]
+        raise ModelSpecError(f"{str(path)!r} has no attribute {attr!r}{close_matches(attr, names)}")
+    shapes = _check_shapes(spec, input_shapes)
+    with torch.device(device):
+        try:
+            model = factory()
+        except Exception as exc:
+            raise ModelSpecError(
+                f"{spec} could not be built with no arguments ({_one_line(exc)}); "
+                "give a class or factory that needs none"
+            ) from None
+    if not isinstance(model, nn.Module):
+        raise ModelSpecError(f"{spec} gave a {type(model).__name__}, not a torch.nn.Module")
+    model = model.to(dtype=torch_dtype).eval()
+    args = tuple(torch.randn(s, dtype=torch_dtype, device=device) for s in shapes)
+    shown = ", ".join(str(s) for s in shapes)
+    return ModelSpec(spec, model, args, {}, f"{type(model).__name__} from {path}; inputs {shown}")
+
+
+def _check_shapes(spec: str, input_shapes: list[tuple[int, ...]] | None) -> list[tuple[int, ...]]:
+    if not input_shapes:
+        raise ModelSpecError(
+            f"{spec} needs its input shapes: pass --input-shape once per positional input, "
+            "e.g. --input-shape 1,3,224,224"
+        )
+    shapes = [tuple(s) for s in input_shapes]
+    for s in shapes:
+        if not s or any(isinstance(d, bool) or not isinstance(d, int) or d <= 0 for d in s):
+            raise ModelSpecError(f"input shape {s!r} for {spec} must be positive integers, e.g. 1,3,224,224")
+    return shapes
+
+
+def _import_file(path: Path) -> ModuleType:
+    """Import ``path`` as a fresh module, named uniquely so two files called ``model.py`` don't clash."""
+    resolved = path.resolve()
+    digest = hashlib.sha1(str(resolved).encode()).hexdigest()[:10]
+    name = f"dfx_user_model_{resolved.stem}_{digest}"
+    module_spec = importlib.util.spec_from_file_location(name, resolved)
+    if module_spec is None or module_spec.loader is None:
+        raise ModelSpecError(f"{str(path)!r} cannot be imported as Python; give a .py file")
+    module = importlib.util.module_from_spec(module_spec)
+    sys.modules[name] = module  # dataclasses and pickling look the module up here
+    try:
+        module_spec.loader.exec_module(module)
+    except Exception as exc:
+        sys.modules.pop(name, None)
+        line = _user_line(exc, resolved)
+        raise ModelSpecError(
+            f"importing {str(path)!r} failed{line}: {_one_line(exc)}"
+        ) from None
+    return module
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text[:200]}"
+
+
+def _user_line(exc: BaseException, path: Path) -> str:
+    tb = exc.__traceback__
+    lineno = None
+    while tb is not None:
+        if Path(tb.tb_frame.f_code.co_filename) == path:
+            lineno = tb.tb_lineno
+        tb = tb.tb_next
+    if lineno is None and isinstance(exc, SyntaxError):
+        lineno = exc.lineno
+    return f" at line {lineno}" if lineno else ""

@@ -1,0 +1,80 @@
+"""What a model resolves to: a :class:`ModelSpec`, plus the argument checks every entry point shares."""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from dfx.errors import ModelSpecError
+
+__all__ = ["ModelSpec", "check_positive", "close_matches", "parse_dtype"]
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A model ready to capture: ``capture(spec.model, spec.args, spec.kwargs)``.
+
+    Parameters
+    ----------
+    name : str
+        What the user asked for (``gpt2-block``, ``hf:llama-2-7b``, ``net.py:Net``).
+    model : torch.nn.Module
+        The module, in eval mode, with its parameters on ``device`` (meta by default: no memory).
+    args : tuple of torch.Tensor
+        Example positional inputs on the same device.
+    kwargs : dict
+        Example keyword inputs (empty for every built-in).
+    description : str
+        One line: what the model is, its dimensions and input shape.
+    """
+
+    name: str
+    model: torch.nn.Module
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    description: str = ""
+
+
+# Accepted spellings of the float dtypes a model can be built in.
+_DTYPES: dict[str, torch.dtype] = {
+    "float32": torch.float32, "fp32": torch.float32, "f32": torch.float32, "float": torch.float32,
+    "bfloat16": torch.bfloat16, "bf16": torch.bfloat16,
+    "float16": torch.float16, "fp16": torch.float16, "f16": torch.float16, "half": torch.float16,
+    "float64": torch.float64, "fp64": torch.float64, "f64": torch.float64, "double": torch.float64,
+}  # fmt: skip
+
+
+def parse_dtype(dtype: str | torch.dtype) -> torch.dtype:
+    """The float ``torch.dtype`` named by ``dtype`` (``"bf16"``, ``"float32"``, ``torch.float16``).
+
+    Examples
+    --------
+    >>> parse_dtype("bf16")
+    torch.bfloat16
+    """
+    if isinstance(dtype, torch.dtype):
+        if not dtype.is_floating_point:
+            raise ModelSpecError(f"dtype {dtype} is not a float dtype; use float32, bfloat16, float16 or float64")
+        return dtype
+    key = str(dtype).strip().lower().removeprefix("torch.")
+    if key not in _DTYPES:
+        raise ModelSpecError(f"unknown dtype {dtype!r}; use float32, bfloat16, float16 or float64")
+    return _DTYPES[key]
+
+
+def check_positive(**values: int | None) -> None:
+    """Raise :class:`ModelSpecError` unless every given value is ``None`` or an int > 0."""
+    for key, value in values.items():
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            raise ModelSpecError(f"{key} must be a positive integer, got {value!r}")
+
+
+def close_matches(word: str, choices: list[str]) -> str:
+    """``"; did you mean a, b?"`` for the choices close to ``word``, or ``""``."""
+    near = difflib.get_close_matches(word, choices, n=3, cutoff=0.6)
+    return f"; did you mean {', '.join(near)}?" if near else ""

@@ -1,0 +1,43 @@
+"""Write output files safely: never overwrite a user's file silently, never leave half a file."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from dfx.errors import DfxError
+
+__all__ = ["write_outputs"]
+
+
+def write_outputs(out_dir: str | Path, files: dict[str, str], *, force: bool = False) -> list[Path]:
+    """Write ``files`` (name -> text) into ``out_dir``, atomically, refusing to overwrite.
+
+    Every target is checked before anything is written, so a refusal leaves the folder as it was.
+    Each file is written to a temporary file in the same folder and renamed over the target.
+
+    Raises
+    ------
+    DfxError
+        If ``out_dir`` is a file, or a target exists and ``force`` is false.
+    """
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise DfxError(f"--out {out} is a file, not a folder; choose a folder path")
+    targets = [out / name for name in files]
+    existing = [t for t in targets if t.exists()]
+    if existing and not force:
+        names = ", ".join(str(t) for t in existing)
+        raise DfxError(f"{names} already exists; pass --force to overwrite it or choose another --out")
+    out.mkdir(parents=True, exist_ok=True)
+    for target, text in zip(targets, files.values()):
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=out)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+                fh.write(text)
+            os.replace(tmp, target)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    return targets

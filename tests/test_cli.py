@@ -1,0 +1,80 @@
+"""The command line as a user meets it: exit codes, one-line errors, nothing of theirs overwritten."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+
+def dfx(*args: str, cwd=None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "dfx.cli", *args], capture_output=True, text=True, cwd=cwd, timeout=300)
+
+
+def _one_line_error(result: subprocess.CompletedProcess) -> str:
+    assert result.returncode != 0
+    assert "Traceback" not in result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr
+    return lines[0]
+
+
+def test_analyze_json_is_the_export_document():
+    result = dfx("analyze", "mlp", "--json")
+    assert result.returncode == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["schema"] == "dfx.analysis/1"
+    assert list(doc["hardware"]) == ["nvidia-h100-sxm", "ibm-spyre"]
+    # PB-05 MLP: 784*512 + 512*512 + 512*10 = 668,672 MACs = 1,337,344 matmul FLOPs; the
+    # 512 + 512 + 10 = 1,034 bias adds are elementwise work, as FlopCounterMode leaves them out.
+    assert doc["totals"]["flops_by_category"]["matmul"] == 1_337_344
+
+
+def test_out_never_overwrites_without_force(tmp_path):
+    first = dfx("analyze", "mlp", "--out", str(tmp_path), "--hw", "h100")
+    assert first.returncode == 0, first.stderr
+    assert {p.name for p in tmp_path.iterdir()} == {"analysis.json", "nodes.csv"}
+    (tmp_path / "nodes.csv").write_text("mine")
+    again = dfx("analyze", "mlp", "--out", str(tmp_path), "--hw", "h100")
+    line = _one_line_error(again)
+    assert "already exists" in line and "--force" in line
+    assert (tmp_path / "nodes.csv").read_text() == "mine"
+    forced = dfx("analyze", "mlp", "--out", str(tmp_path), "--hw", "h100", "--force")
+    assert forced.returncode == 0
+    assert (tmp_path / "nodes.csv").read_text().startswith("name,op,target")
+
+
+@pytest.mark.parametrize(
+    "args, expected",
+    [
+        (["analyze", "mlp", "--hw", "nvidia-h100-sxn"], "nvidia-h100-sxm"),  # a typo gets close matches
+        (["analyze", "mlp", "--dtype", "fp12"], "unknown dtype 'fp12'"),
+        (["analyze", "does_not_exist.py:Net", "--input-shape", "2,3"], "does_not_exist.py"),
+        (["analyze", "gpt3-block"], "gpt2-block"),
+        (["analyze", "mlp", "--batch", "0"], "--batch must be a positive integer"),
+        (["analyze", "mlp", "--input-shape", "2,x"], "bad --input-shape '2,x'"),
+        (["analyze", "mlp", "--method", "jit"], "unknown capture method 'jit'"),
+    ],
+)
+def test_bad_input_is_one_line_and_non_zero(args, expected):
+    line = _one_line_error(dfx(*args))
+    assert expected in line
+
+
+def test_graph_table_and_shapes():
+    plain = dfx("graph", "mlp", "--method", "fx")
+    assert plain.returncode == 0, plain.stderr
+    assert "opcode" in plain.stdout and "call_module" in plain.stdout and "--shapes" in plain.stdout
+    shaped = dfx("graph", "mlp", "--shapes")
+    assert shaped.returncode == 0
+    assert "float32" in shaped.stdout and "stride" in shaped.stdout
+
+
+def test_hw_list_and_show():
+    listed = dfx("hw", "list")
+    assert listed.returncode == 0, listed.stderr
+    for hw_id in ("nvidia-h100-sxm", "google-tpu-v4", "groq-lpu", "cerebras-wse-3", "ibm-spyre", "host-cpu"):
+        assert hw_id in listed.stdout
+    shown = dfx("hw", "show", "h100", "--json")
+    assert shown.returncode == 0, shown.stderr
+    assert json.loads(shown.stdout)["id"] == "nvidia-h100-sxm"
