@@ -165,6 +165,34 @@ def hw_show(
         _out.print(Pretty(data))
 
 
+# Commands that live beside their package (each module's `register(app)` adds its commands).
+# The modules import only typer at import time; their work is imported inside each command.
+_COMMAND_MODULES = (
+    "dfx.sim.command",
+    "dfx.shapes.command",
+    "dfx.arch.systolic.command",
+    "dfx.arch.memory.command",
+    "dfx.viz.command",
+)
+
+
+def _register_commands() -> None:
+    import importlib
+
+    for name in _COMMAND_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name is None or not (name == exc.name or name.startswith(exc.name + ".")):
+                # a real import error inside the module, not the module's absence
+                raise
+            continue
+        module.register(app)
+
+
+_register_commands()
+
+
 def main() -> None:
     """Entry point: run the app; a :class:`DfxError` is one line on stderr and exit status 2."""
     try:
