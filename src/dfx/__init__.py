@@ -14,7 +14,7 @@ from typing import Any
 
 __version__ = "0.1.0"
 
-__all__ = ["Analysis", "Graph", "analyze", "annotate", "capture", "load_profile", "__version__"]
+__all__ = ["Analysis", "Graph", "analyze", "annotate", "capture", "load_profile", "simulate", "__version__"]
 
 
 def __getattr__(name: str) -> Any:
@@ -39,6 +39,10 @@ def __getattr__(name: str) -> Any:
         from dfx.hardware import load_profile
 
         return load_profile
+    if name == "simulate":
+        from dfx.sim import simulate
+
+        return simulate
     if name == "models":
         import importlib
 

@@ -11,6 +11,12 @@ from dfx.errors import DfxError
 __all__ = ["write_outputs"]
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def write_outputs(out_dir: str | Path, files: dict[str, str], *, force: bool = False) -> list[Path]:
     """Write ``files`` (name -> text) into ``out_dir``, atomically, refusing to overwrite.
 
@@ -36,6 +42,7 @@ def write_outputs(out_dir: str | Path, files: dict[str, str], *, force: bool = F
         try:
             with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
                 fh.write(text)
+            os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the user's usual mode
             os.replace(tmp, target)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)

@@ -1,0 +1,201 @@
+"""``simulate``: one DAG, N PEs, the static and/or dynamic policy, R seeded runs."""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any, Mapping
+
+from dfx.sim.dag import SimDag, as_sim_dag, dag_from_analysis, from_networkx
+from dfx.sim.engine import Policy, Schedule, plan_static, run_dynamic, run_static
+from dfx.sim.errors import SimulationError
+from dfx.sim.jitter import jittered_durations
+from dfx.sim.priority import lower_bounds, priority_order, upward_rank
+from dfx.sim.result import MakespanStats, PolicyResult, SimulationResult
+from dfx.sim.views import concurrency, firing_steps, live_bytes
+
+__all__ = ["parse_policy", "simulate"]
+
+_BOTH = "both"
+
+
+def parse_policy(policy: Policy | str) -> tuple[Policy, ...]:
+    """``"static"``, ``"dynamic"`` or ``"both"`` as the policies to run, static first."""
+    if isinstance(policy, Policy):
+        return (policy,)
+    key = str(policy).strip().lower()
+    if key == _BOTH:
+        return (Policy.STATIC, Policy.DYNAMIC)
+    try:
+        return (Policy(key),)
+    except ValueError:
+        raise SimulationError(f"unknown policy {policy!r}; expected static, dynamic or both") from None
+
+
+def _check_options(pes: int, jitter_cv: float, runs: int) -> None:
+    for name, value in (("pes", pes), ("runs", runs)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+            raise SimulationError(f"{name} must be an integer >= 1, got {value!r}")
+    if not isinstance(jitter_cv, numbers.Real) or not (math.isfinite(jitter_cv) and jitter_cv >= 0):
+        raise SimulationError(f"jitter must be a finite coefficient of variation >= 0, got {jitter_cv!r}")
+
+
+def _load(hw: Any):
+    """``hw`` as a profile: an id, alias or path is loaded; a profile object is returned as is."""
+    if hasattr(hw, "on_chip_level"):
+        return hw
+    from dfx.hardware import load_profile
+
+    return load_profile(hw)
+
+
+def _capacity(profile: Any) -> float | None:
+    """On-chip capacity in bytes (the profile's largest usable on-chip level), None if unknown."""
+    level = None if profile is None else profile.on_chip_level()
+    return None if level is None else float(level.capacity_bytes)
+
+
+def _prepare(dag_or_doc: Any, hw: Any) -> tuple[SimDag, dict[str, Any], Any]:
+    """The DAG, the result's provenance fields and the hardware profile (None if none or unknown).
+
+    For a document, ``hw`` may be a key of its ``hardware`` or anything the loader resolves to one;
+    a profile the loader does not know (a user's file made elsewhere) still gives timings, only no
+    capacity. For a plain DAG, ``hw`` must load.
+    """
+    if not (isinstance(dag_or_doc, Mapping) and "schema" in dag_or_doc):
+        profile = None if hw is None else _load(hw)
+        return as_sim_dag(dag_or_doc), {"hardware": None if profile is None else profile.id}, profile
+    from dfx.errors import DfxError
+
+    timed = dag_or_doc.get("hardware") or {}
+    key = hw if hw is None or (isinstance(hw, str) and hw in timed) else _load(hw).id
+    g = dag_from_analysis(dag_or_doc, key)
+    try:
+        profile = _load(hw if hw is not None else g.graph["hardware"])
+    except DfxError:
+        profile = None
+    meta = {"hardware": g.graph["hardware"], "model": g.graph["model"], "untimed": tuple(g.graph["untimed"])}
+    return from_networkx(g), meta, profile
+
+
+class _Runs:
+    """Accumulates one policy's runs: run 0 in full, then only makespans and utilization sums."""
+
+    def __init__(self, pes: int) -> None:
+        self.first: Schedule | None = None
+        self.makespans_s: list[float] = []
+        self.utilization_sum = [0.0] * pes
+
+    def add(self, schedule: Schedule, times: int = 1) -> None:
+        """Count ``schedule`` as ``times`` identical runs."""
+        if self.first is None:
+            self.first = schedule
+        self.makespans_s += [schedule.makespan_s] * times
+        for p, u in enumerate(schedule.utilization()):
+            self.utilization_sum[p] += u * times
+
+
+def _policy_result(
+    dag: SimDag, policy: Policy, runs: _Runs, predicted: Schedule, capacity: float | None, steps: bool
+) -> PolicyResult:
+    first = runs.first
+    return PolicyResult(
+        policy=policy,
+        makespan=MakespanStats.from_samples(runs.makespans_s),
+        utilization=tuple(u / len(runs.makespans_s) for u in runs.utilization_sum),
+        predicted_makespan_s=predicted.makespan_s,
+        schedule=first,
+        concurrency=concurrency(first),
+        memory=live_bytes(dag, first, capacity),
+        steps=tuple(firing_steps(dag, first)) if steps else None,
+    )
+
+
+def simulate(
+    dag_or_doc: Any,
+    *,
+    hw: Any = None,
+    pes: int = 1,
+    policy: Policy | str = _BOTH,
+    jitter_cv: float = 0.0,
+    runs: int = 1,
+    seed: int = 0,
+    steps: bool = False,
+    capacity_bytes: float | None = None,
+) -> SimulationResult:
+    """Simulate a DAG under the firing rule on ``pes`` identical PEs.
+
+    Parameters
+    ----------
+    dag_or_doc : networkx.DiGraph, (nodes, edges), SimDag or analysis document
+        A plain DAG whose nodes carry ``duration_s`` (see :func:`~dfx.sim.dag.from_networkx`), or an
+        export document ``dfx.analysis/1`` whose ``hw`` timings give the durations.
+    hw : str or HardwareProfile, optional
+        For a document, which profile's timings to use (may be omitted if it holds one). For any
+        input, the profile whose on-chip capacity the live bytes are compared with.
+    pes : int
+        Number of identical processing elements, >= 1.
+    policy : ``"static"``, ``"dynamic"`` or ``"both"``
+    jitter_cv : float
+        Coefficient of variation of the lognormal (mean 1) factor each actual duration is drawn
+        with (:mod:`dfx.sim.jitter`); 0 runs the prediction. Both policies see the same draws.
+    runs : int
+        Number of runs; with ``jitter_cv == 0`` they are identical.
+    seed : int
+        Seed of the jitter draws.
+    steps : bool
+        Also record the firing sequence of run 0 (for small graphs).
+    capacity_bytes : float, optional
+        On-chip capacity to compare live bytes with; overrides the one from ``hw``.
+
+    Returns
+    -------
+    SimulationResult
+        ``to_dict()`` is the export document ``dfx.simulation/1``.
+
+    Raises
+    ------
+    SimulationError
+        On a cycle, a bad duration, ``pes < 1``, ``runs < 1``, ``jitter_cv < 0`` or an unknown policy.
+
+    Examples
+    --------
+    A fork-join s -> {a, b} -> j of 1, 2, 2, 1 s on two PEs: both policies run a and b side by side.
+
+    >>> r = simulate(({"s": 1.0, "a": 2.0, "b": 2.0, "j": 1.0},
+    ...               [("s", "a"), ("s", "b"), ("a", "j"), ("b", "j")]), pes=2)
+    >>> r.static.makespan.mean_s, r.dynamic.makespan.mean_s, r.lower_bounds.critical_path_s
+    (4.0, 4.0, 4.0)
+    """
+    _check_options(pes, jitter_cv, runs)
+    policies = parse_policy(policy)
+    dag, meta, profile = _prepare(dag_or_doc, hw)
+    if capacity_bytes is None:
+        capacity_bytes = _capacity(profile)
+    rank = upward_rank(dag)
+    order = priority_order(dag, rank)
+    plan = plan_static(dag, pes, order) if Policy.STATIC in policies else None
+    acc = {p: _Runs(pes) for p in policies}
+    distinct = runs if jitter_cv > 0 else 1  # without jitter every run is the same run
+    for actual in jittered_durations(dag.duration_s, jitter_cv, distinct, seed):
+        for p in policies:
+            run = run_static(dag, plan, actual, pes) if p is Policy.STATIC else run_dynamic(dag, pes, order, actual)
+            acc[p].add(run, times=runs // distinct)
+    results = {}
+    for p in policies:
+        if p is Policy.STATIC:
+            predicted = plan.planned
+        else:
+            predicted = acc[p].first if jitter_cv == 0 else run_dynamic(dag, pes, order, dag.duration_s)
+        results[p] = _policy_result(dag, p, acc[p], predicted, capacity_bytes, steps)
+    return SimulationResult(
+        dag=dag,
+        pes=pes,
+        runs=runs,
+        jitter_cv=float(jitter_cv),
+        seed=int(seed),
+        lower_bounds=lower_bounds(dag, pes, rank),
+        static=results.get(Policy.STATIC),
+        dynamic=results.get(Policy.DYNAMIC),
+        **meta,
+    )

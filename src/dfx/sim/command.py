@@ -1,0 +1,129 @@
+"""The ``dfx simulate`` command. Thin: parse, analyse, simulate, print or write.
+
+``dfx.cli`` adds it with :func:`register`, so the simulator's options live beside the simulator.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+from rich.console import Console
+
+from dfx.errors import DfxError
+
+__all__ = ["register", "simulate_command"]
+
+_MODEL_HELP = (
+    "A built-in model (see `dfx models`), path/to/file.py:ClassOrFactory, hf:NAME_OR_CONFIG, "
+    "or a saved analysis.json (no torch needed)."
+)
+_TEXT_FILES = ("simulation.json", "trace.json")
+_GANTT = "gantt.png"
+
+
+def _check(pes: int, jitter: float, runs: int, policy: str) -> None:
+    """One-line errors for bad option values, before any analysis runs."""
+    from dfx.sim.api import parse_policy
+
+    if pes < 1:
+        raise DfxError(f"--pes must be an integer >= 1, got {pes}")
+    if not (math.isfinite(jitter) and jitter >= 0):
+        raise DfxError(f"--jitter must be a coefficient of variation >= 0 (e.g. 0.2), got {jitter}")
+    if runs < 1:
+        raise DfxError(f"--runs must be an integer >= 1, got {runs}")
+    parse_policy(policy)
+
+
+def _document(model: str, hw: str, batch: int, seq: Optional[int], dtype: str) -> dict[str, Any]:
+    """The analysis export document: read from a saved ``.json`` file, or analysed now."""
+    path = Path(model)
+    if path.suffix.lower() == ".json" and path.is_file():
+        try:
+            return json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise DfxError(f"cannot read analysis {str(path)!r}: {exc}") from None
+    if batch < 1 or (seq is not None and seq < 1):
+        raise DfxError("--batch and --seq must be positive integers")
+    from dfx.analysis import analyze
+
+    return analyze(model, hardware=[hw], dtype=dtype, batch=batch, seq=seq).to_dict()
+
+
+def _write(out: Path, result: Any, doc: dict[str, Any], force: bool) -> list[Path]:
+    """simulation.json and trace.json through ``write_outputs``, then gantt.png.
+
+    Every target is checked first, so a refusal leaves the folder as it was. The PNG (binary, so
+    not through ``write_outputs``) is written to a temporary file and renamed over the target.
+    """
+    from dfx.report.files import write_outputs
+    from dfx.sim.errors import SimulationError
+    from dfx.sim.gantt import render_gantt
+    from dfx.sim.trace import chrome_trace
+
+    png_target = out / _GANTT
+    existing = [out / name for name in (*_TEXT_FILES, _GANTT) if (out / name).exists()] if out.is_dir() else []
+    if existing and not force:
+        names = ", ".join(str(t) for t in existing)
+        raise DfxError(f"{names} already exists; pass --force to overwrite it or choose another --out")
+    texts = {"simulation.json": json.dumps(doc, indent=1), "trace.json": json.dumps(chrome_trace(result))}
+    written = write_outputs(out, texts, force=force)
+    try:
+        png = render_gantt(result, "png")
+    except SimulationError as exc:  # matplotlib missing: the JSON files still stand
+        Console(stderr=True).print(f"[yellow]skipped {_GANTT}:[/yellow] {exc}", highlight=False)
+        return written
+    fd, tmp = tempfile.mkstemp(prefix=f".{_GANTT}.", dir=out)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(png)
+        os.replace(tmp, png_target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return [*written, png_target]
+
+
+def simulate_command(
+    model: str = typer.Argument("gpt2-block", help=_MODEL_HELP),
+    hw: str = typer.Option(..., "--hw", help="Hardware profile id, alias or file whose latencies time the nodes."),
+    pes: int = typer.Option(1, "--pes", help="Number of identical processing elements."),
+    policy: str = typer.Option("both", "--policy", help="static, dynamic or both."),
+    jitter: float = typer.Option(0.0, "--jitter", help="Coefficient of variation of run-time jitter (lognormal, mean 1)."),
+    runs: int = typer.Option(1, "--runs", help="Number of jittered runs."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the jitter draws."),
+    steps: bool = typer.Option(False, "--steps", help="Print the firing sequence step by step."),
+    batch: int = typer.Option(1, help="Batch size."),
+    seq: Optional[int] = typer.Option(None, help="Sequence length (default: the model's own)."),
+    dtype: str = typer.Option("fp32", help="fp32, bf16 or fp16."),
+    out: Optional[Path] = typer.Option(None, help="Write simulation.json, trace.json (Perfetto) and gantt.png here."),
+    force: bool = typer.Option(False, help="Overwrite files that already exist in --out."),
+    as_json: bool = typer.Option(False, "--json", help="Print the simulation document (dfx.simulation/1) to stdout."),
+) -> None:
+    """Simulate MODEL's dataflow graph on N PEs under static and dynamic scheduling."""
+    from dfx.sim.api import simulate
+    from dfx.sim.console import print_simulation
+
+    _check(pes, jitter, runs, policy)
+    analysis = _document(model, hw, batch, seq, dtype)
+    result = simulate(analysis, hw=hw, pes=pes, policy=policy, jitter_cv=jitter, runs=runs, seed=seed, steps=steps)
+    doc = result.to_dict()
+    if out is not None:
+        written = _write(out, result, doc, force)
+        if not as_json:
+            Console(stderr=True).print("wrote " + ", ".join(str(p) for p in written), highlight=False)
+    if as_json:
+        sys.stdout.write(json.dumps(doc, indent=1) + "\n")
+    else:
+        print_simulation(doc, Console())
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``simulate`` command to ``app``."""
+    app.command("simulate")(simulate_command)

@@ -1,0 +1,230 @@
+"""Typed, frozen simulation results and the export document ``dfx.simulation/1``.
+
+Field-by-field reference: ``docs/simulation.md``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from dfx.sim.dag import SimDag
+from dfx.sim.engine import Policy, Schedule
+from dfx.sim.priority import LowerBounds
+from dfx.sim.views import ConcurrencyProfile, MemoryProfile, Step
+
+__all__ = ["SCHEMA", "Comparison", "MakespanStats", "PolicyResult", "SimulationResult", "percentile"]
+
+SCHEMA = "dfx.simulation/1"
+
+
+def percentile(sorted_values: Sequence[float], q: float) -> float:
+    """The ``q``-th percentile (0..100) by linear interpolation between closest ranks.
+
+    The rank of ``q`` is ``q / 100 * (n - 1)``, as numpy's default (``method="linear"``).
+
+    Examples
+    --------
+    >>> percentile([1.0, 2.0, 3.0, 4.0], 50)
+    2.5
+    >>> percentile([0.0, 10.0], 95)
+    9.5
+    """
+    if not sorted_values:
+        raise ValueError("percentile of no values")
+    rank = q / 100.0 * (len(sorted_values) - 1)
+    lo = math.floor(rank)
+    hi = min(lo + 1, len(sorted_values) - 1)
+    return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (rank - lo)
+
+
+@dataclass(frozen=True)
+class MakespanStats:
+    """Makespan over the runs: mean, median, 95th percentile, extremes and every sample (seconds)."""
+
+    mean_s: float
+    p50_s: float
+    p95_s: float
+    min_s: float
+    max_s: float
+    samples_s: tuple[float, ...]
+
+    @classmethod
+    def from_samples(cls, samples_s: Sequence[float]) -> MakespanStats:
+        ordered = sorted(samples_s)
+        return cls(
+            mean_s=math.fsum(ordered) / len(ordered),
+            p50_s=percentile(ordered, 50),
+            p95_s=percentile(ordered, 95),
+            min_s=ordered[0],
+            max_s=ordered[-1],
+            samples_s=tuple(samples_s),
+        )
+
+
+@dataclass(frozen=True, eq=False)
+class PolicyResult:
+    """Everything one policy produced.
+
+    Attributes
+    ----------
+    policy : static or dynamic.
+    makespan : statistics over the runs.
+    utilization : per PE, busy time / makespan, averaged over the runs.
+    predicted_makespan_s : the makespan on predicted durations (for static, the compile-time plan).
+    schedule : run 0 in full (with no jitter, the only schedule there is).
+    concurrency, memory : views of run 0.
+    steps : the firing sequence of run 0, when asked for.
+    """
+
+    policy: Policy
+    makespan: MakespanStats
+    utilization: tuple[float, ...]
+    predicted_makespan_s: float
+    schedule: Schedule
+    concurrency: ConcurrencyProfile
+    memory: MemoryProfile
+    steps: tuple[Step, ...] | None = None
+
+    @property
+    def mean_utilization(self) -> float:
+        """Average over PEs of :attr:`utilization`."""
+        return math.fsum(self.utilization) / len(self.utilization)
+
+    def to_dict(self, dag: SimDag) -> dict[str, Any]:
+        m = self.makespan
+        out: dict[str, Any] = {
+            "makespan_s": {"mean": m.mean_s, "p50": m.p50_s, "p95": m.p95_s, "min": m.min_s, "max": m.max_s},
+            "utilization": list(self.utilization),
+            "mean_utilization": self.mean_utilization,
+            "makespans_s": list(m.samples_s),
+            "predicted_makespan_s": self.predicted_makespan_s,
+            "concurrency": {
+                "peak": self.concurrency.peak,
+                "mean": self.concurrency.mean,
+                "time_s": list(self.concurrency.time_s),
+                "running": list(self.concurrency.running),
+            },
+            "memory": _memory_dict(self.memory),
+            "schedule": [
+                {"name": r.name, "pe": r.pe, "start_s": r.start_s, "end_s": r.end_s} for r in self.schedule.node_runs(dag)
+            ],
+        }
+        if self.steps is not None:
+            out["steps"] = [
+                {"time_s": s.time_s, "finished": list(s.finished), "ready": list(s.ready), "fired": list(s.fired)}
+                for s in self.steps
+            ]
+        return out
+
+
+def _memory_dict(mem: MemoryProfile) -> dict[str, Any]:
+    return {
+        "peak_bytes": mem.peak_bytes,
+        "peak_time_s": mem.peak_time_s,
+        "capacity_bytes": mem.capacity_bytes,
+        "fits": mem.fits,
+        "over_capacity_s": mem.over_capacity_s,
+        "time_s": list(mem.time_s),
+        "live_bytes": list(mem.live_bytes),
+    }
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Static against dynamic over the same runs (the same jitter draws).
+
+    Attributes
+    ----------
+    static_over_dynamic : mean static makespan / mean dynamic makespan (> 1: static is slower).
+    static_slower_runs, dynamic_slower_runs : runs where one policy's makespan exceeds the other's.
+    runs : the number of runs.
+    """
+
+    static_over_dynamic: float
+    static_slower_runs: int
+    dynamic_slower_runs: int
+    runs: int
+
+
+@dataclass(frozen=True, eq=False)
+class SimulationResult:
+    """A simulation of one DAG on ``pes`` identical PEs under one or both policies.
+
+    Attributes
+    ----------
+    dag : the simulated DAG.
+    pes, runs, jitter_cv, seed : the options it ran with.
+    lower_bounds : on predicted durations.
+    static, dynamic : each policy's result, None where the policy was not run.
+    hardware : the profile the durations (or only the capacity) came from, if any.
+    model : the model name, for a DAG from an analysis document.
+    untimed : nodes the analysis gave no time (simulated as 0 s).
+    """
+
+    dag: SimDag
+    pes: int
+    runs: int
+    jitter_cv: float
+    seed: int
+    lower_bounds: LowerBounds
+    static: PolicyResult | None
+    dynamic: PolicyResult | None
+    hardware: str | None = None
+    model: str | None = None
+    untimed: tuple[str, ...] = ()
+
+    @property
+    def policies(self) -> tuple[PolicyResult, ...]:
+        """The results that were run, static first."""
+        return tuple(r for r in (self.static, self.dynamic) if r is not None)
+
+    def policy(self, policy: Policy | str) -> PolicyResult:
+        """The result of ``policy``; ``KeyError`` if it was not run."""
+        found = {Policy.STATIC: self.static, Policy.DYNAMIC: self.dynamic}[Policy(policy)]
+        if found is None:
+            raise KeyError(f"policy {Policy(policy).value!r} was not simulated")
+        return found
+
+    @property
+    def comparison(self) -> Comparison | None:
+        """Static against dynamic, when both ran."""
+        if self.static is None or self.dynamic is None:
+            return None
+        s, d = self.static.makespan, self.dynamic.makespan
+        pairs = list(zip(s.samples_s, d.samples_s))
+        return Comparison(
+            static_over_dynamic=s.mean_s / d.mean_s if d.mean_s > 0 else 1.0,
+            static_slower_runs=sum(a > b for a, b in pairs),
+            dynamic_slower_runs=sum(b > a for a, b in pairs),
+            runs=len(pairs),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The export document, schema ``dfx.simulation/1`` (see ``docs/simulation.md``)."""
+        lb = self.lower_bounds
+        doc: dict[str, Any] = {
+            "schema": SCHEMA,
+            "pes": self.pes,
+            "runs": self.runs,
+            "jitter_cv": self.jitter_cv,
+            "seed": self.seed,
+            "hardware": self.hardware,
+            "model": self.model,
+            "dag": {"nodes": len(self.dag), "edges": self.dag.edge_count, "untimed": list(self.untimed)},
+            "lower_bounds": {
+                "critical_path_s": lb.critical_path_s,
+                "work_over_pes_s": lb.work_over_pes_s,
+                "work_s": lb.work_s,
+            },
+            "policies": {r.policy.value: r.to_dict(self.dag) for r in self.policies},
+        }
+        if (c := self.comparison) is not None:
+            doc["comparison"] = {
+                "static_over_dynamic": c.static_over_dynamic,
+                "static_slower_runs": c.static_slower_runs,
+                "dynamic_slower_runs": c.dynamic_slower_runs,
+                "runs": c.runs,
+            }
+        return doc
