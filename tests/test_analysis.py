@@ -1,0 +1,109 @@
+"""The main job through the Python API: dfx.analyze on the built-in default, and the export document."""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+import dfx
+from dfx.errors import DfxError
+
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "export-format.md"
+
+
+@pytest.fixture(scope="module")
+def gpt2_bf16():
+    return dfx.analyze("gpt2-block", dtype="bf16")
+
+
+def test_default_hardware_is_a_gpu_and_a_dataflow_accelerator(gpt2_bf16):
+    doc = gpt2_bf16.to_dict()
+    assert doc["schema"] == "dfx.analysis/1"
+    assert list(doc["hardware"]) == ["nvidia-h100-sxm", "ibm-spyre"]
+    assert doc["model"]["seq"] == 1024 and doc["model"]["dtype"] == "bfloat16"
+
+
+def test_gpt2_block_matmul_flops_by_hand(gpt2_bf16):
+    # B=1, S=1024, d=768, 12 heads of 64:
+    # QKV 2*1024*768*2304 = 3,623,878,656; scores 2*12*1024*1024*64 = 1,610,612,736;
+    # AV the same 1,610,612,736; out proj 2*1024*768*768 = 1,207,959,552;
+    # MLP 2 * (2*1024*768*3072) = 9,663,676,416. Sum 17,716,740,096.
+    assert gpt2_bf16.to_dict()["totals"]["flops_by_category"]["matmul"] == 17_716_740_096
+
+
+def test_gpt2_block_bounds_on_h100_and_spyre(gpt2_bf16):
+    doc = gpt2_bf16.to_dict()
+    h100 = doc["hardware"]["nvidia-h100-sxm"]["nodes"]
+    # The FFN matmuls: 2*1024*768*3072 FLOPs = 4,831,838,208 each; bf16 bytes read
+    # 1024*768*2 + 768*3072*2 (+ bias) ~ 6.3 MB, written 1024*3072*2 ~ 6.3 MB, so the intensity is
+    # ~384 FLOP/B, above the H100's bf16 ridge of 989.4e12 / 3.35e12 = 295.3 FLOP/B.
+    # Each node's FLOPs also hold its bias add: 1024*3072 (c_fc) or 1024*768 (c_proj).
+    ffn_flops = {2 * 1024 * 768 * 3072 + 1024 * 3072, 2 * 1024 * 768 * 3072 + 1024 * 768}
+    ffn = [n for n in doc["nodes"] if n["category"] == "matmul" and n["flops"] in ffn_flops]
+    assert len(ffn) == 2
+    assert all(h100[n["name"]]["bound"] == "compute" for n in ffn)
+    # Norms and pointwise ops do a few FLOPs per element they move: memory-bound.
+    for n in doc["nodes"]:
+        if n["category"] in ("normalization", "elementwise") and n["flops"]:
+            assert h100[n["name"]]["bound"] == "memory", n["name"]
+    assert doc["hardware"]["ibm-spyre"]["partition_shift"]
+
+
+def test_h100_bf16_ridge(gpt2_bf16):
+    ridge = gpt2_bf16.to_dict()["hardware"]["nvidia-h100-sxm"]["ridge_flop_per_byte"]
+    # 989.4 TFLOP/s / 3.35 TB/s = 295.34 FLOP/B
+    assert ridge["HBM3"] == pytest.approx(989.4e12 / 3.35e12)
+
+
+def test_critical_path_of_a_block_is_its_serial_chain(gpt2_bf16):
+    # A transformer block is one chain of dependent ops (the residual adds join it back), so its
+    # critical path is close to the serial time; it can never exceed it.
+    for hw in gpt2_bf16.to_dict()["hardware"].values():
+        assert hw["critical_path"]["time_s"] <= hw["serial_time_s"] * (1 + 1e-12)
+        assert hw["critical_path"]["nodes"][-1] == "output"
+
+
+def test_costs_only_and_graph_input():
+    a = dfx.analyze("mlp", hardware=[])
+    assert a.to_dict()["hardware"] == {}
+    again = dfx.analyze(a.graph, hardware=["h100"])
+    assert again.costed.total == a.costed.total
+    assert list(again.to_dict()["hardware"]) == ["nvidia-h100-sxm"]
+
+
+def test_module_with_args():
+    import torch
+
+    a = dfx.analyze(torch.nn.Linear(8, 16), (torch.randn(4, 8),), hardware=[])
+    # F.linear(x(4,8), W(16,8), b(16)): 2*4*8*16 = 1,024 matmul FLOPs, + 4*16 = 64 bias adds (PB-03 #4)
+    assert a.to_dict()["totals"]["flops_by_category"]["matmul"] == 1_024
+    assert a.costed.total.flops == 1_088
+    with pytest.raises(DfxError, match="dtype= applies to model names"):
+        dfx.analyze(torch.nn.Linear(8, 16), (torch.randn(4, 8),), dtype="bf16", hardware=[])
+
+
+def test_bad_dtype_and_hardware_fail_before_capture():
+    with pytest.raises(DfxError, match="unknown dtype 'fp12'"):
+        dfx.analyze("mlp", dtype="fp12", hardware=[])
+    with pytest.raises(DfxError, match="nvidia-h100-sxm"):
+        dfx.analyze("mlp", hardware=["nvidia-h100-sxn"])
+
+
+def test_every_exported_field_is_documented(gpt2_bf16):
+    doc = gpt2_bf16.to_dict()
+    documented = set(re.findall(r"^\| `([a-z_0-9]+)`", DOCS.read_text(), flags=re.M))
+    documented |= {w for cell in re.findall(r"^\| `([^|]+)` \|", DOCS.read_text(), flags=re.M) for w in re.findall(r"[a-z_0-9]+", cell)}
+    keys = set(doc) | set(doc["model"]) | set(doc["totals"]) | set(doc["coverage"]) | set(doc["nodes"][0])
+    for hw in doc["hardware"].values():
+        keys |= set(hw)
+        keys |= set(next(iter(hw["nodes"].values())))
+    missing = sorted(k for k in keys if k not in documented)
+    assert not missing, f"fields missing from docs/export-format.md: {missing}"
+    json.dumps(doc)  # plain JSON, no NaN or objects
+
+
+def test_nodes_csv_has_a_row_per_node(gpt2_bf16):
+    lines = gpt2_bf16.nodes_csv().strip().splitlines()
+    assert len(lines) == 1 + len(gpt2_bf16.graph.nodes)
+    assert lines[0].endswith("nvidia-h100-sxm:bound,nvidia-h100-sxm:time_s,ibm-spyre:bound,ibm-spyre:time_s")
