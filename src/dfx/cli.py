@@ -165,7 +165,8 @@ def hw_show(
         _out.print(Pretty(data))
 
 
-# Commands that live beside their package (each module's `register(app)` adds its commands).
+# Commands that live beside their package: each module's `register(app)` adds its commands, and an
+# optional `register_hw(hw_app)` adds commands under `dfx hw`.
 # The modules import only typer at import time; their work is imported inside each command.
 _COMMAND_MODULES = (
     "dfx.sim.command",
@@ -173,6 +174,7 @@ _COMMAND_MODULES = (
     "dfx.arch.systolic.command",
     "dfx.arch.memory.command",
     "dfx.viz.command",
+    "dfx.arch.spatial.command",
 )
 
 
@@ -188,6 +190,8 @@ def _register_commands() -> None:
                 raise
             continue
         module.register(app)
+        if hasattr(module, "register_hw"):  # commands under `dfx hw ...`
+            module.register_hw(hw_app)
 
 
 _register_commands()
