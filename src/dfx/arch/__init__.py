@@ -33,7 +33,9 @@ class ArchModel(Protocol):
 
 
 # The models dfx ships, tried in order; the first that applies to a profile is used.
-ARCH_MODELS: tuple[ArchModel, ...] = ()
+from dfx.arch.systolic.tpu import TPU_SYSTOLIC  # noqa: E402  (after ArchModel: the models import no dfx.arch names)
+
+ARCH_MODELS: tuple[ArchModel, ...] = (TPU_SYSTOLIC,)
 
 
 def arch_model_for(profile: HardwareProfile) -> ArchModel | None:

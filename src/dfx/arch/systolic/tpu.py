@@ -1,0 +1,87 @@
+"""The systolic-array architecture model for TPU profiles: matmul and conv nodes timed on the MXUs.
+
+For each node with GEMMs (see :mod:`dfx.arch.systolic.nodes`) on a profile whose ``compute``
+section gives units and an array size (``kind: tpu``)::
+
+    systolic_time = sum over its GEMMs of chip_gemm(...).time_s       (weight-stationary, pipelined)
+    time          = max(systolic_time, roofline memory_time) + op_overhead
+    bound         = compute if systolic_time >= memory_time else memory
+
+``compute_time_s`` becomes the systolic time, so padding to the array size (ragged folds) shows as
+lost utilization; the roofline's FLOPs, bytes and per-level traffic are kept. Elementwise epilogues
+(bias, activation) are taken as fused into the matmul. Other nodes keep their roofline timing.
+Export: ``hardware.<id>.systolic`` (documented in ``docs/systolic.md``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable
+
+from dfx.arch.systolic.chip import ChipGemm, MxuSpec, chip_gemm, mxu_spec
+from dfx.arch.systolic.dataflow import Dataflow
+from dfx.arch.systolic.nodes import node_gemms
+from dfx.costs.record import CostedGraph, CostedNode
+from dfx.hardware import HardwareProfile, Kind
+from dfx.roofline.bound import Bound
+from dfx.roofline.latency import NodeTiming
+
+__all__ = ["SystolicArchModel", "TPU_SYSTOLIC", "node_plan"]
+
+_DATAFLOW = Dataflow.WS  # the TPU MXU is weight-stationary (Jouppi et al., ISCA 2017)
+
+
+def node_plan(costed: CostedNode, spec: MxuSpec) -> tuple[ChipGemm, ...]:
+    """The node's GEMMs on the chip (empty when it has none)."""
+    return tuple(chip_gemm(g.m, g.k, g.n, spec, batch=g.batch, dataflow=_DATAFLOW, pipelined=True)
+                 for g in node_gemms(costed.node.aten_calls))
+
+
+def _summary(plan: tuple[ChipGemm, ...], spec: MxuSpec) -> dict[str, Any]:
+    cycles = sum(g.cycles for g in plan)
+    macs = sum(g.macs for g in plan)
+    return {
+        "cycles": cycles,
+        "time_s": sum(g.time_s for g in plan),
+        "utilization": macs / (spec.units * spec.rows * spec.cols * cycles),
+        "mapping_efficiency": min(g.mapping_efficiency for g in plan),
+        "folds": sum(g.folds * g.batch for g in plan),
+        "gemms": [g.to_dict() for g in plan],
+    }
+
+
+class SystolicArchModel:
+    """:class:`dfx.arch.ArchModel` for profiles with systolic matrix units (TPU MXUs)."""
+
+    name = "systolic"
+
+    def applies_to(self, profile: HardwareProfile) -> bool:
+        return profile.kind == Kind.TPU and mxu_spec(profile) is not None
+
+    def node_timer(self, costed: CostedGraph, profile: HardwareProfile) -> Callable[[CostedNode, NodeTiming], NodeTiming]:
+        spec = mxu_spec(profile)
+
+        def timer(node: CostedNode, timing: NodeTiming) -> NodeTiming:
+            plan = node_plan(node, spec) if spec is not None else ()
+            if not plan:
+                return timing
+            systolic = sum(g.time_s for g in plan)
+            bound = Bound.COMPUTE if systolic >= timing.memory_time_s else Bound.MEMORY
+            return dataclasses.replace(timing, compute_time_s=systolic, bound=bound,
+                                       time_s=max(systolic, timing.memory_time_s) + timing.overhead_s)
+
+        return timer
+
+    def extras(self, costed: CostedGraph, profile: HardwareProfile) -> dict[str, Any]:
+        spec = mxu_spec(profile)
+        if spec is None:
+            return {}
+        nodes = {}
+        for node in costed.nodes:
+            plan = node_plan(node, spec)
+            if plan:
+                nodes[node.name] = _summary(plan, spec)
+        return {"systolic": {"dataflow": _DATAFLOW.value, "pipelined": True, **spec.to_dict(), "nodes": nodes}}
+
+
+TPU_SYSTOLIC = SystolicArchModel()
