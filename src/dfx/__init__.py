@@ -14,7 +14,18 @@ from typing import Any
 
 __version__ = "0.1.0"
 
-__all__ = ["Analysis", "Graph", "analyze", "annotate", "capture", "load_profile", "simulate", "__version__"]
+__all__ = [
+    "Analysis",
+    "Graph",
+    "analyze",
+    "annotate",
+    "buckets",
+    "capture",
+    "guards",
+    "load_profile",
+    "simulate",
+    "__version__",
+]
 
 
 def __getattr__(name: str) -> Any:
@@ -43,6 +54,10 @@ def __getattr__(name: str) -> Any:
         from dfx.sim import simulate
 
         return simulate
+    if name in ("guards", "buckets"):
+        from dfx import shapes
+
+        return getattr(shapes, name)
     if name == "models":
         import importlib
 

@@ -206,3 +206,25 @@ def test_every_profile_evaluates(build, profile_id):
     out = evaluate(_spyre_gemm(build), profile_id).to_dict()
     json.dumps(out)
     assert out["nodes"]["mm"]["time_s"] > 0 and out["critical_path"]["nodes"][-1] == "relu"
+
+
+def test_a_parameter_edge_counts_once_in_the_working_set():
+    # torch.export passes a weight along an edge from its placeholder and names it in node.params.
+    # x: fp32 (4, 8) = 128 B; w: fp32 (8, 16) = 512 B; y: fp32 (4, 16) = 256 B.
+    # Working set: activations 128 + 256 = 384 B, parameters 512 B (not 384 + 512 + 512).
+    from dfx.costs import annotate
+    from dfx.ir import AtenCall, Edge, Graph, Node, ParameterInfo, TensorSpec
+    from dfx.roofline.execution import working_set_bytes
+
+    x, w, y = TensorSpec((4, 8), "float32"), TensorSpec((8, 16), "float32"), TensorSpec((4, 16), "float32")
+    graph = Graph(
+        (
+            Node("x", "placeholder", "x", outputs=(x,), input_kind="input"),
+            Node("p_w", "placeholder", "p_w", outputs=(w,), input_kind="parameter"),
+            Node("mm", "call_function", "aten.mm.default", inputs=(Edge("x"), Edge("p_w")), outputs=(y,), params=("w",),
+                 aten_calls=(AtenCall("aten.mm.default", (x, w), (), (y,)),)),
+        ),
+        (ParameterInfo("w", w),),
+    )
+    costed = annotate(graph)
+    assert working_set_bytes(costed["mm"], graph) == (384, 512)

@@ -176,3 +176,16 @@ def test_export_layout():
         assert [s["name"] for s in pol["schedule"]] == ["a", "b", "c"]
     assert d["comparison"]["static_over_dynamic"] == 1.0
     json.dumps(d)  # plain JSON types only
+
+
+def test_a_cycle_exact_machine_has_no_run_time_variation():
+    # The Groq TSP runs its compile-time schedule cycle by cycle: jitter asked for is not applied,
+    # so every run's makespan is the predicted one (1 + 2 + 1 = 4 s on one PE); a GPU profile varies.
+    from dfx.sim import simulate
+
+    dag = ({"a": 1.0, "b": 2.0, "c": 1.0}, [("a", "b"), ("b", "c")])
+    groq = simulate(dag, hw="groq-lpu", jitter_cv=0.3, runs=5, seed=1)
+    assert groq.to_dict()["jitter_cv"] == 0.0 and groq.to_dict()["jitter_cv_requested"] == 0.3
+    assert set(groq.to_dict()["policies"]["dynamic"]["makespans_s"]) == {4.0}
+    gpu = simulate(dag, hw="nvidia-h100-sxm", jitter_cv=0.3, runs=5, seed=1)
+    assert len(set(gpu.to_dict()["policies"]["dynamic"]["makespans_s"])) > 1

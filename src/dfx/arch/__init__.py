@@ -14,7 +14,7 @@ from dfx.costs.record import CostedGraph, CostedNode
 from dfx.hardware import HardwareProfile
 from dfx.roofline.latency import NodeTiming
 
-__all__ = ["ARCH_MODELS", "ArchModel", "arch_model_for"]
+__all__ = ["ArchModel", "arch_model_for", "arch_models"]
 
 
 class ArchModel(Protocol):
@@ -32,12 +32,19 @@ class ArchModel(Protocol):
         """Export fields this model adds under ``hardware.<id>`` (may be empty)."""
 
 
-# The models dfx ships, tried in order; the first that applies to a profile is used.
-from dfx.arch.systolic.tpu import TPU_SYSTOLIC  # noqa: E402  (after ArchModel: the models import no dfx.arch names)
+def arch_models() -> tuple[ArchModel, ...]:
+    """The models dfx ships, in the order they are tried; the first that applies to a profile is used.
 
-ARCH_MODELS: tuple[ArchModel, ...] = (TPU_SYSTOLIC,)
+    Imported on first use: the models build on :mod:`dfx.roofline` and :mod:`dfx.costs`, which
+    ``import dfx.arch`` alone should not pull in.
+    """
+    from dfx.arch.spatial.groq import GroqModel
+    from dfx.arch.spatial.wafer import WaferModel
+    from dfx.arch.systolic.tpu import TPU_SYSTOLIC
+
+    return (TPU_SYSTOLIC, GroqModel(), WaferModel())
 
 
 def arch_model_for(profile: HardwareProfile) -> ArchModel | None:
-    """The first model in :data:`ARCH_MODELS` that applies to ``profile``, else ``None``."""
-    return next((m for m in ARCH_MODELS if m.applies_to(profile)), None)
+    """The first model in :func:`arch_models` that applies to ``profile``, else ``None``."""
+    return next((m for m in arch_models() if m.applies_to(profile)), None)

@@ -11,6 +11,9 @@ from dfx.hardware.loader import list_profiles, load_profile, parse_profile, prof
 from dfx.hardware.schema import (
     Commitment,
     Compute,
+    Design,
+    Determinism,
+    ExecutionLayers,
     HardwareProfile,
     Kind,
     Managed,
@@ -24,6 +27,9 @@ from dfx.hardware.units import accepted_units, parse_quantity
 __all__ = [
     "Commitment",
     "Compute",
+    "Design",
+    "Determinism",
+    "ExecutionLayers",
     "HardwareProfile",
     "HardwareProfileError",
     "Kind",

@@ -21,6 +21,9 @@ from dfx.ir import DTYPE_ITEMSIZE_BYTES, normalize_dtype
 __all__ = [
     "Commitment",
     "Compute",
+    "Design",
+    "Determinism",
+    "ExecutionLayers",
     "HardwareProfile",
     "Kind",
     "Managed",
@@ -43,6 +46,7 @@ Hertz = _quantity("hz", gt=0)
 Joules = _quantity("j", gt=0)
 Watts = _quantity("w", gt=0)
 Count = Annotated[int, Field(ge=1)]
+Fraction = Annotated[float, Field(ge=0, le=1)]
 
 
 class Kind(str, Enum):
@@ -88,6 +92,17 @@ class Commitment(str, Enum):
         return self.value
 
 
+class Determinism(str, Enum):
+    """Whether the same program on the same input takes the same time every run."""
+
+    CYCLE_EXACT = "cycle-exact"  # every instruction's cycle fixed at compile time; no run-time variation
+    STALLS_ON_DATA = "stalls-on-data"  # order and placement fixed; units wait for data or DMA, so timing varies a little
+    VARIABLE = "variable"  # run-time dispatch, caches and arbitration make timing vary run to run
+
+    def __str__(self) -> str:
+        return self.value
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
@@ -124,6 +139,17 @@ class Compute(_Strict):
     array_cols: Optional[Count] = None
     clock_hz: Optional[Hertz] = None
     description: str = ""
+    # Added for the spatial architecture models (dfx.arch.spatial); optional, null where unpublished.
+    lanes_per_core: Optional[Count] = None  # SIMD lanes of one core (Groq: 16 lanes per superlane)
+    vector_units: Optional[Count] = None  # vector ALUs in total (Groq VXM: 5,120)
+    physical_cores: Optional[Count] = None  # cores on the silicon, spares included (Cerebras WSE-3: ~970,000)
+    usable_cores: Optional[Count] = None  # cores a compiler may map work to, spares held back
+
+    @model_validator(mode="after")
+    def _check_core_counts(self) -> Compute:
+        if self.physical_cores and self.usable_cores and self.usable_cores > self.physical_cores:
+            raise ValueError(f"usable_cores ({self.usable_cores}) exceeds physical_cores ({self.physical_cores})")
+        return self
 
 
 class Scheduling(_Strict):
@@ -131,6 +157,40 @@ class Scheduling(_Strict):
 
     commitment: Commitment
     description: str = Field(min_length=1)
+
+
+class ExecutionLayers(_Strict):
+    """The device described along dfx's six-layer execution model.
+
+    The six layers are **dfx's own synthesis**: no public source describes accelerators this way
+    (``reference/concepts.md`` section k, "NOT FOUND"). Each entry says what the layer is on this
+    device, from the sourced facts elsewhere in the profile.
+    """
+
+    program_graph: str = Field(min_length=1)  # what the program is handed over as
+    capture_specialization: str = Field(min_length=1)  # how shapes and control flow are fixed
+    compiler_mapping_schedule: str = Field(min_length=1)  # who decides placement and order, and when
+    memory_model: str = Field(min_length=1)  # where tensors live, who moves them
+    interconnect: str = Field(min_length=1)  # on-chip and chip-to-chip links
+    compute_units: str = Field(min_length=1)  # what does the arithmetic
+
+
+class Design(_Strict):
+    """Where the device sits in the design space: the cells of ``dfx hw compare`` and ``dfx hw landscape``.
+
+    ``memory_model_position`` (0 = cache-managed, 1 = software-managed scratchpad) and
+    ``scheduling_position`` (0 = decided at run time, 1 = every cycle fixed at compile time) place
+    the device on the landscape map; left out, they follow ``memory_model`` and
+    ``scheduling.commitment``. They are judgements and their source says so.
+    """
+
+    unit_of_execution: str = Field(min_length=1)  # what one scheduled piece of work is
+    interconnect: str = Field(min_length=1)
+    determinism: Determinism
+    memory_model_position: Optional[Fraction] = None
+    scheduling_position: Optional[Fraction] = None
+    chip_link_latency_s: Optional[Seconds] = None  # one chip-to-chip crossing
+    layers: Optional[ExecutionLayers] = None
 
 
 class PeakLookup(BaseModel):
@@ -174,6 +234,11 @@ def _normalize_dtype_keys(value: Any) -> Any:
 
 
 _PROFILE_ID = r"^[a-z0-9][a-z0-9.-]*$"
+_COMPUTE_NUMBERS = (
+    "cores", "units", "array_rows", "array_cols", "clock_hz",
+    "lanes_per_core", "vector_units", "physical_cores", "usable_cores",
+)
+_DESIGN_NUMBERS = ("memory_model_position", "scheduling_position", "chip_link_latency_s")
 
 
 class HardwareProfile(_Strict):
@@ -198,6 +263,7 @@ class HardwareProfile(_Strict):
     energy_per_flop_j: dict[str, Joules] = Field(default_factory=dict)
     tdp_w: Optional[Watts] = None
     notes: str = ""
+    design: Optional[Design] = None
     sources: dict[str, str]
 
     @field_validator("peak_flop_per_s", "energy_per_flop_j", mode="before")
@@ -237,9 +303,13 @@ class HardwareProfile(_Strict):
                 value = getattr(level, key)
                 if value is not None and not (key == "instances" and value == 1):
                     yield f"memory.{level.name}.{key}"
-        for key in ("cores", "units", "array_rows", "array_cols", "clock_hz"):
+        for key in _COMPUTE_NUMBERS:
             if getattr(self.compute, key) is not None:
                 yield f"compute.{key}"
+        if self.design is not None:
+            for key in _DESIGN_NUMBERS:
+                if getattr(self.design, key) is not None:
+                    yield f"design.{key}"
         yield "op_overhead_s"
         if self.tdp_w is not None:
             yield "tdp_w"
@@ -249,6 +319,7 @@ class HardwareProfile(_Strict):
         paths = set(type(self).model_fields) | {f"peak_flop_per_s.{d}" for d in self.peak_flop_per_s}
         paths |= {f"energy_per_flop_j.{d}" for d in self.energy_per_flop_j}
         paths |= {f"compute.{k}" for k in Compute.model_fields} | {f"scheduling.{k}" for k in Scheduling.model_fields}
+        paths |= {f"design.{k}" for k in Design.model_fields} | {f"design.layers.{k}" for k in ExecutionLayers.model_fields}
         for level in self.memory:
             paths |= {f"memory.{level.name}"} | {f"memory.{level.name}.{k}" for k in MemoryLevel.model_fields}
         return paths
@@ -292,6 +363,15 @@ class HardwareProfile(_Strict):
             and (self.memory_model is MemoryModel.CACHE or lv.managed is Managed.SOFTWARE)
         ]
         return max(candidates, key=lambda lv: (lv.capacity_bytes, lv.bandwidth_bytes_per_s), default=None)
+
+    @property
+    def cycle_exact(self) -> bool:
+        """Whether a run takes exactly its compile-time schedule (``design.determinism: cycle-exact``).
+
+        A simulator should apply no run-time jitter to such a device (Groq's TSP: no caches,
+        arbiters or reactive flow control). ``False`` when the profile has no ``design`` section.
+        """
+        return self.design is not None and self.design.determinism is Determinism.CYCLE_EXACT
 
     def peak(self, dtype: str) -> PeakLookup:
         """Peak dense FLOP/s for ``dtype``, falling back to the closest dtype the profile lists.

@@ -57,13 +57,23 @@ def home_level(profile: HardwareProfile) -> MemoryLevel:
     return [lv for lv in profile.memory if lv.bandwidth_bytes_per_s][-1]
 
 
+_STATE_KINDS = ("parameter", "buffer", "constant")
+
+
 def working_set_bytes(costed: CostedNode, graph: Graph) -> tuple[int, int]:
-    """``(activation_bytes, parameter_bytes)`` of a node: distinct inputs + outputs, and parameters."""
+    """``(activation_bytes, parameter_bytes)`` of a node: distinct inputs + outputs, and parameters.
+
+    A parameter reaches a node along an edge from its placeholder (torch.export) or ``get_attr``
+    node (fx) *and* is named in ``node.params``; it is counted once, as a parameter.
+    """
     node = costed.node
     producers = {(e.src, e.index) for e in node.inputs}
     inputs = 0
     for src, index in producers:
-        outs = graph.node(src).outputs
+        producer = graph.node(src)
+        if producer.input_kind in _STATE_KINDS:
+            continue
+        outs = producer.outputs
         inputs += outs[index].nbytes if index < len(outs) else 0
     outputs = sum(spec.nbytes for spec in node.outputs)
     index = graph.parameter_index

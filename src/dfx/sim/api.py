@@ -139,6 +139,8 @@ def simulate(
     jitter_cv : float
         Coefficient of variation of the lognormal (mean 1) factor each actual duration is drawn
         with (:mod:`dfx.sim.jitter`); 0 runs the prediction. Both policies see the same draws.
+        On a cycle-exact profile (``profile.cycle_exact``, the Groq TSP) 0 is applied whatever is
+        asked; the result keeps the request in ``jitter_cv_requested``.
     runs : int
         Number of runs; with ``jitter_cv == 0`` they are identical.
     seed : int
@@ -170,6 +172,11 @@ def simulate(
     _check_options(pes, jitter_cv, runs)
     policies = parse_policy(policy)
     dag, meta, profile = _prepare(dag_or_doc, hw)
+    requested_cv = float(jitter_cv)
+    if profile is not None and profile.cycle_exact:
+        # A machine that runs its compile-time schedule cycle by cycle (the Groq TSP) has no
+        # run-time variation to draw: docs/spatial.md.
+        jitter_cv = 0.0
     if capacity_bytes is None:
         capacity_bytes = _capacity(profile)
     rank = upward_rank(dag)
@@ -197,5 +204,6 @@ def simulate(
         lower_bounds=lower_bounds(dag, pes, rank),
         static=results.get(Policy.STATIC),
         dynamic=results.get(Policy.DYNAMIC),
+        jitter_cv_requested=requested_cv,
         **meta,
     )

@@ -155,7 +155,8 @@ class SimulationResult:
     Attributes
     ----------
     dag : the simulated DAG.
-    pes, runs, jitter_cv, seed : the options it ran with.
+    pes, runs, jitter_cv, seed : the options it ran with (``jitter_cv`` as applied).
+    jitter_cv_requested : the jitter asked for; 0 is applied instead on a cycle-exact machine.
     lower_bounds : on predicted durations.
     static, dynamic : each policy's result, None where the policy was not run.
     hardware : the profile the durations (or only the capacity) came from, if any.
@@ -173,6 +174,7 @@ class SimulationResult:
     dynamic: PolicyResult | None
     hardware: str | None = None
     model: str | None = None
+    jitter_cv_requested: float | None = None
     untimed: tuple[str, ...] = ()
 
     @property
@@ -209,6 +211,7 @@ class SimulationResult:
             "pes": self.pes,
             "runs": self.runs,
             "jitter_cv": self.jitter_cv,
+            "jitter_cv_requested": self.jitter_cv if self.jitter_cv_requested is None else self.jitter_cv_requested,
             "seed": self.seed,
             "hardware": self.hardware,
             "model": self.model,

@@ -1,0 +1,198 @@
+"""Entry points that start from a model name: capture (lazily), then the pure models of this package.
+
+Only this module and :mod:`.command` reach for capture (and so torch), and only inside functions.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dfx.arch.memory.capacity import CapacityReport, capacity_report, onchip_memory
+from dfx.arch.memory.energy import EnergyReport, energy_report
+from dfx.arch.memory.gemms import gemms
+from dfx.arch.memory.lifetime import Lifetime, lifetime
+from dfx.arch.memory.model_shape import graph_kv_cache_bytes, graph_kv_geometry, kv_geometry_from_config, parameter_count_from_config
+from dfx.arch.memory.tiling import Gemm, Machine, TileChoice, choose_tile, evaluate_tile
+from dfx.costs.record import CostedGraph
+from dfx.errors import DfxError
+from dfx.hardware import HardwareProfile, load_profile
+from dfx.ir import itemsize_bytes, normalize_dtype
+
+__all__ = [
+    "TileReport", "capture_costed", "dtype_name", "machine_for", "model_capacity", "model_energy", "model_lifetime", "profile_of",
+    "tile_gemms", "tile_model",
+]  # fmt: skip
+
+_HF = "hf:"
+_LAYER_KEYS = ("num_hidden_layers", "n_layer")
+
+
+def profile_of(hw: str | HardwareProfile) -> HardwareProfile:
+    return hw if isinstance(hw, HardwareProfile) else load_profile(hw)
+
+
+def dtype_name(dtype: str) -> str:
+    try:
+        return normalize_dtype(dtype)
+    except ValueError:
+        raise DfxError(f"unknown dtype {dtype!r}; expected fp32, bf16 or fp16 (or float32, bfloat16, float16)") from None
+
+
+def capture_costed(model: str, *, dtype: str, batch: int = 1, seq: int | None = None) -> CostedGraph:
+    """Capture and cost ``model`` (a spec string, see :func:`dfx.models.resolve`)."""
+    from dfx.analysis import capture_spec
+    from dfx.costs import annotate
+
+    graph, _ = capture_spec(model, batch=batch, seq=seq, dtype=dtype)
+    return annotate(graph)
+
+
+def _categories(costed: CostedGraph) -> dict[str, str]:
+    return {cn.name: cn.category.value for cn in costed.nodes}
+
+
+def _hf_config(model: str) -> dict[str, Any] | None:
+    if not model.startswith(_HF):
+        return None
+    from dfx.models.hf import load_config
+
+    return load_config(model[len(_HF):])[0]
+
+
+def _one_layer_costed(config: dict[str, Any], *, dtype: str, batch: int, seq: int | None) -> CostedGraph:
+    """Capture the config with one layer: layers run one after another and free their activations,
+    so one layer (plus embeddings and head) has the whole model's activation peak."""
+    small = {**config, **{k: 1 for k in _LAYER_KEYS if k in config}}
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "config.json"
+        path.write_text(json.dumps(small))
+        return capture_costed(f"{_HF}{path}", dtype=dtype, batch=batch, seq=seq)
+
+
+def _default_seq(model: str, config: dict[str, Any] | None, seq: int | None) -> int:
+    if seq is not None:
+        return seq
+    if config is not None:
+        return config.get("max_position_embeddings", config.get("n_positions", 128))
+    from dfx.models import PRESETS
+
+    return PRESETS[model].default_seq if model in PRESETS else 0
+
+
+def model_capacity(model: str, hw: str | HardwareProfile, *, dtype: str = "bf16", batch: int = 1,
+                   seq: int | None = None) -> CapacityReport:
+    """Weights, activations and KV cache of ``model`` against ``hw``'s memories.
+
+    ``hf:`` configs: parameters and KV geometry in closed form from the config; activations from
+    a one-layer capture. Other models: everything from the captured graph.
+    """
+    profile, dtype = profile_of(hw), dtype_name(dtype)
+    config = _hf_config(model)
+    count = parameter_count_from_config(config) if config is not None else None
+    if count is not None:
+        costed = _one_layer_costed(config, dtype=dtype, batch=batch, seq=seq)
+        geometry = kv_geometry_from_config(config)
+        seq_used = _default_seq(model, config, seq)
+        kv = geometry.cache_bytes(batch, seq_used, itemsize_bytes(dtype))
+        params_bytes = count * itemsize_bytes(dtype)
+        kv_info = {"layers": geometry.layers, "kv_heads": geometry.kv_heads, "head_dim": geometry.head_dim,
+                   "causal": geometry.causal, "from": "config"}
+        sources = {"parameters": "closed form from the config", "activations": "one-layer capture"}
+    else:
+        costed = capture_costed(model, dtype=dtype, batch=batch, seq=seq)
+        seq_used = _default_seq(model, config, seq)
+        count, params_bytes = costed.unique_parameter_count(), costed.unique_parameter_bytes()
+        kv = graph_kv_cache_bytes(costed.graph)
+        found = graph_kv_geometry(costed.graph)
+        kv_info = {"from": "attention operands in the captured graph"}
+        if found is not None:
+            kv_info.update(layers=found.layers, kv_heads=found.kv_heads, head_dim=found.head_dim, causal=True)
+        sources = {"parameters": "captured graph (unique footprint)", "activations": "captured graph"}
+    peak = lifetime(costed.graph, math.inf, _categories(costed)).peak_bytes
+    return capacity_report(
+        profile, model=model, dtype=dtype, batch=batch, seq=seq_used, parameter_count=count,
+        parameter_bytes=params_bytes, activation_bytes=peak, kv_cache_bytes=kv, kv=kv_info, sources=sources,
+    )  # fmt: skip
+
+
+def model_lifetime(model: str, hw: str | HardwareProfile, *, dtype: str = "bf16", batch: int = 1,
+                   seq: int | None = None) -> Lifetime:
+    """Live ranges of ``model``'s activations placed in ``hw``'s on-chip memory."""
+    profile = profile_of(hw)
+    costed = capture_costed(model, dtype=dtype_name(dtype), batch=batch, seq=seq)
+    level = onchip_memory(profile)
+    return lifetime(costed.graph, level.capacity_bytes if level else 0.0, _categories(costed))
+
+
+def model_energy(model: str, hw: str | HardwareProfile, *, dtype: str = "bf16", batch: int = 1,
+                 seq: int | None = None) -> EnergyReport:
+    """Eager versus dataflow energy of ``model`` on ``hw`` (see :mod:`.energy`)."""
+    return energy_report(capture_costed(model, dtype=dtype_name(dtype), batch=batch, seq=seq), profile_of(hw))
+
+
+def machine_for(profile: HardwareProfile, dtype: str) -> Machine:
+    """One core's scratchpad (the on-chip level's capacity per instance), cores, peak, off-chip bandwidth."""
+    level, off = onchip_memory(profile), profile.off_chip_level()
+    if level is None or off is None:
+        raise DfxError(f"profile {profile.id!r} has no on-chip level with a capacity, or no off-chip bandwidth; tiling needs both")
+    c = profile.compute
+    rows, cols = c.array_rows or 1, c.array_cols or 1
+    return Machine(
+        scratchpad_bytes=level.capacity_per_instance_bytes, cores=c.cores or 1,
+        peak_flop_per_s=profile.peak(dtype).flop_per_s, offchip_bytes_per_s=off.bandwidth_bytes_per_s,
+        granule_m=rows, granule_n=cols, granule_k=rows,
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class TileReport:
+    """Per matmul: the chosen tile and, for contrast, the smallest (one array side) tile."""
+
+    hardware: str
+    dtype: str
+    double_buffer: bool
+    machine: Machine
+    chosen: tuple[TileChoice, ...]
+    small: tuple[TileChoice, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        m = self.machine
+        return {
+            "schema": "dfx.tile/1", "hardware": self.hardware, "dtype": self.dtype,
+            "double_buffer": self.double_buffer, "scratchpad_bytes": m.scratchpad_bytes, "cores": m.cores,
+            "peak_flop_per_s": m.peak_flop_per_s, "offchip_bytes_per_s": m.offchip_bytes_per_s,
+            "matmuls": [{**c.to_dict(), "small_tile": s.to_dict()} for c, s in zip(self.chosen, self.small)],
+        }  # fmt: skip
+
+
+def tile_gemms(found: list[Gemm], hw: str | HardwareProfile, *, dtype: str = "bf16", double_buffer: bool = True) -> TileReport:
+    """Tile each GEMM on ``hw`` (:func:`.tiling.choose_tile`), with the one-array-side tile beside it."""
+    profile, dtype = profile_of(hw), dtype_name(dtype)
+    machine = machine_for(profile, dtype)
+    cache: dict[tuple[int, ...], TileChoice] = {}
+    chosen, small = [], []
+    for g in found:
+        key = (g.m, g.k, g.n, g.elem_bytes, g.batch)
+        if key not in cache:
+            cache[key] = choose_tile(g, machine, double_buffer)
+        c = cache[key]
+        chosen.append(TileChoice(g, c.tm, c.tn, c.tk, c.working_set_bytes, c.scratchpad_bytes, c.offchip_bytes,
+                                 c.intensity, c.compute_time_s, c.memory_time_s))
+        sm, sn, sk = min(g.m, machine.granule_m), min(g.n, machine.granule_n), min(g.k, machine.granule_k)
+        small.append(evaluate_tile(g, machine, sm, sn, sk, double_buffer))
+    return TileReport(profile.id, dtype, double_buffer, machine, tuple(chosen), tuple(small))
+
+
+def tile_model(model: str, hw: str | HardwareProfile, *, dtype: str = "bf16", batch: int = 1, seq: int | None = None,
+               double_buffer: bool = True) -> TileReport:
+    """Tile every matmul of ``model`` on ``hw``."""
+    costed = capture_costed(model, dtype=dtype_name(dtype), batch=batch, seq=seq)
+    found = gemms(costed)
+    if not found:
+        raise DfxError(f"model {model!r} has no mm/bmm matmul to tile")
+    return tile_gemms(found, hw, dtype=dtype, double_buffer=double_buffer)

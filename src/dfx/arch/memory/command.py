@@ -1,0 +1,143 @@
+"""The ``dfx capacity``, ``dfx tile``, ``dfx energy`` and ``dfx casestudy attention`` commands.
+
+Thin: parse, call :mod:`dfx.arch.memory.api`, print or emit JSON. Only typer is imported at module
+level; ``dfx.cli`` calls :func:`register`.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, List, Optional
+
+import typer
+
+__all__ = ["register"]
+
+_MODEL_HELP = "A built-in model (see `dfx models`), path/to/file.py:Class, or hf:NAME_OR_CONFIG."
+_HW_HELP = "Hardware profile id, alias or file."
+_DTYPE_HELP = "fp32, bf16 or fp16."
+
+
+def _emit(doc: dict[str, Any], lines: list[str], as_json: bool) -> None:
+    sys.stdout.write((json.dumps(doc, indent=1) if as_json else "\n".join(lines)) + "\n")
+
+
+def _positive(name: str, value: Optional[int]) -> None:
+    from dfx.errors import DfxError
+
+    if value is not None and value <= 0:
+        raise DfxError(f"{name} must be a positive integer, got {value}")
+
+
+def _parse_gemm(text: str) -> tuple[int, int, int]:
+    from dfx.errors import DfxError
+
+    try:
+        m, k, n = (int(x) for x in text.replace("x", ",").split(","))
+    except ValueError:
+        raise DfxError(f"bad --gemm {text!r}; expected three positive integers M,K,N such as 4096,4096,4096") from None
+    if min(m, k, n) <= 0:
+        raise DfxError(f"bad --gemm {text!r}; M, K and N must be positive")
+    return m, k, n
+
+
+def capacity(
+    model: str = typer.Argument("gpt2-block", help=_MODEL_HELP),
+    hw: str = typer.Option(..., "--hw", help=_HW_HELP),
+    dtype: str = typer.Option("bf16", help=_DTYPE_HELP),
+    batch: int = typer.Option(1, help="Batch size."),
+    seq: Optional[int] = typer.Option(None, help="Sequence length (default: the model's own)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the dfx.capacity/1 document."),
+) -> None:
+    """Weights, activations and KV cache against the on- and off-chip capacity of --hw."""
+    from dfx.arch.memory.api import model_capacity
+    from dfx.arch.memory.report import capacity_lines
+
+    _positive("--batch", batch)
+    _positive("--seq", seq)
+    r = model_capacity(model, hw, dtype=dtype, batch=batch, seq=seq)
+    _emit(r.to_dict(), capacity_lines(r.to_dict()), as_json)
+
+
+def tile(
+    model: Optional[str] = typer.Argument(None, help=_MODEL_HELP + " Omit with --gemm."),
+    gemm: Optional[str] = typer.Option(None, "--gemm", help="One GEMM M,K,N instead of a model."),
+    hw: str = typer.Option(..., "--hw", help=_HW_HELP),
+    dtype: str = typer.Option("bf16", help=_DTYPE_HELP),
+    batch: int = typer.Option(1, help="Batch size (models only)."),
+    seq: Optional[int] = typer.Option(None, help="Sequence length (models only)."),
+    double_buffer: bool = typer.Option(True, "--double-buffer/--no-double-buffer", help="Double-buffer the input tiles."),
+    as_json: bool = typer.Option(False, "--json", help="Print the dfx.tile/1 document."),
+) -> None:
+    """Scratchpad tiles per matmul: working set, off-chip traffic, intensity and time on --hw."""
+    from dfx.arch.memory.api import dtype_name, tile_gemms, tile_model
+    from dfx.arch.memory.report import tile_lines
+    from dfx.arch.memory.tiling import Gemm
+    from dfx.errors import DfxError
+    from dfx.ir import itemsize_bytes
+
+    if (gemm is None) == (model is None):
+        raise DfxError("give either a MODEL or --gemm M,K,N, not both or neither")
+    _positive("--batch", batch)
+    _positive("--seq", seq)
+    if gemm is not None:
+        m, k, n = _parse_gemm(gemm)
+        g = Gemm(m, k, n, itemsize_bytes(dtype_name(dtype)), 1, f"gemm {m}x{k}x{n}")
+        r = tile_gemms([g], hw, dtype=dtype, double_buffer=double_buffer)
+    else:
+        r = tile_model(model, hw, dtype=dtype, batch=batch, seq=seq, double_buffer=double_buffer)
+    _emit(r.to_dict(), tile_lines(r.to_dict()), as_json)
+
+
+def energy(
+    model: str = typer.Argument("gpt2-block", help=_MODEL_HELP),
+    hw: str = typer.Option(..., "--hw", help=_HW_HELP),
+    dtype: str = typer.Option("bf16", help=_DTYPE_HELP),
+    batch: int = typer.Option(1, help="Batch size."),
+    seq: Optional[int] = typer.Option(None, help="Sequence length (default: the model's own)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the dfx.energy/1 document."),
+) -> None:
+    """Energy per node and in total: eager (all through off-chip memory) vs dataflow (forwarded on chip)."""
+    from dfx.arch.memory.api import model_energy
+    from dfx.arch.memory.report import energy_lines
+
+    _positive("--batch", batch)
+    _positive("--seq", seq)
+    doc = model_energy(model, hw, dtype=dtype, batch=batch, seq=seq).to_dict()
+    doc["model"] = model
+    _emit(doc, energy_lines(doc), as_json)
+
+
+def attention(
+    seq: int = typer.Option(4096, help="Sequence length N."),
+    heads: int = typer.Option(16, help="Attention heads."),
+    head_dim: int = typer.Option(64, help="Head size d."),
+    batch: int = typer.Option(1, help="Batch size."),
+    dtype: str = typer.Option("bf16", help=_DTYPE_HELP),
+    hw: Optional[List[str]] = typer.Option(None, "--hw", help="Profiles to compare (default: ibm-spyre and google-tpu-v4)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the per-machine numbers as JSON."),
+) -> None:
+    """Follow one attention block through two machines: tiling, what stays on chip, traffic, time."""
+    from dfx.arch.memory.api import dtype_name, profile_of
+    from dfx.arch.memory.casestudy import AttentionBlock, attention_on_chip, render_case_study
+
+    for name, value in (("--seq", seq), ("--heads", heads), ("--head-dim", head_dim), ("--batch", batch)):
+        _positive(name, value)
+    block = AttentionBlock(seq, heads, head_dim, batch, dtype_name(dtype))
+    results = [attention_on_chip(block, profile_of(h)) for h in (hw or ["ibm-spyre", "google-tpu-v4"])]
+    if as_json:
+        doc = {"schema": "dfx.casestudy.attention/1", "block": block.__dict__, "machines": [r.to_dict() for r in results]}
+        sys.stdout.write(json.dumps(doc, indent=1) + "\n")
+    else:
+        sys.stdout.write(render_case_study(results))
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``capacity``, ``tile``, ``energy`` and the ``casestudy`` group to ``app``."""
+    app.command("capacity")(capacity)
+    app.command("tile")(tile)
+    app.command("energy")(energy)
+    case = typer.Typer(no_args_is_help=True, help="Case studies: one block followed through several machines.")
+    case.command("attention")(attention)
+    app.add_typer(case, name="casestudy")

@@ -1,0 +1,140 @@
+"""What capacity needs from a model without capturing all of it: parameter count and KV geometry.
+
+Two sources, one per kind of model:
+
+* ``hf:`` configs: closed forms from the config JSON (no capture; a 70B model counts in
+  microseconds). ``parameter_count_from_config`` covers Llama-style decoders (``llama``,
+  ``mistral``, ``qwen2``: q/k/v/o projections with GQA, SwiGLU, RMSNorm) and GPT-2; tests check
+  each equals the captured unique parameter count on a small config. KV geometry is
+  ``num_hidden_layers`` (``n_layer``), ``num_key_value_heads`` (else the query heads) and
+  ``head_dim`` (else ``hidden_size / num_attention_heads``).
+* Built-ins and file models: the captured graph. Each ``scaled_dot_product_attention`` node's key
+  and value operands have shape (B, H_kv, S, D) at the model's dtype, so their bytes are what a
+  decoder caches for that layer: KV heads, not query heads, because the built-in Llama passes the
+  un-repeated K/V with ``enable_gqa`` (the preset's ``n_kv_heads``). Non-causal attention (BERT,
+  ViT) keeps no cache.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from dfx.errors import DfxError
+from dfx.ir import Graph
+
+__all__ = ["KvGeometry", "graph_kv_cache_bytes", "graph_kv_geometry", "kv_geometry_from_config", "parameter_count_from_config"]
+
+_LLAMA_LIKE = ("llama", "mistral", "qwen2")
+_KV_PER_TOKEN = 2  # one key and one value vector per token, head and layer
+
+
+@dataclass(frozen=True)
+class KvGeometry:
+    """Layers, KV heads and head size of a decoder; ``causal=False`` means no cache (an encoder)."""
+
+    layers: int
+    kv_heads: int
+    head_dim: int
+    causal: bool = True
+
+    def cache_bytes(self, batch: int, seq: int, itemsize: int) -> int:
+        """``2 * L * B * S * H_kv * D * itemsize`` (0 for an encoder).
+
+        Examples
+        --------
+        >>> KvGeometry(layers=80, kv_heads=8, head_dim=128).cache_bytes(1, 4096, 2)  # Llama-2-70B
+        1342177280
+        """
+        if not self.causal:
+            return 0
+        return _KV_PER_TOKEN * self.layers * batch * seq * self.kv_heads * self.head_dim * itemsize
+
+
+def _is_decoder(config: dict[str, Any]) -> bool:
+    return any(a.endswith(("ForCausalLM", "LMHeadModel")) for a in config.get("architectures") or [])
+
+
+def kv_geometry_from_config(config: dict[str, Any]) -> KvGeometry:
+    """KV geometry from a Hugging Face config dict (field names as in ``transformers``)."""
+    try:
+        layers = config.get("num_hidden_layers", config.get("n_layer"))
+        heads = config.get("num_attention_heads", config.get("n_head"))
+        hidden = config.get("hidden_size", config.get("n_embd"))
+        kv_heads = config.get("num_key_value_heads") or heads
+        head_dim = config.get("head_dim") or hidden // heads
+        return KvGeometry(int(layers), int(kv_heads), int(head_dim), causal=_is_decoder(config))
+    except TypeError:
+        raise DfxError(f"config of model_type {config.get('model_type')!r} names no layer/head/hidden sizes") from None
+
+
+def _llama_count(c: dict[str, Any]) -> int:
+    d, f, v, layers = c["hidden_size"], c["intermediate_size"], c["vocab_size"], c["num_hidden_layers"]
+    heads = c["num_attention_heads"]
+    kv, hd = c.get("num_key_value_heads") or heads, c.get("head_dim") or d // heads
+    attn = d * heads * hd + 2 * d * kv * hd + heads * hd * d  # q, k, v, o weights
+    if c.get("attention_bias"):
+        attn += heads * hd + 2 * kv * hd + d
+    mlp = 3 * d * f + (2 * f + d if c.get("mlp_bias") else 0)  # gate, up, down
+    per_layer = attn + mlp + 2 * d  # two RMSNorm weights
+    embed = v * d * (1 if c.get("tie_word_embeddings", False) else 2)  # embed_tokens (+ lm_head)
+    return embed + layers * per_layer + d  # + final norm
+
+
+def _gpt2_count(c: dict[str, Any]) -> int:
+    d, v, p, layers = c["n_embd"], c["vocab_size"], c.get("n_positions", 1024), c["n_layer"]
+    inner = c.get("n_inner") or 4 * d
+    per_layer = (
+        2 * 2 * d  # ln_1, ln_2 (weight + bias)
+        + d * 3 * d + 3 * d  # c_attn (fused qkv) + bias
+        + d * d + d  # attn c_proj
+        + d * inner + inner + inner * d + d  # mlp c_fc, c_proj
+    )
+    lm_head = 0 if c.get("tie_word_embeddings", True) else v * d
+    return v * d + p * d + layers * per_layer + 2 * d + lm_head  # wte, wpe, blocks, ln_f
+
+
+def parameter_count_from_config(config: dict[str, Any]) -> int | None:
+    """Closed-form parameter count of a Hugging Face config, or ``None`` for an unsupported model type.
+
+    Examples
+    --------
+    >>> from dfx.models.hf import load_config
+    >>> parameter_count_from_config(load_config("llama-2-70b")[0])
+    68976648192
+    """
+    kind = config.get("model_type")
+    try:
+        if kind in _LLAMA_LIKE:
+            return _llama_count(config)
+        if kind == "gpt2":
+            return _gpt2_count(config)
+    except KeyError as exc:
+        raise DfxError(f"the {kind} config has no {exc.args[0]!r} field") from None
+    return None
+
+
+def _is_causal(node: Any) -> bool:
+    args = [a.strip() for a in node.args_repr.split(",")]
+    return "is_causal=True" in node.args_repr or (len(args) > 5 and args[5] == "True") or any(
+        c.op == "aten.tril.default" for c in node.aten_calls
+    )
+
+
+def graph_kv_cache_bytes(graph: Graph) -> int:
+    """Bytes of the key and value operands of every causal attention node in ``graph``."""
+    total = 0
+    for node in graph.nodes:
+        if "scaled_dot_product" in node.target and _is_causal(node):
+            specs = graph.input_specs(node)
+            total += sum(s.nbytes for s in specs[1:3])  # (q, k, v, ...): k and v
+    return total
+
+
+def graph_kv_geometry(graph: Graph) -> KvGeometry | None:
+    """Layers (causal attention nodes), KV heads and head size read off the key operand's shape."""
+    nodes = [n for n in graph.nodes if "scaled_dot_product" in n.target and _is_causal(n)]
+    if not nodes:
+        return None
+    k = graph.input_specs(nodes[0])[1]  # (B, H_kv, S, D)
+    return KvGeometry(len(nodes), k.shape[-3] if k.ndim >= 3 else 1, k.shape[-1])

@@ -1,0 +1,213 @@
+"""Scratchpad tiling of a matmul: the tile a compiler would pick, its off-chip traffic and time.
+
+Dimension letters: ``C[M, N] = A[M, K] @ B[K, N]``, ``batch`` independent copies (bmm). Output-
+stationary loop nest over tiles (tm, tn, tk): for each output tile, stream the K dimension in
+steps of tk, loading an A tile (tm x tk) and a B tile (tk x tn) per step; the output tile stays
+in the scratchpad until its K loop ends, then is written once. Off-chip traffic (elements)::
+
+    A is re-read once per column block, B once per row block, C written once:
+    M*K*ceil(N/tn) + K*N*ceil(M/tm) + M*N
+
+(ignores a partial-tile tail's padding; tk does not enter the traffic, only the working set)::
+
+    working set = elem * (buffers * (tm*tk + tk*tn) + tm*tn),  buffers = 2 if double-buffered
+
+The output tile is held at the element size (an accumulator wider than the inputs, e.g. fp32 for
+bf16, is ignored). Tile sides are multiples of the matrix array's side (``compute.array_rows`` /
+``array_cols``: 8 on Spyre, 128 on a TPU MXU) unless they cover the whole dimension.
+
+Time with the work divided across cores: the ``ceil(M/tm) * ceil(N/tn) * batch`` output tiles are
+dealt to ``cores`` in waves; compute time = waves * 2*tm*tn*K / (peak / cores), memory time =
+traffic / off-chip bandwidth (shared by every core); time = max of the two.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+from dfx.errors import DfxError
+
+__all__ = ["Gemm", "Machine", "TileChoice", "choose_tile", "evaluate_tile", "offchip_elements", "working_set_bytes"]
+
+_FMA_FLOPS = 2  # a multiply-accumulate is 2 FLOPs (docs/cost-model.md)
+
+
+@dataclass(frozen=True)
+class Gemm:
+    """``batch`` copies of ``[M, K] @ [K, N]`` at ``elem_bytes`` per element."""
+
+    m: int
+    k: int
+    n: int
+    elem_bytes: int = 2
+    batch: int = 1
+    name: str = "gemm"
+
+    def __post_init__(self) -> None:
+        if min(self.m, self.k, self.n, self.elem_bytes, self.batch) < 1:
+            raise DfxError(f"GEMM {self.name}: M, K, N, element size and batch must be >= 1, got {self}")
+
+    @property
+    def flops(self) -> int:
+        return _FMA_FLOPS * self.batch * self.m * self.k * self.n  # 2*M*K*N per copy
+
+
+@dataclass(frozen=True)
+class Machine:
+    """What tiling needs of a device: one core's scratchpad, core count, peak, off-chip bandwidth."""
+
+    scratchpad_bytes: float
+    cores: int
+    peak_flop_per_s: float
+    offchip_bytes_per_s: float
+    granule_m: int = 1  # tile sides are multiples of these (the matrix array's rows / cols)
+    granule_n: int = 1
+    granule_k: int = 1
+
+
+@dataclass(frozen=True)
+class TileChoice:
+    """One tiling of a GEMM on a machine, with its traffic, intensity, time and bound."""
+
+    gemm: Gemm
+    tm: int
+    tn: int
+    tk: int
+    working_set_bytes: int
+    scratchpad_bytes: float
+    offchip_bytes: int
+    intensity: float
+    compute_time_s: float
+    memory_time_s: float
+
+    @property
+    def time_s(self) -> float:
+        return max(self.compute_time_s, self.memory_time_s)
+
+    @property
+    def bound(self) -> str:
+        return "memory" if self.memory_time_s > self.compute_time_s else "compute"
+
+    def to_dict(self) -> dict[str, Any]:
+        g = self.gemm
+        return {
+            "name": g.name, "m": g.m, "k": g.k, "n": g.n, "batch": g.batch, "elem_bytes": g.elem_bytes,
+            "flops": g.flops, "tile": {"tm": self.tm, "tn": self.tn, "tk": self.tk},
+            "working_set_bytes": self.working_set_bytes, "scratchpad_bytes": self.scratchpad_bytes,
+            "offchip_bytes": self.offchip_bytes, "intensity": self.intensity,
+            "compute_time_s": self.compute_time_s, "memory_time_s": self.memory_time_s,
+            "time_s": self.time_s, "bound": self.bound,
+        }  # fmt: skip
+
+
+def offchip_elements(m: int, k: int, n: int, tm: int, tn: int) -> int:
+    """``M*K*ceil(N/tn) + K*N*ceil(M/tm) + M*N`` elements moved off chip by one GEMM.
+
+    Examples
+    --------
+    >>> offchip_elements(4, 3, 4, 2, 2)  # 4*3*2 + 3*4*2 + 4*4
+    64
+    """
+    return m * k * math.ceil(n / tn) + k * n * math.ceil(m / tm) + m * n
+
+
+def working_set_bytes(tm: int, tn: int, tk: int, elem_bytes: int, double_buffer: bool = True) -> int:
+    """``elem * (buffers * (tm*tk + tk*tn) + tm*tn)`` bytes held in the scratchpad.
+
+    Examples
+    --------
+    >>> working_set_bytes(2, 2, 3, 2)  # 2 * (2 * (6 + 6) + 4)
+    56
+    """
+    buffers = 2 if double_buffer else 1
+    return elem_bytes * (buffers * (tm * tk + tk * tn) + tm * tn)
+
+
+def evaluate_tile(gemm: Gemm, machine: Machine, tm: int, tn: int, tk: int, double_buffer: bool = True) -> TileChoice:
+    """Traffic, intensity and time of ``gemm`` tiled (tm, tn, tk) on ``machine``."""
+    traffic = gemm.batch * gemm.elem_bytes * offchip_elements(gemm.m, gemm.k, gemm.n, tm, tn)
+    tiles = gemm.batch * math.ceil(gemm.m / tm) * math.ceil(gemm.n / tn)
+    waves = math.ceil(tiles / machine.cores)
+    per_core_peak = machine.peak_flop_per_s / machine.cores
+    compute = waves * _FMA_FLOPS * tm * tn * gemm.k / per_core_peak
+    return TileChoice(
+        gemm, tm, tn, tk, working_set_bytes(tm, tn, tk, gemm.elem_bytes, double_buffer), machine.scratchpad_bytes,
+        traffic, gemm.flops / traffic, compute, traffic / machine.offchip_bytes_per_s,
+    )
+
+
+def _sides(dim: int, granule: int) -> list[int]:
+    """Candidate tile sides: for every block count r, the smallest granule multiple covering dim/r.
+
+    A side's traffic depends only on ceil(dim/side), so these are the only sides worth trying.
+    """
+    out = set()
+    for blocks in range(1, dim + 1):
+        side = math.ceil(dim / blocks)
+        side = min(dim, granule * math.ceil(side / granule))
+        out.add(side)
+        if side <= granule:
+            break
+    return sorted(out)
+
+
+def _candidates(gemm: Gemm, machine: Machine, double_buffer: bool) -> Iterator[tuple[int, int, int]]:
+    tk = min(gemm.k, machine.granule_k)  # the thinnest K slice: leaves the most room for tm x tn
+    for tm in _sides(gemm.m, machine.granule_m):
+        for tn in _sides(gemm.n, machine.granule_n):
+            if working_set_bytes(tm, tn, tk, gemm.elem_bytes, double_buffer) <= machine.scratchpad_bytes:
+                yield tm, tn, tk
+
+
+def _widest_k(gemm: Gemm, machine: Machine, tm: int, tn: int, double_buffer: bool) -> int:
+    """The largest tk (granule multiple, <= K) keeping the working set within the scratchpad."""
+    buffers = 2 if double_buffer else 1
+    room = machine.scratchpad_bytes / gemm.elem_bytes - tm * tn
+    tk = int(room // (buffers * (tm + tn)))
+    tk = min(gemm.k, (tk // machine.granule_k) * machine.granule_k)
+    return max(tk, min(gemm.k, machine.granule_k))
+
+
+def _output_tiles(gemm: Gemm, tm: int, tn: int) -> int:
+    return gemm.batch * math.ceil(gemm.m / tm) * math.ceil(gemm.n / tn)
+
+
+def choose_tile(gemm: Gemm, machine: Machine, double_buffer: bool = True) -> TileChoice:
+    """The tile with the least off-chip traffic whose working set fits one core's scratchpad.
+
+    Like Spyre's work division, the compiler first gives every core work: among the fitting
+    tiles, only those making at least ``cores`` output tiles are considered (all of them if none
+    does). Ties go to the faster tile, then the squarer one; tk is then widened as far as the
+    scratchpad allows (fewer K steps; traffic does not depend on it).
+
+    Raises
+    ------
+    DfxError
+        If even the smallest tile (one granule on each side) does not fit.
+
+    Examples
+    --------
+    >>> m = Machine(scratchpad_bytes=2 * 1024 * 1024, cores=32, peak_flop_per_s=75e12,
+    ...             offchip_bytes_per_s=150e9, granule_m=8, granule_n=8, granule_k=8)
+    >>> t = choose_tile(Gemm(4096, 4096, 4096), m)
+    >>> t.working_set_bytes <= t.scratchpad_bytes, (t.tm, t.tn), t.bound
+    (True, (512, 1024), 'memory')
+    """
+    fitting = list(_candidates(gemm, machine, double_buffer))
+    if not fitting:
+        g = min(gemm.k, machine.granule_k)
+        raise DfxError(
+            f"GEMM {gemm.name}: even a {machine.granule_m}x{machine.granule_n}x{g} tile needs more than the "
+            f"{machine.scratchpad_bytes:.0f} B scratchpad"
+        )
+    busy = [t for t in fitting if _output_tiles(gemm, t[0], t[1]) >= machine.cores]
+    best = None
+    for tm, tn, tk in busy or fitting:
+        choice = evaluate_tile(gemm, machine, tm, tn, tk, double_buffer)
+        key = (choice.offchip_bytes, choice.time_s, abs(tm - tn))
+        if best is None or key < best[0]:
+            best = (key, choice)
+    c = best[1]
+    return evaluate_tile(gemm, machine, c.tm, c.tn, _widest_k(gemm, machine, c.tm, c.tn, double_buffer), double_buffer)

@@ -1,0 +1,281 @@
+"""The Cerebras wafer: layers mapped onto regions of cores, pipelined, or weights streamed in.
+
+Layer-pipelined mode (``reference/concepts.md`` section f, from the Cerebras execution-mode docs):
+each layer gets its own region of the wafer, weights stay with their layer, samples flow through
+the regions. dfx's model of it (the concepts.md "Model for the tool": a kernel's throughput is
+proportional to its area, the pipeline's is the minimum over kernels)::
+
+    work_i     = max(flops_i / core_peak, bytes_i / core_sram_bandwidth)   # seconds on one core
+    floor_i    = max(1, ceil(param_bytes_i / sram_per_core))                # its weights must fit
+    cores_i    = floor(free * work_i / sum(work))  or floor_i if that is larger (water-filling)
+    time_i     = work_i / cores_i                                           # NB: no halo or hop cost
+    bottleneck = argmax time_i  (= the stage with the most work per core)
+    throughput = 1 / time_bottleneck         busy = sum(work_i) / (usable_cores * time_bottleneck)
+
+``usable_cores`` holds back the spare cores the fabric routes around defects with
+(``compute.usable_cores``; WSE-3: 900,000 of about 970,000). When the stages' weights do not fit
+(``sum(floor_i) > usable_cores``) the model runs in weight-streaming mode: one layer at a time on the
+whole wafer, its weights streamed from MemoryX::
+
+    time_i = max(work_i / usable_cores, param_bytes_i / memoryx_bandwidth);   latency = sum(time_i)
+
+A stage is a layer: the nodes sharing a module path (``q_proj``, ``mlp.fc1``), or a prefix of it
+(``stage_depth``). Nodes with no module path form the stage ``(top)``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from enum import Enum
+from typing import Any, Callable, Sequence
+
+from dfx.costs.record import CostedGraph, CostedNode
+from dfx.errors import DfxError
+from dfx.hardware import HardwareProfile
+from dfx.roofline.bound import Bound
+from dfx.roofline.latency import NodeTiming
+
+__all__ = [
+    "Stage",
+    "StageWork",
+    "WaferCore",
+    "WaferMapping",
+    "WaferMode",
+    "WaferModel",
+    "map_graph",
+    "map_layers",
+    "stage_name",
+    "stages_of",
+    "wafer_node_timer",
+]
+
+TOP_STAGE = "(top)"
+_MAPPING_DTYPE = "float16"  # Cerebras profiles list the FP16 peak only
+
+
+class WaferMode(str, Enum):
+    """How the model runs on the wafer (Cerebras execution modes)."""
+
+    LAYER_PIPELINED = "layer-pipelined"  # every layer resident in its own region
+    WEIGHT_STREAMING = "weight-streaming"  # one layer at a time, weights from MemoryX
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True)
+class WaferCore:
+    """What one core and the whole wafer offer, from the profile."""
+
+    usable_cores: int
+    physical_cores: int
+    core_flop_per_s: float  # peak / active cores
+    core_sram_bytes: float  # memory.SRAM capacity / instances (48 KB)
+    core_sram_bytes_per_s: float  # memory.SRAM bandwidth / instances
+    stream_bytes_per_s: float | None  # MemoryX bandwidth, for weight streaming
+
+    @classmethod
+    def from_profile(cls, profile: HardwareProfile) -> WaferCore:
+        """Raises :class:`DfxError` if the profile lacks cores or an on-chip SRAM level."""
+        c, on, off = profile.compute, profile.on_chip_level(), profile.off_chip_level()
+        if c.cores is None or on is None:
+            raise DfxError(f"profile {profile.id!r} lacks compute.cores or an on-chip SRAM level for the wafer model")
+        usable = c.usable_cores or c.cores
+        return cls(
+            usable_cores=usable,
+            physical_cores=c.physical_cores or c.cores,
+            core_flop_per_s=profile.peak(_MAPPING_DTYPE).flop_per_s / c.cores,
+            core_sram_bytes=on.capacity_per_instance_bytes,
+            core_sram_bytes_per_s=on.bandwidth_bytes_per_s / on.instances,
+            stream_bytes_per_s=off.bandwidth_bytes_per_s if off else None,
+        )
+
+    def work_s(self, flops: float, nbytes: float) -> float:
+        """Seconds the work takes on one core: compute or SRAM traffic, whichever is longer."""
+        return max(flops / self.core_flop_per_s, nbytes / self.core_sram_bytes_per_s)
+
+
+@dataclass(frozen=True)
+class StageWork:
+    """One layer's work: FLOPs, bytes moved, and the bytes of the weights it keeps."""
+
+    name: str
+    flops: int
+    bytes: int
+    param_bytes: int
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One layer as mapped: its cores, its work on one core, its time on its region."""
+
+    name: str
+    cores: int
+    work_s: float  # on one core
+    time_s: float  # on its region
+    param_bytes: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"cores": self.cores, "time_s": self.time_s, "work_core_s": self.work_s, "param_bytes": self.param_bytes}
+
+
+@dataclass(frozen=True)
+class WaferMapping:
+    """Layers on the wafer: cores and time per stage, the bottleneck, the busy fraction."""
+
+    mode: WaferMode
+    usable_cores: int
+    physical_cores: int
+    stages: tuple[Stage, ...]
+
+    @property
+    def cores_per_stage(self) -> dict[str, int]:
+        return {s.name: s.cores for s in self.stages}
+
+    @property
+    def bottleneck(self) -> str | None:
+        return max(self.stages, key=lambda s: s.time_s).name if self.stages else None
+
+    @property
+    def cycle_s(self) -> float:
+        """Time between samples: the slowest stage (pipelined) or the sum of stages (streaming)."""
+        times = [s.time_s for s in self.stages]
+        if self.mode is WaferMode.WEIGHT_STREAMING:
+            return sum(times)
+        return max(times, default=0.0)
+
+    @property
+    def busy_fraction(self) -> float:
+        """Fraction of the usable cores' time doing work: ``sum(work) / (usable_cores * cycle)``."""
+        work = sum(s.work_s for s in self.stages)
+        return work / (self.usable_cores * self.cycle_s) if self.cycle_s else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "mode": self.mode.value,
+            "usable_cores": self.usable_cores,
+            "physical_cores": self.physical_cores,
+            "spare_cores": self.physical_cores - self.usable_cores,
+            "cores_used": sum(s.cores for s in self.stages) if self.mode is WaferMode.LAYER_PIPELINED else self.usable_cores,
+            "cores_per_stage": self.cores_per_stage,
+            "stage_time_s": {s.name: s.time_s for s in self.stages},
+            "bottleneck": self.bottleneck,
+            "busy_fraction": self.busy_fraction,
+            "cycle_s": self.cycle_s,
+            "samples_per_s": 1.0 / self.cycle_s if self.cycle_s else None,
+            "latency_s": sum(s.time_s for s in self.stages),
+        }
+
+
+def stage_name(module_path: str, depth: int | None = None) -> str:
+    """The stage of a node: its module path, cut to ``depth`` components (``(top)`` if empty)."""
+    if not module_path:
+        return TOP_STAGE
+    return module_path if depth is None else ".".join(module_path.split(".")[:depth])
+
+
+def stages_of(costed: CostedGraph, depth: int | None = None) -> tuple[StageWork, ...]:
+    """The layers of ``costed``, in order of first appearance; nodes with no work are left out."""
+    index = costed.graph.parameter_index
+    acc: dict[str, list[int]] = {}
+    params: dict[str, dict[str, None]] = {}
+    for cn in costed.nodes:
+        if cn.cost.flops == 0 and cn.cost.bytes == 0:
+            continue
+        name = stage_name(cn.node.module_path, depth)
+        row = acc.setdefault(name, [0, 0])
+        row[0] += cn.cost.flops
+        row[1] += cn.cost.bytes
+        params.setdefault(name, {}).update(dict.fromkeys(cn.node.params))
+    return tuple(
+        StageWork(n, f, b, sum(index[p].spec.nbytes for p in params[n])) for n, (f, b) in acc.items()
+    )
+
+
+def _allocate(works: Sequence[float], floors: Sequence[int], cores: int) -> list[int]:
+    """Cores proportional to work, none below its floor (water-filling); the sum is <= ``cores``."""
+    pinned: set[int] = set()
+    while True:
+        free = cores - sum(floors[i] for i in pinned)
+        rest = [i for i in range(len(works)) if i not in pinned]
+        total = sum(works[i] for i in rest)
+        share = {i: (free * works[i] / total if total else 0.0) for i in rest}
+        low = {i for i in rest if floors[i] > share[i]}
+        if not low:
+            return [floors[i] if i in pinned else math.floor(share[i]) for i in range(len(works))]
+        pinned |= low
+
+
+def map_layers(stages: Sequence[StageWork], wafer: WaferCore) -> WaferMapping:
+    """Map ``stages`` onto the wafer: layer-pipelined if their weights fit, else weight streaming.
+
+    Raises
+    ------
+    DfxError
+        If the weights do not fit and the profile has no off-chip level to stream them from.
+    """
+    works = [wafer.work_s(s.flops, s.bytes) for s in stages]
+    floors = [max(1, math.ceil(s.param_bytes / wafer.core_sram_bytes)) for s in stages]
+    if sum(floors) <= wafer.usable_cores:
+        cores = _allocate(works, floors, wafer.usable_cores)
+        out = tuple(Stage(s.name, c, w, w / c, s.param_bytes) for s, w, c in zip(stages, works, cores))
+        return WaferMapping(WaferMode.LAYER_PIPELINED, wafer.usable_cores, wafer.physical_cores, out)
+    if wafer.stream_bytes_per_s is None:
+        raise DfxError("the weights do not fit on the wafer and the profile has no off-chip level to stream them from")
+    u = wafer.usable_cores
+    out = tuple(
+        Stage(s.name, u, w, max(w / u, s.param_bytes / wafer.stream_bytes_per_s), s.param_bytes)
+        for s, w in zip(stages, works)
+    )
+    return WaferMapping(WaferMode.WEIGHT_STREAMING, u, wafer.physical_cores, out)
+
+
+def map_graph(costed: CostedGraph, profile: HardwareProfile, depth: int | None = None) -> WaferMapping:
+    """:func:`map_layers` on the layers of ``costed`` (see :func:`stages_of`)."""
+    return map_layers(stages_of(costed, depth), WaferCore.from_profile(profile))
+
+
+def wafer_node_timer(costed: CostedGraph, profile: HardwareProfile) -> Callable[[CostedNode, NodeTiming], NodeTiming]:
+    """Time each node on its stage's region: its work on one core / the region's cores.
+
+    In weight-streaming mode a node's time is at least its weights' bytes / the MemoryX bandwidth.
+    """
+    wafer = WaferCore.from_profile(profile)
+    mapping = map_layers(stages_of(costed), wafer)
+    cores = mapping.cores_per_stage
+    index = costed.graph.parameter_index
+    streaming = mapping.mode is WaferMode.WEIGHT_STREAMING
+
+    def timer(cn: CostedNode, base: NodeTiming) -> NodeTiming:
+        if cn.cost.flops == 0 and cn.cost.bytes == 0:
+            return base
+        c = cores[stage_name(cn.node.module_path)]
+        compute = cn.cost.flops / (c * wafer.core_flop_per_s)
+        memory = cn.cost.bytes / (c * wafer.core_sram_bytes_per_s)
+        if streaming:
+            weights = sum(index[p].spec.nbytes for p in dict.fromkeys(cn.node.params))
+            memory = max(memory, weights / wafer.stream_bytes_per_s)
+        return replace(
+            base, bound=Bound.COMPUTE if compute >= memory else Bound.MEMORY,
+            time_s=max(compute, memory), compute_time_s=compute, memory_time_s=memory, overhead_s=0.0,
+        )
+
+    return timer
+
+
+@dataclass(frozen=True)
+class WaferModel:
+    """The :class:`dfx.arch.ArchModel` for Cerebras wafer profiles."""
+
+    name: str = "cerebras-wafer"
+
+    def applies_to(self, profile: HardwareProfile) -> bool:
+        return profile.vendor.lower() == "cerebras" and profile.compute.cores is not None
+
+    def node_timer(self, costed: CostedGraph, profile: HardwareProfile) -> Callable[[CostedNode, NodeTiming], NodeTiming]:
+        return wafer_node_timer(costed, profile)
+
+    def extras(self, costed: CostedGraph, profile: HardwareProfile) -> dict[str, Any]:
+        """``mapping``: cores per stage, stage times, the bottleneck, usable cores, busy fraction."""
+        return {"mapping": map_graph(costed, profile).to_dict()}

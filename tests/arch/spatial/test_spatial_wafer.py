@@ -1,0 +1,91 @@
+"""Cerebras wafer: cores per layer in proportion to work, the bottleneck, spares, weight streaming."""
+
+from __future__ import annotations
+
+import pytest
+
+from dfx.arch.spatial.wafer import StageWork, WaferCore, WaferMode, map_graph, map_layers, stages_of, wafer_node_timer
+from dfx.errors import DfxError
+from dfx.hardware import load_profile
+from dfx.roofline import evaluate
+
+from ._graphs import costed, mlp
+
+# A made-up wafer with round numbers: 1 GFLOP/s and 1 GB/s of SRAM per core, 1,000 B of SRAM per
+# core, 1 MB/s to the off-wafer store.
+def wafer(usable: int, physical: int = 110) -> WaferCore:
+    return WaferCore(usable, physical, 1e9, 1000.0, 1e9, 1e6)
+
+
+def test_cores_follow_work_and_the_bottleneck_has_the_most_work_per_core():
+    stages = [StageWork("a", 7_000_000_000, 0, 0), StageWork("b", 2_000_000_000, 0, 0), StageWork("c", 1_000_000_000, 0, 0)]
+    m = map_layers(stages, wafer(99))
+    # work on one core: 7, 2, 1 s; shares of 99 cores: 69.3, 19.8, 9.9 -> 69, 19, 9
+    assert m.mode is WaferMode.LAYER_PIPELINED
+    assert m.cores_per_stage == {"a": 69, "b": 19, "c": 9}
+    assert sum(m.cores_per_stage.values()) == 97 <= m.usable_cores == 99
+    # stage times = work per core: 7/69 = 0.1014, 2/19 = 0.1053, 1/9 = 0.1111 -> c
+    assert m.bottleneck == "c"
+    assert m.cycle_s == pytest.approx(1 / 9)
+    assert m.busy_fraction == pytest.approx(10 / (99 * (1 / 9)))  # 0.909
+    assert m.to_dict()["spare_cores"] == 110 - 99
+
+
+def test_a_layer_keeps_enough_cores_for_its_weights():
+    stages = [StageWork("a", 7_000_000_000, 0, 0), StageWork("d", 500_000_000, 0, 25_000)]
+    m = map_layers(stages, wafer(100))
+    # d's share 100 * 0.5 / 7.5 = 6.7 cores < ceil(25,000 / 1,000) = 25: d gets 25, a the other 75
+    assert m.cores_per_stage == {"a": 75, "d": 25}
+    assert m.bottleneck == "a"  # 7 / 75 = 0.093 s against 0.5 / 25 = 0.02 s
+
+
+def test_a_stage_with_no_flops_still_gets_a_core():
+    m = map_layers([StageWork("a", 1_000_000_000, 0, 0), StageWork("gather", 0, 0, 0)], wafer(10))
+    assert m.cores_per_stage == {"a": 9, "gather": 1}
+
+
+def test_memory_traffic_counts_as_work():
+    # 1 GFLOP or 3 GB on a core of 1 GFLOP/s and 1 GB/s: 1 s and 3 s -> b has 3x the work
+    m = map_layers([StageWork("a", 1_000_000_000, 0, 0), StageWork("b", 0, 3_000_000_000, 0)], wafer(8))
+    assert m.cores_per_stage == {"a": 2, "b": 6}
+
+
+def test_weights_that_do_not_fit_stream_one_layer_at_a_time():
+    stages = [StageWork("big", 1_000_000_000, 0, 200_000), StageWork("small", 1_000_000_000, 0, 0)]
+    m = map_layers(stages, wafer(100))  # 200,000 B needs 200 cores of 1,000 B: more than 100
+    assert m.mode is WaferMode.WEIGHT_STREAMING
+    assert m.cores_per_stage == {"big": 100, "small": 100}  # the whole wafer, in turn
+    # big: max(1 s / 100 cores, 200,000 B / 1 MB/s) = 0.2 s; small: 1 / 100 = 0.01 s
+    assert m.to_dict()["stage_time_s"] == pytest.approx({"big": 0.2, "small": 0.01})
+    assert m.bottleneck == "big" and m.cycle_s == pytest.approx(0.21)
+
+
+def test_streaming_needs_an_off_wafer_store():
+    with pytest.raises(DfxError, match="stream"):
+        map_layers([StageWork("big", 1, 0, 10**9)], WaferCore(10, 10, 1e9, 1000.0, 1e9, None))
+
+
+def test_usable_cores_hold_back_the_spares():
+    wse3 = WaferCore.from_profile(load_profile("cerebras-wse-3"))
+    assert (wse3.usable_cores, wse3.physical_cores) == (900_000, 970_000)
+    wse2 = WaferCore.from_profile(load_profile("cerebras-wse-2"))
+    assert wse2.usable_cores == 837_250 == int(850_000 * (1 - 0.015))
+
+
+def test_mlp_on_wse3():
+    cg = costed(mlp())
+    assert [s.name for s in stages_of(cg)] == ["fc1", "(top)", "fc2"]
+    m = map_graph(cg, load_profile("cerebras-wse-3"))
+    assert sum(m.cores_per_stage.values()) <= m.usable_cores == 900_000
+    per_core = {s.name: s.work_s / s.cores for s in m.stages}
+    assert m.bottleneck == max(per_core, key=per_core.get)
+
+
+def test_node_timer_runs_each_node_on_its_region():
+    cg, wse3 = costed(mlp()), load_profile("cerebras-wse-3")
+    m = map_graph(cg, wse3)
+    result = evaluate(cg, wse3, node_timer=wafer_node_timer(cg, wse3))
+    core = WaferCore.from_profile(wse3)
+    fc1 = cg["fc1"]
+    expected = max(fc1.cost.flops / core.core_flop_per_s, fc1.cost.bytes / core.core_sram_bytes_per_s) / m.cores_per_stage["fc1"]
+    assert result.node("fc1").time_s == pytest.approx(expected)
