@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 TORCH_VERSION ?= 2.13.0
 OUT ?= out/demo
 
-.PHONY: venv test demo bench clean graphviz
+.PHONY: venv test demo bench clean graphviz chromium images
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,11 +18,23 @@ $(VENV)/.installed: pyproject.toml
 
 venv: $(VENV)/.installed
 
-test: venv
+# System packages for the pictures, installed where missing and installable (root + apt-get);
+# otherwise one line says so, dfx writes dag.dot without dag.svg/png, and the browser test skips.
+graphviz:
+	@scripts/install_system_deps.sh graphviz
+
+chromium:
+	@scripts/install_system_deps.sh chromium
+
+test: venv graphviz chromium
 	$(PY) -m pytest -q
 
-demo: venv
+demo: venv graphviz
 	$(VENV)/bin/dfx analyze gpt2-block --out $(OUT) --force
+
+# The README's pictures (docs/images/), regenerated from the GPT-2 block.
+images: venv graphviz
+	$(PY) scripts/make_readme_images.py
 
 bench: venv
 	$(PY) bench/bench_capture.py

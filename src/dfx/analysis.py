@@ -70,6 +70,7 @@ class Analysis:
                     "bytes_written": cn.cost.bytes_written,
                     "intensity": cn.cost.intensity,
                     "dtype": cn.dtype,
+                    "input_kind": n.input_kind or None,
                     "inputs": list(dict.fromkeys(e.src for e in n.inputs)),
                     "outputs": [o.to_dict() for o in n.outputs],
                     "params": list(n.params),
@@ -124,6 +125,12 @@ class Analysis:
                 row += [per.get("bound", ""), per.get("time_s", "")]
             writer.writerow(row)
         return buf.getvalue()
+
+    def _repr_html_(self) -> str:
+        """Jupyter shows an ``Analysis`` as its report (``dfx.viz``): summary, DAG, roofline, node table."""
+        from dfx.viz import render_pictures
+
+        return render_pictures(self.to_dict()).files["report.html"]
 
     def to_pandas(self):
         """The node table as a ``pandas.DataFrame`` (needs pandas installed)."""

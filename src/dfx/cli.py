@@ -55,10 +55,12 @@ def analyze(
     dtype: str = typer.Option("fp32", help="fp32, bf16 or fp16."),
     method: str = typer.Option("auto", help="Capture method: auto, export, fx or dynamo."),
     input_shape: Optional[List[str]] = typer.Option(None, "--input-shape", help=SHAPE_HELP),
-    out: Optional[Path] = typer.Option(None, help="Write analysis.json and nodes.csv into this folder."),
+    out: Optional[Path] = typer.Option(None, help="Write analysis.json, nodes.csv and the pictures (dag.*, roofline.*, report.html) into this folder."),
     force: bool = typer.Option(False, help="Overwrite files that already exist in --out."),
     as_json: bool = typer.Option(False, "--json", help="Print the export document (dfx.analysis/1) to stdout."),
     top: int = typer.Option(10, help="How many nodes to list by time."),
+    color_by: Optional[str] = typer.Option(None, "--color-by", help="With --out: the profile whose bounds colour the DAG (default: the first)."),
+    level: str = typer.Option("op", "--level", help="With --out: draw the DAG with one box per node (op) or per module (module)."),
 ) -> None:
     """Capture and cost MODEL, classify every node and predict the critical path on each profile."""
     from dfx.analysis import analyze as run_analyze
@@ -66,6 +68,8 @@ def analyze(
 
     _check_positive("--batch", batch)
     _check_positive("--seq", seq)
+    if level not in ("op", "module"):
+        raise DfxError(f"--level must be op or module, got {level!r}")
     analysis = run_analyze(
         model, hardware=hw or None, dtype=dtype, batch=batch, seq=seq, method=method,
         input_shapes=_parse_shapes(input_shape),
@@ -73,9 +77,13 @@ def analyze(
     doc = analysis.to_dict()
     if out is not None:
         from dfx.report.files import write_outputs
+        from dfx.viz import render_pictures
 
-        files = {"analysis.json": json.dumps(doc, indent=1), "nodes.csv": analysis.nodes_csv()}
+        pictures = render_pictures(doc, color_by=color_by, level=level)
+        files = {"analysis.json": json.dumps(doc, indent=1), "nodes.csv": analysis.nodes_csv(), **pictures.files}
         written = write_outputs(out, files, force=force)
+        for note in pictures.notes:
+            _err.print(note, highlight=False, markup=False)
         if not as_json:
             _err.print("wrote " + ", ".join(str(p) for p in written))
     if as_json:
@@ -175,6 +183,7 @@ _COMMAND_MODULES = (
     "dfx.arch.memory.command",
     "dfx.viz.command",
     "dfx.arch.spatial.command",
+    "dfx.measure.command",
 )
 
 

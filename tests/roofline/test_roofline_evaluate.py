@@ -11,6 +11,8 @@ from dfx.roofline import Bound, BoundShift, HardwareResult, evaluate
 
 EXPORT_KEYS = {
     "arch_model",
+    "bandwidth_bytes_per_s",
+    "peak_flop_per_s",
     "execution_model",
     "off_chip_level",
     "on_chip_level",
@@ -83,6 +85,9 @@ def test_to_dict_layout(build):
     assert (out["off_chip_level"], out["on_chip_level"]) == ("LPDDR5", "LX")
     assert out["ridge_dtype"] == "float16"
     assert out["ridge_flop_per_byte"] == pytest.approx({"LX": 18.310546875, "LPDDR5": 500.0})
+    # the roofs behind those ridges: 75 TFLOP/s fp16 over 150 GB/s = 500; over 4.096 TB/s = 18.31
+    assert out["peak_flop_per_s"] == pytest.approx(75e12)
+    assert out["bandwidth_bytes_per_s"] == pytest.approx({"LX": 4.096e12, "LPDDR5": 150e9})
     assert list(out["nodes"]) == ["a", "b", "mm", "relu"]  # graph order
     assert all(set(n) == NODE_KEYS for n in out["nodes"].values())
     assert out["bound_counts"] == {"compute": 1, "memory": 1, "none": 2}

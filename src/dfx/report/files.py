@@ -8,7 +8,7 @@ from pathlib import Path
 
 from dfx.errors import DfxError
 
-__all__ = ["write_outputs"]
+__all__ = ["check_targets", "write_outputs"]
 
 
 def _umask() -> int:
@@ -17,11 +17,10 @@ def _umask() -> int:
     return mask
 
 
-def write_outputs(out_dir: str | Path, files: dict[str, str], *, force: bool = False) -> list[Path]:
-    """Write ``files`` (name -> text) into ``out_dir``, atomically, refusing to overwrite.
+def check_targets(out_dir: str | Path, names: list[str], *, force: bool = False) -> list[Path]:
+    """The target paths of ``names`` in ``out_dir``, refusing any that exists unless ``force``.
 
-    Every target is checked before anything is written, so a refusal leaves the folder as it was.
-    Each file is written to a temporary file in the same folder and renamed over the target.
+    Call it before expensive work whose results would then be refused.
 
     Raises
     ------
@@ -31,17 +30,37 @@ def write_outputs(out_dir: str | Path, files: dict[str, str], *, force: bool = F
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise DfxError(f"--out {out} is a file, not a folder; choose a folder path")
-    targets = [out / name for name in files]
+    targets = [out / name for name in names]
     existing = [t for t in targets if t.exists()]
     if existing and not force:
-        names = ", ".join(str(t) for t in existing)
-        raise DfxError(f"{names} already exists; pass --force to overwrite it or choose another --out")
+        listed = ", ".join(str(t) for t in existing)
+        raise DfxError(f"{listed} already exists; pass --force to overwrite it or choose another --out")
+    return targets
+
+
+def write_outputs(out_dir: str | Path, files: dict[str, str | bytes], *, force: bool = False) -> list[Path]:
+    """Write ``files`` (name -> text, or bytes for binary files) into ``out_dir``, atomically, refusing to overwrite.
+
+    Every target is checked before anything is written, so a refusal leaves the folder as it was.
+    Each file is written to a temporary file in the same folder and renamed over the target.
+
+    Raises
+    ------
+    DfxError
+        If ``out_dir`` is a file, or a target exists and ``force`` is false.
+    """
+    targets = check_targets(out_dir, list(files), force=force)
+    out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     for target, text in zip(targets, files.values()):
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=out)
         try:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-                fh.write(text)
+            if isinstance(text, bytes):
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(text)
+            else:
+                with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+                    fh.write(text)
             os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the user's usual mode
             os.replace(tmp, target)
         except BaseException:

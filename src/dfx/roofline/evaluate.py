@@ -94,6 +94,10 @@ class HardwareResult:
             "on_chip_level": on.name if on else None,
             "ridge_dtype": self.ridge_dtype,
             "ridge_flop_per_byte": dict(self.ridge_flop_per_byte),
+            "peak_flop_per_s": self.profile.peak(self.ridge_dtype).flop_per_s,
+            "bandwidth_bytes_per_s": {
+                lv.name: lv.bandwidth_bytes_per_s for lv in self.profile.memory if lv.bandwidth_bytes_per_s
+            },
             "nodes": {t.name: t.to_dict() for t in self.nodes},
             "serial_time_s": self.serial_time_s,
             "critical_path": self.critical_path.to_dict(),

@@ -1,0 +1,46 @@
+"""``dfx report``: redraw the pictures of a saved ``analysis.json`` (no torch needed)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+__all__ = ["register"]
+
+COLOR_BY_HELP = "Profile whose bounds colour the DAG and whose critical path is bold (default: the first)."
+LEVEL_HELP = "op: one box per node; module: one box per module. Repeated layers are folded at both."
+
+
+def report(
+    analysis_json: Path = typer.Argument(..., help="An export document written by `dfx analyze --out` or `--json`."),
+    out: Path = typer.Option(..., "--out", help="Folder for dag.*, roofline.* and report.html."),
+    force: bool = typer.Option(False, help="Overwrite files that already exist in --out."),
+    color_by: Optional[str] = typer.Option(None, "--color-by", help=COLOR_BY_HELP),
+    level: str = typer.Option("op", "--level", help=LEVEL_HELP),
+) -> None:
+    """Draw the DAG, the roofline and report.html from a saved analysis."""
+    import json
+
+    from rich.console import Console
+
+    from dfx.errors import DfxError
+    from dfx.viz import write_pictures
+
+    if level not in ("op", "module"):
+        raise DfxError(f"--level must be op or module, got {level!r}")
+    try:
+        doc = json.loads(analysis_json.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise DfxError(f"cannot read {analysis_json}: {exc}") from None
+    written, notes = write_pictures(doc, out, force=force, color_by=color_by, level=level)
+    err = Console(stderr=True, soft_wrap=True)
+    for note in notes:
+        err.print(note, highlight=False, markup=False)
+    err.print("wrote " + ", ".join(str(p) for p in written), highlight=False, markup=False)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``dfx report`` to ``app``."""
+    app.command("report")(report)

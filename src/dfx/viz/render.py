@@ -1,0 +1,100 @@
+"""Render every picture of an export document, and write them safely into a folder."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from dfx.errors import DfxError
+from dfx.viz.document import Doc, read_document
+from dfx.viz.dot import GRAPHVIZ_HINT, graphviz_available, render_dot, to_dot
+from dfx.viz.graph import Level, build_display_graph
+from dfx.viz.html import render_html
+from dfx.viz.roofline import render_roofline
+
+__all__ = ["Pictures", "picture_names", "render_pictures", "write_pictures"]
+
+
+@dataclass(frozen=True)
+class Pictures:
+    """File name -> contents (text or PNG bytes), and notes for the user (e.g. Graphviz missing)."""
+
+    files: dict[str, str | bytes]
+    notes: tuple[str, ...] = field(default=())
+
+
+def _profile_id(alias: str) -> str:
+    """A shipped profile's id for an alias (``h100`` -> ``nvidia-h100-sxm``); the alias itself if unknown."""
+    try:
+        from dfx.hardware import load_profile
+
+        return load_profile(alias).id
+    except Exception:
+        return alias
+
+
+def _color_by(doc: Doc, color_by: str | None) -> str | None:
+    if color_by is None:
+        return next(iter(doc.hardware), None)
+    if color_by not in doc.hardware:
+        color_by = _profile_id(color_by)
+    if color_by not in doc.hardware:
+        known = ", ".join(doc.hardware) or "none"
+        raise DfxError(f"--color-by {color_by!r} is not a profile in this analysis (profiles: {known})")
+    return color_by
+
+
+def picture_names(doc: Mapping[str, Any] | Doc, graphviz: bool = True) -> list[str]:
+    """The files :func:`render_pictures` makes for ``doc``: known before any drawing."""
+    d = doc if isinstance(doc, Doc) else read_document(doc)
+    names = ["dag.dot"] + (["dag.svg", "dag.png"] if graphviz and graphviz_available() else [])
+    return names + (["roofline.png", "roofline.svg"] if d.hardware else []) + ["report.html"]
+
+
+def render_pictures(doc: Mapping[str, Any] | Doc, *, color_by: str | None = None, level: Level | str = Level.OP,
+                    graphviz: bool = True) -> Pictures:
+    """The DAG (``dag.dot``, ``dag.svg``, ``dag.png``), roofline (``roofline.png``, ``.svg``) and ``report.html``.
+
+    Parameters
+    ----------
+    doc : dict or Doc
+        An export document (schema ``dfx.analysis/1``), e.g. ``Analysis.to_dict()``.
+    color_by : str, optional
+        The profile whose bounds colour the DAG and whose critical path is drawn bold; default the first.
+    level : {"op", "module"}
+        One box per node, or one per run of a module's nodes. Repeated layers are folded at both.
+    graphviz : bool
+        Lay out the DAG with the ``dot`` binary when it is installed; without it only ``dag.dot``.
+    """
+    d = doc if isinstance(doc, Doc) else read_document(doc)
+    hw_id = _color_by(d, color_by)
+    graph = build_display_graph(d, level)
+    dot_text = to_dot(d, graph, hw_id)
+    files: dict[str, str | bytes] = {"dag.dot": dot_text}
+    notes = []
+    svg = render_dot(dot_text, "svg") if graphviz else None
+    if svg is not None:
+        files["dag.svg"] = svg.decode("utf-8")
+        files["dag.png"] = render_dot(dot_text, "png") or b""
+    else:
+        notes.append(GRAPHVIZ_HINT)
+    roof = render_roofline(d)
+    if roof is not None:
+        files["roofline.png"], files["roofline.svg"] = roof.png, roof.svg
+    note = f"Coloured by bound on {hw_id}; critical path bold." if hw_id else "No profile: nodes are not coloured."
+    if graph.folds:
+        note += " Repeated layers drawn once: " + ", ".join(f.label for f in graph.folds) + "."
+    files["report.html"] = render_html(d, graph, files.get("dag.svg"), dot_text, roof.png if roof else None, note)
+    return Pictures(files, tuple(notes))
+
+
+def write_pictures(doc: Mapping[str, Any] | Doc, out_dir: str | Path, *, force: bool = False,
+                   color_by: str | None = None, level: Level | str = Level.OP) -> tuple[list[Path], tuple[str, ...]]:
+    """Render and write every picture into ``out_dir``; nothing is written if any target exists without ``force``."""
+    from dfx.report.files import check_targets, write_outputs
+
+    d = doc if isinstance(doc, Doc) else read_document(doc)
+    check_targets(out_dir, picture_names(d), force=force)
+    pictures = render_pictures(d, color_by=color_by, level=level)
+    return write_outputs(out_dir, pictures.files, force=force), pictures.notes
