@@ -73,7 +73,7 @@ def test_out_writes_and_never_overwrites_without_force(analysis_json, tmp_path):
     out = tmp_path / "sim"
     first = _invoke(str(analysis_json), "--hw", "h100", "--out", str(out))
     assert first.exit_code == 0, first.output
-    assert {p.name for p in out.iterdir()} == {"simulation.json", "trace.json", "gantt.png"}
+    assert {p.name for p in out.iterdir()} == {"simulation.json", "trace.json", "gantt.png", "analysis.json", "report.html"}
     trace = json.loads((out / "trace.json").read_text())
     assert sum(e["ph"] == "X" for e in trace["traceEvents"]) == 2 * 4  # both policies, one per node
     (out / "gantt.png").write_bytes(b"mine")

@@ -1,4 +1,4 @@
-"""The ``dfx simulate`` command. Thin: parse, analyse, simulate, print or write.
+"""The ``dfx simulate`` command. Thin: parse, analyse, simulate, print or write (with the HTML report).
 
 ``dfx.cli`` adds it with :func:`register`, so the simulator's options live beside the simulator.
 """
@@ -9,7 +9,6 @@ import json
 import math
 import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any, Optional
 
@@ -17,6 +16,7 @@ import typer
 from rich.console import Console
 
 from dfx.errors import DfxError
+from dfx.report.files import check_targets
 
 __all__ = ["register", "simulate_command"]
 
@@ -25,6 +25,8 @@ _MODEL_HELP = (
     "or a saved analysis.json (no torch needed)."
 )
 _TEXT_FILES = ("simulation.json", "trace.json")
+_ANALYSIS = "analysis.json"  # the analysis simulated, so the folder's report has its DAG and roofline
+_REPORT = "report.html"
 _GANTT = "gantt.png"
 
 
@@ -56,38 +58,41 @@ def _document(model: str, hw: str, batch: int, seq: Optional[int], dtype: str) -
     return analyze(model, hardware=[hw], dtype=dtype, batch=batch, seq=seq).to_dict()
 
 
-def _write(out: Path, result: Any, doc: dict[str, Any], force: bool) -> list[Path]:
-    """simulation.json and trace.json through ``write_outputs``, then gantt.png.
+def _out_names(out: Path, model: str) -> list[str]:
+    """The files ``--out`` writes; ``analysis.json`` is left out when it is MODEL itself (already there)."""
+    names = [*_TEXT_FILES, _ANALYSIS, _REPORT, _GANTT]
+    source, target = Path(model), out / _ANALYSIS
+    if target.is_file() and source.is_file() and os.path.samefile(source, target):
+        names.remove(_ANALYSIS)
+    return names
 
-    Every target is checked first, so a refusal leaves the folder as it was. The PNG (binary, so
-    not through ``write_outputs``) is written to a temporary file and renamed over the target.
+
+def _write(out: Path, names: list[str], result: Any, doc: dict[str, Any], analysis: dict[str, Any],
+           force: bool) -> list[Path]:
+    """Render every file of ``names`` in memory, then write them all through ``write_outputs``.
+
+    Nothing is written until everything is drawn, and ``write_outputs`` checks every target before
+    writing any, so a refusal or a failure leaves the folder as it was. The report's timeline is
+    inline SVG drawn from ``doc`` by ``dfx.viz``, not the Gantt PNG.
     """
     from dfx.report.files import write_outputs
     from dfx.sim.errors import SimulationError
     from dfx.sim.gantt import render_gantt
     from dfx.sim.trace import chrome_trace
+    from dfx.viz import render_report
 
-    png_target = out / _GANTT
-    existing = [out / name for name in (*_TEXT_FILES, _GANTT) if (out / name).exists()] if out.is_dir() else []
-    if existing and not force:
-        names = ", ".join(str(t) for t in existing)
-        raise DfxError(f"{names} already exists; pass --force to overwrite it or choose another --out")
-    texts = {"simulation.json": json.dumps(doc, indent=1), "trace.json": json.dumps(chrome_trace(result))}
-    written = write_outputs(out, texts, force=force)
+    err = Console(stderr=True)
+    report = render_report(analysis, simulation=doc)  # coloured by the simulated profile
+    for note in report.notes:
+        err.print(note, highlight=False, markup=False)
+    files: dict[str, str | bytes] = {"simulation.json": json.dumps(doc, indent=1),
+                                     "trace.json": json.dumps(chrome_trace(result)),
+                                     _ANALYSIS: json.dumps(analysis, indent=1), _REPORT: report.files[_REPORT]}
     try:
-        png = render_gantt(result, "png")
-    except SimulationError as exc:  # matplotlib missing: the JSON files still stand
-        Console(stderr=True).print(f"[yellow]skipped {_GANTT}:[/yellow] {exc}", highlight=False)
-        return written
-    fd, tmp = tempfile.mkstemp(prefix=f".{_GANTT}.", dir=out)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(png)
-        os.replace(tmp, png_target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return [*written, png_target]
+        files[_GANTT] = render_gantt(result, "png")
+    except SimulationError as exc:  # matplotlib missing: the other files still stand
+        err.print(f"[yellow]skipped {_GANTT}:[/yellow] {exc}", highlight=False)
+    return write_outputs(out, {name: data for name, data in files.items() if name in names}, force=force)
 
 
 def simulate_command(
@@ -102,7 +107,8 @@ def simulate_command(
     batch: int = typer.Option(1, help="Batch size."),
     seq: Optional[int] = typer.Option(None, help="Sequence length (default: the model's own)."),
     dtype: str = typer.Option("fp32", help="fp32, bf16 or fp16."),
-    out: Optional[Path] = typer.Option(None, help="Write simulation.json, trace.json (Perfetto) and gantt.png here."),
+    out: Optional[Path] = typer.Option(
+        None, help="Write simulation.json, trace.json (Perfetto), gantt.png, analysis.json and report.html here."),
     force: bool = typer.Option(False, help="Overwrite files that already exist in --out."),
     as_json: bool = typer.Option(False, "--json", help="Print the simulation document (dfx.simulation/1) to stdout."),
 ) -> None:
@@ -111,11 +117,14 @@ def simulate_command(
     from dfx.sim.console import print_simulation
 
     _check(pes, jitter, runs, policy)
+    names = _out_names(out, model) if out is not None else []
+    if out is not None:
+        check_targets(out, names, force=force)  # before the analysis, whose results would be refused
     analysis = _document(model, hw, batch, seq, dtype)
     result = simulate(analysis, hw=hw, pes=pes, policy=policy, jitter_cv=jitter, runs=runs, seed=seed, steps=steps)
     doc = result.to_dict()
     if out is not None:
-        written = _write(out, result, doc, force)
+        written = _write(out, names, result, doc, analysis, force)
         if not as_json:
             Console(stderr=True).print("wrote " + ", ".join(str(p) for p in written), highlight=False)
     if as_json:

@@ -2,10 +2,11 @@
 
 Everything here reads only the export document (schema ``dfx.analysis/1``,
 ``docs/export-format.md``), never analyzer internals, and never imports torch: a saved
-``analysis.json`` is drawn with ``dfx report analysis.json --out DIR``. See ``docs/pictures.md``.
+``analysis.json`` is drawn with ``dfx report analysis.json --out DIR``. Given a simulation document
+too (``dfx.simulation/1``, ``--simulation``), the report gains its timeline. See ``docs/pictures.md``.
 """
 
 from dfx.viz.graph import Level
-from dfx.viz.render import Pictures, render_pictures, write_pictures
+from dfx.viz.render import Pictures, render_pictures, render_report, write_pictures
 
-__all__ = ["Level", "Pictures", "render_pictures", "write_pictures"]
+__all__ = ["Level", "Pictures", "render_pictures", "render_report", "write_pictures"]

@@ -11,6 +11,18 @@ __all__ = ["register"]
 
 COLOR_BY_HELP = "Profile whose bounds colour the DAG and whose critical path is bold (default: the first)."
 LEVEL_HELP = "op: one box per node; module: one box per module. Repeated layers are folded at both."
+SIMULATION_HELP = "A simulation.json of this analysis (`dfx simulate --out` or `--json`): report.html gains its timeline."
+
+
+def _read_json(path: Path) -> object:
+    import json
+
+    from dfx.errors import DfxError
+
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise DfxError(f"cannot read {path}: {exc}") from None
 
 
 def report(
@@ -19,10 +31,9 @@ def report(
     force: bool = typer.Option(False, help="Overwrite files that already exist in --out."),
     color_by: Optional[str] = typer.Option(None, "--color-by", help=COLOR_BY_HELP),
     level: str = typer.Option("op", "--level", help=LEVEL_HELP),
+    simulation: Optional[Path] = typer.Option(None, "--simulation", help=SIMULATION_HELP),
 ) -> None:
-    """Draw the DAG, the roofline and report.html from a saved analysis."""
-    import json
-
+    """Draw the DAG, the roofline and report.html (with the timeline of --simulation) from a saved analysis."""
     from rich.console import Console
 
     from dfx.errors import DfxError
@@ -30,11 +41,9 @@ def report(
 
     if level not in ("op", "module"):
         raise DfxError(f"--level must be op or module, got {level!r}")
-    try:
-        doc = json.loads(analysis_json.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise DfxError(f"cannot read {analysis_json}: {exc}") from None
-    written, notes = write_pictures(doc, out, force=force, color_by=color_by, level=level)
+    doc = _read_json(analysis_json)
+    sim = _read_json(simulation) if simulation is not None else None
+    written, notes = write_pictures(doc, out, force=force, color_by=color_by, level=level, simulation=sim)
     err = Console(stderr=True, soft_wrap=True)
     for note in notes:
         err.print(note, highlight=False, markup=False)

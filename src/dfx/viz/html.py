@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 from dfx.viz.document import Doc, DocNode
-from dfx.viz.facts import BOUND_FILL, box_facts, format_bytes, format_flops, format_intensity, format_seconds, format_shape
+from dfx.viz.facts import BOUND_FILL, BOUND_LABEL, box_facts, format_bytes, format_flops, format_intensity, format_seconds, format_shape
 from dfx.viz.graph import DisplayGraph
 
 __all__ = ["render_html"]
@@ -75,18 +75,22 @@ def _lines(doc: Doc) -> tuple[str, str]:
 
 
 def render_html(doc: Doc, graph: DisplayGraph, dag_svg: str | None, dag_dot: str, roofline_png: bytes | None,
-                dag_note: str) -> str:
-    """The report page; ``dag_svg`` is inlined (without Graphviz, the DOT text is shown instead)."""
+                dag_note: str, timeline: dict[str, object] | None = None) -> str:
+    """The report page; ``dag_svg`` is inlined (without Graphviz, the DOT text is shown instead).
+
+    ``timeline`` (:func:`dfx.viz.timeline.timeline_context`) adds the Timeline section; without it
+    the section is absent.
+    """
     import jinja2
 
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(_TEMPLATES)), autoescape=True,
                              undefined=jinja2.StrictUndefined)
     model_line, totals_line = _lines(doc)
     return env.get_template("report.html.j2").render(
-        model_name=doc.model_name, model_line=model_line, totals_line=totals_line, fill=BOUND_FILL,
+        model_name=doc.model_name, model_line=model_line, totals_line=totals_line, fill=BOUND_FILL, bound_label=BOUND_LABEL,
         summaries=_summaries(doc), summary_rows=_SUMMARY_ROWS,
         dag_svg=_inline_svg(dag_svg) if dag_svg else None, dag_dot=dag_dot, dag_note=dag_note,
         roofline_png=base64.b64encode(roofline_png).decode("ascii") if roofline_png else None,
         columns=_columns(doc), rows=[_row(doc, n) for n in doc.nodes],
-        facts={b.id: box_facts(b) for b in graph.boxes},
+        facts={b.id: box_facts(b) for b in graph.boxes}, timeline=timeline,
     )

@@ -12,8 +12,10 @@ from dfx.viz.dot import GRAPHVIZ_HINT, graphviz_available, render_dot, to_dot
 from dfx.viz.graph import Level, build_display_graph
 from dfx.viz.html import render_html
 from dfx.viz.roofline import render_roofline
+from dfx.viz.simdoc import SimDoc, check_matches, read_simulation
+from dfx.viz.timeline import timeline_context
 
-__all__ = ["Pictures", "picture_names", "render_pictures", "write_pictures"]
+__all__ = ["Pictures", "picture_names", "render_pictures", "render_report", "write_pictures"]
 
 
 @dataclass(frozen=True)
@@ -52,22 +54,18 @@ def picture_names(doc: Mapping[str, Any] | Doc, graphviz: bool = True) -> list[s
     return names + (["roofline.png", "roofline.svg"] if d.hardware else []) + ["report.html"]
 
 
-def render_pictures(doc: Mapping[str, Any] | Doc, *, color_by: str | None = None, level: Level | str = Level.OP,
-                    graphviz: bool = True) -> Pictures:
-    """The DAG (``dag.dot``, ``dag.svg``, ``dag.png``), roofline (``roofline.png``, ``.svg``) and ``report.html``.
+def _sim_doc(d: Doc, simulation: Mapping[str, Any] | SimDoc | None) -> SimDoc | None:
+    if simulation is None:
+        return None
+    sim = simulation if isinstance(simulation, SimDoc) else read_simulation(simulation)
+    check_matches(sim, d)
+    return sim
 
-    Parameters
-    ----------
-    doc : dict or Doc
-        An export document (schema ``dfx.analysis/1``), e.g. ``Analysis.to_dict()``.
-    color_by : str, optional
-        The profile whose bounds colour the DAG and whose critical path is drawn bold; default the first.
-    level : {"op", "module"}
-        One box per node, or one per run of a module's nodes. Repeated layers are folded at both.
-    graphviz : bool
-        Lay out the DAG with the ``dot`` binary when it is installed; without it only ``dag.dot``.
-    """
-    d = doc if isinstance(doc, Doc) else read_document(doc)
+
+def _render(d: Doc, color_by: str | None, level: Level | str, graphviz: bool, sim: SimDoc | None,
+            dag_png: bool) -> Pictures:
+    if color_by is None and sim is not None and sim.hardware in d.hardware:
+        color_by = sim.hardware  # the simulated profile: the DAG and the timeline share its colours
     hw_id = _color_by(d, color_by)
     graph = build_display_graph(d, level)
     dot_text = to_dot(d, graph, hw_id)
@@ -76,7 +74,8 @@ def render_pictures(doc: Mapping[str, Any] | Doc, *, color_by: str | None = None
     svg = render_dot(dot_text, "svg") if graphviz else None
     if svg is not None:
         files["dag.svg"] = svg.decode("utf-8")
-        files["dag.png"] = render_dot(dot_text, "png") or b""
+        if dag_png:
+            files["dag.png"] = render_dot(dot_text, "png") or b""
     else:
         notes.append(GRAPHVIZ_HINT)
     roof = render_roofline(d)
@@ -85,16 +84,65 @@ def render_pictures(doc: Mapping[str, Any] | Doc, *, color_by: str | None = None
     note = f"Coloured by bound on {hw_id}; critical path bold." if hw_id else "No profile: nodes are not coloured."
     if graph.folds:
         note += " Repeated layers drawn once: " + ", ".join(f.label for f in graph.folds) + "."
-    files["report.html"] = render_html(d, graph, files.get("dag.svg"), dot_text, roof.png if roof else None, note)
+    timeline = timeline_context(sim, d, hw_id) if sim is not None else None
+    files["report.html"] = render_html(d, graph, files.get("dag.svg"), dot_text, roof.png if roof else None, note,
+                                       timeline)
     return Pictures(files, tuple(notes))
 
 
+def render_pictures(doc: Mapping[str, Any] | Doc, *, color_by: str | None = None, level: Level | str = Level.OP,
+                    graphviz: bool = True, simulation: Mapping[str, Any] | SimDoc | None = None) -> Pictures:
+    """The DAG (``dag.dot``, ``dag.svg``, ``dag.png``), roofline (``roofline.png``, ``.svg``) and ``report.html``.
+
+    Parameters
+    ----------
+    doc : dict or Doc
+        An export document (schema ``dfx.analysis/1``), e.g. ``Analysis.to_dict()``.
+    color_by : str, optional
+        The profile whose bounds colour the DAG (and the timeline's bars) and whose critical path is
+        drawn bold; default the simulated profile when a simulation of one in ``doc`` is given, else
+        the first.
+    level : {"op", "module"}
+        One box per node, or one per run of a module's nodes. Repeated layers are folded at both.
+    graphviz : bool
+        Lay out the DAG with the ``dot`` binary when it is installed; without it only ``dag.dot``.
+    simulation : dict or SimDoc, optional
+        A simulation document (schema ``dfx.simulation/1``) of this analysis, e.g.
+        ``SimulationResult.to_dict()``: ``report.html`` then gains a Timeline section (a Gantt chart
+        per policy as inline SVG, makespans beside the lower bounds, utilization per PE).
+
+    Raises
+    ------
+    DfxError
+        If a document has the wrong schema, ``color_by`` is not one of its profiles, or the
+        simulation schedules nodes the analysis lacks.
+    """
+    d = doc if isinstance(doc, Doc) else read_document(doc)
+    return _render(d, color_by, level, graphviz, _sim_doc(d, simulation), dag_png=True)
+
+
+def render_report(doc: Mapping[str, Any] | Doc, *, color_by: str | None = None, level: Level | str = Level.OP,
+                  graphviz: bool = True, simulation: Mapping[str, Any] | SimDoc | None = None) -> Pictures:
+    """Only ``report.html`` (its ``files`` has that one entry): what ``dfx simulate --out`` writes.
+
+    The parameters are :func:`render_pictures`'; the DAG's PNG is never drawn.
+    """
+    d = doc if isinstance(doc, Doc) else read_document(doc)
+    pictures = _render(d, color_by, level, graphviz, _sim_doc(d, simulation), dag_png=False)
+    return Pictures({"report.html": pictures.files["report.html"]}, pictures.notes)
+
+
 def write_pictures(doc: Mapping[str, Any] | Doc, out_dir: str | Path, *, force: bool = False,
-                   color_by: str | None = None, level: Level | str = Level.OP) -> tuple[list[Path], tuple[str, ...]]:
-    """Render and write every picture into ``out_dir``; nothing is written if any target exists without ``force``."""
+                   color_by: str | None = None, level: Level | str = Level.OP,
+                   simulation: Mapping[str, Any] | SimDoc | None = None) -> tuple[list[Path], tuple[str, ...]]:
+    """Render and write every picture into ``out_dir``; nothing is written if any target exists without ``force``.
+
+    ``simulation`` (a ``dfx.simulation/1`` document) adds the Timeline section to ``report.html``.
+    """
     from dfx.report.files import check_targets, write_outputs
 
     d = doc if isinstance(doc, Doc) else read_document(doc)
+    sim = _sim_doc(d, simulation)
     check_targets(out_dir, picture_names(d), force=force)
-    pictures = render_pictures(d, color_by=color_by, level=level)
+    pictures = render_pictures(d, color_by=color_by, level=level, simulation=sim)
     return write_outputs(out_dir, pictures.files, force=force), pictures.notes

@@ -124,7 +124,8 @@ def _panel(ax, hw: HwSummary, roofs: Roofs, points, unplaced: int, x_range, y_ra
     if unplaced:
         notes.append(f"{unplaced} zero-FLOP not shown")
     ax.set_title(f"{hw.id}\n" + " \u00b7 ".join(notes), fontsize=8.5)
-    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=3, frameon=False)
+    if ax.get_legend_handles_labels()[0]:  # a document with no roof and no FLOPs has nothing to name
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=3, frameon=False)
 
 
 def render_roofline(doc: Doc) -> RooflineImages | None:
