@@ -107,3 +107,41 @@ def test_nodes_csv_has_a_row_per_node(gpt2_bf16):
     lines = gpt2_bf16.nodes_csv().strip().splitlines()
     assert len(lines) == 1 + len(gpt2_bf16.graph.nodes)
     assert lines[0].endswith("nvidia-h100-sxm:bound,nvidia-h100-sxm:time_s,ibm-spyre:bound,ibm-spyre:time_s")
+
+
+def test_a_contraction_is_timed_at_its_operands_dtype():
+    # bf16 operands with an fp32 output (out_dtype): the bf16 tensor-core peak applies.
+    # 2*1024^3 = 2,147,483,648 FLOPs / 989.4e12 = 2.17 us of compute on an H100, not the
+    # 32.1 us the fp32 (66.9 TFLOP/s) peak would give.
+    import torch
+
+    class MixedMM(torch.nn.Module):
+        def forward(self, a, b):
+            return torch.mm(a, b, out_dtype=torch.float32)
+
+    a = torch.randn(1024, 1024, dtype=torch.bfloat16)
+    doc = dfx.analyze(MixedMM(), (a, a), hardware=["h100"]).to_dict()
+    (mm,) = [n for n in doc["nodes"] if n["category"] == "matmul"]
+    assert mm["dtype"] == "bfloat16"
+    timing = doc["hardware"]["nvidia-h100-sxm"]["nodes"][mm["name"]]
+    assert timing["compute_time_s"] == pytest.approx(2 * 1024**3 / 989.4e12)
+
+
+def test_duplicate_profile_ids_are_refused(tmp_path):
+    from dfx.hardware import load_profile
+
+    with pytest.raises(DfxError, match="'nvidia-h100-sxm' is given twice"):
+        dfx.analyze("mlp", hardware=[load_profile("h100"), "nvidia-h100-sxm"])
+    # a bare string is one profile, not its characters
+    assert list(dfx.analyze("mlp", hardware="h100").to_dict()["hardware"]) == ["nvidia-h100-sxm"]
+
+
+def test_file_models_take_shapes_not_batch(tmp_path):
+    net = tmp_path / "net.py"
+    net.write_text("import torch\nclass Net(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.l = torch.nn.Linear(8, 4)\n    def forward(self, x):\n        return self.l(x)\n")
+    with pytest.raises(DfxError, match="--batch and --seq apply to built-in and hf: models"):
+        dfx.analyze(f"{net}:Net", batch=4, input_shapes=[(2, 8)], hardware=[])
+    doc = dfx.analyze(f"{net}:Net", input_shapes=[(2, 8)], hardware=[]).to_dict()
+    assert doc["model"]["input_shapes"] == [[2, 8]] and "batch" not in doc["model"]
+    # 2*2*8*4 = 128 matmul FLOPs; as MACs, 64
+    assert doc["totals"]["matmul_macs"] == 64

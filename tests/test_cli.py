@@ -80,3 +80,16 @@ def test_hw_list_and_show():
     shown = dfx("hw", "show", "h100", "--json")
     assert shown.returncode == 0, shown.stderr
     assert json.loads(shown.stdout)["id"] == "nvidia-h100-sxm"
+
+
+def test_out_that_cannot_be_a_folder_is_one_line(tmp_path):
+    blocker = tmp_path / "file.txt"
+    blocker.write_text("mine")
+    line = _one_line_error(dfx("analyze", "mlp", "--hw", "h100", "--out", str(blocker / "sub")))
+    assert "cannot write into --out" in line
+    assert blocker.read_text() == "mine"
+
+
+def test_usage_errors_are_one_line():
+    line = _one_line_error(dfx("analyze", "mlp", "--frobnicate"))
+    assert "No such option: --frobnicate" in line and "dfx analyze --help" in line

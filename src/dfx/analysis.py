@@ -22,6 +22,8 @@ __all__ = ["Analysis", "DEFAULT_HARDWARE", "DEFAULT_MODEL", "SCHEMA", "analyze",
 
 SCHEMA = "dfx.analysis/1"
 DEFAULT_MODEL = "gpt2-block"
+_FMA_FLOPS = 2  # a multiply-accumulate is one multiply and one add
+
 # A GPU and a dataflow accelerator, side by side: the comparison dfx exists for.
 DEFAULT_HARDWARE: tuple[str, ...] = ("nvidia-h100-sxm", "ibm-spyre")
 
@@ -90,6 +92,7 @@ class Analysis:
                 "bytes_written": total.bytes_written,
                 "intensity": total.intensity,
                 "flops_by_category": costed.flops_by_category(),
+                "matmul_macs": costed.flops_by_category()["matmul"] // _FMA_FLOPS,
                 "unique_parameter_count": costed.unique_parameter_count(),
                 "unique_parameter_bytes": costed.unique_parameter_bytes(),
                 "parameter_traffic_bytes": costed.parameter_traffic_bytes(),
@@ -148,7 +151,7 @@ def analyze(
     kwargs: dict[str, Any] | None = None,
     hardware: Sequence[Any] | None = None,
     dtype: str | None = None,
-    batch: int = 1,
+    batch: int | None = None,
     seq: int | None = None,
     method: str = "auto",
     input_shapes: Sequence[tuple[int, ...]] | None = None,
@@ -168,8 +171,9 @@ def analyze(
         ``[]`` means costs only.
     dtype : str, optional
         For model specs: the dtype to build the model in (``fp32``, ``bf16``, ``fp16``).
-    batch, seq : int
-        For model specs: batch size and sequence length (``seq=None``: the model's default).
+    batch, seq : int, optional
+        For built-in and ``hf:`` models: batch size (``None``: 1) and sequence length (``None``:
+        the model's default). A file model takes its shapes from ``input_shapes`` instead.
     method : {"auto", "export", "fx", "dynamo"}
         Capture method.
 
@@ -183,8 +187,11 @@ def analyze(
         On a bad model spec, bad dtype, capture failure or unknown hardware profile; the message
         is one line naming the problem.
     """
+    if isinstance(hardware, str):  # one profile given bare, not in a list
+        hardware = [hardware]
     hardware_ids = DEFAULT_HARDWARE if hardware is None else tuple(hardware)
     profiles = [_load(h) for h in hardware_ids]  # fail fast on a bad id, before capture
+    _check_distinct_ids(profiles)
     info: dict[str, Any] = {}
     if isinstance(model_or_name, Graph):
         graph = model_or_name
@@ -210,6 +217,18 @@ def evaluate_on(costed: CostedGraph, profile: Any):
     )
 
 
+def _check_distinct_ids(profiles: Sequence[Any]) -> None:
+    """Results are keyed by profile id: two profiles with one id would silently lose one."""
+    seen: set[str] = set()
+    for p in profiles:
+        if p.id in seen:
+            raise DfxError(
+                f"hardware profile id {p.id!r} is given twice (a copied profile file keeps its id); "
+                "give each profile file its own id"
+            )
+        seen.add(p.id)
+
+
 def _load(h: Any):
     from dfx.hardware import load_profile
 
@@ -219,7 +238,7 @@ def _load(h: Any):
 def capture_spec(
     spec: str,
     *,
-    batch: int = 1,
+    batch: int | None = None,
     seq: int | None = None,
     dtype: str | None = "float32",
     method: str = "auto",
@@ -238,11 +257,22 @@ def capture_spec(
     from dfx.models import PRESETS, resolve
 
     dtype_name = normalize_dtype_or_fail(dtype or "float32")
-    model = resolve(spec, batch=batch, seq=seq, dtype=dtype_name, input_shapes=input_shapes)
+    is_file = ":" in spec and not spec.startswith("hf:")
+    if is_file and (batch is not None or seq is not None):
+        raise DfxError(
+            f"--batch and --seq apply to built-in and hf: models; give {spec}'s input shapes with --input-shape"
+        )
+    model = resolve(spec, batch=batch or 1, seq=seq, dtype=dtype_name, input_shapes=input_shapes)
     graph = capture(model.model, model.args, model.kwargs, method=method, name=model.name)
+    info: dict[str, Any] = {"name": model.name, "dtype": dtype_name}
+    if is_file:
+        info["input_shapes"] = [list(a.shape) for a in model.args]
+        return graph, info
     if seq is None and spec in PRESETS:
         seq = PRESETS[spec].default_seq
-    return graph, {"name": model.name, "batch": batch, "seq": seq, "dtype": dtype_name}
+    elif seq is None and spec.startswith("hf:") and model.args:
+        seq = int(model.args[0].shape[-1])  # input_ids (batch, seq) at the config's default
+    return graph, {**info, "batch": batch or 1, "seq": seq}
 
 
 def _capture(model_or_name, args, kwargs, dtype, batch, seq, method, input_shapes):

@@ -46,11 +46,17 @@ def _check_positive(name: str, value: Optional[int]) -> None:
         raise DfxError(f"{name} must be a positive integer, got {value}")
 
 
+# Every file `analyze --out` may write (dag.svg and dag.png only where Graphviz is installed).
+ANALYZE_OUTPUTS = (
+    "analysis.json", "nodes.csv", "dag.dot", "dag.svg", "dag.png", "roofline.png", "roofline.svg", "report.html",
+)
+
+
 @app.command()
 def analyze(
     model: str = typer.Argument("gpt2-block", help=MODEL_HELP),
     hw: Optional[List[str]] = typer.Option(None, "--hw", help="Hardware profile id, alias or file; repeat for several. Default: nvidia-h100-sxm and ibm-spyre."),
-    batch: int = typer.Option(1, help="Batch size."),
+    batch: Optional[int] = typer.Option(None, help="Batch size (default 1; built-in and hf: models)."),
     seq: Optional[int] = typer.Option(None, help="Sequence length (default: the model's own)."),
     dtype: str = typer.Option("fp32", help="fp32, bf16 or fp16."),
     method: str = typer.Option("auto", help="Capture method: auto, export, fx or dynamo."),
@@ -68,8 +74,13 @@ def analyze(
 
     _check_positive("--batch", batch)
     _check_positive("--seq", seq)
+    _check_positive("--top", top)
     if level not in ("op", "module"):
         raise DfxError(f"--level must be op or module, got {level!r}")
+    if out is not None:  # refuse before the work, not after it
+        from dfx.report.files import check_targets
+
+        check_targets(out, list(ANALYZE_OUTPUTS), force=force)
     analysis = run_analyze(
         model, hardware=hw or None, dtype=dtype, batch=batch, seq=seq, method=method,
         input_shapes=_parse_shapes(input_shape),
@@ -97,7 +108,7 @@ def graph(
     model: str = typer.Argument("gpt2-block", help=MODEL_HELP),
     method: str = typer.Option("auto", help="Capture method: auto, export, fx or dynamo."),
     shapes: bool = typer.Option(False, "--shapes", help="Add the shapes, dtypes and strides that propagation found."),
-    batch: int = typer.Option(1, help="Batch size."),
+    batch: Optional[int] = typer.Option(None, help="Batch size (default 1; built-in and hf: models)."),
     seq: Optional[int] = typer.Option(None, help="Sequence length (default: the model's own)."),
     dtype: str = typer.Option("fp32", help="fp32, bf16 or fp16."),
     input_shape: Optional[List[str]] = typer.Option(None, "--input-shape", help=SHAPE_HELP),
@@ -168,9 +179,7 @@ def hw_show(
     if as_json:
         sys.stdout.write(json.dumps(data, indent=1) + "\n")
     else:
-        from rich.pretty import Pretty
-
-        _out.print(Pretty(data))
+        _out.print_json(data=data)
 
 
 # Commands that live beside their package: each module's `register(app)` adds its commands, and an
@@ -208,8 +217,12 @@ _register_commands()
 
 def main() -> None:
     """Entry point: run the app; a :class:`DfxError` is one line on stderr and exit status 2."""
+    import warnings
+
+    # Python's warnings (an op with no cost rule, ...) as one line each, without source lines.
+    warnings.formatwarning = lambda message, category, *_args, **_kw: f"warning: {message}\n"
     try:
-        app(standalone_mode=False)
+        app(standalone_mode=False, prog_name="dfx")
     except DfxError as exc:
         _err.print(f"[red]error:[/red] {exc}", highlight=False)
         sys.exit(2)
@@ -217,8 +230,11 @@ def main() -> None:
         sys.exit(exc.exit_code)
     except typer.Abort:
         sys.exit(130)
-    except typer.TyperException as exc:  # usage errors (bad flags, bad values): typer's own message
-        exc.show()
+    except typer.TyperException as exc:  # usage errors (bad flags, bad values): one line too
+        ctx = getattr(exc, "ctx", None)
+        where = ctx.command_path if ctx is not None else "dfx"
+        message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+        _err.print(f"[red]error:[/red] {message} (see `{where} --help`)", highlight=False)
         sys.exit(exc.exit_code)
     except Exception as exc:  # anything unexpected: one line, no traceback
         if os.environ.get("DFX_DEBUG"):

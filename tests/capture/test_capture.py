@@ -200,3 +200,60 @@ def test_real_weights_are_not_run():
     g = capture(Huge(), (torch.randn(1, 1, 1024),))
     (out,) = g.input_specs(g.nodes[-1])
     assert out.nbytes == 4 * 1024**3
+
+
+def test_fx_fixes_non_tensor_arguments_at_their_values():
+    # symbolic_trace must not bind defaults to None: use_proj=True keeps the projection,
+    # 2*8*64*64 + 8*64 = 66,048 FLOPs for the linear, + 8*64 = 512 for the scale.
+    class Optional(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(64, 64)
+
+        def forward(self, x, use_proj=True, scale=1.0):
+            return self.lin(x) * scale if use_proj else x
+
+    x = torch.randn(8, 64)
+    on = dfx.annotate(capture(Optional(), (x,), method="fx"))
+    assert on.total.flops == 66_048 + 512
+    off = dfx.annotate(capture(Optional(), (x,), {"use_proj": False}, method="fx"))
+    assert off.total.flops == 0
+
+
+@pytest.mark.parametrize("device", ["meta", "cpu"])
+def test_attention_is_one_fused_call_on_every_device(device):
+    # On meta, SDPA lowers to its math backend; dfx records the one fused call every GPU and
+    # accelerator backend runs, so its traffic is q, k, v in and the output out:
+    # 4 tensors of (1, 4, 16, 16) fp32 = 4 * 1024 * 4 B = 16,384 B (q, k, v are one tensor here,
+    # read three times).
+    with torch.device(device):
+        model = Block()
+    g = capture(model, (torch.empty(1, 16, 64, device=device),))
+    (attn,) = [n for n in g.nodes if "attention" in n.target]
+    assert [c.op for c in attn.aten_calls] == ["aten.scaled_dot_product_attention.default"]
+    cost = dfx.annotate(g)[attn.name].cost
+    assert cost.bytes_read + cost.bytes_written == 16_384
+
+
+@pytest.mark.parametrize("method", ["export", "fx", "dynamo"])
+def test_data_dependent_size_is_costed_at_its_bound_and_reported(method):
+    # PB-22 case 2: x[mask] with mask (4,) gives [u0, 16, 256], 0 <= u0 <= 4; Linear 256 -> 3072.
+    # Per row of u0: 2*16*256*3072 = 25,165,824 FLOPs; input 16*256*4 = 16,384 B; output
+    # 16*3072*4 = 196,608 B; the weight 3072*256*4 = 3,145,728 B once. Costed at the bound u0 = 4.
+    class Masked(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(256, 3072, bias=False)
+
+        def forward(self, x, mask):
+            return self.lin(x[mask])
+
+    mask = torch.tensor([True, False, True, False])
+    with pytest.warns(UserWarning, match=r"data-dependent sizes costed at their upper bounds \(u0 <= 4\)"):
+        g = capture(Masked(), (torch.randn(4, 16, 256), mask), method=method)
+    assert dict(g.meta)["data_dependent_sizes"] == "u0 <= 4"
+    costed = dfx.annotate(g)
+    assert costed.flops_by_category()["matmul"] == 25_165_824 * 4
+    (mm,) = [n for n in costed.nodes if n.category.value == "matmul"]
+    assert mm.cost.bytes_read == 16_384 * 4 + 3_145_728
+    assert mm.cost.bytes_written == 196_608 * 4

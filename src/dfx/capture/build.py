@@ -13,6 +13,7 @@ from typing import Any
 import torch
 import torch.fx
 from torch._subclasses.fake_tensor import FakeTensorMode
+from torch.fx.experimental.symbolic_shapes import ShapeEnv
 from torch.utils._pytree import tree_flatten
 
 from dfx.capture.propagate import AtenRecorder, to_spec
@@ -116,7 +117,9 @@ def _check_signature(model: torch.nn.Module, args: tuple, kwargs: dict) -> None:
 
 
 def _capture_with(model, args, kwargs, method: str, name: str) -> Graph:
-    mode = FakeTensorMode(allow_non_fake_inputs=True)
+    # A shape environment lets data-dependent sizes (boolean masks, nonzero) propagate as bounded
+    # symbols instead of failing.
+    mode = FakeTensorMode(allow_non_fake_inputs=True, shape_env=ShapeEnv())
     with capture_context(), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         traced = METHODS[method](model, args, kwargs, mode)
@@ -248,7 +251,15 @@ def _to_ir(traced: Traced, recorder: AtenRecorder, model: torch.nn.Module, name:
     infos = tuple(
         ParameterInfo(p.name, p.spec, p.kind, tuple(aliases.get(p.name, ()))) for p in params.values()
     )
-    meta = (("torch_version", torch.__version__),)
+    meta: tuple[tuple[str, str], ...] = (("torch_version", torch.__version__),)
+    if recorder.data_dependent:
+        bounds = ", ".join(f"{sym} <= {upper}" for sym, upper in recorder.data_dependent.items())
+        warnings.warn(
+            f"data-dependent sizes costed at their upper bounds ({bounds}): the FLOPs and bytes of "
+            "the nodes they reach are upper bounds",
+            stacklevel=3,
+        )
+        meta += (("data_dependent_sizes", bounds),)
     return Graph(tuple(nodes), infos, name=name, capture_method=traced.method, meta=meta)
 
 

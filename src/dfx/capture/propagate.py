@@ -13,6 +13,7 @@ with its arguments turned into :class:`dfx.ir.TensorSpec` (habit: "analyse on fa
 
 from __future__ import annotations
 
+import contextvars
 from typing import Any
 
 import torch
@@ -41,14 +42,38 @@ def to_spec(t: torch.Tensor) -> TensorSpec:
     return TensorSpec(shape, str(t.dtype).removeprefix("torch."), stride)
 
 
+# Data-dependent sizes met while propagating (an unbacked symbol such as u0 from a boolean mask or
+# nonzero), as "u0 <= 64" strings; AtenRecorder collects them per run.
+_DATA_DEPENDENT: contextvars.ContextVar[dict[str, int] | None] = contextvars.ContextVar("dfx_data_dependent", default=None)
+
+
 def _concrete(size: Any) -> int:
+    """A size as an int: its value, its hint, or for a data-dependent size its upper bound.
+
+    A data-dependent size (``x[mask]`` has ``mask.sum()`` rows) has no value on fake tensors; the
+    shape environment bounds it (``0 <= u0 <= mask.numel()``), and dfx costs it at that upper
+    bound, so the FLOPs and bytes of every node it reaches are upper bounds, reported as such.
+
+    Raises
+    ------
+    ValueError
+        If a symbolic size has neither a value nor a finite upper bound.
+    """
     if isinstance(size, int):
         return size
     if isinstance(size, torch.SymInt):
         hint = size.node.hint if hasattr(size.node, "hint") else None
         if hint is not None:
             return int(hint)
-        raise ValueError(f"symbolic size {size} has no concrete value; give an example input with concrete sizes")
+        env, expr = size.node.shape_env, size.node.expr
+        upper = env.bound_sympy(expr).upper
+        if upper.is_finite:
+            seen = _DATA_DEPENDENT.get()
+            if seen is not None:
+                for sym in sorted(expr.free_symbols, key=str):  # u0, not the 16*u0 of a stride
+                    seen[str(sym)] = int(env.bound_sympy(sym).upper)
+            return int(upper)
+        raise ValueError(f"data-dependent size {size} has no upper bound; give an example whose sizes do not depend on data")
     return int(size)
 
 
@@ -98,6 +123,21 @@ def _op_name(func: Any) -> str:
     return str(func)
 
 
+# Ops every GPU and accelerator backend runs as one fused kernel, recorded as that one call whatever
+# the propagation device lowers them to: on the meta device scaled_dot_product_attention lowers to
+# its math backend, whose S x S scores would otherwise be charged as memory traffic.
+_FUSED_OP = "aten.scaled_dot_product_attention.default"
+_FUSED_TARGETS: tuple[Any, ...] = (
+    torch.ops.aten.scaled_dot_product_attention.default,
+    torch._C._nn.scaled_dot_product_attention,
+    torch.nn.functional.scaled_dot_product_attention,
+)
+
+
+def _is_fused(n: torch.fx.Node) -> bool:
+    return n.op == "call_function" and any(n.target is t for t in _FUSED_TARGETS)
+
+
 class AtenRecorder(torch.fx.Interpreter):
     """Run a GraphModule on fake tensors and record, per node, output specs and aten calls.
 
@@ -109,6 +149,14 @@ class AtenRecorder(torch.fx.Interpreter):
         super().__init__(module, garbage_collect_values=True)
         self.outputs: dict[str, tuple[TensorSpec, ...]] = {}
         self.calls: dict[str, tuple[AtenCall, ...]] = {}
+        self.data_dependent: dict[str, int] = {}  # symbol -> the upper bound it was costed at
+
+    def run(self, *args: Any, **kwargs: Any) -> Any:
+        token = _DATA_DEPENDENT.set(self.data_dependent)
+        try:
+            return super().run(*args, **kwargs)
+        finally:
+            _DATA_DEPENDENT.reset(token)
 
     def run_node(self, n: torch.fx.Node) -> Any:
         mode = _RecordingMode()
@@ -129,4 +177,14 @@ class AtenRecorder(torch.fx.Interpreter):
         if n.op != "output":
             self.outputs[n.name] = tuple(to_spec(t) for t in flat if isinstance(t, torch.Tensor))
         self.calls[n.name] = tuple(mode.calls)
+        if _is_fused(n):
+            args, kwargs = self.fetch_args_kwargs_from_env(n)
+            self.calls[n.name] = (
+                AtenCall(
+                    op=_FUSED_OP,
+                    args=tuple(to_arg_value(a) for a in args),
+                    kwargs=tuple(sorted((k, to_arg_value(v)) for k, v in kwargs.items())),
+                    outputs=self.outputs[n.name],
+                ),
+            )
         return result

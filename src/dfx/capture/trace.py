@@ -136,20 +136,31 @@ def _flat_user_inputs(mode: FakeTensorMode, args: tuple, kwargs: dict) -> list[A
 def trace_fx(model: torch.nn.Module, args: tuple, kwargs: dict, mode: FakeTensorMode) -> Traced:
     """Capture with ``torch.fx.symbolic_trace`` (module-level nodes; no shapes until propagated).
 
-    Keyword inputs are bound as concrete arguments by name; the traced module takes them in the
-    order of ``forward``'s signature.
+    Keyword inputs are bound by name; parameters the caller leaves out are fixed at their default
+    values as concrete arguments; the traced module takes its inputs in ``forward``'s order.
     """
     import inspect
 
     sig = inspect.signature(model.forward)
     bound = sig.bind_partial(*args, **kwargs)
-    concrete = {k: None for k in sig.parameters if k not in bound.arguments and sig.parameters[k].default is not inspect.Parameter.empty}
+    # Non-tensor arguments are fixed as concrete values (use_proj=True stays True, so a branch on it
+    # is resolved at trace time), at the caller's value or else the default.
+    concrete = {
+        k: bound.arguments.get(k, p.default)
+        for k, p in sig.parameters.items()
+        if not isinstance(bound.arguments.get(k), torch.Tensor)
+        and (k in bound.arguments or p.default is not inspect.Parameter.empty)
+        and p.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+    }
     gm = torch.fx.symbolic_trace(model, concrete_args=concrete or None)
+    # One placeholder per parameter of forward, in order (a concrete one is renamed `use_proj_1`
+    # and must be fed the value it was fixed at).
+    names = list(sig.parameters)
+    placeholders = [node for node in gm.graph.nodes if node.op == "placeholder"]
     values = []
-    for node in gm.graph.nodes:
-        if node.op == "placeholder":
-            value = bound.arguments.get(node.target)
-            values.append(make_fake(mode, value) if isinstance(value, torch.Tensor) else value)
+    for name in names[: len(placeholders)]:
+        value = bound.arguments[name] if name in bound.arguments else concrete.get(name)
+        values.append(make_fake(mode, value) if isinstance(value, torch.Tensor) else value)
     return Traced(gm, values, "fx", _attr_param_map(gm, model), {}, _module_state_swap(gm, mode))
 
 

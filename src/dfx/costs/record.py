@@ -170,7 +170,16 @@ class CostedNode:
 
     @property
     def dtype(self) -> str | None:
-        """The dtype the node runs in: that of its first floating-point output, else first output."""
+        """The dtype the node computes in: the peak FLOP/s a roofline uses for it is this dtype's.
+
+        For a contraction, its first operand's dtype: a bf16 matmul with an fp32 output
+        (``mm(..., out_dtype=float32)``) runs on bf16 units, an int8 ``_int_mm`` on int8 units.
+        Otherwise the dtype of its first floating-point output, else its first output.
+        """
+        matmul_ops = {c.op for c in self.calls if c.category is Category.MATMUL}
+        for call in self.node.aten_calls:
+            if call.op in matmul_ops and call.inputs:
+                return call.inputs[0].dtype
         outs = self.node.outputs
         for spec in outs:
             if spec.dtype.startswith(("float", "bfloat", "complex")):

@@ -45,11 +45,15 @@ def print_analysis(doc: dict[str, Any], console: Console | None = None, top: int
     )
     cats = ", ".join(f"{k} {format_flops(v)}" for k, v in totals["flops_by_category"].items() if v)
     console.print(
-        f"FLOPs {format_flops(totals['flops'])} ({cats}); traffic {format_bytes(totals['bytes_read'] + totals['bytes_written'])}; "
+        f"FLOPs {format_flops(totals['flops'])} ({cats}; {totals['matmul_macs']:,} matmul MACs); traffic {format_bytes(totals['bytes_read'] + totals['bytes_written'])}; "
         f"parameters {totals['unique_parameter_count']:,} ({format_bytes(totals['unique_parameter_bytes'])} unique)"
     )
     for u in doc["coverage"]["unknown_ops"]:
-        console.print(f"[yellow]no cost rule for {u['target']} ({u['count']} calls): cost unknown, not zero[/yellow]")
+        console.print(
+            f"[yellow]no cost rule for {u['target']} ({u['count']} calls, in {', '.join(u['nodes'][:3])}): "
+            "its cost is unknown, not zero; the times of those nodes are lower bounds[/yellow]",
+            highlight=False,
+        )
     hw = doc["hardware"]
     if not hw:
         return
@@ -71,6 +75,12 @@ def print_analysis(doc: dict[str, Any], console: Console | None = None, top: int
     summary.add_row("parallelism (work/span)", *[_num(hw[h].get("parallelism", {}).get("parallelism")) for h in ids])
     summary.add_row("partition shift (nodes)", *[str(len(hw[h].get("partition_shift", []))) for h in ids])
     console.print(summary)
+    for h in ids:
+        for requested, used in hw[h].get("dtype_fallbacks", {}).items():
+            console.print(
+                f"[yellow]{h} lists no {requested} peak: {requested} nodes are timed at its {used} peak[/yellow]",
+                highlight=False,
+            )
     _print_top_nodes(doc, ids, console, top)
     for h in ids:
         path = hw[h]["critical_path"]["nodes"]
@@ -97,7 +107,8 @@ def _print_top_nodes(doc: dict[str, Any], ids: list[str], console: Console, top:
         ]
         for h in ids:
             per = hw[h]["nodes"].get(n["name"], {})
-            cells.append(f"{format_seconds(per.get('time_s', 0.0))} {per.get('bound', '')}")
+            unknown = "  (+ unknown ops)" if n["unknown_ops"] else ""
+            cells.append(f"{format_seconds(per.get('time_s', 0.0))} {per.get('bound', '')}{unknown}")
         table.add_row(*cells)
     console.print(table)
 

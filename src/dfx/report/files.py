@@ -47,14 +47,19 @@ def write_outputs(out_dir: str | Path, files: dict[str, str | bytes], *, force: 
     Raises
     ------
     DfxError
-        If ``out_dir`` is a file, or a target exists and ``force`` is false.
+        If ``out_dir`` is a file, a target exists and ``force`` is false, or the folder cannot be
+        written (permissions, a missing parent that cannot be made, a target that is a folder).
     """
     targets = check_targets(out_dir, list(files), force=force)
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    for target, text in zip(targets, files.values()):
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=out)
-        try:
+    temps: list[str] = []
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        # Write every file to a temporary name first, then rename them all: a failure part-way
+        # leaves the folder as it was, not half old and half new.
+        for target, text in zip(targets, files.values()):
+            fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=out)
+            temps.append(tmp)
             if isinstance(text, bytes):
                 with os.fdopen(fd, "wb") as fh:
                     fh.write(text)
@@ -62,8 +67,15 @@ def write_outputs(out_dir: str | Path, files: dict[str, str | bytes], *, force: 
                 with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
                     fh.write(text)
             os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the user's usual mode
+        for target in targets:
+            if target.is_dir():
+                raise IsADirectoryError(f"{target} is a folder")
+        for target, tmp in zip(targets, temps):
             os.replace(tmp, target)
-        except BaseException:
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise DfxError(f"cannot write into --out {out}: {reason}; choose a folder you can write to") from None
+    finally:
+        for tmp in temps:
             Path(tmp).unlink(missing_ok=True)
-            raise
     return targets

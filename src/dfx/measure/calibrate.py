@@ -1,0 +1,229 @@
+"""``dfx calibrate``: measure this machine with torch and write it as a hardware profile.
+
+What is measured (each the median of repeated eager calls, see :mod:`dfx.measure.microbench`):
+
+- ``peak_flop_per_s.<dtype>``: a square ``torch.mm``, grown until one call is long enough;
+- ``memory.<level>.bandwidth_bytes_per_s``: ``c = a + b`` with a working set sized to sit in each
+  cache level (half the L2, a quarter of the L3) and in DRAM (4 x the L3, at least 64 MiB);
+- ``op_overhead_s``: ``aten.add`` on 1-element tensors;
+- ``vector_flop_per_s`` (CPU; in the JSON document, not the profile, whose schema has no field for
+  it): the FLOP rate of GELU, softmax and layer norm, which :mod:`dfx.measure.cache_model` can use
+  for elementwise and normalization nodes.
+
+Threads are torch's own (``torch.get_num_threads()``), as a model run would use them.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import platform
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+import torch
+
+from dfx.errors import DfxError
+from dfx.measure.microbench import Sample, gemm_flop_per_s, op_overhead_s, stream_bytes_per_s, vector_flop_per_s
+
+__all__ = ["CacheLevel", "Calibration", "calibrate", "host_caches"]
+
+DEFAULT_BUDGET_S = 45.0
+_SHARE = {"overhead": 0.1, "gemm": 0.4, "stream": 0.35, "vector": 0.15}  # of the budget, per kind of benchmark
+_WORKING_SET_FRACTION = {"L2": 0.5, "L3": 0.25}  # of a cache's capacity: leaves room for everything else
+_DRAM_MIN_BYTES = 64 * 2**20  # a DRAM working set well past any L3
+_DRAM_L3_MULTIPLE = 4
+_GPU_HBM_WORKING_SET = 2**30
+
+
+@dataclass(frozen=True)
+class CacheLevel:
+    """A cache of this machine: its name, total capacity (all instances) and instance count."""
+
+    name: str
+    capacity_bytes: int
+    instances: int
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """What ``dfx calibrate`` measured; :meth:`to_profile` is a hardware profile mapping in the normal schema."""
+
+    device: str  # "cpu" or "cuda"
+    device_name: str
+    torch_version: str
+    threads: int
+    date: str
+    peak_flop_per_s: Mapping[str, Sample]
+    bandwidth: Mapping[str, Sample]  # level name -> sample, closest to compute first
+    capacities: Mapping[str, CacheLevel]
+    overhead: Sample
+    vector: Sample | None = None  # non-matmul FLOP rate (fp32); the profile schema has no field for it
+    budget_s: float = DEFAULT_BUDGET_S
+    warnings: tuple[str, ...] = field(default=())
+
+    def _source(self, how: str) -> str:
+        return f"measured [D] by dfx calibrate on {self.date}, torch {self.torch_version}, {self.threads} threads: {how}"
+
+    def to_profile(self, profile_id: str | None = None) -> dict[str, Any]:
+        """The profile mapping (SI numbers), accepted by :func:`dfx.hardware.parse_profile`."""
+        gpu = self.device == "cuda"
+        pid = profile_id or ("cuda-calibrated" if gpu else "host-cpu-calibrated")
+        levels, sources = [], {}
+        for name, sample in self.bandwidth.items():
+            cache = self.capacities.get(name)
+            level: dict[str, Any] = {
+                "name": name,
+                "capacity_bytes": cache.capacity_bytes if cache else None,
+                "bandwidth_bytes_per_s": sample.value,
+                "managed": "cache" if cache else "software",
+                "on_chip": cache is not None,
+            }
+            if cache and cache.instances > 1:
+                level["instances"] = cache.instances
+            levels.append(level)
+            sources[f"memory.{name}"] = self._source(sample.how + (f"; capacity from the OS ({cache.instances} instance(s))" if cache else ""))
+        for dtype, sample in self.peak_flop_per_s.items():
+            sources[f"peak_flop_per_s.{dtype}"] = self._source(sample.how)
+        sources["op_overhead_s"] = self._source(self.overhead.how)
+        sources["compute"] = f"the OS and torch on {self.date}: {self.threads} threads (torch.get_num_threads())"
+        return {
+            "id": pid,
+            "name": f"{self.device_name} (calibrated {self.date})",
+            "vendor": "measured",
+            "kind": "gpu" if gpu else "cpu",
+            "notes": f"measured by dfx calibrate, budget {self.budget_s:g} s; medians of repeated eager torch calls",
+            "peak_flop_per_s": {d: s.value for d, s in self.peak_flop_per_s.items()},
+            "memory": levels,
+            "compute": {"cores": self.threads, "description": f"{self.device_name}, {self.threads} torch threads"},
+            "scheduling": {"commitment": "dynamic", "description": "eager PyTorch: one op at a time, dispatched at run time"},
+            "memory_model": "cache",
+            "op_overhead_s": self.overhead.value,
+            "sources": sources,
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``dfx calibrate --json`` document: the profile and the raw medians behind it."""
+        raw = {f"peak_flop_per_s.{d}": s for d, s in self.peak_flop_per_s.items()}
+        raw.update({f"memory.{n}.bandwidth_bytes_per_s": s for n, s in self.bandwidth.items()})
+        raw["op_overhead_s"] = self.overhead
+        if self.vector is not None:
+            raw["vector_flop_per_s"] = self.vector
+        return {
+            "schema": "dfx.calibration/1",
+            "device": self.device,
+            "threads": self.threads,
+            "torch_version": self.torch_version,
+            "date": self.date,
+            "profile": self.to_profile(),
+            "vector_flop_per_s": self.vector.value if self.vector else None,
+            "measurements": {k: {"value": s.value, "median_s": s.median_s, "reps": s.reps, "how": s.how} for k, s in raw.items()},
+            "warnings": list(self.warnings),
+        }
+
+
+def host_caches(root: str | Path = "/sys/devices/system/cpu") -> dict[str, CacheLevel]:
+    """The L2 and L3 caches Linux reports (total capacity over distinct instances); empty elsewhere."""
+    found: dict[str, set[tuple[str, int]]] = {}
+    for index in sorted(Path(root).glob("cpu[0-9]*/cache/index[0-9]*")):
+        try:
+            level = (index / "level").read_text().strip()
+            kind = (index / "type").read_text().strip()
+            size = (index / "size").read_text().strip()
+            shared = (index / "shared_cpu_list").read_text().strip()
+        except OSError:
+            continue
+        if kind == "Instruction" or level not in ("2", "3"):
+            continue
+        found.setdefault(f"L{level}", set()).add((shared, _parse_size(size)))
+    return {name: CacheLevel(name, sum(s for _, s in inst), len(inst)) for name, inst in sorted(found.items())}
+
+
+def _parse_size(text: str) -> int:
+    units = {"K": 2**10, "M": 2**20, "G": 2**30}
+    return int(text[:-1]) * units[text[-1]] if text and text[-1] in units else int(text)
+
+
+def _cpu_name() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "host CPU"
+
+
+def _plan(device: str) -> tuple[dict[str, CacheLevel], dict[str, int], str, Callable[[], None] | None]:
+    """Cache levels, the working set to stream per level, the device's name, and its sync."""
+    if device == "cuda":
+        props = torch.cuda.get_device_properties(0)
+        l2 = int(getattr(props, "L2_cache_size", 0) or 0)
+        caches = {"L2": CacheLevel("L2", l2, 1)} if l2 else {}
+        sets = {"L2": l2 // 2} if l2 else {}
+        sets["HBM"] = _GPU_HBM_WORKING_SET
+        return caches, sets, props.name, torch.cuda.synchronize
+    caches = host_caches()
+    sets = {n: int(c.capacity_bytes * _WORKING_SET_FRACTION[n]) for n, c in caches.items()}
+    l3 = caches.get("L3").capacity_bytes if "L3" in caches else 0
+    sets["DRAM"] = max(_DRAM_MIN_BYTES, _DRAM_L3_MULTIPLE * l3)
+    return caches, sets, _cpu_name(), None
+
+
+def calibrate(device: str = "cpu", dtypes: tuple[str, ...] = ("float32",), budget_s: float = DEFAULT_BUDGET_S,
+              on_step: Callable[[str], None] | None = None) -> Calibration:  # fmt: skip
+    """Measure peak FLOP/s per dtype, bandwidth per memory level and per-op overhead on ``device``.
+
+    Parameters
+    ----------
+    device : {"cpu", "cuda"}
+    dtypes : tuple of str
+        torch dtype names to measure a GEMM peak for (``float32``, ``bfloat16``, ``float16``).
+    budget_s : float
+        Roughly how long to spend, in seconds; each benchmark gets a share.
+    on_step : callable, optional
+        Called with a short label before each benchmark (the CLI's progress bar).
+
+    Raises
+    ------
+    DfxError
+        If the device is unknown or absent, or the budget is not positive.
+    """
+    if device not in ("cpu", "cuda"):
+        raise DfxError(f"unknown --device {device!r}; expected cpu or cuda")
+    if device == "cuda" and not torch.cuda.is_available():
+        raise DfxError("--device cuda asked for, but torch sees no CUDA GPU on this machine")
+    if not budget_s > 0:
+        raise DfxError(f"--budget-s must be positive, got {budget_s}")
+    step = on_step or (lambda label: None)
+    caches, working_sets, name, sync = _plan(device)
+    step("per-op overhead")
+    overhead = op_overhead_s(device, budget_s * _SHARE["overhead"], sync)
+    peaks = {}
+    for dtype in dtypes:
+        step(f"GEMM {dtype}")
+        peaks[dtype] = gemm_flop_per_s(getattr(torch, dtype), device, budget_s * _SHARE["gemm"] / len(dtypes), sync)
+    bandwidth = {}
+    for level, nbytes in working_sets.items():
+        step(f"bandwidth {level} ({nbytes / 2**20:.1f} MiB)")
+        bandwidth[level] = stream_bytes_per_s(nbytes, device, budget_s * _SHARE["stream"] / len(working_sets), sync,
+                                              slope=level in caches)  # fmt: skip
+    step("vector ops")
+    vector = vector_flop_per_s(device, budget_s * _SHARE["vector"], sync) if device == "cpu" else None
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
+    warnings = (f"load average {load:.2f} on {os.cpu_count()} CPUs while measuring: figures may be low",) if device == "cpu" and load > 0.5 * (os.cpu_count() or 1) else ()
+    return Calibration(
+        device=device,
+        device_name=name,
+        torch_version=torch.__version__,
+        threads=torch.get_num_threads(),
+        date=_dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        peak_flop_per_s=peaks,
+        bandwidth=bandwidth,
+        capacities=caches,
+        overhead=overhead,
+        vector=vector,
+        budget_s=budget_s,
+        warnings=warnings,
+    )

@@ -1,0 +1,79 @@
+"""Calibration on a tiny budget: positive, finite figures of the right order; a profile load_profile accepts."""
+
+import math
+
+import pytest
+import torch
+import yaml
+
+from dfx.errors import DfxError
+from dfx.hardware import load_profile
+from dfx.measure.calibrate import calibrate, host_caches
+
+
+@pytest.fixture(scope="module")
+def cal():
+    return calibrate(budget_s=0.5)
+
+
+def test_figures_are_positive_finite_and_plausible(cal):
+    peak = cal.peak_flop_per_s["float32"].value
+    assert math.isfinite(peak) and 1e8 < peak < 1e13  # a CPU core does ~1e9-1e11, a big socket ~1e12
+    for level, sample in cal.bandwidth.items():
+        assert math.isfinite(sample.value) and 1e8 < sample.value < 1e12, level
+    assert 1e-7 < cal.overhead.value < 1e-2  # an eager op: microseconds
+    assert list(cal.bandwidth)[-1] == "DRAM"
+    assert cal.threads == torch.get_num_threads()
+
+
+def test_written_profile_loads_and_every_number_has_a_source(cal, tmp_path):
+    path = tmp_path / "mine.yaml"
+    path.write_text(yaml.safe_dump(cal.to_profile(), sort_keys=False))
+    profile = load_profile(str(path))
+    assert profile.id == "host-cpu-calibrated" and profile.kind.value == "cpu"
+    assert profile.peak("float32").flop_per_s == pytest.approx(cal.peak_flop_per_s["float32"].value)
+    assert profile.off_chip_level().name == "DRAM"
+    assert profile.op_overhead_s == pytest.approx(cal.overhead.value)
+    source = profile.source_of("peak_flop_per_s.float32")
+    assert "dfx calibrate" in source and torch.__version__ in source and "torch.mm" in source
+
+
+def test_json_document(cal):
+    doc = cal.to_dict()
+    assert doc["schema"] == "dfx.calibration/1"
+    assert set(doc["measurements"]) >= {"peak_flop_per_s.float32", "memory.DRAM.bandwidth_bytes_per_s", "op_overhead_s"}
+
+
+def test_host_caches_read_from_a_sysfs_tree(tmp_path):
+    # two cores with a private 512K L2 each and one shared 32M L3 -> L2 1 MiB in 2 instances, L3 32 MiB in 1
+    for cpu in (0, 1):
+        for idx, (level, kind, size, shared) in enumerate(
+            [("1", "Data", "32K", str(cpu)), ("2", "Unified", "512K", str(cpu)), ("3", "Unified", "32768K", "0-1")]
+        ):
+            d = tmp_path / f"cpu{cpu}" / "cache" / f"index{idx}"
+            d.mkdir(parents=True)
+            for name, text in (("level", level), ("type", kind), ("size", size), ("shared_cpu_list", shared)):
+                (d / name).write_text(text + "\n")
+    caches = host_caches(tmp_path)
+    assert caches["L2"].capacity_bytes == 2 * 512 * 1024 and caches["L2"].instances == 2
+    assert caches["L3"].capacity_bytes == 32 * 2**20 and caches["L3"].instances == 1
+    assert host_caches(tmp_path / "absent") == {}
+
+
+def test_bad_arguments_are_one_line_errors():
+    with pytest.raises(DfxError, match="expected cpu or cuda"):
+        calibrate(device="tpu")
+    with pytest.raises(DfxError, match="positive"):
+        calibrate(budget_s=0)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a GPU; the refusal is for machines without one")
+def test_cuda_without_a_gpu_is_refused():
+    with pytest.raises(DfxError, match="no CUDA GPU"):
+        calibrate(device="cuda")
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA GPU: the GPU calibration path needs one")
+def test_cuda_calibration():
+    cal = calibrate(device="cuda", budget_s=2.0)
+    assert cal.to_profile()["kind"] == "gpu" and "HBM" in cal.bandwidth

@@ -1,0 +1,73 @@
+"""Per-node timing on a fake clock: each node's time is what it advanced the clock by; medians over runs."""
+
+import pytest
+import torch
+import torch.fx
+
+from dfx.measure.timing import NodeClock, time_graph_nodes, time_whole_graph
+
+
+class FakeClock:
+    def __init__(self):
+        self.now = 0.0
+        self.run = 0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+CLOCK = FakeClock()
+# run r of the graph: `first` takes STEPS_A[r] s and `second` STEPS_B[r] s of fake time
+STEPS_A = [9.0, 1.0, 3.0, 2.0]
+STEPS_B = [9.0, 5.0, 4.0, 6.0]
+
+
+@torch.fx.wrap
+def first(x):
+    CLOCK.now += STEPS_A[CLOCK.run]
+    return x + 1
+
+
+@torch.fx.wrap
+def second(x):
+    CLOCK.now += STEPS_B[CLOCK.run]
+    CLOCK.run += 1
+    return x * 2
+
+
+class Two(torch.nn.Module):
+    def forward(self, x):
+        return second(first(x))
+
+
+def test_each_node_gets_the_time_between_its_start_and_end():
+    gm = torch.fx.symbolic_trace(Two())
+    CLOCK.now, CLOCK.run = 0.0, 0
+    interp = NodeClock(gm, clock=CLOCK)
+    out = interp.run(torch.ones(2))
+    assert torch.equal(out, torch.full((2,), 4.0))
+    assert interp.seconds == {"first": 9.0, "second": 9.0}  # placeholders and output are not timed
+
+
+def test_medians_after_warmup():
+    gm = torch.fx.symbolic_trace(Two())
+    CLOCK.now, CLOCK.run = 0.0, 0
+    times = time_graph_nodes(gm, [torch.ones(2)], repeat=3, warmup=1, clock=CLOCK)
+    # run 0 (9, 9) is warm-up; first: median(1, 3, 2) = 2; second: median(5, 4, 6) = 5
+    assert times.median_s == {"first": 2.0, "second": 5.0}
+    assert times.to_dict()["repeat"] == 3
+
+
+def test_whole_graph_median_and_sync_calls():
+    ticks = iter([0.0, 1.0, 10.0, 13.0, 20.0, 22.0, 30.0, 37.0])  # four calls: 1, 3, 2, 7 s
+    syncs = []
+    t = time_whole_graph(lambda: None, repeat=3, warmup=1, clock=lambda: next(ticks), sync=lambda: syncs.append(1))
+    assert t == 3.0  # warm-up 1 s dropped; median(3, 2, 7)
+    assert len(syncs) == 8  # before and after each of the four calls
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA GPU: the synchronised GPU timing path needs one")
+def test_cuda_nodes_are_timed_with_synchronisation():
+    gm = torch.fx.symbolic_trace(torch.nn.Sequential(torch.nn.Linear(64, 64), torch.nn.ReLU()).cuda())
+    times = time_graph_nodes(gm, [torch.randn(8, 64, device="cuda")], repeat=3, warmup=1, sync=torch.cuda.synchronize)
+    assert set(times.median_s) == {"0", "1"} and all(t > 0 for t in times.median_s.values())

@@ -1,0 +1,78 @@
+"""validate end to end on the MLP (tiny repeat, no timing assertions) and its refusals."""
+
+import pytest
+import torch
+
+from dfx.errors import DfxError
+from dfx.measure.validate import estimate_run_bytes, validate
+
+
+class Tick:
+    """A fake clock: every reading is one second after the previous one."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        self.now += 1.0
+        return self.now
+
+
+def test_mlp_nodes_line_up_with_the_captured_graph():
+    v = validate("mlp", "host-cpu", repeat=1, warmup=0)
+    names = [n.name for n in v.nodes]
+    assert names == ["flatten", "linear", "relu", "linear_1", "relu_1", "linear_2"]
+    assert all(n.measured_s > 0 for n in v.nodes)
+    doc = v.to_dict()
+    assert doc["hardware"] == "host-cpu" and doc["prediction"] == "cache-aware"
+    assert {n["name"]: n["counted"] for n in doc["nodes"]}["flatten"] is False  # a view: no work in dfx
+
+
+def test_fake_clock_arithmetic_through_validate():
+    # each timed call reads the clock twice, one tick apart: every node and the whole graph measure 1 s
+    v = validate("mlp", "host-cpu", repeat=3, warmup=1, clock=Tick(), prediction="roofline")
+    assert all(n.measured_s == 1.0 for n in v.nodes)
+    assert v.end_to_end.measured_s == 1.0
+    counted = [n for n in v.nodes if n.counted]
+    assert v.median_abs_error == pytest.approx(sorted(1 - n.predicted_s for n in counted)[len(counted) // 2])
+    assert v.end_to_end.predicted_s == pytest.approx(sum(n.roofline_s for n in v.nodes))
+
+
+def test_a_model_too_big_to_run_is_refused_in_one_line():
+    with pytest.raises(DfxError) as err:
+        validate("gpt2-block", "host-cpu", seq=64, max_bytes=1_000_000)
+    message = str(err.value)
+    assert "too big to run for real" in message and "\n" not in message
+
+
+def test_a_model_too_slow_to_run_is_refused_in_one_line():
+    with pytest.raises(DfxError, match="too big to run for real"):
+        validate("llama-layer", "host-cpu", seq=4096)
+
+
+def test_run_bytes_estimate_of_the_mlp():
+    from dfx.analysis import capture_spec
+
+    graph, _ = capture_spec("mlp", batch=1)
+    # params (784*512 + 512 + 512*512 + 512 + 512*10 + 10) * 4 = 669,706 * 4 = 2,678,824 B; input 784*4 = 3,136 B;
+    # outputs: flatten 784*4, linear/relu/linear_1/relu_1 512*4 each, linear_2 10*4 = 3,136 + 8,192 + 40
+    assert estimate_run_bytes(graph) == 2_678_824 + 3_136 + 3_136 + 8_192 + 40
+
+
+def test_bad_arguments():
+    with pytest.raises(DfxError, match="prediction"):
+        validate("mlp", prediction="magic")
+    with pytest.raises(DfxError, match="repeat"):
+        validate("mlp", repeat=0)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a GPU; the refusal is for machines without one")
+def test_cuda_without_a_gpu_is_refused():
+    with pytest.raises(DfxError, match="no CUDA GPU"):
+        validate("mlp", device="cuda")
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA GPU: the synchronised GPU run needs one")
+def test_cuda_validation_runs():
+    v = validate("mlp", "h100", device="cuda", repeat=2, warmup=1)
+    assert v.run["device"] == "cuda" and all(n.measured_s > 0 for n in v.nodes)
