@@ -43,7 +43,15 @@ GLU_FLOPS = SIGMOID_FLOPS + 1  # a * sigmoid(b), per output element (the input i
 DROPOUT_FLOPS = 3  # rand < p (1 compare), x * mask (1 mul), * 1/(1-p) (1 mul); RNG not counted
 
 
+# Real FLOPs of one complex-valued element: (a+bi)(c+di) = (ac-bd) + (ad+bc)i is 4 muls + 2 adds;
+# a complex add or subtract is 2 real ones; |a+bi| = sqrt(a*a + b*b) is 2 muls, 1 add, 1 sqrt.
+# Other ops on complex tensors count as their real formula (an undercount, stated in the docs).
+_COMPLEX_FLOPS = {"aten.mul": 6, "aten.add": 2, "aten.sub": 2, "aten.rsub": 2, "aten.abs": 4}
+
+
 def _per_element(call: AtenCall, flops: int) -> Cost:
+    if call.outputs and call.outputs[0].dtype.startswith("complex"):
+        flops = _COMPLEX_FLOPS.get(call.packet.rstrip("_"), flops)
     return io_cost(call, flops * out_numel(call))
 
 
