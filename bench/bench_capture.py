@@ -9,7 +9,8 @@ inherits the other's caches or memory), after the same small warm-up export. Rep
 - peak resident memory of each process (goal: under 2 GiB for the 70B shape), and of the dfx
   process minus the torch.export process, which is what dfx itself adds.
 
-Each side is measured ``--repeat`` times (fresh processes, alternating) and the fastest run kept,
+The bare export runs under ``torch.no_grad()``, as dfx's capture does, so both sides trace the
+same program. Each side is measured ``--repeat`` times (fresh processes, alternating) and the fastest run kept,
 the usual defence against a busy machine; run it on a quiet machine all the same.
 
 Usage: python bench/bench_capture.py [--seq 128] [--configs hf:llama-2-7b hf:llama-2-70b]
@@ -35,7 +36,8 @@ torch.export.export(torch.nn.Linear(4, 4), (torch.randn(2, 4),), strict=False)  
 model = resolve(spec, batch=1, seq=seq, dtype="float16", input_shapes=None)
 t0 = time.perf_counter()
 if which == "export":
-    torch.export.export(model.model, model.args, model.kwargs, strict=False)
+    with torch.no_grad():  # as dfx captures: grad mode changes what export traces and how fast
+        torch.export.export(model.model, model.args, model.kwargs, strict=False)
 else:
     a = dfx.analyze(model.model, model.args, kwargs=model.kwargs, hardware=[])
     assert a.costed.total.flops > 0
