@@ -55,10 +55,13 @@ def test_pb01_every_backend_counts_the_same(backend):
 
 
 def test_pb01_captured_on_cpu_and_with_the_math_backend():
+    # Capture records SDPA as the one fused call whatever backend the CPU would pick (the flash
+    # kernel by default, the math decomposition when forced); the kernels themselves are costed
+    # from hand-built calls in the tests below.
     q = torch.randn(B, H, S, D)
     fused = costed(Attention(), (q, q, q))
     ops = [c.op for n in fused.graph.nodes for c in n.aten_calls]
-    assert ops == ["aten._scaled_dot_product_flash_attention_for_cpu.default"]
+    assert ops == ["aten.scaled_dot_product_attention.default"]
     with sdpa_kernel(SDPBackend.MATH):
         math = costed(Attention(), (q, q, q))
     assert matmul_flops(fused) == matmul_flops(math) == PB01
@@ -138,3 +141,33 @@ def test_kernel_layout_against_flop_counter_mode(s):
         assert flop_counter_total(lambda: fn(q, q, q, *rest)) in (wrong, right)
         bshd = spec(B, s, H, D, dtype="float16")
         assert flops_of(call(op, bshd, bshd, bshd, *rest), "matmul") == right
+
+
+@pytest.mark.parametrize("backend", [SDPBackend.FLASH_ATTENTION, SDPBackend.MATH])
+def test_pb01_on_the_kernels_the_cpu_really_dispatches_to(backend):
+    # Record the aten calls a real CPU run dispatches to (the CPU flash kernel, or the math
+    # backend's bmm/softmax) and cost each with the registry: both give 12,582,912 matmul FLOPs.
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    from dfx.capture.propagate import to_arg_value, to_spec
+    from dfx.costs import cost_of_call
+    from dfx.ir import AtenCall
+
+    class Record(TorchDispatchMode):
+        calls: list = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            outs = out if isinstance(out, (tuple, list)) else (out,)
+            self.calls.append(AtenCall(str(func), tuple(to_arg_value(a) for a in args), (),
+                                       tuple(to_spec(t) for t in outs if isinstance(t, torch.Tensor))))
+            return out
+
+    q = torch.randn(B, H, S, D)
+    with sdpa_kernel(backend), Record() as rec:
+        F.scaled_dot_product_attention(q, q, q)
+    ops = [c.op for c in rec.calls]
+    if backend is SDPBackend.FLASH_ATTENTION:
+        assert "aten._scaled_dot_product_flash_attention_for_cpu.default" in ops
+    matmul = sum(dict(cost_of_call(c).flops_by_category).get("matmul", 0) for c in rec.calls if cost_of_call(c))
+    assert matmul == PB01
