@@ -14,6 +14,8 @@ softmax's exponentials and the causal mask are ignored (the FLOP convention of d
 
 from __future__ import annotations
 
+from dfx.roofline.bound import Bound
+
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -82,8 +84,9 @@ class AttentionOnChip:
         return max(self.compute_time_s, self.memory_time_s)
 
     @property
-    def bound(self) -> str:
-        return "memory" if self.memory_time_s > self.compute_time_s else "compute"
+    def bound(self) -> Bound:
+        # the roofline's rule: a tie is compute-bound
+        return Bound.MEMORY if self.memory_time_s > self.compute_time_s else Bound.COMPUTE
 
     def kept_on_chip(self) -> dict[str, int]:
         """Bytes of each on-chip buffer of Algorithm 1's inner step."""
@@ -102,7 +105,7 @@ class AttentionOnChip:
             "flash_offchip_bytes": self.flash_offchip_bytes, "standard_offchip_bytes": self.standard_offchip_bytes,
             "utilisation": self.utilisation, "compute_time_s": self.compute_time_s,
             "memory_time_s": self.memory_time_s, "standard_memory_time_s": self.standard_memory_time_s,
-            "time_s": self.time_s, "bound": self.bound,
+            "time_s": self.time_s, "bound": self.bound.value,
         }  # fmt: skip
 
 

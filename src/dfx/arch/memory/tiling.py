@@ -23,6 +23,8 @@ traffic / off-chip bandwidth (shared by every core); time = max of the two.
 
 from __future__ import annotations
 
+from dfx.roofline.bound import Bound
+
 import math
 from dataclasses import dataclass
 from typing import Any, Iterator
@@ -87,8 +89,9 @@ class TileChoice:
         return max(self.compute_time_s, self.memory_time_s)
 
     @property
-    def bound(self) -> str:
-        return "memory" if self.memory_time_s > self.compute_time_s else "compute"
+    def bound(self) -> Bound:
+        # the roofline's rule: a tie is compute-bound
+        return Bound.MEMORY if self.memory_time_s > self.compute_time_s else Bound.COMPUTE
 
     def to_dict(self) -> dict[str, Any]:
         g = self.gemm
@@ -98,7 +101,7 @@ class TileChoice:
             "working_set_bytes": self.working_set_bytes, "scratchpad_bytes": self.scratchpad_bytes,
             "offchip_bytes": self.offchip_bytes, "intensity": self.intensity,
             "compute_time_s": self.compute_time_s, "memory_time_s": self.memory_time_s,
-            "time_s": self.time_s, "bound": self.bound,
+            "time_s": self.time_s, "bound": self.bound.value,
         }  # fmt: skip
 
 
@@ -192,7 +195,7 @@ def choose_tile(gemm: Gemm, machine: Machine, double_buffer: bool = True) -> Til
     >>> m = Machine(scratchpad_bytes=2 * 1024 * 1024, cores=32, peak_flop_per_s=75e12,
     ...             offchip_bytes_per_s=150e9, granule_m=8, granule_n=8, granule_k=8)
     >>> t = choose_tile(Gemm(4096, 4096, 4096), m)
-    >>> t.working_set_bytes <= t.scratchpad_bytes, (t.tm, t.tn), t.bound
+    >>> t.working_set_bytes <= t.scratchpad_bytes, (t.tm, t.tn), t.bound.value
     (True, (512, 1024), 'memory')
     """
     fitting = list(_candidates(gemm, machine, double_buffer))
