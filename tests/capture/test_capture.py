@@ -257,3 +257,17 @@ def test_data_dependent_size_is_costed_at_its_bound_and_reported(method):
     (mm,) = [n for n in costed.nodes if n.category.value == "matmul"]
     assert mm.cost.bytes_read == 16_384 * 4 + 3_145_728
     assert mm.cost.bytes_written == 196_608 * 4
+
+
+def test_attention_output_has_the_fused_kernels_layout():
+    # Fused kernels write [B, H, S, D] over [B, S, H, D] memory, so the transpose(1, 2).contiguous()
+    # that follows attention in GPT-style blocks is free; on meta the math backend's plain layout
+    # would make it a copy of 1*16*64*4 = 4,096 B read and written.
+    class Heads(nn.Module):
+        def forward(self, q):
+            return F.scaled_dot_product_attention(q, q, q).transpose(1, 2).contiguous()
+
+    g = capture(Heads(), (torch.empty(1, 4, 16, 16, device="meta"),))
+    costed = dfx.annotate(g)
+    (contig,) = [n for n in costed.nodes if "contiguous" in n.node.target]
+    assert contig.cost.bytes_read + contig.cost.bytes_written == 0

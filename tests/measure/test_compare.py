@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from dfx.measure.compare import compare, percentile
+from dfx.measure.comparison import compare, percentile
 
 
 def _five():

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from dfx.errors import DfxError
-from dfx.measure.validate import estimate_run_bytes, validate
+from dfx.measure.validation import estimate_run_bytes, validate
 
 
 class Tick:
@@ -19,7 +19,7 @@ class Tick:
 
 
 def test_mlp_nodes_line_up_with_the_captured_graph():
-    v = validate("mlp", "host-cpu", repeat=1, warmup=0)
+    v = validate("mlp", "host-cpu", repeat=1, warmup=0, prediction="cache-aware")
     names = [n.name for n in v.nodes]
     assert names == ["flatten", "linear", "relu", "linear_1", "relu_1", "linear_2"]
     assert all(n.measured_s > 0 for n in v.nodes)
@@ -76,3 +76,26 @@ def test_cuda_without_a_gpu_is_refused():
 def test_cuda_validation_runs():
     v = validate("mlp", "h100", device="cuda", repeat=2, warmup=1)
     assert v.run["device"] == "cuda" and all(n.measured_s > 0 for n in v.nodes)
+
+
+def test_exported_nodes_and_buffers_line_up_for_a_model_with_batch_norm():
+    # resnet-block has BatchNorm buffers (running mean/var, num_batches_tracked): placeholders fed from
+    # the state dict in graph-signature order must reproduce the module's own output
+    from dfx.capture import capture
+    from dfx.measure.realrun import export_real
+    from dfx.models import resolve
+
+    spec = resolve("resnet-block", seq=4, device="cpu")
+    exported = export_real(spec.model, spec.args, spec.kwargs)
+    graph = capture(spec.model, spec.args, spec.kwargs, method="export")
+    assert exported.node_names() == [n.name for n in graph.nodes]
+    with torch.no_grad():
+        assert torch.allclose(exported.gm(*exported.inputs)[0], spec.model(*spec.args))
+
+
+def test_mismatched_graphs_are_refused_in_one_line():
+    from dfx.measure.realrun import check_names
+
+    with pytest.raises(DfxError, match="does not match") as err:
+        check_names(["x", "relu", "output"], ["x", "contiguous", "relu", "output"])
+    assert "\n" not in str(err.value) and "contiguous" in str(err.value)

@@ -134,6 +134,20 @@ _FUSED_TARGETS: tuple[Any, ...] = (
 )
 
 
+def _fused_layout(out: Any) -> Any:
+    """The attention output as fused kernels lay it out: [B, H, S, D] over [B, S, H, D] memory.
+
+    Flash and memory-efficient kernels (and PyTorch's CPU flash kernel) write the output
+    head-interleaved, so the usual ``out.transpose(1, 2).contiguous()`` that follows is free; the
+    math backend on the meta device returns a plain contiguous [B, H, S, D], which would make that
+    ``contiguous`` a copy no fused kernel pays for.
+    """
+    if not isinstance(out, torch.Tensor) or out.dim() != 4:
+        return out
+    b, h, s, d = out.shape
+    return torch.empty((b, s, h, d), dtype=out.dtype, device=out.device).transpose(1, 2)
+
+
 def _is_fused(n: torch.fx.Node) -> bool:
     return n.op == "call_function" and any(n.target is t for t in _FUSED_TARGETS)
 
@@ -173,6 +187,8 @@ class AtenRecorder(torch.fx.Interpreter):
                 f"shape propagation failed at node {n.name} ({n.format_node()}): {type(exc).__name__}: "
                 f"{str(exc).splitlines()[0] if str(exc) else ''}" + (f" [{line}]" if line else "")
             ) from exc
+        if _is_fused(n):
+            result = _fused_layout(result)
         flat, _ = tree_flatten(result)
         if n.op != "output":
             self.outputs[n.name] = tuple(to_spec(t) for t in flat if isinstance(t, torch.Tensor))

@@ -13,15 +13,18 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__all__ = ["Calibration", "Validation", "calibrate", "cache_timer", "compare", "validate"]
+__all__ = ["Calibration", "Measured", "Validation", "cache_timer", "calibrate", "compare", "measure", "predict", "validate"]
 
 _WHERE = {
-    "Calibration": "dfx.measure.calibrate",
-    "calibrate": "dfx.measure.calibrate",
-    "Validation": "dfx.measure.compare",
-    "compare": "dfx.measure.compare",
+    "Calibration": "dfx.measure.calibration",
+    "calibrate": "dfx.measure.calibration",
+    "Validation": "dfx.measure.comparison",
+    "compare": "dfx.measure.comparison",
     "cache_timer": "dfx.measure.cache_model",
-    "validate": "dfx.measure.validate",
+    "validate": "dfx.measure.validation",
+    "measure": "dfx.measure.validation",
+    "predict": "dfx.measure.validation",
+    "Measured": "dfx.measure.validation",
 }
 
 

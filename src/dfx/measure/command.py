@@ -51,7 +51,7 @@ def calibrate_command(
     from dfx.analysis import normalize_dtype_or_fail
     from dfx.errors import DfxError
     from dfx.hardware import parse_profile
-    from dfx.measure.calibrate import calibrate
+    from dfx.measure.calibration import calibrate
     from dfx.report.files import check_targets, write_outputs
 
     dtypes = tuple(dict.fromkeys(normalize_dtype_or_fail(d) for d in (dtype or ["fp32"])))
@@ -78,24 +78,42 @@ def calibrate_command(
         sys.stdout.write(calibration_text(cal.to_dict()) + "\n")
 
 
+def _from_calibration(path: Optional[Path], hw: Optional[str]):
+    """The profile to predict with, and the vector rate and GEMM curve of a calibration document."""
+    if path is None:
+        return hw or "host-cpu", None, ()
+    from dfx.errors import DfxError
+    from dfx.hardware import load_profile, parse_profile
+
+    try:
+        doc = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise DfxError(f"--calibration {path}: cannot read it as JSON ({type(exc).__name__}); write it with `dfx calibrate --json > FILE`") from None
+    if not isinstance(doc, dict) or doc.get("schema") != "dfx.calibration/1":
+        raise DfxError(f"--calibration {path} is not a dfx.calibration/1 document; write it with `dfx calibrate --json > FILE`")
+    profile = load_profile(hw) if hw else parse_profile(doc["profile"], str(path))
+    curve = tuple((p["flops"], p["flop_per_s"]) for p in doc.get("gemm_curve") or ())
+    return profile, doc.get("vector_flop_per_s"), curve
+
+
 def validate_command(
     model: str = typer.Argument("mlp", help=_MODEL_HELP),
-    hw: str = typer.Option("host-cpu", "--hw", help="Profile to predict with: a file from `dfx calibrate --out`, an id or an alias."),
+    hw: Optional[str] = typer.Option(None, "--hw", help="Profile to predict with: a file from `dfx calibrate --out`, an id or an alias. Default: the --calibration's profile, else host-cpu."),
+    calibration: Optional[Path] = typer.Option(None, "--calibration", help="A `dfx calibrate --json` document: its profile, vector rate and GEMM curve feed the cache-aware prediction."),
     dtype: str = typer.Option("fp32", "--dtype", help="fp32, bf16 or fp16."),
     batch: int = typer.Option(1, "--batch", help="Batch size."),
     seq: Optional[int] = typer.Option(None, "--seq", help="Sequence length or image side (default: the model's own)."),
     repeat: int = typer.Option(10, "--repeat", help="Timed runs; each node keeps its median."),
     warmup: int = typer.Option(3, "--warmup", help="Untimed runs first."),
     device: str = typer.Option("cpu", "--device", help="cpu or cuda."),
-    prediction: str = typer.Option("cache-aware", "--prediction", help="cache-aware (bytes at the cache that holds them) or roofline (dfx analyze's eager roofline)."),
-    vector_flop_per_s: Optional[float] = typer.Option(None, "--vector-flop-per-s", help="cache-aware only: run elementwise and normalization FLOPs at this rate (vector_flop_per_s from `dfx calibrate --json`)."),
+    prediction: Optional[str] = typer.Option(None, "--prediction", help="roofline (dfx analyze's eager roofline) or cache-aware (bytes at the cache that holds them, and with --calibration the measured vector rate and GEMM curve). Default: cache-aware with --calibration, else roofline."),
     out: Optional[Path] = typer.Option(None, "--out", help="Write validation.json and scatter.png into this folder."),
     force: bool = typer.Option(False, "--force", help="Overwrite files that already exist in --out."),
     as_json: bool = typer.Option(False, "--json", help="Print the dfx.validation/1 document."),
 ) -> None:
     """Run MODEL for real, time every node, and compare with dfx's prediction on --hw."""
     from dfx.errors import DfxError
-    from dfx.measure.validate import validate
+    from dfx.measure.validation import validate
 
     for name, value in (("--batch", batch), ("--seq", seq), ("--repeat", repeat)):
         if value is not None and value <= 0:
@@ -104,8 +122,10 @@ def validate_command(
         from dfx.report.files import check_targets
 
         check_targets(out, ["validation.json", "scatter.png"], force=force)
-    result = validate(model, hw, dtype=dtype, batch=batch, seq=seq, repeat=repeat, warmup=warmup, device=device,
-                      prediction=prediction, vector_flop_per_s=vector_flop_per_s)  # fmt: skip
+    profile, vector, curve = _from_calibration(calibration, hw)
+    prediction = prediction or ("cache-aware" if calibration is not None else "roofline")
+    result = validate(model, profile, dtype=dtype, batch=batch, seq=seq, repeat=repeat, warmup=warmup, device=device,
+                      prediction=prediction, vector_flop_per_s=vector, gemm_curve=curve)  # fmt: skip
     doc = result.to_dict()
     if out is not None:
         from dfx.measure.plot import scatter_png

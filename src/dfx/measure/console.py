@@ -22,7 +22,11 @@ def calibration_text(doc: dict[str, Any]) -> str:
         lines.append(f"  {level['name']:<15} {level['bandwidth_bytes_per_s'] / 1e9:10,.1f} GB/s   capacity {cap}")
     lines.append(f"  op overhead     {_us(p['op_overhead_s']):>13}")
     if doc.get("vector_flop_per_s"):
-        lines.append(f"  vector ops      {doc['vector_flop_per_s'] / 1e9:10,.1f} GFLOP/s (not in the profile; dfx validate --vector-flop-per-s)")
+        lines.append(f"  vector ops      {doc['vector_flop_per_s'] / 1e9:10,.1f} GFLOP/s")
+    for point in doc.get("gemm_curve") or ():
+        lines.append(f"  GEMM {point['flops'] / 1e6:7,.0f} MFLOP {point['flop_per_s'] / 1e9:8,.1f} GFLOP/s")
+    if doc.get("vector_flop_per_s") or doc.get("gemm_curve"):
+        lines.append("  (vector ops and GEMM sizes are not in the profile: save `--json` and pass it to `dfx validate --calibration`)")
     lines += [f"warning: {w}" for w in doc["warnings"]]
     return "\n".join(lines)
 

@@ -5,10 +5,13 @@ What is measured (each the median of repeated eager calls, see :mod:`dfx.measure
 - ``peak_flop_per_s.<dtype>``: a square ``torch.mm``, grown until one call is long enough;
 - ``memory.<level>.bandwidth_bytes_per_s``: ``c = a + b`` with a working set sized to sit in each
   cache level (half the L2, a quarter of the L3) and in DRAM (4 x the L3, at least 64 MiB);
-- ``op_overhead_s``: ``aten.add`` on 1-element tensors;
+- ``op_overhead_s``: the median over seven op kinds (add, relu, gelu, softmax, layer norm, linear,
+  conv2d) of each one on 1- to 8-element tensors;
 - ``vector_flop_per_s`` (CPU; in the JSON document, not the profile, whose schema has no field for
   it): the FLOP rate of GELU, softmax and layer norm, which :mod:`dfx.measure.cache_model` can use
-  for elementwise and normalization nodes.
+  for elementwise and normalization nodes;
+- ``gemm_curve`` (JSON only, likewise): the FLOP/s of ``[M,1024] x [1024,1024]`` GEMMs for M = 1
+  to 1024, which the cache-aware prediction interpolates for each matmul node.
 
 Threads are torch's own (``torch.get_num_threads()``), as a model run would use them.
 """
@@ -25,12 +28,12 @@ from typing import Any, Callable, Mapping
 import torch
 
 from dfx.errors import DfxError
-from dfx.measure.microbench import Sample, gemm_flop_per_s, op_overhead_s, stream_bytes_per_s, vector_flop_per_s
+from dfx.measure.microbench import Sample, gemm_curve, gemm_flop_per_s, op_overhead_s, stream_bytes_per_s, vector_flop_per_s
 
 __all__ = ["CacheLevel", "Calibration", "calibrate", "host_caches"]
 
 DEFAULT_BUDGET_S = 45.0
-_SHARE = {"overhead": 0.1, "gemm": 0.4, "stream": 0.35, "vector": 0.15}  # of the budget, per kind of benchmark
+_SHARE = {"overhead": 0.1, "gemm": 0.3, "curve": 0.1, "stream": 0.35, "vector": 0.15}  # of the budget, per kind of benchmark
 _WORKING_SET_FRACTION = {"L2": 0.5, "L3": 0.25}  # of a cache's capacity: leaves room for everything else
 _DRAM_MIN_BYTES = 64 * 2**20  # a DRAM working set well past any L3
 _DRAM_L3_MULTIPLE = 4
@@ -60,6 +63,7 @@ class Calibration:
     capacities: Mapping[str, CacheLevel]
     overhead: Sample
     vector: Sample | None = None  # non-matmul FLOP rate (fp32); the profile schema has no field for it
+    gemm_curve: tuple[tuple[int, float], ...] = ()  # (FLOPs per call, FLOP/s) of smaller fp32 GEMMs; not in the schema either
     budget_s: float = DEFAULT_BUDGET_S
     warnings: tuple[str, ...] = field(default=())
 
@@ -118,6 +122,7 @@ class Calibration:
             "date": self.date,
             "profile": self.to_profile(),
             "vector_flop_per_s": self.vector.value if self.vector else None,
+            "gemm_curve": [{"flops": f, "flop_per_s": r} for f, r in self.gemm_curve],
             "measurements": {k: {"value": s.value, "median_s": s.median_s, "reps": s.reps, "how": s.how} for k, s in raw.items()},
             "warnings": list(self.warnings),
         }
@@ -197,6 +202,7 @@ def calibrate(device: str = "cpu", dtypes: tuple[str, ...] = ("float32",), budge
     if not budget_s > 0:
         raise DfxError(f"--budget-s must be positive, got {budget_s}")
     step = on_step or (lambda label: None)
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0  # before our own work adds to it
     caches, working_sets, name, sync = _plan(device)
     step("per-op overhead")
     overhead = op_overhead_s(device, budget_s * _SHARE["overhead"], sync)
@@ -209,10 +215,11 @@ def calibrate(device: str = "cpu", dtypes: tuple[str, ...] = ("float32",), budge
         step(f"bandwidth {level} ({nbytes / 2**20:.1f} MiB)")
         bandwidth[level] = stream_bytes_per_s(nbytes, device, budget_s * _SHARE["stream"] / len(working_sets), sync,
                                               slope=level in caches)  # fmt: skip
+    step("GEMM sizes")
+    curve = gemm_curve(torch.float32, device, budget_s * _SHARE["curve"], sync)
     step("vector ops")
     vector = vector_flop_per_s(device, budget_s * _SHARE["vector"], sync) if device == "cpu" else None
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
-    warnings = (f"load average {load:.2f} on {os.cpu_count()} CPUs while measuring: figures may be low",) if device == "cpu" and load > 0.5 * (os.cpu_count() or 1) else ()
+    warnings = (f"load average {load:.2f} on {os.cpu_count()} CPUs before measuring: figures may be low",) if device == "cpu" and load > 0.5 * (os.cpu_count() or 1) else ()
     return Calibration(
         device=device,
         device_name=name,
@@ -224,6 +231,7 @@ def calibrate(device: str = "cpu", dtypes: tuple[str, ...] = ("float32",), budge
         capacities=caches,
         overhead=overhead,
         vector=vector,
+        gemm_curve=curve,
         budget_s=budget_s,
         warnings=warnings,
     )

@@ -1,0 +1,203 @@
+"""``dfx validate``: run a model for real, time every node, and put the measurement beside dfx's prediction.
+
+Steps: capture the model on the meta device (as ``dfx analyze`` does) and estimate what running
+it for real needs (:func:`estimate_run_bytes`); refuse it if that is over the limit; build it with
+real random weights; ``torch.export`` it and check the exported nodes are the captured ones; time
+each node (:mod:`dfx.measure.timing`) and the whole graph; predict each node on the profile; and
+compare (:mod:`dfx.measure.comparison`).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Sequence
+
+import torch
+
+from dfx.errors import DfxError
+from dfx.ir import Graph
+from dfx.measure.comparison import Validation, compare
+
+__all__ = ["MAX_RUN_S", "PREDICTIONS", "Measured", "estimate_run_bytes", "measure", "memory_limit_bytes", "predict", "validate"]
+
+PREDICTIONS = ("cache-aware", "roofline")
+_FREE_FRACTION = 0.5  # use at most half the memory free now: the run's allocator and the OS need the rest
+# A floor on what the device sustains, for refusing runs that would take too long, not for prediction:
+# a slow laptop CPU core does about 1e10 FLOP/s in fp32, any recent GPU over 1e12.
+_SLOW_FLOP_PER_S = {"cpu": 1e10, "cuda": 1e12}
+MAX_RUN_S = 600.0  # refuse a validation whose runs would take longer than this at the floor above
+
+
+def estimate_run_bytes(graph: Graph) -> int:
+    """Bytes a real run needs at most: parameters and buffers once, plus every node's outputs (none freed)."""
+    params = sum(p.spec.nbytes for p in graph.parameters)
+    activations = sum(spec.nbytes for n in graph.nodes if n.op not in ("placeholder", "get_attr", "output") for spec in n.outputs)
+    inputs = sum(spec.nbytes for n in graph.nodes if n.op == "placeholder" and n.input_kind == "input" for spec in n.outputs)
+    return params + activations + inputs
+
+
+def memory_limit_bytes(device: str) -> int:
+    """Half the memory free now on ``device`` (``MemAvailable`` on Linux, ``mem_get_info`` on a GPU)."""
+    if device == "cuda":
+        return int(torch.cuda.mem_get_info()[0] * _FREE_FRACTION)
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(int(line.split()[1]) * 1024 * _FREE_FRACTION)
+    except OSError:
+        pass
+    return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES") * _FREE_FRACTION)
+
+
+def _gb(n: int) -> str:
+    return f"{n / 1e9:.2f} GB" if n >= 1e8 else f"{n / 1e6:.1f} MB"
+
+
+@dataclass(frozen=True)
+class Measured:
+    """A model run for real: its costed graph, each node's median seconds, the whole graph's median."""
+
+    costed: Any  # dfx.costs.CostedGraph of the graph that ran
+    node_s: Mapping[str, float]
+    whole_s: float
+    model: Mapping[str, Any]
+    run: Mapping[str, Any]
+
+
+def _check_args(repeat: int, warmup: int, device: str) -> None:
+    if repeat < 1 or warmup < 0:
+        raise DfxError(f"--repeat must be at least 1 and warm-up at least 0, got {repeat} and {warmup}")
+    if device not in ("cpu", "cuda"):
+        raise DfxError(f"unknown --device {device!r}; expected cpu or cuda")
+    if device == "cuda" and not torch.cuda.is_available():
+        raise DfxError("--device cuda asked for, but torch sees no CUDA GPU on this machine")
+
+
+def _refuse_if_too_big(model: str, graph: Graph, device: str, runs: int, max_bytes: int | None, max_run_s: float) -> None:
+    from dfx.costs import annotate
+
+    need, limit = estimate_run_bytes(graph), memory_limit_bytes(device) if max_bytes is None else max_bytes
+    if need > limit:
+        raise DfxError(
+            f"{model} is too big to run for real here: about {_gb(need)} of weights and activations, "
+            f"over the {_gb(limit)} allowed on {device}; use a smaller --seq or --batch"
+        )
+    flops = sum(c.cost.flops for c in annotate(graph).nodes)
+    if flops * runs / _SLOW_FLOP_PER_S[device] > max_run_s:
+        raise DfxError(
+            f"{model} is too big to run for real here: {flops / 1e9:,.0f} GFLOP per run x {runs} runs could take over "
+            f"{max_run_s:.0f} s on {device}; use a smaller --seq or --batch, or fewer --repeat"
+        )
+
+
+def measure(model: str = "mlp", *, dtype: str = "float32", batch: int = 1, seq: int | None = None, repeat: int = 10,
+            warmup: int = 3, device: str = "cpu", max_bytes: int | None = None, max_run_s: float = MAX_RUN_S,
+            clock: Callable[[], float] = time.perf_counter) -> Measured:  # fmt: skip
+    """Check the size, build ``model`` with real weights, and time every node and the whole graph.
+
+    See :func:`validate` for the parameters and the errors.
+    """
+    from dfx.analysis import capture_spec, normalize_dtype_or_fail
+    from dfx.capture import capture
+    from dfx.costs import annotate
+    from dfx.measure.realrun import check_names, export_real
+    from dfx.measure.timing import time_graph_nodes, time_whole_graph
+    from dfx.models import resolve
+
+    _check_args(repeat, warmup, device)
+    dtype_name = normalize_dtype_or_fail(dtype)
+    meta_graph, info = capture_spec(model, batch=batch, seq=seq, dtype=dtype_name, method="export")
+    _refuse_if_too_big(model, meta_graph, device, 2 * (warmup + repeat), max_bytes, max_run_s)
+    spec = resolve(model, batch=batch, seq=info.get("seq") if seq is None else seq, dtype=dtype_name, device=device)
+    # Capture the real model again: a meta trace can differ from a real one (a meta SDPA output's
+    # strides make `.contiguous()` a copy node that a CPU run never executes), and the prediction
+    # must be for the graph that runs.
+    graph = capture(spec.model, spec.args, spec.kwargs, method="export", name=spec.name)
+    exported = export_real(spec.model, spec.args, spec.kwargs)
+    check_names(exported.node_names(), [n.name for n in graph.nodes])
+    sync = torch.cuda.synchronize if device == "cuda" else None
+    times = time_graph_nodes(exported.gm, exported.inputs, repeat=repeat, warmup=warmup, clock=clock, sync=sync)
+    whole = time_whole_graph(lambda: exported.gm(*exported.inputs), repeat=repeat, warmup=warmup, clock=clock, sync=sync)
+    run = {"device": device, "threads": torch.get_num_threads(), "torch_version": torch.__version__, "repeat": repeat,
+           "warmup": warmup, "load_average": os.getloadavg()[0] if hasattr(os, "getloadavg") else None}  # fmt: skip
+    return Measured(annotate(graph), times.median_s, whole, info, run)
+
+
+def predict(measured: Measured, hardware: Any, prediction: str = "roofline", vector_flop_per_s: float | None = None,
+            gemm_curve: Sequence[tuple[float, float]] = ()) -> Validation:  # fmt: skip
+    """Predict every node of a measured run on ``hardware`` and compare (:func:`dfx.measure.comparison.compare`)."""
+    from dfx.analysis import evaluate_on
+    from dfx.hardware import load_profile
+    from dfx.measure.cache_model import NAME as CACHE, cache_timer
+    from dfx.roofline import evaluate
+
+    if prediction not in PREDICTIONS:
+        raise DfxError(f"unknown prediction {prediction!r}; expected {' or '.join(PREDICTIONS)}")
+    profile = hardware if not isinstance(hardware, str) else load_profile(hardware)
+    costed = measured.costed
+    roof = evaluate_on(costed, profile)
+    if prediction == "roofline":
+        chosen = roof
+    else:
+        chosen = evaluate(costed, profile, node_timer=cache_timer(costed, profile, vector_flop_per_s, gemm_curve), arch_model=CACHE)
+    return compare(
+        {t.name: t.time_s for t in chosen.nodes},
+        measured.node_s,
+        measured.whole_s,
+        categories={c.name: c.category.value for c in costed.nodes},
+        roofline={t.name: t.time_s for t in roof.nodes},
+        overheads={t.name: t.overhead_s for t in chosen.nodes},
+        hardware=profile.id,
+        prediction=prediction,
+        model=measured.model,
+        run={**measured.run, "vector_flop_per_s": vector_flop_per_s, "gemm_curve": [list(p) for p in gemm_curve]},
+    )
+
+
+def validate(model: str = "mlp", hardware: Any = "host-cpu", *, dtype: str = "float32", batch: int = 1,
+             seq: int | None = None, repeat: int = 10, warmup: int = 3, device: str = "cpu",
+             prediction: str = "roofline", vector_flop_per_s: float | None = None,
+             gemm_curve: Sequence[tuple[float, float]] = (), max_bytes: int | None = None, max_run_s: float = MAX_RUN_S, clock: Callable[[], float] = time.perf_counter) -> Validation:  # fmt: skip
+    """Measure ``model`` on this machine and compare every node with its prediction on ``hardware``.
+
+    :func:`measure` then :func:`predict`.
+
+    Parameters
+    ----------
+    model : str
+        A built-in model name or any spec :func:`dfx.models.resolve` accepts.
+    hardware : str or HardwareProfile
+        The profile to predict with: ideally one ``dfx calibrate`` wrote for this machine.
+    repeat, warmup : int
+        Timed and untimed runs; each node keeps its median.
+    prediction : {"cache-aware", "roofline"}
+        ``roofline`` is exactly ``dfx analyze``'s prediction; ``cache-aware`` (:mod:`dfx.measure.cache_model`)
+        charges bytes to the cache that holds the node's working set. Both are always exported.
+    vector_flop_per_s : float, optional
+        For ``cache-aware``: the measured non-matmul FLOP rate (``dfx calibrate --json``).
+    gemm_curve : sequence of (flops, flop_per_s)
+        For ``cache-aware``: measured GEMM rates by size (``dfx calibrate --json``).
+    max_bytes : int, optional
+        Refuse a model whose run needs more; default :func:`memory_limit_bytes`.
+    max_run_s : float
+        Refuse a model whose runs could take longer, at a conservative floor of FLOP/s.
+    clock : callable
+        Seconds as a float; tests pass a fake one.
+
+    Raises
+    ------
+    DfxError
+        A one-line message: bad arguments, no GPU, a model too big to run for real, or a graph
+        that does not match the captured one.
+    """
+    from dfx.hardware import load_profile
+
+    if prediction not in PREDICTIONS:
+        raise DfxError(f"unknown prediction {prediction!r}; expected {' or '.join(PREDICTIONS)}")
+    profile = hardware if not isinstance(hardware, str) else load_profile(hardware)  # fail fast, before running
+    measured = measure(model, dtype=dtype, batch=batch, seq=seq, repeat=repeat, warmup=warmup, device=device,
+                       max_bytes=max_bytes, max_run_s=max_run_s, clock=clock)  # fmt: skip
+    return predict(measured, profile, prediction, vector_flop_per_s, gemm_curve)
