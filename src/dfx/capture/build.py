@@ -6,7 +6,9 @@ shapes on fake tensors while recording each node's aten calls, and converts the 
 
 from __future__ import annotations
 
+import os
 import re
+import traceback
 import warnings
 from typing import Any
 
@@ -89,10 +91,21 @@ def _first_line(exc: BaseException) -> str:
         if line.strip():
             text = line.strip()
             break
-    # name where in the user's code the tracer stopped, when torch says so
+    # name where in the user's code the tracer stopped: torch says so in the message (export,
+    # Dynamo), or the user's frame is in the traceback (fx runs forward under its tracer)
     loc = re.search(r'File "([^"]+)", line (\d+)', str(exc))
-    where = f" at {loc.group(1)}:{loc.group(2)}" if loc and "site-packages" not in loc.group(1) else ""
+    where = f" at {loc.group(1)}:{loc.group(2)}" if loc and _is_user_file(loc.group(1)) else ""
+    if not where:
+        user = [f for f in traceback.extract_tb(exc.__traceback__) if _is_user_file(f.filename)]
+        where = f" at {user[-1].filename}:{user[-1].lineno}" if user else ""
     return f"{type(exc).__name__}: {text[:300]}{where}"
+
+
+def _is_user_file(filename: str) -> bool:
+    package_dir = os.path.dirname(os.path.dirname(__file__))  # src/dfx
+    return not (
+        "site-packages" in filename or filename.startswith("<") or filename.startswith(package_dir)
+    )
 
 
 def _match_device(model: torch.nn.Module, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
