@@ -20,6 +20,8 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from dfx.stats import percentile as _percentile
+
 __all__ = ["CategoryError", "EndToEnd", "NodeComparison", "Validation", "compare", "percentile"]
 
 SCHEMA = "dfx.validation/1"
@@ -43,20 +45,14 @@ _OVERHEAD_NOTE = "overhead-dominated: per-op cost varies by op (argument parsing
 
 
 def percentile(values: list[float], q: float) -> float:
-    """The ``q``-th percentile with linear interpolation between order statistics (numpy's default).
+    """:func:`dfx.stats.percentile`, or NaN when there are no values (no node was counted).
 
     Examples
     --------
     >>> percentile([1.0, 2.0, 3.0, 4.0, 5.0], 90)
     4.6
     """
-    if not values:
-        return float("nan")
-    xs = sorted(values)
-    pos = (len(xs) - 1) * q / 100.0
-    lo = int(pos)
-    hi = min(lo + 1, len(xs) - 1)
-    return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
+    return _percentile(values, q) if values else float("nan")
 
 
 @dataclass(frozen=True)

@@ -13,30 +13,11 @@ from dfx.sim.dag import SimDag
 from dfx.sim.engine import Policy, Schedule
 from dfx.sim.priority import LowerBounds
 from dfx.sim.views import ConcurrencyProfile, MemoryProfile, Step
+from dfx.stats import percentile
 
 __all__ = ["SCHEMA", "Comparison", "MakespanStats", "PolicyResult", "SimulationResult", "percentile"]
 
 SCHEMA = "dfx.simulation/1"
-
-
-def percentile(sorted_values: Sequence[float], q: float) -> float:
-    """The ``q``-th percentile (0..100) by linear interpolation between closest ranks.
-
-    The rank of ``q`` is ``q / 100 * (n - 1)``, as numpy's default (``method="linear"``).
-
-    Examples
-    --------
-    >>> percentile([1.0, 2.0, 3.0, 4.0], 50)
-    2.5
-    >>> percentile([0.0, 10.0], 95)
-    9.5
-    """
-    if not sorted_values:
-        raise ValueError("percentile of no values")
-    rank = q / 100.0 * (len(sorted_values) - 1)
-    lo = math.floor(rank)
-    hi = min(lo + 1, len(sorted_values) - 1)
-    return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (rank - lo)
 
 
 @dataclass(frozen=True)
