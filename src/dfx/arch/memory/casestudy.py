@@ -22,6 +22,7 @@ from typing import Any
 
 from dfx.arch.memory.capacity import onchip_memory
 from dfx.arch.memory.flash import flash_accesses_with_blocks, standard_accesses
+from dfx.arch.memory.tiling import RooflineTime
 from dfx.hardware import HardwareProfile
 from dfx.ir import itemsize_bytes
 
@@ -46,7 +47,7 @@ class AttentionBlock:
 
 
 @dataclass(frozen=True)
-class AttentionOnChip:
+class AttentionOnChip(RooflineTime):
     """How one machine runs the block: blocks, what stays on chip, traffic, time."""
 
     hardware: str
@@ -79,14 +80,6 @@ class AttentionOnChip:
     def standard_memory_time_s(self) -> float:
         return self.standard_offchip_bytes / self.offchip_bytes_per_s
 
-    @property
-    def time_s(self) -> float:
-        return max(self.compute_time_s, self.memory_time_s)
-
-    @property
-    def bound(self) -> Bound:
-        # the roofline's rule: a tie is compute-bound
-        return Bound.MEMORY if self.memory_time_s > self.compute_time_s else Bound.COMPUTE
 
     def kept_on_chip(self) -> dict[str, int]:
         """Bytes of each on-chip buffer of Algorithm 1's inner step."""

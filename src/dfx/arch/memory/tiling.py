@@ -69,8 +69,26 @@ class Machine:
     granule_k: int = 1
 
 
+class RooflineTime:
+    """``time_s`` and ``bound`` of a record with ``compute_time_s`` and ``memory_time_s``.
+
+    Compute and memory overlap: the time is the larger; a tie is compute-bound (the roofline's rule).
+    """
+
+    compute_time_s: float
+    memory_time_s: float
+
+    @property
+    def time_s(self) -> float:
+        return max(self.compute_time_s, self.memory_time_s)
+
+    @property
+    def bound(self) -> Bound:
+        return Bound.MEMORY if self.memory_time_s > self.compute_time_s else Bound.COMPUTE
+
+
 @dataclass(frozen=True)
-class TileChoice:
+class TileChoice(RooflineTime):
     """One tiling of a GEMM on a machine, with its traffic, intensity, time and bound."""
 
     gemm: Gemm
@@ -84,14 +102,6 @@ class TileChoice:
     compute_time_s: float
     memory_time_s: float
 
-    @property
-    def time_s(self) -> float:
-        return max(self.compute_time_s, self.memory_time_s)
-
-    @property
-    def bound(self) -> Bound:
-        # the roofline's rule: a tie is compute-bound
-        return Bound.MEMORY if self.memory_time_s > self.compute_time_s else Bound.COMPUTE
 
     def to_dict(self) -> dict[str, Any]:
         g = self.gemm
