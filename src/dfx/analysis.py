@@ -57,6 +57,7 @@ class Analysis:
         costed = self.costed
         graph = costed.graph
         total = costed.total
+        by_category = costed.flops_by_category()
         nodes = []
         for cn in costed.nodes:
             n = cn.node
@@ -91,8 +92,8 @@ class Analysis:
                 "bytes_read": total.bytes_read,
                 "bytes_written": total.bytes_written,
                 "intensity": total.intensity,
-                "flops_by_category": costed.flops_by_category(),
-                "matmul_macs": costed.flops_by_category()["matmul"] // _FMA_FLOPS,
+                "flops_by_category": by_category,
+                "matmul_macs": by_category["matmul"] // _FMA_FLOPS,
                 "unique_parameter_count": costed.unique_parameter_count(),
                 "unique_parameter_bytes": costed.unique_parameter_bytes(),
                 "parameter_traffic_bytes": costed.parameter_traffic_bytes(),
@@ -112,9 +113,12 @@ class Analysis:
     def to_json(self, indent: int | None = 1) -> str:
         return json.dumps(self.to_dict(), indent=indent)
 
-    def nodes_csv(self) -> str:
-        """One row per node: costs, and bound and time per profile (the ``nodes.csv`` file)."""
-        doc = self.to_dict()
+    def nodes_csv(self, doc: dict[str, Any] | None = None) -> str:
+        """One row per node: costs, and bound and time per profile (the ``nodes.csv`` file).
+
+        ``doc`` is this analysis's :meth:`to_dict`, when the caller already has it.
+        """
+        doc = doc if doc is not None else self.to_dict()
         buf = io.StringIO()
         cols = ["name", "op", "target", "module_path", "category", "dtype", "flops", "bytes_read", "bytes_written", "intensity"]
         hw_ids = list(doc["hardware"])

@@ -91,7 +91,7 @@ def analyze(
         from dfx.viz import render_pictures
 
         pictures = render_pictures(doc, color_by=color_by, level=level)
-        files = {"analysis.json": json.dumps(doc, indent=1), "nodes.csv": analysis.nodes_csv(), **pictures.files}
+        files = {"analysis.json": json.dumps(doc, indent=1), "nodes.csv": analysis.nodes_csv(doc), **pictures.files}
         written = write_outputs(out, files, force=force)
         for note in pictures.notes:
             _err.print(note, highlight=False, markup=False)
