@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import io
+import re
 import xml.etree.ElementTree as ET
 
 from dfx.viz.document import read_document
-from dfx.viz.roofline import render_roofline, roofline_points
+from dfx.viz.roofline import peak_label, render_roofline, roofline_points
 from dfx.viz.roofs import roofs_for
 
 from ._docs import layered_doc
@@ -58,3 +59,19 @@ def test_no_profile_no_roofline():
     doc = layered_doc(1)
     doc["hardware"] = {}
     assert render_roofline(read_document(doc)) is None
+
+
+def test_the_peak_label_names_the_dtype_actually_used(mlp_pictures):
+    # ibm-spyre.yaml lists peaks for int8, float8_e4m3fn and float16 (75 TFLOP/s) only, so the fp32 MLP
+    # is timed at the fp16 peak; nvidia-h100-sxm.yaml lists float32 itself (66.9 TFLOP/s).
+    svg = mlp_pictures.files["roofline.svg"]
+    labels = re.findall(r"<!-- (peak [^>]*?) -->", svg)  # matplotlib writes each text as a comment
+    assert labels == ["peak 66.9 TFLOP/s (float32)", "peak 75 TFLOP/s (float16, float32 not listed)"]
+
+
+def test_the_peak_label_of_a_hand_built_fallback():
+    doc = layered_doc(1)
+    doc["hardware"]["toy"]["dtype_fallbacks"] = {"float32": "bfloat16"}  # the toy lists no fp32 peak
+    assert peak_label(2e12, read_document(doc).hardware["toy"]) == "peak 2 TFLOP/s (bfloat16, float32 not listed)"
+    doc["hardware"]["toy"]["dtype_fallbacks"] = {"float16": "bfloat16"}  # another dtype fell back, not the ridge's
+    assert peak_label(2e12, read_document(doc).hardware["toy"]) == "peak 2 TFLOP/s (float32)"

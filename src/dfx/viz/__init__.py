@@ -3,7 +3,9 @@
 Everything here reads only the export document (schema ``dfx.analysis/1``,
 ``docs/export-format.md``), never analyzer internals, and never imports torch: a saved
 ``analysis.json`` is drawn with ``dfx report analysis.json --out DIR``. Given a simulation document
-too (``dfx.simulation/1``, ``--simulation``), the report gains its timeline. See ``docs/pictures.md``.
+too (``dfx.simulation/1``, ``--simulation``), the report gains its timeline; given a validation
+document (``dfx.validation/1``, ``--validation``), its predicted-versus-measured scatter. See
+``docs/pictures.md``.
 """
 
 from dfx.viz.graph import Level

@@ -12,6 +12,8 @@ __all__ = ["register"]
 COLOR_BY_HELP = "Profile whose bounds colour the DAG and whose critical path is bold (default: the first)."
 LEVEL_HELP = "op: one box per node; module: one box per module. Repeated layers are folded at both."
 SIMULATION_HELP = "A simulation.json of this analysis (`dfx simulate --out` or `--json`): report.html gains its timeline."
+VALIDATION_HELP = ("A validation.json of this model (`dfx validate --out` or `--json`): report.html gains the "
+                   "predicted-vs-measured scatter and its error figures.")
 
 
 def _read_json(path: Path) -> object:
@@ -32,18 +34,25 @@ def report(
     color_by: Optional[str] = typer.Option(None, "--color-by", help=COLOR_BY_HELP),
     level: str = typer.Option("op", "--level", help=LEVEL_HELP),
     simulation: Optional[Path] = typer.Option(None, "--simulation", help=SIMULATION_HELP),
+    validation: Optional[Path] = typer.Option(None, "--validation", help=VALIDATION_HELP),
 ) -> None:
-    """Draw the DAG, the roofline and report.html (with the timeline of --simulation) from a saved analysis."""
+    """Draw the DAG, the roofline and report.html from a saved analysis.
+
+    report.html gains the timeline of --simulation and the predicted-vs-measured scatter of --validation.
+    """
     from rich.console import Console
 
     from dfx.errors import DfxError
     from dfx.viz import write_pictures
+    from dfx.viz.valdoc import read_validation
 
     if level not in ("op", "module"):
         raise DfxError(f"--level must be op or module, got {level!r}")
     doc = _read_json(analysis_json)
     sim = _read_json(simulation) if simulation is not None else None
-    written, notes = write_pictures(doc, out, force=force, color_by=color_by, level=level, simulation=sim)
+    val = read_validation(_read_json(validation), source=str(validation)) if validation is not None else None
+    written, notes = write_pictures(doc, out, force=force, color_by=color_by, level=level, simulation=sim,
+                                    validation=val)
     err = Console(stderr=True, soft_wrap=True)
     for note in notes:
         err.print(note, highlight=False, markup=False)

@@ -19,7 +19,7 @@ _SUMMARY_ROWS = [
     ("nodes whose bound shifts on chip", "shift"),
 ]
 # Inline SVG needs no namespace declarations in HTML; dropping them (and the XML prolog) leaves no URL.
-_SVG_PROLOG = re.compile(r"<\?xml[^>]*\?>|<!DOCTYPE[^>]*>|<!--.*?-->", re.S)
+_SVG_PROLOG = re.compile(r"<\?xml[^>]*\?>|<!DOCTYPE[^>]*>|<!--.*?-->|<metadata>.*?</metadata>", re.S)
 _SVG_XMLNS = re.compile(r'\s+xmlns(:\w+)?="[^"]*"')
 
 
@@ -75,11 +75,13 @@ def _lines(doc: Doc) -> tuple[str, str]:
 
 
 def render_html(doc: Doc, graph: DisplayGraph, dag_svg: str | None, dag_dot: str, roofline_png: bytes | None,
-                dag_note: str, timeline: dict[str, object] | None = None) -> str:
+                dag_note: str, timeline: dict[str, object] | None = None,
+                validation: dict[str, object] | None = None) -> str:
     """The report page; ``dag_svg`` is inlined (without Graphviz, the DOT text is shown instead).
 
-    ``timeline`` (:func:`dfx.viz.timeline.timeline_context`) adds the Timeline section; without it
-    the section is absent.
+    ``timeline`` (:func:`dfx.viz.timeline.timeline_context`) adds the Timeline section, and
+    ``validation`` (:func:`dfx.viz.validation.validation_context`) the "Predicted vs measured"
+    section with its scatter inlined; without them those sections are absent.
     """
     import jinja2
 
@@ -93,4 +95,5 @@ def render_html(doc: Doc, graph: DisplayGraph, dag_svg: str | None, dag_dot: str
         roofline_png=base64.b64encode(roofline_png).decode("ascii") if roofline_png else None,
         columns=_columns(doc), rows=[_row(doc, n) for n in doc.nodes],
         facts={b.id: box_facts(b) for b in graph.boxes}, timeline=timeline,
+        validation=dict(validation, svg=_inline_svg(str(validation["svg"]))) if validation else None,
     )

@@ -14,6 +14,8 @@ from dfx.viz.html import render_html
 from dfx.viz.roofline import render_roofline
 from dfx.viz.simdoc import SimDoc, check_matches, read_simulation
 from dfx.viz.timeline import timeline_context
+from dfx.viz.valdoc import ValDoc, read_validation
+from dfx.viz.validation import validation_context
 
 __all__ = ["Pictures", "picture_names", "render_pictures", "render_report", "write_pictures"]
 
@@ -62,8 +64,14 @@ def _sim_doc(d: Doc, simulation: Mapping[str, Any] | SimDoc | None) -> SimDoc | 
     return sim
 
 
+def _val_doc(validation: Mapping[str, Any] | ValDoc | None) -> ValDoc | None:
+    if validation is None or isinstance(validation, ValDoc):
+        return validation
+    return read_validation(validation)
+
+
 def _render(d: Doc, color_by: str | None, level: Level | str, graphviz: bool, sim: SimDoc | None,
-            dag_png: bool) -> Pictures:
+            dag_png: bool, val: ValDoc | None = None) -> Pictures:
     if color_by is None and sim is not None and sim.hardware in d.hardware:
         color_by = sim.hardware  # the simulated profile: the DAG and the timeline share its colours
     hw_id = _color_by(d, color_by)
@@ -85,13 +93,15 @@ def _render(d: Doc, color_by: str | None, level: Level | str, graphviz: bool, si
     if graph.folds:
         note += " Repeated layers drawn once: " + ", ".join(f.label for f in graph.folds) + "."
     timeline = timeline_context(sim, d, hw_id) if sim is not None else None
+    validation = validation_context(val, d) if val is not None else None
     files["report.html"] = render_html(d, graph, files.get("dag.svg"), dot_text, roof.png if roof else None, note,
-                                       timeline)
+                                       timeline, validation)
     return Pictures(files, tuple(notes))
 
 
 def render_pictures(doc: Mapping[str, Any] | Doc, *, color_by: str | None = None, level: Level | str = Level.OP,
-                    graphviz: bool = True, simulation: Mapping[str, Any] | SimDoc | None = None) -> Pictures:
+                    graphviz: bool = True, simulation: Mapping[str, Any] | SimDoc | None = None,
+                    validation: Mapping[str, Any] | ValDoc | None = None) -> Pictures:
     """The DAG (``dag.dot``, ``dag.svg``, ``dag.png``), roofline (``roofline.png``, ``.svg``) and ``report.html``.
 
     Parameters
@@ -110,39 +120,54 @@ def render_pictures(doc: Mapping[str, Any] | Doc, *, color_by: str | None = None
         A simulation document (schema ``dfx.simulation/1``) of this analysis, e.g.
         ``SimulationResult.to_dict()``: ``report.html`` then gains a Timeline section (a Gantt chart
         per policy as inline SVG, makespans beside the lower bounds, utilization per PE).
+    validation : dict or ValDoc, optional
+        A validation document (schema ``dfx.validation/1``, ``dfx validate --json`` or its
+        ``validation.json``) of this model: ``report.html`` then gains a "Predicted vs measured"
+        section (the log-log scatter of predicted against measured seconds as inline SVG, one point
+        with a tooltip per counted node, the error figures and the per-category table). Node names
+        that do not match the analysis' are counted in a one-line note, not refused.
 
     Raises
     ------
     DfxError
-        If a document has the wrong schema, ``color_by`` is not one of its profiles, or the
-        simulation schedules nodes the analysis lacks.
+        If a document has the wrong schema or lacks a field, ``color_by`` is not one of its
+        profiles, or the simulation schedules nodes the analysis lacks.
     """
     d = doc if isinstance(doc, Doc) else read_document(doc)
-    return _render(d, color_by, level, graphviz, _sim_doc(d, simulation), dag_png=True)
+    return _render(d, color_by, level, graphviz, _sim_doc(d, simulation), dag_png=True, val=_val_doc(validation))
 
 
 def render_report(doc: Mapping[str, Any] | Doc, *, color_by: str | None = None, level: Level | str = Level.OP,
-                  graphviz: bool = True, simulation: Mapping[str, Any] | SimDoc | None = None) -> Pictures:
+                  graphviz: bool = True, simulation: Mapping[str, Any] | SimDoc | None = None,
+                  validation: Mapping[str, Any] | ValDoc | None = None) -> Pictures:
     """Only ``report.html`` (its ``files`` has that one entry): what ``dfx simulate --out`` writes.
 
     The parameters are :func:`render_pictures`'; the DAG's PNG is never drawn.
     """
     d = doc if isinstance(doc, Doc) else read_document(doc)
-    pictures = _render(d, color_by, level, graphviz, _sim_doc(d, simulation), dag_png=False)
+    pictures = _render(d, color_by, level, graphviz, _sim_doc(d, simulation), dag_png=False, val=_val_doc(validation))
     return Pictures({"report.html": pictures.files["report.html"]}, pictures.notes)
 
 
 def write_pictures(doc: Mapping[str, Any] | Doc, out_dir: str | Path, *, force: bool = False,
                    color_by: str | None = None, level: Level | str = Level.OP,
-                   simulation: Mapping[str, Any] | SimDoc | None = None) -> tuple[list[Path], tuple[str, ...]]:
+                   simulation: Mapping[str, Any] | SimDoc | None = None,
+                   validation: Mapping[str, Any] | ValDoc | None = None) -> tuple[list[Path], tuple[str, ...]]:
     """Render and write every picture into ``out_dir``; nothing is written if any target exists without ``force``.
 
-    ``simulation`` (a ``dfx.simulation/1`` document) adds the Timeline section to ``report.html``.
+    ``simulation`` (a ``dfx.simulation/1`` document) adds the Timeline section to ``report.html``,
+    ``validation`` (a ``dfx.validation/1`` document) the "Predicted vs measured" section; see
+    :func:`render_pictures`. Returns the paths written and the notes for the user.
+
+    Raises
+    ------
+    DfxError
+        As :func:`render_pictures`, or if a target exists and ``force`` is false (nothing is written).
     """
     from dfx.report.files import check_targets, write_outputs
 
     d = doc if isinstance(doc, Doc) else read_document(doc)
-    sim = _sim_doc(d, simulation)
+    sim, val = _sim_doc(d, simulation), _val_doc(validation)
     check_targets(out_dir, picture_names(d), force=force)
-    pictures = render_pictures(d, color_by=color_by, level=level, simulation=sim)
+    pictures = render_pictures(d, color_by=color_by, level=level, simulation=sim, validation=val)
     return write_outputs(out_dir, pictures.files, force=force), pictures.notes

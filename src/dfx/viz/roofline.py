@@ -1,8 +1,9 @@
 """The roofline picture: one log-log panel per profile, side by side, with matplotlib (Agg).
 
-Each panel draws the compute roof (peak FLOP/s at the ridge dtype) and one bandwidth roof per
-memory level, marks each ridge point, and places every node with FLOPs at (arithmetic intensity,
-attained FLOP/s = flops / time_s), sized by its share of the serial time and coloured by its bound.
+Each panel draws the compute roof (peak FLOP/s at the ridge dtype, or at the dtype the profile fell
+back to, which its legend names) and one bandwidth roof per memory level, marks each ridge point,
+and places every node with FLOPs at (arithmetic intensity, attained FLOP/s = flops / time_s), sized
+by its share of the serial time and coloured by its bound.
 Nodes whose bound moves between the off-chip and on-chip ridge (``partition_shift``) get a black
 ring, so the same graph on a GPU and on a dataflow accelerator shows where the partition shifts.
 """
@@ -16,7 +17,7 @@ from dfx.viz.document import Doc, HwSummary
 from dfx.viz.facts import BOUND_FILL, BOUND_LABEL, format_seconds
 from dfx.viz.roofs import Roofs, roofs_for
 
-__all__ = ["RooflinePoint", "RooflineImages", "roofline_points", "render_roofline"]
+__all__ = ["RooflinePoint", "RooflineImages", "peak_label", "roofline_points", "render_roofline"]
 
 _TOP_LABELLED = 5  # the nodes with the largest time share get a text label
 _MARKER_AREA_PT2 = (12.0, 900.0)  # smallest and largest marker area (points^2) for 0% and 100% time share
@@ -52,12 +53,31 @@ def roofline_points(hw: HwSummary) -> tuple[list[RooflinePoint], int]:
     return points, unplaced
 
 
+def peak_label(peak_flop_per_s: float, hw: HwSummary) -> str:
+    """The compute roof's legend entry, naming the dtype whose peak it is.
+
+    The roof is the peak at ``hw.ridge_dtype`` after any dtype fallback (``dtype_fallbacks``): a
+    profile that lists no peak for that dtype is timed at another dtype's, and the label says so.
+
+    Examples
+    --------
+    >>> from dfx.viz.document import read_document
+    >>> hw = read_document({"schema": "dfx.analysis/1", "nodes": [], "edges": [], "hardware": {"ibm-spyre": {
+    ...     "ridge_dtype": "float32", "dtype_fallbacks": {"float32": "float16"}}}}).hardware["ibm-spyre"]
+    >>> peak_label(75e12, hw)
+    'peak 75 TFLOP/s (float16, float32 not listed)'
+    """
+    used = hw.dtype_fallbacks.get(hw.ridge_dtype, hw.ridge_dtype)
+    dtype = used if used == hw.ridge_dtype else f"{used}, {hw.ridge_dtype} not listed"
+    return f"peak {peak_flop_per_s / 1e12:.3g} TFLOP/s ({dtype})"
+
+
 def _draw_roofs(ax, roofs: Roofs, hw: HwSummary, x_range: tuple[float, float], y_floor: float) -> None:
     """The compute roof, a bandwidth roof per level, and each ridge as a dotted line labelled at the bottom."""
     import numpy as np
 
     xs = np.logspace(np.log10(x_range[0]), np.log10(x_range[1]), 200)
-    ax.axhline(roofs.peak_flop_per_s, color="#333333", lw=1.5, label=f"peak {roofs.peak_flop_per_s / 1e12:.3g} TFLOP/s ({hw.ridge_dtype})")
+    ax.axhline(roofs.peak_flop_per_s, color="#333333", lw=1.5, label=peak_label(roofs.peak_flop_per_s, hw))
     for style, (level, bw) in zip(_LEVEL_STYLES * 4, roofs.bandwidth_bytes_per_s.items()):
         where = "on-chip" if level == hw.on_chip_level else "off-chip" if level == hw.off_chip_level else ""
         ax.plot(xs, np.minimum(bw * xs, roofs.peak_flop_per_s), color="#555555", ls=style, lw=1.2,
