@@ -1,11 +1,14 @@
 """The cache-aware timer on the MLP, against hand arithmetic on a made-up calibrated profile."""
 
+import math
+
 import pytest
 
 from dfx.analysis import capture_spec
 from dfx.costs import annotate
 from dfx.hardware import parse_profile
 from dfx.measure.cache_model import cache_timer
+from dfx.measure.machine import GemmRate, MachineModel, gemm_dims, overhead_kind, vector_family
 from dfx.roofline import evaluate
 
 PROFILE = {
@@ -54,33 +57,127 @@ def test_nodes_without_work_are_untouched(results):
     assert cache.node("flatten").time_s == 0.0 == roof.node("flatten").time_s
 
 
-def test_a_vector_rate_times_elementwise_flops_but_not_matmuls():
+def _mlp():
     graph, _ = capture_spec("mlp", batch=1)
-    costed = annotate(graph)
-    profile = parse_profile(PROFILE)
-    result = evaluate(costed, profile, node_timer=cache_timer(costed, profile, vector_flop_per_s=1e9))
-    # relu: 512 FLOPs at 1 GFLOP/s = 0.512 us, above 4,096 B / 100 GB/s = 0.041 us; + 2 us overhead
-    assert result.node("relu").time_s == pytest.approx(512 / 1e9 + 2e-6)
-    assert result.node("relu").bound.value == "compute"
-    # linear stays at the GEMM peak: memory-bound at L3 as before
+    return annotate(graph), parse_profile(PROFILE)
+
+
+def _flat_table(rate: float) -> tuple[GemmRate, ...]:
+    # a 2 x 2 x 2 grid with the same rate everywhere: any GEMM runs at it
+    return tuple(GemmRate(r, k, n, rate) for r in (1, 64) for k in (256, 1024) for n in (256, 1024))
+
+
+FLAT_2US = ((1e-9, 2e-6), (1.0, 2e-6))  # an overhead curve of 2 us at every gap
+
+
+def test_a_vector_family_rate_times_its_nodes_and_only_them():
+    costed, profile = _mlp()
+    # relu has no measured family: it keeps the GEMM peak and is memory-bound at L2, as without a model
+    machine = MachineModel(vector_flop_per_s={"gelu_tanh": 1e9}, overhead_curve=FLAT_2US)
+    result = evaluate(costed, profile, node_timer=cache_timer(costed, profile, machine))
+    assert result.node("relu").time_s == pytest.approx(max(512 / 1e12, 4096 / 100e9) + 2e-6)
+    # linear: no table, so the GEMM peak: memory-bound at L3 as before
     assert result.node("linear").time_s == pytest.approx(1_612_864 / 50e9 + 2e-6)
 
 
-def test_gemm_curve_interpolates_in_log_log_and_clamps():
-    from dfx.measure.cache_model import gemm_rate
-
-    curve = [(1e6, 1e9), (1e8, 1e10)]
-    assert gemm_rate(curve, 1e7, 1e12) == pytest.approx(10**9.5)  # log10 flops 7 is halfway from 6 to 8
-    assert gemm_rate(curve, 1e3, 1e12) == 1e9 and gemm_rate(curve, 1e12, 1e12) == 1e10  # flat beyond the ends
-    assert gemm_rate(curve, 1e12, 5e9) == 5e9  # never above the peak
-    assert gemm_rate((), 1e7, 1e12) == 1e12
-
-
-def test_matmuls_use_the_curve_and_others_do_not():
-    graph, _ = capture_spec("mlp", batch=1)
-    costed = annotate(graph)
-    profile = parse_profile(PROFILE)
-    # a flat curve of 1e9 FLOP/s: linear's 803,328 FLOPs take 803.3 us, above 32.26 us at L3
-    result = evaluate(costed, profile, node_timer=cache_timer(costed, profile, gemm_curve=[(1e6, 1e9)]))
+def test_matmuls_run_at_the_gemm_table_rate():
+    costed, profile = _mlp()
+    machine = MachineModel(gemm_table=_flat_table(1e9), overhead_curve=FLAT_2US, resident_bytes=10**9)
+    result = evaluate(costed, profile, node_timer=cache_timer(costed, profile, machine))
+    # linear: 2*784*512 + 512 bias = 803,328 FLOPs at 1e9 FLOP/s = 803.3 us, above 32.26 us at L3
     assert result.node("linear").time_s == pytest.approx(803_328 / 1e9 + 2e-6)
-    assert result.node("relu").time_s == pytest.approx(max(512 / 1e12, 4096 / 100e9) + 2e-6)
+    assert dict(result.node("linear").bytes_by_level) == {"L3": 1_612_864}
+
+
+def test_a_model_larger_than_the_resident_bytes_reads_weights_from_dram():
+    costed, profile = _mlp()
+    machine = MachineModel(gemm_table=_flat_table(1e12), overhead_curve=FLAT_2US, resident_bytes=1000)
+    t = evaluate(costed, profile, node_timer=cache_timer(costed, profile, machine)).node("linear")
+    # weights W 784*512*4 = 1,605,632 B and b 2,048 B = 1,607,680 B from DRAM; x 3,136 B + out 2,048 B = 5,184 B in L2
+    assert dict(t.bytes_by_level) == {"DRAM": 1_607_680, "L2": 5_184}
+    # memory-bound: 1,607,680 / 5e9 + 5,184 / 100e9 = 321.6 us, above 803,328 / 1e12 = 0.8 us
+    assert t.time_s == pytest.approx(1_607_680 / 5e9 + 5_184 / 100e9 + 2e-6)
+    assert t.bound.value == "memory"
+
+
+def test_gemm_table_interpolates_trilinearly_in_log_log_and_is_flat_beyond_its_edges():
+    def rate(r, k, n):  # a power law: log-linear in each axis, so log-log interpolation is exact inside the grid
+        return 1e8 * r**0.5 * k**0.25 * n**0.25
+
+    table = tuple(GemmRate(r, k, n, rate(r, k, n)) for r in (1, 100) for k in (10, 100) for n in (10, 100))
+    m = MachineModel(gemm_table=table)
+    assert m.gemm_flop_per_s(10, 31.6, 50) == pytest.approx(rate(10, 31.6, 50))
+    assert m.gemm_flop_per_s(1e6, 1, 1e6) == pytest.approx(rate(100, 10, 100))  # beyond the edges: the corner
+    with pytest.raises(ValueError, match="full grid"):
+        MachineModel(gemm_table=table[:7])
+
+
+def test_convolutions_run_at_the_table_rate_times_the_measured_conv_factor():
+    graph, _ = capture_spec("resnet-block", seq=28)
+    costed, profile = annotate(graph), parse_profile(PROFILE)
+    # the measured conv ran at half the table's rate at its implicit GEMM: factor 0.5
+    machine = MachineModel(gemm_table=_flat_table(1e10), conv_points=(GemmRate(784, 576, 64, 5e9),), overhead_curve=FLAT_2US)
+    t = evaluate(costed, profile, node_timer=cache_timer(costed, profile, machine)).node("conv2d_1")
+    # 3x3 conv 64 -> 64 on 28 x 28, no bias: 2 * 784 * 576 * 64 = 57,802,752 FLOPs at 5e9 = 11.56 ms
+    assert t.flops == 57_802_752
+    assert t.time_s == pytest.approx(57_802_752 / 5e9 + 2e-6)
+
+
+def test_attention_runs_at_the_measured_attention_rate():
+    graph, _ = capture_spec("gpt2-block", seq=64)
+    costed, profile = annotate(graph), parse_profile(PROFILE)
+    rates = ((True, 16, 1e9), (True, 256, 1e11), (False, 64, 1.0))  # causal: log-log in S; S = 64 is halfway
+    machine = MachineModel(attention_rates=rates, overhead_curve=FLAT_2US)
+    t = evaluate(costed, profile, node_timer=cache_timer(costed, profile, machine)).node("scaled_dot_product_attention")
+    # causal, S = 64: 10^((9 + 11) / 2) = 1e10 FLOP/s. FLOPs (PB-01): 4*12*64*64*64 = 12,582,912 matmul
+    # + 49,152 scores x (scale 1 + mask 1 + softmax 5) = 344,064 -> 12,926,976
+    assert t.flops == 12_926_976
+    assert t.time_s == pytest.approx(12_926_976 / 1e10 + 2e-6)
+
+
+def test_overheads_follow_the_time_since_the_same_kind_last_ran():
+    costed, profile = _mlp()
+    # curve: 1 us at <= 0.1 us since the kind ran, 50 us at >= 100 us, log-log between
+    machine = MachineModel(gemm_table=_flat_table(1e9), overhead_curve=((1e-7, 1e-6), (1e-4, 50e-6)))
+    result = evaluate(costed, profile, node_timer=cache_timer(costed, profile, machine))
+    relu_work = 4096 / 100e9  # 0.041 us at L2
+    # order: flatten (no work), linear, relu, linear_1, relu_1, linear_2; the graph runs again and again.
+    # linear: the previous linear-kind node is linear_2 of the run before, nothing between: the hot 1 us
+    assert result.node("linear").overhead_s == pytest.approx(1e-6)
+    # relu: since relu_1 of the run before, linear_2 (10.25 us) and linear (803 us) ran: > 100 us -> 50 us
+    assert result.node("relu").overhead_s == pytest.approx(50e-6)
+    # linear_1: only relu (0.041 + 50 us) ran since linear: log-log between the two points
+    gap = relu_work + 50e-6
+    w = (math.log(gap) - math.log(1e-7)) / (math.log(1e-4) - math.log(1e-7))
+    expected = math.exp(math.log(1e-6) + w * (math.log(50e-6) - math.log(1e-6)))  # about 33.8 us
+    assert result.node("linear_1").overhead_s == pytest.approx(expected)
+    assert result.node("linear_1").time_s == pytest.approx((2 * 512 * 512 + 512) / 1e9 + expected)
+    # relu_1: since relu, linear_1 (525 us) ran -> 50 us; linear_2: only relu_1 ran -> the same as linear_1
+    assert result.node("relu_1").overhead_s == pytest.approx(50e-6)
+    assert result.node("linear_2").overhead_s == pytest.approx(expected)
+
+
+def test_families_and_gemm_dims_are_read_from_the_aten_calls():
+    graph, _ = capture_spec("gpt2-block", seq=64)
+    costed = {c.name: c for c in annotate(graph).nodes}
+    assert vector_family(costed["gelu"]) == "gelu_tanh"  # GPT-2's "gelu_new"
+    assert vector_family(costed["layer_norm"]) == "layer_norm"
+    assert vector_family(costed["add"]) is None
+    assert gemm_dims(costed["linear"]) == (64, 768, 2304)  # addmm(b, x[64,768], W^T[768,2304])
+    assert gemm_dims(costed["scaled_dot_product_attention"]) is None  # no weight operand
+    graph, _ = capture_spec("resnet-block", seq=28)
+    costed = {c.name: c for c in annotate(graph).nodes}
+    # 3x3 conv 64 -> 64 on 28 x 28: im2col rows 28*28 = 784, k = 64*3*3 = 576, n = 64
+    assert gemm_dims(costed["conv2d_1"]) == (784, 576, 64)
+    assert gemm_dims(costed["conv2d"]) == (784, 256, 64)  # 1x1, 256 -> 64
+    assert vector_family(costed["batch_norm"]) == "batch_norm"
+
+
+def test_a_kinds_own_hot_cost_replaces_the_curves_hot_point():
+    costed, profile = _mlp()
+    # curve 2 us at every gap, so it adds nothing above its hot point; relu's own hot cost is 3 us
+    machine = MachineModel(overhead_curve=FLAT_2US, overhead_by_kind={"relu": 3e-6})
+    result = evaluate(costed, profile, node_timer=cache_timer(costed, profile, machine))
+    assert result.node("relu").overhead_s == pytest.approx(3e-6)
+    assert result.node("linear").overhead_s == pytest.approx(2e-6)  # no "linear" entry: the curve's value
+    assert overhead_kind(next(n for n in costed.nodes if n.name == "linear")) == "linear"  # addmm

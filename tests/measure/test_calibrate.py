@@ -29,7 +29,8 @@ def test_figures_are_positive_finite_and_plausible(cal):
     for level, sample in cal.bandwidth.items():
         assert math.isfinite(sample.value) and 1e8 < sample.value < 1e12, level
     assert 1e-7 < cal.overhead.value < 1e-2  # an eager op: microseconds
-    assert math.isfinite(cal.vector.value) and 1e6 < cal.vector.value < 1e13  # GELU, softmax, layer norm
+    assert set(cal.vector_rates) == {"gelu", "gelu_tanh", "softmax", "layer_norm", "batch_norm"}
+    assert all(math.isfinite(s.value) and 1e6 < s.value < 1e13 for s in cal.vector_rates.values())
     assert list(cal.bandwidth)[-1] == "DRAM"
     assert cal.threads == 1
 
@@ -87,8 +88,34 @@ def test_cuda_calibration():
     assert cal.to_profile()["kind"] == "gpu" and "HBM" in cal.bandwidth
 
 
-def test_gemm_curve_points_are_plausible(cal):
-    assert len(cal.gemm_curve) == 6
-    flops = [f for f, _ in cal.gemm_curve]
-    assert flops == sorted(flops) and flops[0] == 2 * 1 * 1024 * 1024  # [1,1024] x [1024,1024]
-    assert all(1e7 < r < 1e13 for _, r in cal.gemm_curve)
+def test_gemm_table_is_a_full_grid_of_plausible_rates(cal):
+    sizes = (64, 512, 2048)
+    assert {(p.rows, p.k, p.n) for p in cal.gemm_table} == {(r, k, n) for r in (1, 16, 64, 256, 1024) for k in sizes for n in sizes}
+    assert all(1e6 < p.flop_per_s < 1e13 for p in cal.gemm_table)  # a GEMV on a slow core to a big socket
+
+
+def test_attention_and_convolution_rates_are_plausible(cal):
+    assert {(c, s) for c, s, _ in cal.attention} == {(c, s) for c in (False, True) for s in (64, 256, 1024)}
+    assert all(1e6 < r < 1e13 for _, _, r in cal.attention)
+    assert len(cal.convs) == 5 and all(1e6 < p.flop_per_s < 1e13 for p in cal.convs)
+    # the first conv is 1x1, 256 -> 64 on 28 x 28: its implicit GEMM is [784, 256] x [256, 64]
+    assert (cal.convs[0].rows, cal.convs[0].k, cal.convs[0].n) == (784, 256, 64)
+
+
+def test_overhead_curve_and_residency(cal):
+    gaps = [g for g, _ in cal.overhead_curve]
+    assert len(gaps) == 6 and gaps == sorted(gaps)  # the hot loop, then five gaps
+    assert all(1e-7 < o < 1e-1 for _, o in cal.overhead_curve)
+    caches = host_caches()
+    if "L3" in caches:  # between 0 and twice the L3: the sweep's range
+        assert 0 <= cal.resident.value <= 2 * caches["L3"].capacity_bytes
+
+
+def test_json_tables_read_back_as_a_machine_model(cal):
+    from dfx.measure.machine import MachineModel
+
+    doc = cal.to_dict()
+    m = MachineModel.from_calibration(doc)
+    assert len(m.gemm_table) == 45 and set(m.vector_flop_per_s) == set(cal.vector_rates)
+    assert len(m.attention_rates) == 6 and len(m.conv_points) == 5 and m.overhead_by_kind == dict(cal.overhead_by_kind)
+    assert m.overhead_curve == tuple(sorted(cal.overhead_curve))

@@ -66,7 +66,8 @@ def test_validate_with_a_calibration_document(tmp_path):
     result = dfx("validate", "mlp", "--calibration", str(path), "--repeat", "2", "--json")
     assert result.returncode == 0, result.stderr
     doc = json.loads(result.stdout)
-    assert doc["hardware"] == "host-cpu-calibrated" and len(doc["run"]["gemm_curve"]) == 6
+    assert doc["hardware"] == "host-cpu-calibrated" and len(doc["run"]["gemm_curve"]) == 5  # the k = n = 512 column
+    assert len(doc["run"]["calibration"]["gemm_table"]) == 45
     assert doc["prediction"] == "cache-aware"
     (tmp_path / "bad.json").write_text("{}")
     assert "not a dfx.calibration/1 document" in _one_line_error(dfx("validate", "mlp", "--calibration", str(tmp_path / "bad.json")))

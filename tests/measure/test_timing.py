@@ -4,7 +4,7 @@ import pytest
 import torch
 import torch.fx
 
-from dfx.measure.timing import NodeClock, time_graph_nodes, time_whole_graph
+from dfx.measure.timing import StampedGraph, time_graph_nodes, time_whole_graph
 
 
 class FakeClock:
@@ -43,10 +43,11 @@ class Two(torch.nn.Module):
 def test_each_node_gets_the_time_between_its_start_and_end():
     gm = torch.fx.symbolic_trace(Two())
     CLOCK.now, CLOCK.run = 0.0, 0
-    interp = NodeClock(gm, clock=CLOCK)
-    out = interp.run(torch.ones(2))
+    stamped = StampedGraph(gm, clock=CLOCK)
+    out = stamped.run(torch.ones(2))
     assert torch.equal(out, torch.full((2,), 4.0))
-    assert interp.seconds == {"first": 9.0, "second": 9.0}  # placeholders and output are not timed
+    assert stamped.seconds == {"first": 9.0, "second": 9.0}  # placeholders and output are not timed
+    assert gm.graph is not stamped.module.graph and "stamp" not in gm.code  # the user's module is untouched
 
 
 def test_medians_after_warmup():

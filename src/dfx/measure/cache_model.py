@@ -2,39 +2,57 @@
 
 The eager roofline (``docs/hardware.md``) charges every byte to the off-chip level (DRAM, HBM).
 On a machine whose caches hold a node's working set, as they do when the same small model runs
-again and again, the bytes stream at the cache's bandwidth instead. This timer keeps the roofline
-formula and changes only where the bytes go::
+again and again, the bytes stream at the cache's bandwidth instead. Without a
+:class:`~dfx.measure.machine.MachineModel` this timer keeps the roofline formula and changes only
+where the bytes go::
 
     working_set = distinct inputs + outputs + parameters read        (dfx.roofline.working_set_bytes)
     level       = the closest level, in profile order, with capacity_bytes >= working_set and a
                   bandwidth; else the off-chip level
-    peak        = the GEMM peak; for elementwise and normalization nodes the measured vector FLOP
-                  rate, and for matmul nodes the measured rate of a GEMM of their size, when given
     time        = max(flops / peak, bytes / level bandwidth) + op_overhead_s
 
-It plugs into :func:`dfx.roofline.evaluate` as a ``node_timer``, the hook the architecture models
-use. Approximations: the whole capacity of a shared or per-core cache is usable; each node is
-judged alone (a tensor written by the previous node is assumed still in cache if the node's own
-working set fits); the cold first run is not modelled.
+With a machine model (``dfx calibrate --json``), the calibrated prediction::
+
+    cold        = the model's footprint (weights + activations) > the cache's resident bytes:
+                  weights come from DRAM on every run (a cyclic access pattern under LRU)
+    bytes       = weight bytes at DRAM bandwidth if cold; the rest at the level holding the
+                  activations' working set
+    peak        = a matmul: the measured GEMM rate at its rows, k and n (a convolution: at its
+                  implicit GEMM, times the measured convolution-to-GEMM ratio);
+                  attention: the measured attention rate at its sequence length;
+                  a vector op with a measured family (GELU, softmax, layer / batch norm): that
+                  family's rate; any other normalization: the median family rate; else the peak
+    overhead    = the node's kind's hot-loop cost (a tiny linear, add, layer norm, ...) plus what
+                  the overhead curve adds at the predicted time since a node of the same kind (the
+                  same aten calls) last ran, cyclically: the graph runs again and again
+    time        = max(flops / peak, bytes / bandwidth) + overhead
+
+The gaps depend on the predicted times, overheads included; they are found by iterating from
+zero overheads (three passes: each changes the gaps by at most the previous change in overheads,
+which the curve's slope shrinks). Approximations: the whole capacity of a cache is usable for the
+activations; the cold first run is not modelled; the time between runs is not modelled.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import replace
 from types import MappingProxyType
-from typing import Callable, Sequence
+from typing import Callable, Mapping
 
 from dfx.costs.record import CostedGraph, CostedNode
 from dfx.hardware import HardwareProfile, MemoryLevel
+from dfx.measure.machine import (
+    MachineModel, attention_call, gemm_dims, is_convolution, model_footprint_bytes, op_kind, overhead_kind, vector_family,
+)  # fmt: skip
 from dfx.roofline.bound import Bound
 from dfx.roofline.execution import home_level, working_set_bytes
 from dfx.roofline.latency import NodeTiming
 
-__all__ = ["NAME", "cache_levels", "cache_timer", "gemm_rate"]
+__all__ = ["NAME", "cache_levels", "cache_timer"]
 
 NAME = "cache-aware"
-_VECTOR_CATEGORIES = ("elementwise", "normalization")  # run on vector units, not the GEMM kernels
+_PASSES = 3
+_SQUARE_K = 512  # a contraction without a weight (bmm, attention) is read off the k = n = 512 column by FLOPs
 
 
 def cache_levels(profile: HardwareProfile) -> tuple[MemoryLevel, ...]:
@@ -42,58 +60,130 @@ def cache_levels(profile: HardwareProfile) -> tuple[MemoryLevel, ...]:
     return tuple(lv for lv in profile.memory if lv.on_chip and lv.capacity_bytes and lv.bandwidth_bytes_per_s)
 
 
-def gemm_rate(curve: Sequence[tuple[float, float]], flops: float, peak: float) -> float:
-    """FLOP/s of a GEMM doing ``flops``: log-log interpolation in a measured ``(flops, flop_per_s)`` curve,
-    flat beyond its ends, and never above ``peak``.
+def _level_for(levels: tuple[MemoryLevel, ...], need: int, fallback: MemoryLevel) -> MemoryLevel:
+    return next((lv for lv in levels if lv.capacity_bytes >= need), fallback)
+
+
+def cache_timer(costed: CostedGraph, profile: HardwareProfile, machine: MachineModel | None = None) -> Callable[[CostedNode, NodeTiming], NodeTiming]:  # fmt: skip
+    """A ``node_timer`` for :func:`dfx.roofline.evaluate` that charges bytes to the cache that holds them.
+
+    With ``machine`` (:meth:`MachineModel.from_calibration`), the calibrated prediction of the
+    module docstring: measured GEMM and vector rates, weights from DRAM when the model does not
+    stay in cache, and the overhead curve. Times are seconds.
+    """
+    from dfx.roofline import evaluate
+
+    levels = cache_levels(profile)
+    fallback = home_level(profile)
+    if machine is None:
+        def plain(node: CostedNode, timing: NodeTiming) -> NodeTiming:
+            if timing.bound is Bound.NONE or not levels:
+                return timing
+            activations, params = working_set_bytes(node, costed.graph)
+            level = _level_for(levels, activations + params, fallback)
+            return _retime(timing, timing.compute_time_s, {level: timing.bytes}, timing.overhead_s)
+
+        return plain
+
+    base = {t.name: t for t in evaluate(costed, profile).nodes}
+    cold = machine.resident_bytes is not None and model_footprint_bytes(costed.graph) > machine.resident_bytes
+    off = profile.off_chip_level() or fallback
+    work: dict[str, tuple[float, dict[MemoryLevel, int]]] = {}
+    for node in costed.nodes:
+        timing = base[node.name]
+        if timing.bound is Bound.NONE:
+            continue
+        work[node.name] = (_compute_s(node, timing, machine), _traffic(node, costed, timing, levels, fallback, off, cold))
+    order = [n for n in costed.nodes if n.name in work]
+    kinds = [op_kind(n) for n in order]
+    work_s = [max(c, sum(b / lv.bandwidth_bytes_per_s for lv, b in traffic.items())) for c, traffic in (work[n.name] for n in order)]
+    overheads = [0.0] * len(order)
+    for _ in range(_PASSES):
+        totals = [w + o for w, o in zip(work_s, overheads)]
+        gaps = _reuse_gaps(kinds, totals)
+        overheads = [machine.overhead_s(g, base[n.name].overhead_s, overhead_kind(n)) for n, g in zip(order, gaps)]
+    timed = {n.name: _retime(base[n.name], work[n.name][0], work[n.name][1], o) for n, o in zip(order, overheads)}
+
+    def calibrated(node: CostedNode, timing: NodeTiming) -> NodeTiming:
+        return timed.get(node.name, timing)
+
+    return calibrated
+
+
+def _compute_s(node: CostedNode, timing: NodeTiming, machine: MachineModel) -> float:
+    """Seconds of the node's FLOPs at the rate the machine model gives it (the profile's peak otherwise)."""
+    rate = None
+    category = node.category.value
+    attention = attention_call(node) if category == "matmul" else None
+    if attention is not None and timing.dtype == machine.gemm_dtype:
+        rate = machine.attention_flop_per_s(*attention)
+    if rate is None and category == "matmul" and timing.dtype == machine.gemm_dtype:
+        dims = gemm_dims(node)
+        if dims is None:  # no weight operand (bmm): the k = n = 512 column at the same FLOPs
+            dims = (max(1.0, timing.flops / (2 * _SQUARE_K * _SQUARE_K)), _SQUARE_K, _SQUARE_K)
+        rate = machine.gemm_flop_per_s(*dims)
+        factor = machine.conv_factor() if is_convolution(node) else None
+        if rate is not None and factor is not None:
+            rate *= factor
+        if rate is not None and timing.peak_flop_per_s:
+            rate = min(rate, timing.peak_flop_per_s)
+    elif category in ("elementwise", "normalization"):
+        rate = machine.vector_rate(vector_family(node))
+        if rate is None and category == "normalization":
+            rate = machine.median_vector_rate()
+    if rate:
+        return timing.flops / rate
+    return timing.compute_time_s
+
+
+def _traffic(node: CostedNode, costed: CostedGraph, timing: NodeTiming, levels: tuple[MemoryLevel, ...],
+             fallback: MemoryLevel, off: MemoryLevel, cold: bool) -> dict[MemoryLevel, int]:  # fmt: skip
+    """Bytes per memory level: weights at DRAM when ``cold``, the rest where the working set fits."""
+    activations, params = working_set_bytes(node, costed.graph)
+    if not levels:
+        return {fallback: timing.bytes}
+    if not cold:
+        return {_level_for(levels, activations + params, fallback): timing.bytes}
+    weight_bytes = min(params, timing.bytes)
+    traffic: dict[MemoryLevel, int] = {}
+    for level, nbytes in ((off, weight_bytes), (_level_for(levels, activations, fallback), timing.bytes - weight_bytes)):
+        if nbytes:
+            traffic[level] = traffic.get(level, 0) + nbytes
+    return traffic or {fallback: 0}
+
+
+def _reuse_gaps(kinds: list[tuple[str, ...]], totals: list[float]) -> list[float]:
+    """For each node, the seconds from the end of the previous node of its kind to its start, cyclically.
+
+    The graph runs again and again, so the first node of a kind follows the last one of the run
+    before; a kind that occurs once waits for every other node of the run.
 
     Examples
     --------
-    >>> round(gemm_rate([(1e6, 1e9), (1e8, 1e10)], 1e7, 1e12) / 1e9, 3)  # halfway in log(flops): in log(rate)
-    3.162
+    >>> _reuse_gaps([("a",), ("b",), ("a",)], [1.0, 2.0, 4.0])  # a ends the run before; b waits for a, a; a for b
+    [0.0, 5.0, 2.0]
     """
-    pts = sorted(curve)
-    if not pts or flops <= 0:
-        return peak
-    if flops <= pts[0][0]:
-        return min(pts[0][1], peak)
-    for (f0, r0), (f1, r1) in zip(pts, pts[1:]):
-        if flops <= f1:
-            w = (math.log(flops) - math.log(f0)) / (math.log(f1) - math.log(f0))
-            return min(math.exp(math.log(r0) + w * (math.log(r1) - math.log(r0))), peak)
-    return min(pts[-1][1], peak)
+    prefix = [0.0]
+    for t in totals:
+        prefix.append(prefix[-1] + t)
+    run = prefix[-1]
+    last = {kind: i for i, kind in enumerate(kinds)}  # the previous run's last node of each kind
+    gaps = []
+    for j, kind in enumerate(kinds):
+        prev = last[kind]
+        gaps.append(prefix[j] - prefix[prev + 1] if prev < j else run - prefix[prev + 1] + prefix[j])
+        last[kind] = j
+    return gaps
 
 
-def cache_timer(costed: CostedGraph, profile: HardwareProfile, vector_flop_per_s: float | None = None,
-                gemm_curve: Sequence[tuple[float, float]] = ()) -> Callable[[CostedNode, NodeTiming], NodeTiming]:  # fmt: skip
-    """A ``node_timer`` for :func:`dfx.roofline.evaluate` that charges bytes to the cache that holds them.
-
-    With ``vector_flop_per_s`` (``dfx calibrate --json``), elementwise and normalization nodes run
-    their FLOPs at that rate instead of the GEMM peak; with ``gemm_curve``, matmul nodes run at the
-    rate :func:`gemm_rate` interpolates for their FLOPs.
-    """
-    levels = cache_levels(profile)
-    fallback = home_level(profile)
-
-    def timer(node: CostedNode, timing: NodeTiming) -> NodeTiming:
-        if timing.bound is Bound.NONE or not levels:
-            return timing
-        activations, params = working_set_bytes(node, costed.graph)
-        need = activations + params
-        level = next((lv for lv in levels if lv.capacity_bytes >= need), fallback)
-        memory_s = timing.bytes / level.bandwidth_bytes_per_s
-        compute_s = timing.compute_time_s
-        if vector_flop_per_s and node.category.value in _VECTOR_CATEGORIES:
-            compute_s = timing.flops / vector_flop_per_s
-        elif gemm_curve and node.category.value == "matmul" and timing.peak_flop_per_s:
-            compute_s = timing.flops / gemm_rate(gemm_curve, timing.flops, timing.peak_flop_per_s)
-        bound = Bound.COMPUTE if compute_s >= memory_s else Bound.MEMORY
-        return replace(
-            timing,
-            time_s=max(compute_s, memory_s) + timing.overhead_s,
-            compute_time_s=compute_s,
-            memory_time_s=memory_s,
-            bound=bound,
-            bytes_by_level=MappingProxyType({level.name: timing.bytes}),
-        )
-
-    return timer
+def _retime(timing: NodeTiming, compute_s: float, traffic: Mapping[MemoryLevel, int], overhead_s: float) -> NodeTiming:
+    memory_s = sum(nbytes / lv.bandwidth_bytes_per_s for lv, nbytes in traffic.items())
+    return replace(
+        timing,
+        time_s=max(compute_s, memory_s) + overhead_s,
+        compute_time_s=compute_s,
+        memory_time_s=memory_s,
+        overhead_s=overhead_s,
+        bound=Bound.COMPUTE if compute_s >= memory_s else Bound.MEMORY,
+        bytes_by_level=MappingProxyType({lv.name: nbytes for lv, nbytes in traffic.items()}),
+    )

@@ -7,11 +7,17 @@ What is measured (each the median of repeated eager calls, see :mod:`dfx.measure
   cache level (half the L2, a quarter of the L3) and in DRAM (4 x the L3, at least 64 MiB);
 - ``op_overhead_s``: the median over seven op kinds (add, relu, gelu, softmax, layer norm, linear,
   conv2d) of each one on 1- to 8-element tensors;
-- ``vector_flop_per_s`` (CPU; in the JSON document, not the profile, whose schema has no field for
-  it): the FLOP rate of GELU, softmax and layer norm, which :mod:`dfx.measure.cache_model` can use
-  for elementwise and normalization nodes;
-- ``gemm_curve`` (JSON only, likewise): the FLOP/s of ``[M,1024] x [1024,1024]`` GEMMs for M = 1
-  to 1024, which the cache-aware prediction interpolates for each matmul node.
+
+and, in the JSON document only (the profile schema has no field for them), the tables of the
+calibrated prediction (:mod:`dfx.measure.machine`):
+
+- ``overhead_by_kind``: each tiny op's own time in a hot loop (add, linear, layer norm, ...);
+- ``overhead_curve``: the per-op overhead against the time since an op of the same kind last ran;
+- ``vector_rates``: the FLOP rate of GELU, tanh-GELU, softmax, layer norm and batch norm (CPU);
+- ``gemm_table``: GEMM FLOP/s over rows x k x n;
+- ``attention_rates``: fused attention's FLOP/s by sequence length, causal and not;
+- ``conv_points``: ResNet-shaped convolutions' FLOP/s, as implicit GEMMs;
+- ``resident_bytes``: the largest working set the last-level cache keeps (CPU).
 
 Threads are torch's own (``torch.get_num_threads()``), as a model run would use them.
 """
@@ -28,12 +34,16 @@ from typing import Any, Callable, Mapping
 import torch
 
 from dfx.errors import DfxError
-from dfx.measure.microbench import Sample, gemm_curve, gemm_flop_per_s, op_overhead_s, stream_bytes_per_s, vector_flop_per_s
+from dfx.measure.microbench import (
+    GemmPoint, Sample, attention_rates, conv_points, gemm_flop_per_s, gemm_table, op_overhead_s, overhead_curve, resident_bytes, stream_bytes_per_s, vector_rates,
+)  # fmt: skip
 
 __all__ = ["CacheLevel", "Calibration", "calibrate", "host_caches"]
 
 DEFAULT_BUDGET_S = 45.0
-_SHARE = {"overhead": 0.1, "gemm": 0.3, "curve": 0.1, "stream": 0.35, "vector": 0.15}  # of the budget, per kind of benchmark
+# of the budget, per kind of benchmark
+_SHARE = {"overhead": 0.04, "overhead_curve": 0.08, "gemm": 0.12, "table": 0.28, "stream": 0.18, "resident": 0.06, "vector": 0.1,
+          "attention": 0.07, "conv": 0.07}
 _WORKING_SET_FRACTION = {"L2": 0.5, "L3": 0.25}  # of a cache's capacity: leaves room for everything else
 _DRAM_MIN_BYTES = 64 * 2**20  # a DRAM working set well past any L3
 _DRAM_L3_MULTIPLE = 4
@@ -62,8 +72,14 @@ class Calibration:
     bandwidth: Mapping[str, Sample]  # level name -> sample, closest to compute first
     capacities: Mapping[str, CacheLevel]
     overhead: Sample
-    vector: Sample | None = None  # non-matmul FLOP rate (fp32); the profile schema has no field for it
-    gemm_curve: tuple[tuple[int, float], ...] = ()  # (FLOPs per call, FLOP/s) of smaller fp32 GEMMs; not in the schema either
+    # the tables of dfx.measure.machine (not in the profile schema)
+    overhead_by_kind: Mapping[str, float] = field(default_factory=dict)  # tiny-op kind -> hot seconds
+    overhead_curve: tuple[tuple[float, float], ...] = ()  # (seconds since the kind last ran, overhead seconds)
+    vector_rates: Mapping[str, Sample] = field(default_factory=dict)  # family -> FLOP/s (fp32, CPU)
+    gemm_table: tuple[GemmPoint, ...] = ()  # fp32 GEMM FLOP/s by rows x k x n
+    attention: tuple[tuple[bool, int, float], ...] = ()  # (causal, sequence length, FLOP/s) of fused attention
+    convs: tuple[GemmPoint, ...] = ()  # convolutions as their implicit GEMMs, FLOP/s
+    resident: Sample | None = None  # bytes the last-level cache keeps (CPU)
     budget_s: float = DEFAULT_BUDGET_S
     warnings: tuple[str, ...] = field(default=())
 
@@ -112,8 +128,10 @@ class Calibration:
         raw = {f"peak_flop_per_s.{d}": s for d, s in self.peak_flop_per_s.items()}
         raw.update({f"memory.{n}.bandwidth_bytes_per_s": s for n, s in self.bandwidth.items()})
         raw["op_overhead_s"] = self.overhead
-        if self.vector is not None:
-            raw["vector_flop_per_s"] = self.vector
+        raw.update({f"vector_rates.{f}": v for f, v in self.vector_rates.items()})
+        if self.resident is not None:
+            raw["resident_bytes"] = self.resident
+        rates = sorted(v.value for v in self.vector_rates.values())
         return {
             "schema": "dfx.calibration/1",
             "device": self.device,
@@ -121,8 +139,18 @@ class Calibration:
             "torch_version": self.torch_version,
             "date": self.date,
             "profile": self.to_profile(),
-            "vector_flop_per_s": self.vector.value if self.vector else None,
-            "gemm_curve": [{"flops": f, "flop_per_s": r} for f, r in self.gemm_curve],
+            "overhead_by_kind": dict(self.overhead_by_kind),
+            "overhead_curve": [{"gap_s": g, "overhead_s": o} for g, o in self.overhead_curve],
+            "vector_rates": {f: v.value for f, v in self.vector_rates.items()},
+            "vector_flop_per_s": rates[len(rates) // 2] if rates else None,  # the median family, for a single figure
+            "gemm_dtype": "float32",
+            "gemm_table": [
+                {"rows": p.rows, "k": p.k, "n": p.n, "flops": 2 * p.rows * p.k * p.n, "flop_per_s": p.flop_per_s}
+                for p in self.gemm_table
+            ],  # fmt: skip
+            "attention_rates": [{"causal": c, "seq": n, "flop_per_s": r} for c, n, r in self.attention],
+            "conv_points": [{"rows": p.rows, "k": p.k, "n": p.n, "flop_per_s": p.flop_per_s} for p in self.convs],
+            "resident_bytes": int(self.resident.value) if self.resident and self.resident.value else None,
             "measurements": {k: {"value": s.value, "median_s": s.median_s, "reps": s.reps, "how": s.how} for k, s in raw.items()},
             "warnings": list(self.warnings),
         }
@@ -205,7 +233,9 @@ def calibrate(device: str = "cpu", dtypes: tuple[str, ...] = ("float32",), budge
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0  # before our own work adds to it
     caches, working_sets, name, sync = _plan(device)
     step("per-op overhead")
-    overhead = op_overhead_s(device, budget_s * _SHARE["overhead"], sync)
+    overhead, by_kind = op_overhead_s(device, budget_s * _SHARE["overhead"], sync)
+    step("overhead after other work")
+    curve = overhead_curve(device, budget_s * _SHARE["overhead_curve"], sync)
     peaks = {}
     for dtype in dtypes:
         step(f"GEMM {dtype}")
@@ -215,10 +245,22 @@ def calibrate(device: str = "cpu", dtypes: tuple[str, ...] = ("float32",), budge
         step(f"bandwidth {level} ({nbytes / 2**20:.1f} MiB)")
         bandwidth[level] = stream_bytes_per_s(nbytes, device, budget_s * _SHARE["stream"] / len(working_sets), sync,
                                               slope=level in caches)  # fmt: skip
-    step("GEMM sizes")
-    curve = gemm_curve(torch.float32, device, budget_s * _SHARE["curve"], sync)
-    step("vector ops")
-    vector = vector_flop_per_s(device, budget_s * _SHARE["vector"], sync) if device == "cpu" else None
+    last = list(caches.values())[-1] if caches else None
+    off_chip = list(bandwidth.values())[-1].value
+    step("GEMM rows x weight sizes")
+    table = gemm_table(torch.float32, device, budget_s * _SHARE["table"], sync)
+    step("attention")
+    attention = attention_rates(device, budget_s * _SHARE["attention"], sync)
+    step("convolutions")
+    convs = conv_points(device, budget_s * _SHARE["conv"], sync)
+    resident = None
+    vectors: dict[str, Sample] = {}
+    if device == "cpu":
+        step("vector ops")
+        vectors = vector_rates(device, budget_s * _SHARE["vector"], sync)
+        if last is not None:
+            step("cache residency")
+            resident = resident_bytes(last.capacity_bytes, off_chip, device, budget_s * _SHARE["resident"], sync)
     warnings = (f"load average {load:.2f} on {os.cpu_count()} CPUs before measuring: figures may be low",) if device == "cpu" and load > 0.5 * (os.cpu_count() or 1) else ()
     return Calibration(
         device=device,
@@ -230,8 +272,13 @@ def calibrate(device: str = "cpu", dtypes: tuple[str, ...] = ("float32",), budge
         bandwidth=bandwidth,
         capacities=caches,
         overhead=overhead,
-        vector=vector,
-        gemm_curve=curve,
+        overhead_by_kind=by_kind,
+        overhead_curve=curve,
+        vector_rates=vectors,
+        gemm_table=table,
+        attention=attention,
+        convs=convs,
+        resident=resident,
         budget_s=budget_s,
         warnings=warnings,
     )

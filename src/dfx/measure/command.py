@@ -59,7 +59,7 @@ def calibrate_command(
         if out.suffix not in (".yaml", ".yml", ".json"):
             raise DfxError(f"--out {out} must end in .yaml, .yml or .json so that --hw can load it")
         check_targets(out.parent if str(out.parent) else ".", [out.name], force=force)
-    bar, step = _progress(1 + len(dtypes) + 3 + 1)
+    bar, step = _progress(2 + len(dtypes) + 3 + 5)  # overheads (2), GEMM peaks, 3 levels, table, attention, convs, vector, residency
     with bar:
         cal = calibrate(device=device, dtypes=dtypes, budget_s=budget_s, on_step=step)
     profile = cal.to_profile()
@@ -79,9 +79,9 @@ def calibrate_command(
 
 
 def _from_calibration(path: Optional[Path], hw: Optional[str]):
-    """The profile to predict with, and the vector rate and GEMM curve of a calibration document."""
+    """The profile to predict with, and the machine model (measured tables) of a calibration document."""
     if path is None:
-        return hw or "host-cpu", None, ()
+        return hw or "host-cpu", None
     from dfx.errors import DfxError
     from dfx.hardware import load_profile, parse_profile
 
@@ -91,22 +91,27 @@ def _from_calibration(path: Optional[Path], hw: Optional[str]):
         raise DfxError(f"--calibration {path}: cannot read it as JSON ({type(exc).__name__}); write it with `dfx calibrate --json > FILE`") from None
     if not isinstance(doc, dict) or doc.get("schema") != "dfx.calibration/1":
         raise DfxError(f"--calibration {path} is not a dfx.calibration/1 document; write it with `dfx calibrate --json > FILE`")
+    from dfx.measure.machine import MachineModel
+
     profile = load_profile(hw) if hw else parse_profile(doc["profile"], str(path))
-    curve = tuple((p["flops"], p["flop_per_s"]) for p in doc.get("gemm_curve") or ())
-    return profile, doc.get("vector_flop_per_s"), curve
+    try:
+        machine = MachineModel.from_calibration(doc)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise DfxError(f"--calibration {path}: its tables are malformed ({exc}); write it again with `dfx calibrate --json > FILE`") from None
+    return profile, machine
 
 
 def validate_command(
     model: str = typer.Argument("mlp", help=_MODEL_HELP),
     hw: Optional[str] = typer.Option(None, "--hw", help="Profile to predict with: a file from `dfx calibrate --out`, an id or an alias. Default: the --calibration's profile, else host-cpu."),
-    calibration: Optional[Path] = typer.Option(None, "--calibration", help="A `dfx calibrate --json` document: its profile, vector rate and GEMM curve feed the cache-aware prediction."),
+    calibration: Optional[Path] = typer.Option(None, "--calibration", help="A `dfx calibrate --json` document: its profile and measured tables (overhead curve, vector rates, GEMM table, cache residency) feed the cache-aware prediction."),
     dtype: str = typer.Option("fp32", "--dtype", help="fp32, bf16 or fp16."),
     batch: int = typer.Option(1, "--batch", help="Batch size."),
     seq: Optional[int] = typer.Option(None, "--seq", help="Sequence length or image side (default: the model's own)."),
     repeat: int = typer.Option(10, "--repeat", help="Timed runs; each node keeps its median."),
     warmup: int = typer.Option(3, "--warmup", help="Untimed runs first."),
     device: str = typer.Option("cpu", "--device", help="cpu or cuda."),
-    prediction: Optional[str] = typer.Option(None, "--prediction", help="roofline (dfx analyze's eager roofline) or cache-aware (bytes at the cache that holds them, and with --calibration the measured vector rate and GEMM curve). Default: cache-aware with --calibration, else roofline."),
+    prediction: Optional[str] = typer.Option(None, "--prediction", help="roofline (dfx analyze's eager roofline) or cache-aware (bytes at the cache that holds them, and with --calibration the calibrated machine model). Default: cache-aware with --calibration, else roofline."),
     out: Optional[Path] = typer.Option(None, "--out", help="Write validation.json and scatter.png into this folder."),
     force: bool = typer.Option(False, "--force", help="Overwrite files that already exist in --out."),
     as_json: bool = typer.Option(False, "--json", help="Print the dfx.validation/1 document."),
@@ -122,10 +127,10 @@ def validate_command(
         from dfx.report.files import check_targets
 
         check_targets(out, ["validation.json", "scatter.png"], force=force)
-    profile, vector, curve = _from_calibration(calibration, hw)
+    profile, machine = _from_calibration(calibration, hw)
     prediction = prediction or ("cache-aware" if calibration is not None else "roofline")
     result = validate(model, profile, dtype=dtype, batch=batch, seq=seq, repeat=repeat, warmup=warmup, device=device,
-                      prediction=prediction, vector_flop_per_s=vector, gemm_curve=curve)  # fmt: skip
+                      prediction=prediction, machine=machine)  # fmt: skip
     doc = result.to_dict()
     if out is not None:
         from dfx.measure.plot import scatter_png

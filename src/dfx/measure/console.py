@@ -21,12 +21,26 @@ def calibration_text(doc: dict[str, Any]) -> str:
         cap = f"{level['capacity_bytes'] / 2**20:,.1f} MiB" if level["capacity_bytes"] else "-"
         lines.append(f"  {level['name']:<15} {level['bandwidth_bytes_per_s'] / 1e9:10,.1f} GB/s   capacity {cap}")
     lines.append(f"  op overhead     {_us(p['op_overhead_s']):>13}")
-    if doc.get("vector_flop_per_s"):
-        lines.append(f"  vector ops      {doc['vector_flop_per_s'] / 1e9:10,.1f} GFLOP/s")
-    for point in doc.get("gemm_curve") or ():
-        lines.append(f"  GEMM {point['flops'] / 1e6:7,.0f} MFLOP {point['flop_per_s'] / 1e9:8,.1f} GFLOP/s")
-    if doc.get("vector_flop_per_s") or doc.get("gemm_curve"):
-        lines.append("  (vector ops and GEMM sizes are not in the profile: save `--json` and pass it to `dfx validate --calibration`)")
+    kinds = doc.get("overhead_by_kind") or {}
+    if kinds:
+        lines.append("  overhead by kind " + ", ".join(f"{k} {v * 1e6:.1f}" for k, v in kinds.items()) + " us (hot loop)")
+    curve = doc.get("overhead_curve") or ()
+    if curve:
+        lines.append("  overhead after  " + ", ".join(f"{p['gap_s'] * 1e3:.3g} ms: {p['overhead_s'] * 1e6:.0f}" for p in curve) + " us")
+    rates = doc.get("vector_rates") or {}
+    if rates:
+        lines.append("  vector ops      " + ", ".join(f"{k} {v / 1e9:.1f}" for k, v in rates.items()) + " GFLOP/s")
+    column = [p for p in doc.get("gemm_table") or () if p["k"] == 512 and p["n"] == 512]
+    if column:
+        lines.append("  GEMM [M,512]x[512,512] " + ", ".join(f"M={p['rows']}: {p['flop_per_s'] / 1e9:.0f}" for p in column)
+                     + f" GFLOP/s ({len(doc['gemm_table'])} shapes in --json)")  # fmt: skip
+    attention = doc.get("attention_rates") or ()
+    if attention:
+        lines.append("  attention       " + ", ".join(f"{'causal ' if p['causal'] else ''}S={p['seq']}: {p['flop_per_s'] / 1e9:.0f}" for p in attention) + " GFLOP/s")
+    if doc.get("resident_bytes"):
+        lines.append(f"  cache keeps     {doc['resident_bytes'] / 2**20:,.1f} MiB when streamed again and again")
+    if kinds or curve or rates or column:
+        lines.append("  (these tables are not in the profile: save `--json` and pass it to `dfx validate --calibration`)")
     lines += [f"warning: {w}" for w in doc["warnings"]]
     return "\n".join(lines)
 

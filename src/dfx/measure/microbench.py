@@ -2,6 +2,12 @@
 
 Each benchmark times one eager aten call the way :mod:`dfx.measure.timing` times a graph node
 (``perf_counter`` around the call, synchronised on a GPU), repeats it, and keeps the median.
+
+Besides the profile's figures (one peak, one bandwidth per level, one overhead), four tables feed
+the calibrated prediction of :mod:`dfx.measure.machine`: the per-op overhead as a function of the
+work that ran just before (:func:`overhead_curve`), the FLOP rate of each kind of vector op
+(:func:`vector_rates`), GEMM rates by rows and weight size with the weight in cache and evicted
+(:func:`gemm_table`), and the largest working set the last-level cache keeps (:func:`resident_bytes`).
 """
 
 from __future__ import annotations
@@ -13,7 +19,10 @@ from typing import Callable
 
 import torch
 
-__all__ = ["Sample", "gemm_curve", "gemm_flop_per_s", "op_overhead_s", "stream_bytes_per_s", "time_call", "vector_flop_per_s"]
+__all__ = [
+    "GemmPoint", "Sample", "attention_rates", "conv_points", "gemm_flop_per_s", "gemm_table", "op_overhead_s", "overhead_curve", "resident_bytes",
+    "stream_bytes_per_s", "time_call", "vector_rates",
+]  # fmt: skip
 
 _FMA_FLOPS = 2  # a multiply-accumulate is 2 FLOPs (docs/cost-model.md)
 _ADD_TENSORS = 3  # c = a + b reads a and b and writes c: three tensors of traffic
@@ -59,6 +68,8 @@ def _tiny_ops(device: str) -> dict[str, Callable[[], object]]:
     b = torch.ones(8, device=device)
     img = torch.ones(1, 1, 2, 2, device=device)
     k = torch.ones(1, 1, 1, 1, device=device)
+    one = torch.ones(1, device=device)
+    q = torch.ones(1, 1, 2, 8, device=device)
     return {
         "add": lambda: aten.add.Tensor(x, x),
         "relu": lambda: aten.relu.default(x),
@@ -67,12 +78,15 @@ def _tiny_ops(device: str) -> dict[str, Callable[[], object]]:
         "layer_norm": lambda: aten.layer_norm.default(x, [8], b, b, 1e-5),
         "linear": lambda: aten.linear.default(x, w, b),
         "conv2d": lambda: aten.conv2d.default(img, k),
+        "batch_norm": lambda: aten._native_batch_norm_legit_no_training.default(img, one, one, one, one, 0.1, 1e-5),
+        "attention": lambda: aten.scaled_dot_product_attention.default(q, q, q),
     }
 
 
-def op_overhead_s(device: str, budget_s: float, sync=None) -> Sample:
+def op_overhead_s(device: str, budget_s: float, sync=None) -> tuple[Sample, dict[str, float]]:
     """The time of a tiny op: the median over op kinds (add, relu, gelu, softmax, layer norm, linear,
-    conv2d) of each one's median time on 1- to 8-element tensors, called as a graph node is.
+    conv2d, batch norm, attention) of each one's median time on 1- to 8-element tensors, called as
+    a graph node is (an ``OpOverload``); and each kind's own median, seconds.
 
     One op kind alone (a tiny add) is the cheapest dispatch there is; a graph's nodes are mostly
     heavier ops whose argument handling and kernel set-up cost more.
@@ -84,7 +98,7 @@ def op_overhead_s(device: str, budget_s: float, sync=None) -> Sample:
     t = statistics.median(per_op.values())
     listed = ", ".join(f"{n} {v * 1e6:.2f}" for n, v in per_op.items())
     how = f"median over op kinds of each one's median time on 1- to 8-element tensors (Python + dispatcher + kernel), us: {listed}"
-    return Sample(t, t, len(per_op), how)
+    return Sample(t, t, len(per_op), how), per_op
 
 
 def gemm_flop_per_s(dtype: torch.dtype, device: str, budget_s: float, sync=None) -> Sample:
@@ -141,58 +155,251 @@ def stream_bytes_per_s(working_set_bytes: int, device: str, budget_s: float, syn
     return Sample(plain, t_full, reps_full, f"{sizes}: {b_full:,} B / {t_full:.3g} s, overhead included (slope too noisy)")
 
 
-# Per-element FLOPs by dfx's convention (docs/cost-model.md, "Per-element FLOPs"): the vector ops
-# timed for the non-matmul FLOP rate, each on [rows, cols] fp32.
-# Outputs are preallocated (the ``.out`` overloads), as for the bandwidth.
-_VECTOR_OPS = {
-    "gelu(tanh)": (lambda x, o: torch.ops.aten.gelu.out(x, approximate="tanh", out=o[0]), lambda r, c: 9 * r * c),
-    "softmax": (lambda x, o: torch.ops.aten._softmax.out(x, -1, False, out=o[0]), lambda r, c: 5 * r * c),
-    # layer norm without weight and bias: 5 per element, 4 per row
-    "layer_norm": (lambda x, o: torch.ops.aten.native_layer_norm.out(x, [x.shape[-1]], None, None, 1e-5, out0=o[0], out1=o[1], out2=o[2]),
-                   lambda r, c: 5 * r * c + 4 * r),
-}
-_VECTOR_SHAPE = (64, 1024)  # 256 KiB in and out: inside any L2, so bytes are not the limit
+# Time since an op of the same kind last ran, in seconds: from a few tiny ops to a whole model run.
+_GAPS_S = (1e-4, 1e-3, 3e-3, 1e-2, 3e-2)
+_GAP_K = 512  # the work in the gap is [m, 512] x [512, 512] GEMMs, m sized so that one takes about 0.1 ms
+_GAP_REPS = (5, 25)  # per op kind and gap, fewest and most: the median over kinds of each kind's median
 
 
-def vector_flop_per_s(device: str, budget_s: float, sync=None) -> Sample:
-    """The FLOP rate of non-matmul work: median over GELU(tanh), softmax and layer norm of each op's slope.
+def overhead_curve(device: str, budget_s: float, sync=None) -> tuple[tuple[float, float], ...]:
+    """Per-op overhead as a function of the time since an op of the same kind last ran: ``((gap_s, overhead_s), ...)``.
 
-    Each op is timed at ``_VECTOR_SHAPE`` and a quarter of its rows; FLOPs are dfx's convention,
-    so ``flops / rate`` reproduces the measured time of these ops. It is far below the GEMM peak on
-    CPUs: transcendentals and reductions do not run at the FMA units' rate.
+    A tiny op (1 to 8 elements, the seven kinds of :func:`op_overhead_s`) costs a few microseconds
+    when it follows itself in a hot loop, and several times more when other work ran since it
+    last ran: that work evicted its code path (argument parsing, dispatch, kernel set-up) from
+    the caches and predictors, and on a virtual machine the host may have run other tenants on
+    the core. In a model run, most nodes are the only one of their kind for many microseconds.
+
+    Measured as: for each gap in ``_GAPS_S`` and each kind, ``[m,512] x [512,512]`` GEMMs for
+    about the gap, then the tiny op, timed. A point is ``(median gap from
+    the end of the kind's previous call to the start of this one, median over kinds of each kind's
+    median time)``. The first point is the hot loop: each kind right after itself.
     """
-    rows, cols = _VECTOR_SHAPE
-    rates, parts = [], []
-    for name, (op, flops_of) in _VECTOR_OPS.items():
-        full, part = torch.randn(rows, cols, device=device), torch.randn(rows // _SLOPE_PARTS, cols, device=device)
-        out_full = (torch.empty_like(full), torch.empty(rows, 1, device=device), torch.empty(rows, 1, device=device))
-        out_part = (torch.empty_like(part), torch.empty(len(part), 1, device=device), torch.empty(len(part), 1, device=device))
-        t_full, _ = time_call(lambda: op(full, out_full), budget_s / 6, sync, max_reps=5_000)
-        t_part, _ = time_call(lambda: op(part, out_part), budget_s / 6, sync, max_reps=5_000)
-        f_full, f_part = flops_of(rows, cols), flops_of(rows // _SLOPE_PARTS, cols)
-        rate = (f_full - f_part) / (t_full - t_part) if t_full > t_part else f_full / t_full
-        rates.append(rate)
-        parts.append(f"{name} {rate / 1e9:.2g}")
-    rate = statistics.median(rates)
-    how = f"median over ops of the slope between [{rows},{cols}] and [{rows // _SLOPE_PARTS},{cols}] fp32, GFLOP/s: " + ", ".join(parts)
-    return Sample(rate, 0.0, len(rates), how)
+    sync = sync or (lambda: None)
+    ops = list(_tiny_ops(device).values())
+    hot = [time_call(fn, budget_s * 0.05 / len(ops), sync, max_reps=2_000)[0] for fn in ops]
+    points = [(statistics.median(hot), statistics.median(hot))]
+    b = torch.randn(_GAP_K, _GAP_K, device=device)
+    probe = torch.randn(512, _GAP_K, device=device)
+    t512, _ = time_call(lambda: torch.mm(probe, b), 0.0, sync)
+    a = torch.randn(max(1, min(4096, round(512 * 1e-4 / max(t512, 1e-9)))), _GAP_K, device=device)
+    low, high = _GAP_REPS
+    planned = sum(_GAPS_S) * len(ops) * low
+    scale = min(1.0, budget_s * 0.95 / planned)  # a small budget shortens the longest gaps, never drops them
+    per_gap = budget_s * 0.95 / len(_GAPS_S)
+    for gap in _GAPS_S:
+        reps = max(low, min(high, int(per_gap / ((gap * scale + 2e-5) * len(ops)))))
+        gaps: list[float] = []
+        kinds: list[float] = []
+        for fn in ops:
+            fn()
+            times = []
+            for _ in range(reps):
+                sync()
+                last = time.perf_counter()
+                while time.perf_counter() - last < gap * scale:
+                    torch.mm(a, b)
+                    sync()
+                start = time.perf_counter()
+                fn()
+                sync()
+                end = time.perf_counter()
+                gaps.append(start - last)
+                times.append(end - start)
+            kinds.append(statistics.median(times))
+        points.append((statistics.median(gaps), statistics.median(kinds)))
+    return tuple(sorted(points))
 
 
-_CURVE_ROWS = (1, 4, 16, 64, 256, 1024)  # rows M of [M, K] x [K, N]: one token (a GEMV) to a feature map
-_CURVE_KN = 1024  # K = N: a transformer- or ResNet-sized weight
+@dataclass(frozen=True)
+class _VectorOp:
+    make: Callable[[int, str], tuple]  # rows -> the op's arguments, on the device
+    call: Callable[..., object]
+    flops: Callable[[int], int]  # rows -> FLOPs by dfx's convention (docs/cost-model.md, "Per-element FLOPs")
 
 
-def gemm_curve(dtype: torch.dtype, device: str, budget_s: float, sync=None) -> tuple[tuple[int, float], ...]:
-    """Achieved FLOP/s of ``[M,1024] x [1024,1024]`` for M in ``_CURVE_ROWS``: ``((flops, flop_per_s), ...)``.
+_VEC_COLS = 1024
+_VEC_ROWS = (256, 1024)  # 0.26 M and 1 M elements: both far above torch's parallel grain (32,768), so every
+# size runs on all threads, and the slope between them is one thread count's rate
 
-    Small GEMMs run below the large-GEMM peak (less to block over, threads split unevenly); the
-    cache-aware prediction interpolates this curve by a node's FLOPs (:mod:`dfx.measure.cache_model`).
+
+def _vector_ops() -> dict[str, _VectorOp]:
+    """The vector ops timed for :func:`vector_rates`, keyed by the family names of :mod:`dfx.measure.machine`."""
+    aten, c = torch.ops.aten, _VEC_COLS
+
+    def rows_by_cols(r: int, dev: str) -> tuple:
+        return (torch.randn(r, c, device=dev),)
+
+    def with_affine(r: int, dev: str) -> tuple:
+        return (torch.randn(r, c, device=dev), torch.randn(c, device=dev), torch.randn(c, device=dev))
+
+    def image(r: int, dev: str) -> tuple:  # [1, 64, r/64, 1024]: r*1024 elements in 64 channels
+        x = torch.randn(1, 64, r // 64, c, device=dev)
+        return (x, torch.randn(64, device=dev), torch.randn(64, device=dev), torch.zeros(64, device=dev), torch.ones(64, device=dev))
+
+    return {
+        # gelu: 5 per element (erf form); gelu_tanh: 9; softmax: 5; layer norm with weight and bias:
+        # 7 per element + 4 per row; batch norm, eval, with weight and bias: 4 per element + 2 per channel
+        "gelu": _VectorOp(rows_by_cols, lambda x: aten.gelu.default(x), lambda r: 5 * r * c),
+        "gelu_tanh": _VectorOp(rows_by_cols, lambda x: aten.gelu.default(x, approximate="tanh"), lambda r: 9 * r * c),
+        "softmax": _VectorOp(rows_by_cols, lambda x: aten._softmax.default(x, -1, False), lambda r: 5 * r * c),
+        "layer_norm": _VectorOp(with_affine, lambda x, w, b: aten.native_layer_norm.default(x, [c], w, b, 1e-5),
+                                lambda r: 7 * r * c + 4 * r),
+        "batch_norm": _VectorOp(image, lambda x, w, b, m, v: aten._native_batch_norm_legit_no_training.default(x, w, b, m, v, 0.1, 1e-5),
+                                lambda r: 4 * r * c + 2 * 64),
+    }  # fmt: skip
+
+
+def vector_rates(device: str, budget_s: float, sync=None) -> dict[str, Sample]:
+    """The FLOP rate of each kind of vector op (GELU, tanh-GELU, softmax, layer norm, batch norm), fp32.
+
+    Each op is called as a graph node calls it (its output allocated) on 0.26 M and 1 M elements;
+    the rate is the slope ``(F_1M - F_0.26M) / (t_1M - t_0.26M)`` with FLOPs by dfx's convention,
+    so ``flops / rate`` reproduces the op's time without its fixed cost. On CPUs these rates are far
+    below the GEMM peak: transcendentals, reductions and several passes over the data.
     """
+    rates: dict[str, Sample] = {}
+    ops = _vector_ops()
+    small, large = _VEC_ROWS
+    for name, op in ops.items():
+        args_s, args_l = op.make(small, device), op.make(large, device)
+        t_s, _ = time_call(lambda: op.call(*args_s), budget_s / (2 * len(ops)), sync, max_reps=2_000)
+        t_l, reps = time_call(lambda: op.call(*args_l), budget_s / (2 * len(ops)), sync, max_reps=2_000)
+        f_s, f_l = op.flops(small), op.flops(large)
+        plain = f_l / t_l
+        slope = (f_l - f_s) / (t_l - t_s) if t_l > t_s else float("inf")
+        if slope <= _MAX_SLOPE_GAIN * plain:
+            how = (f"slope of {name} fp32 between {large * _VEC_COLS:,} and {small * _VEC_COLS:,} elements "
+                   f"(outputs allocated): ({f_l:,} - {f_s:,}) FLOP / ({t_l:.3g} - {t_s:.3g}) s")  # fmt: skip
+            rates[name] = Sample(slope, t_l, reps, how)
+        else:  # noise made the small size as slow as the large one: keep the plain rate, a lower bound
+            rates[name] = Sample(plain, t_l, reps, f"{name} fp32 on {large * _VEC_COLS:,} elements: {f_l:,} FLOP / {t_l:.3g} s (slope too noisy)")
+    return rates
+
+
+_ATTENTION_SEQ = (64, 256, 1024)  # query = key length, [1, 12, S, 64]: GPT-2-small-shaped heads
+_ATTENTION_HEADS, _ATTENTION_DIM = 12, 64
+
+
+def attention_rates(device: str, budget_s: float, sync=None) -> tuple[tuple[bool, int, float], ...]:
+    """FLOP/s of fused attention (``aten.scaled_dot_product_attention``) by mask and sequence length.
+
+    ``[1, 12, S, 64]`` queries, keys and values for S in ``_ATTENTION_SEQ``, causal and not; FLOPs
+    by dfx's rule (:func:`dfx.costs.rules_attention.attention_flops`: both contractions, scale,
+    mask and softmax, a causal mask not halving them), the tiny attention's own time taken out
+    (at most half). A causal kernel skips the masked half of the work, so it is the faster rate.
+    Returns ``((causal, seq, flop_per_s), ...)``.
+    """
+    from dfx.costs.rules_attention import AttentionShape, attention_flops
+
+    sdpa = torch.ops.aten.scaled_dot_product_attention.default
+    tiny = torch.ones(1, 1, 2, 8, device=device)
+    fixed, _ = time_call(lambda: sdpa(tiny, tiny, tiny), budget_s / 20, sync, max_reps=2_000)
+    share = budget_s * 0.95 / (2 * len(_ATTENTION_SEQ))
+    rates = []
+    for causal in (False, True):
+        for seq in _ATTENTION_SEQ:
+            q, k, v = (torch.randn(1, _ATTENTION_HEADS, seq, _ATTENTION_DIM, device=device) for _ in range(3))
+            t, _ = time_call(lambda: sdpa(q, k, v, None, 0.0, causal), share, sync, max_reps=500)
+            shape = AttentionShape(_ATTENTION_HEADS, seq, seq, _ATTENTION_DIM, _ATTENTION_DIM)
+            flops = sum(attention_flops(shape, masked=causal).values())
+            rates.append((causal, seq, flops / max(t - fixed, t / 2)))
+    return tuple(rates)
+
+
+@dataclass(frozen=True)
+class GemmPoint:
+    """One GEMM ``[rows, k] x [k, n]`` of :func:`gemm_table` and its FLOP/s."""
+
+    rows: int
+    k: int
+    n: int
+    flop_per_s: float
+
+
+_TABLE_ROWS = (1, 16, 64, 256, 1024)  # one token (a GEMV, bound by streaming the weight) to a feature map
+_TABLE_K = (64, 512, 2048)  # reduction: an attention head or a 1x1 conv's channels, a hidden size, an MLP's inner size
+_TABLE_N = (64, 512, 2048)  # output features
+
+
+def gemm_table(dtype: torch.dtype, device: str, budget_s: float, sync=None) -> tuple[GemmPoint, ...]:
+    """Achieved FLOP/s of ``[rows,k] x [k,n]`` over ``_TABLE_ROWS`` x ``_TABLE_K`` x ``_TABLE_N``.
+
+    The weight is stored ``[n, k]`` and used transposed (``torch.mm(a, w.t())``), as ``nn.Linear``
+    does; the same call again and again, the median kept. The time of a tiny ``[1,8] x [8,8]``
+    GEMM (the call's fixed cost) is taken out of each time, at most half of it, because the
+    prediction adds the node's own fixed cost. Where the weight does not stay in cache, the
+    prediction charges its bytes to DRAM instead (the roofline's ``max``), so no cold table is kept:
+    on the machine of ``docs/validation.md`` a GEMM whose weight was evicted ran within the run-to-run
+    noise of the hot one, except GEMVs, which DRAM bandwidth bounds.
+    """
+    sync = sync or (lambda: None)
+    tiny_a, tiny_b = torch.ones(1, 8, device=device).to(dtype), torch.ones(8, 8, device=device).to(dtype)
+    overhead_s, _ = time_call(lambda: torch.mm(tiny_a, tiny_b), budget_s / 50, sync, max_reps=2_000)
+    share = budget_s * 0.98 / (len(_TABLE_ROWS) * len(_TABLE_K) * len(_TABLE_N))
     points = []
-    b = torch.randn(_CURVE_KN, _CURVE_KN, device=device).to(dtype)
-    for rows in _CURVE_ROWS:
-        a = torch.randn(rows, _CURVE_KN, device=device).to(dtype)
-        t, _ = time_call(lambda: torch.mm(a, b), budget_s / len(_CURVE_ROWS), sync, max_reps=2_000)
-        flops = _FMA_FLOPS * rows * _CURVE_KN * _CURVE_KN
-        points.append((flops, flops / t))
+    for k, n in ((k, n) for k in _TABLE_K for n in _TABLE_N):
+        b = torch.randn(n, k, device=device).to(dtype).t()  # [n, k] storage, used as [k, n]
+        for rows in _TABLE_ROWS:
+            a = torch.randn(rows, k, device=device).to(dtype)
+            t, _ = time_call(lambda: torch.mm(a, b), share, sync, max_reps=1_000)
+            points.append(GemmPoint(rows, k, n, _FMA_FLOPS * rows * k * n / max(t - overhead_s, t / 2)))
     return tuple(points)
+
+
+# (batch, C_in, H = W, C_out, kernel): ResNet-shaped 1x1 and 3x3 convolutions, stride 1, "same" padding
+_CONV_SHAPES = ((1, 256, 28, 64, 1), (1, 64, 28, 64, 3), (1, 64, 28, 256, 1), (1, 64, 56, 64, 3), (1, 128, 14, 128, 3))
+
+
+def conv_points(device: str, budget_s: float, sync=None) -> tuple[GemmPoint, ...]:
+    """FLOP/s of ``aten.convolution`` (fp32, NCHW, as a model calls it) at ResNet-shaped 1x1 and 3x3 layers.
+
+    Each is reported as its implicit GEMM (rows = output pixels, k = C_in x kernel elements, n =
+    C_out) so that :class:`dfx.measure.machine.MachineModel` can compare it with the GEMM table at
+    the same shape: convolutions pay layout reorders and im2col-style work a GEMM does not. FLOPs
+    are ``2 * rows * k * n`` (dfx's convention, no bias); the tiny conv's own time is taken out,
+    at most half.
+    """
+    conv = torch.ops.aten.convolution.default
+    img, one = torch.ones(1, 1, 2, 2, device=device), torch.ones(1, 1, 1, 1, device=device)
+    fixed, _ = time_call(lambda: conv(img, one, None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1), budget_s / 20, sync, max_reps=2_000)
+    share = budget_s * 0.95 / len(_CONV_SHAPES)
+    points = []
+    for batch, c_in, side, c_out, kernel in _CONV_SHAPES:
+        x = torch.randn(batch, c_in, side, side, device=device)
+        w = torch.randn(c_out, c_in, kernel, kernel, device=device)
+        pad = kernel // 2
+        t, _ = time_call(lambda: conv(x, w, None, [1, 1], [pad, pad], [1, 1], False, [0, 0], 1), share, sync, max_reps=500)
+        rows, k = batch * side * side, c_in * kernel * kernel
+        points.append(GemmPoint(rows, k, c_out, _FMA_FLOPS * rows * k * c_out / max(t - fixed, t / 2)))
+    return tuple(points)
+
+
+_SWEEP_FRACTIONS = (1 / 8, 1 / 4, 3 / 8, 1 / 2, 3 / 4, 1.0, 3 / 2, 2.0)  # of the last-level cache's capacity
+
+
+def resident_bytes(cache_bytes: int, dram_bytes_per_s: float, device: str, budget_s: float, sync=None) -> Sample:
+    """The largest working set the last-level cache keeps when it is streamed again and again.
+
+    ``c = a + b`` (fp32, preallocated) is timed at working sets of 1/8 to 2 x ``cache_bytes``;
+    the answer is the largest one, below the first that falls under the geometric mean of the
+    fastest bandwidth seen and ``dram_bytes_per_s``. On a virtual machine sharing its cache with
+    other tenants, or with a victim-cache design, it is well below the cache's capacity (half of it
+    on the machine of ``docs/validation.md``). A model whose weights and activations exceed it
+    reads its weights from DRAM on every run.
+    """
+    sizes = [max(4096, int(cache_bytes * f)) for f in _SWEEP_FRACTIONS]
+    bandwidth = []
+    for nbytes in sizes:
+        numel = nbytes // (_ADD_TENSORS * 4)
+        t, _ = _add_time(numel, device, budget_s / len(sizes), sync)
+        bandwidth.append(_ADD_TENSORS * 4 * numel / t)
+    threshold = (max(bandwidth) * dram_bytes_per_s) ** 0.5
+    kept = 0
+    for nbytes, bw in zip(sizes, bandwidth):
+        if bw < threshold:
+            break
+        kept = nbytes
+    listed = ", ".join(f"{n / 2**20:.1f} MiB {bw / 1e9:.0f}" for n, bw in zip(sizes, bandwidth))
+    how = f"largest torch.add(a, b, out=c) working set at or above {threshold / 1e9:.0f} GB/s (geometric mean of fastest and DRAM), GB/s: {listed}"
+    return Sample(float(kept), 0.0, len(sizes), how)

@@ -1,20 +1,22 @@
-"""Time every node of an exported graph for real: an ``fx.Interpreter`` that wraps one hook.
+"""Time every node of an exported graph for real, with a clock read between nodes in the graph's own code.
 
-Override map (``torch.fx.Interpreter``)::
+The graph module is copied and a stamp (``sync(); stamps[i] = clock()``) is inserted before its
+first launched node and after each one; fx generates the Python of that graph as it does for the
+graph itself, so the only work added between two nodes is one function call. A node's time is
+the time between the stamp before it and the stamp after it: the call of the node's op (Python
+and dispatcher overhead plus the kernel) and the graph's own glue around it (freeing tensors no
+longer used), so the node times add up to the run. Placeholders, ``get_attr`` and the output
+launch nothing and are not timed. On a GPU the device is synchronised at each stamp, so launch
+latency and the kernel are charged to the node that launched them.
 
-    run()
-      +-- run_node(n)            <- NodeClock: fetch args, then clock() around the node's call only
-            +-- placeholder / get_attr / output   (not timed: nothing is launched)
-            +-- call_function / call_module / call_method   (timed)
-
-The clock brackets only the call (``target(*args, **kwargs)``), not fx's argument fetching, so a
-node's time is what eager PyTorch pays for that op: Python and dispatcher overhead plus the kernel.
-On a GPU the device is synchronised before and after each call (``sync``), so launch latency is
-charged to the node that launched.
+An ``fx.Interpreter`` that clocks each node (the first design) runs tens of microseconds of Python
+between nodes; the dispatcher's code and data are then colder for every node, and small nodes
+measured 1.5 to 3 times their time in the plain graph (``docs/validation.md``).
 """
 
 from __future__ import annotations
 
+import copy
 import statistics
 import time
 from dataclasses import dataclass
@@ -23,13 +25,26 @@ from typing import Any, Callable, Mapping
 import torch
 import torch.fx
 
-__all__ = ["NodeClock", "NodeTimes", "time_graph_nodes", "time_whole_graph"]
+__all__ = ["NodeTimes", "StampedGraph", "time_graph_nodes", "time_whole_graph"]
 
 _UNTIMED = ("placeholder", "get_attr", "output")
 
 
-class NodeClock(torch.fx.Interpreter):
-    """Run a ``GraphModule`` once, recording each launched node's seconds in ``self.seconds``.
+class _Stamps:
+    """The clock readings of one run: ``readings[0]`` before the first launched node, ``readings[i]`` after node ``i - 1``."""
+
+    def __init__(self, count: int, clock: Callable[[], float], sync: Callable[[], None]) -> None:
+        self.readings = [0.0] * count
+        self.clock = clock
+        self.sync = sync
+
+    def stamp(self, index: int, *after: Any) -> None:
+        self.sync()
+        self.readings[index] = self.clock()
+
+
+class StampedGraph:
+    """A copy of ``gm`` that reads ``clock`` between its launched nodes; ``run`` returns the graph's output.
 
     Parameters
     ----------
@@ -37,28 +52,31 @@ class NodeClock(torch.fx.Interpreter):
     clock : callable
         Returns seconds as a float (default ``time.perf_counter``); tests pass a fake one.
     sync : callable, optional
-        Called before and after each timed node (``torch.cuda.synchronize`` on a GPU).
+        Called before each reading (``torch.cuda.synchronize`` on a GPU).
+
+    After ``run``, ``seconds`` maps each launched node's name to its seconds.
     """
 
     def __init__(self, gm: torch.fx.GraphModule, clock: Callable[[], float] = time.perf_counter,
                  sync: Callable[[], None] | None = None) -> None:  # fmt: skip
-        super().__init__(gm, garbage_collect_values=True)
-        self.clock = clock
-        self.sync = sync or (lambda: None)
+        graph = copy.deepcopy(gm.graph)
+        timed = [n for n in graph.nodes if n.op not in _UNTIMED]
+        self.names = [n.name for n in timed]
+        self._stamps = _Stamps(len(timed) + 1, clock, sync or (lambda: None))
+        if timed:
+            with graph.inserting_before(timed[0]):
+                graph.call_function(self._stamps.stamp, (0,))
+            for i, node in enumerate(timed, start=1):
+                with graph.inserting_after(node):
+                    graph.call_function(self._stamps.stamp, (i, node))  # takes the node: runs after it
+        self.module = torch.fx.GraphModule(gm, graph)
         self.seconds: dict[str, float] = {}
 
-    def run_node(self, n: torch.fx.Node) -> Any:
-        if n.op in _UNTIMED:
-            return super().run_node(n)
-        with self._set_current_node(n):
-            args, kwargs = self.fetch_args_kwargs_from_env(n)
-            call = getattr(self, n.op)
-            self.sync()
-            start = self.clock()
-            out = call(n.target, args, kwargs)
-            self.sync()
-            self.seconds[n.name] = self.clock() - start
-            return out
+    def run(self, *inputs: Any) -> Any:
+        out = self.module(*inputs)
+        r = self._stamps.readings
+        self.seconds = {name: r[i + 1] - r[i] for i, name in enumerate(self.names)}
+        return out
 
 
 @dataclass(frozen=True)
@@ -86,12 +104,12 @@ def time_graph_nodes(gm: torch.fx.GraphModule, inputs: list[Any], *, repeat: int
     ['relu']
     """
     runs: list[dict[str, float]] = []
+    stamped = StampedGraph(gm, clock, sync)
     with torch.no_grad():
         for i in range(warmup + repeat):
-            interp = NodeClock(gm, clock, sync)
-            interp.run(*inputs)
+            stamped.run(*inputs)
             if i >= warmup:
-                runs.append(interp.seconds)
+                runs.append(stamped.seconds)
     names = list(runs[0]) if runs else []
     medians = {name: statistics.median(r[name] for r in runs) for name in names}
     return NodeTimes(medians, repeat, warmup)

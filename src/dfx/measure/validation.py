@@ -13,7 +13,7 @@ import os
 import time
 from pathlib import Path
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping
 
 import torch
 
@@ -33,10 +33,9 @@ MAX_RUN_S = 600.0  # refuse a validation whose runs would take longer than this 
 
 def estimate_run_bytes(graph: Graph) -> int:
     """Bytes a real run needs at most: parameters and buffers once, plus every node's outputs (none freed)."""
-    params = sum(p.spec.nbytes for p in graph.parameters)
-    activations = sum(spec.nbytes for n in graph.nodes if n.op not in ("placeholder", "get_attr", "output") for spec in n.outputs)
-    inputs = sum(spec.nbytes for n in graph.nodes if n.op == "placeholder" and n.input_kind == "input" for spec in n.outputs)
-    return params + activations + inputs
+    from dfx.measure.machine import model_footprint_bytes
+
+    return model_footprint_bytes(graph)
 
 
 def memory_limit_bytes(device: str) -> int:
@@ -126,9 +125,11 @@ def measure(model: str = "mlp", *, dtype: str = "float32", batch: int = 1, seq: 
     return Measured(annotate(graph), times.median_s, whole, info, run)
 
 
-def predict(measured: Measured, hardware: Any, prediction: str = "roofline", vector_flop_per_s: float | None = None,
-            gemm_curve: Sequence[tuple[float, float]] = ()) -> Validation:  # fmt: skip
-    """Predict every node of a measured run on ``hardware`` and compare (:func:`dfx.measure.comparison.compare`)."""
+def predict(measured: Measured, hardware: Any, prediction: str = "roofline", machine: Any = None) -> Validation:
+    """Predict every node of a measured run on ``hardware`` and compare (:func:`dfx.measure.comparison.compare`).
+
+    ``machine`` (a :class:`dfx.measure.machine.MachineModel`) turns ``cache-aware`` into the calibrated prediction.
+    """
     from dfx.analysis import evaluate_on
     from dfx.hardware import load_profile
     from dfx.measure.cache_model import NAME as CACHE, cache_timer
@@ -142,7 +143,7 @@ def predict(measured: Measured, hardware: Any, prediction: str = "roofline", vec
     if prediction == "roofline":
         chosen = roof
     else:
-        chosen = evaluate(costed, profile, node_timer=cache_timer(costed, profile, vector_flop_per_s, gemm_curve), arch_model=CACHE)
+        chosen = evaluate(costed, profile, node_timer=cache_timer(costed, profile, machine), arch_model=CACHE)
     return compare(
         {t.name: t.time_s for t in chosen.nodes},
         measured.node_s,
@@ -153,14 +154,13 @@ def predict(measured: Measured, hardware: Any, prediction: str = "roofline", vec
         hardware=profile.id,
         prediction=prediction,
         model=measured.model,
-        run={**measured.run, "vector_flop_per_s": vector_flop_per_s, "gemm_curve": [list(p) for p in gemm_curve]},
+        run={**measured.run, **_machine_summary(machine if prediction != "roofline" else None)},
     )
 
 
 def validate(model: str = "mlp", hardware: Any = "host-cpu", *, dtype: str = "float32", batch: int = 1,
              seq: int | None = None, repeat: int = 10, warmup: int = 3, device: str = "cpu",
-             prediction: str = "roofline", vector_flop_per_s: float | None = None,
-             gemm_curve: Sequence[tuple[float, float]] = (), max_bytes: int | None = None, max_run_s: float = MAX_RUN_S, clock: Callable[[], float] = time.perf_counter) -> Validation:  # fmt: skip
+             prediction: str = "roofline", machine: Any = None, max_bytes: int | None = None, max_run_s: float = MAX_RUN_S, clock: Callable[[], float] = time.perf_counter) -> Validation:  # fmt: skip
     """Measure ``model`` on this machine and compare every node with its prediction on ``hardware``.
 
     :func:`measure` then :func:`predict`.
@@ -176,10 +176,9 @@ def validate(model: str = "mlp", hardware: Any = "host-cpu", *, dtype: str = "fl
     prediction : {"cache-aware", "roofline"}
         ``roofline`` is exactly ``dfx analyze``'s prediction; ``cache-aware`` (:mod:`dfx.measure.cache_model`)
         charges bytes to the cache that holds the node's working set. Both are always exported.
-    vector_flop_per_s : float, optional
-        For ``cache-aware``: the measured non-matmul FLOP rate (``dfx calibrate --json``).
-    gemm_curve : sequence of (flops, flop_per_s)
-        For ``cache-aware``: measured GEMM rates by size (``dfx calibrate --json``).
+    machine : dfx.measure.machine.MachineModel, optional
+        For ``cache-aware``: the measured tables of ``dfx calibrate --json``
+        (``MachineModel.from_calibration(doc)``): overhead curve, vector rates, GEMM table, cache residency.
     max_bytes : int, optional
         Refuse a model whose run needs more; default :func:`memory_limit_bytes`.
     max_run_s : float
@@ -200,4 +199,23 @@ def validate(model: str = "mlp", hardware: Any = "host-cpu", *, dtype: str = "fl
     profile = hardware if not isinstance(hardware, str) else load_profile(hardware)  # fail fast, before running
     measured = measure(model, dtype=dtype, batch=batch, seq=seq, repeat=repeat, warmup=warmup, device=device,
                        max_bytes=max_bytes, max_run_s=max_run_s, clock=clock)  # fmt: skip
-    return predict(measured, profile, prediction, vector_flop_per_s, gemm_curve)
+    return predict(measured, profile, prediction, machine)
+
+
+def _machine_summary(machine: Any) -> dict[str, Any]:
+    """What the prediction used from the calibration, for ``run`` in the export (empty tables without one)."""
+    if machine is None:
+        return {"vector_flop_per_s": None, "gemm_curve": [], "calibration": None}
+    column = sorted((p for p in machine.gemm_table if p.k == 512 and p.n == 512), key=lambda p: p.rows)
+    return {
+        "vector_flop_per_s": machine.median_vector_rate(),
+        "gemm_curve": [[2 * p.rows * p.k * p.n, p.flop_per_s] for p in column],
+        "calibration": {
+            "overhead_curve": [list(p) for p in machine.overhead_curve],
+            "vector_rates": dict(machine.vector_flop_per_s),
+            "gemm_table": [[p.rows, p.k, p.n, p.flop_per_s] for p in machine.gemm_table],
+            "attention_rates": [list(p) for p in machine.attention_rates],
+            "overhead_by_kind": dict(machine.overhead_by_kind),
+            "resident_bytes": machine.resident_bytes,
+        },
+    }

@@ -1,0 +1,296 @@
+"""The calibrated machine model: what ``dfx calibrate`` measured beyond the profile, and how a node uses it.
+
+The shared roofline (``docs/hardware.md``) times a node as ``max(flops / peak, bytes / bandwidth) +
+op_overhead_s``: one peak, one bandwidth, one overhead. On a real machine each of the three
+depends on the node, and ``dfx calibrate --json`` measures how (``docs/validation.md``):
+
+``overhead_by_kind``, ``overhead_curve``
+    The fixed cost of an op: each kind's own in a hot loop (a tiny linear costs more than a tiny
+    add), plus what the curve adds as a function of the time since an op of the same kind last
+    ran (:func:`dfx.measure.microbench.overhead_curve`): a few microseconds in a hot loop, ten to
+    twenty times more when a model's other nodes ran in between and evicted its code path.
+``vector_flop_per_s``
+    The FLOP rate of each kind of vector op (GELU, tanh-GELU, softmax, layer norm, batch norm),
+    with dfx's FLOP convention: a fraction of the GEMM peak.
+``gemm_table``
+    GEMM rates over rows x k x n.
+``attention_rates``
+    Fused attention's FLOP/s by sequence length, causal and not.
+``conv_points``
+    Convolutions' FLOP/s at a few layer shapes, as implicit GEMMs: a convolution runs at the GEMM
+    table's rate for its implicit GEMM times the median ratio of these points to the table
+    (layout reorders and im2col work make it slower than a GEMM of the same shape).
+``resident_bytes``
+    The largest working set the last-level cache keeps. A model whose weights and activations
+    exceed it reads its weights from DRAM on every run: their bytes are charged at DRAM bandwidth.
+
+Everything here is pure arithmetic on those tables, so it is tested with hand-computed values.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+import statistics
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Mapping, Sequence
+
+from dfx.costs.record import CostedNode
+from dfx.ir import Graph
+
+__all__ = ["GemmRate", "MachineModel", "attention_call", "gemm_dims", "is_convolution", "model_footprint_bytes", "op_kind", "overhead_kind", "vector_family"]
+
+@dataclass(frozen=True)
+class GemmRate:
+    """One measured GEMM ``[rows, k] x [k, n]`` and its FLOP/s."""
+
+    rows: int
+    k: int
+    n: int
+    flop_per_s: float
+
+
+def _interp_log(xs: Sequence[float], ys: Sequence[float], x: float) -> float:
+    """Linear interpolation of ``log y`` in ``log x`` through sorted points; flat beyond the ends.
+
+    Examples
+    --------
+    >>> round(_interp_log([1.0, 100.0], [1.0, 100.0], 10.0), 6)  # halfway in log x: the geometric mean
+    10.0
+    >>> _interp_log([1.0, 100.0], [2.0, 8.0], 1e6)
+    8.0
+    """
+    if x <= xs[0]:
+        return ys[0]
+    if x >= xs[-1]:
+        return ys[-1]
+    i = bisect.bisect_right(xs, x)
+    x0, x1, y0, y1 = xs[i - 1], xs[i], ys[i - 1], ys[i]
+    w = (math.log(x) - math.log(x0)) / (math.log(x1) - math.log(x0))
+    return math.exp(math.log(y0) + w * (math.log(y1) - math.log(y0)))
+
+
+@dataclass(frozen=True)
+class MachineModel:
+    """The measured tables of one machine (``dfx calibrate --json``); see the module docstring.
+
+    Parameters
+    ----------
+    overhead_curve : sequence of (gap_s, overhead_s)
+        Seconds since an op of the same kind last ran -> the median tiny op's fixed cost, seconds;
+        the first point (smallest gap) is the hot loop.
+    overhead_by_kind : mapping of str to float
+        Tiny-op kind (:func:`overhead_kind`) -> its fixed cost in a hot loop, seconds.
+    vector_flop_per_s : mapping of str to float
+        Family (:func:`vector_family`) -> FLOP/s.
+    gemm_table : sequence of GemmRate
+        A full grid: every ``rows`` value with every ``k`` and every ``n``.
+    gemm_dtype : str
+        The dtype the table was measured in; other dtypes use the profile's peak.
+    attention_rates : sequence of (causal, seq, flop_per_s)
+        Fused attention's rate by mask and query length.
+    conv_points : sequence of GemmRate
+        Measured convolutions as ``(rows, k, n, flop_per_s)`` of their implicit GEMMs.
+    resident_bytes : int, optional
+        The last-level cache's effective capacity, bytes.
+    """
+
+    overhead_curve: tuple[tuple[float, float], ...] = ()
+    overhead_by_kind: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
+    vector_flop_per_s: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
+    gemm_table: tuple[GemmRate, ...] = ()
+    gemm_dtype: str = "float32"
+    attention_rates: tuple[tuple[bool, int, float], ...] = ()
+    conv_points: tuple[GemmRate, ...] = ()
+    resident_bytes: int | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "overhead_curve", tuple(sorted((float(g), float(o)) for g, o in self.overhead_curve)))
+        object.__setattr__(self, "vector_flop_per_s", MappingProxyType(dict(self.vector_flop_per_s)))
+        object.__setattr__(self, "overhead_by_kind", MappingProxyType(dict(self.overhead_by_kind)))
+        object.__setattr__(self, "gemm_table", tuple(self.gemm_table))
+        axes = tuple(sorted({getattr(p, a) for p in self.gemm_table}) for a in ("rows", "k", "n"))
+        grid = {(p.rows, p.k, p.n): p for p in self.gemm_table}
+        if len(grid) != math.prod(len(a) for a in axes) or len(grid) != len(self.gemm_table):
+            raise ValueError(f"gemm_table must be a full grid of rows x k x n; got {len(self.gemm_table)} points on "
+                             f"{' x '.join(str(len(a)) for a in axes)} axis values")  # fmt: skip
+        object.__setattr__(self, "_grid", (axes, grid))
+
+    @classmethod
+    def from_calibration(cls, doc: Mapping[str, Any]) -> "MachineModel":
+        """Read the tables of a ``dfx.calibration/1`` document (missing tables are left empty)."""
+        table = tuple(
+            GemmRate(int(p["rows"]), int(p["k"]), int(p["n"]), float(p["flop_per_s"]))
+            for p in doc.get("gemm_table") or ()
+        )
+        return cls(
+            overhead_curve=tuple((p["gap_s"], p["overhead_s"]) for p in doc.get("overhead_curve") or ()),
+            overhead_by_kind={k: float(v) for k, v in (doc.get("overhead_by_kind") or {}).items()},
+            vector_flop_per_s={k: float(v) for k, v in (doc.get("vector_rates") or {}).items()},
+            gemm_table=table,
+            gemm_dtype=doc.get("gemm_dtype", "float32"),
+            attention_rates=tuple((bool(p["causal"]), int(p["seq"]), float(p["flop_per_s"])) for p in doc.get("attention_rates") or ()),
+            conv_points=tuple(GemmRate(int(p["rows"]), int(p["k"]), int(p["n"]), float(p["flop_per_s"])) for p in doc.get("conv_points") or ()),
+            resident_bytes=doc.get("resident_bytes"),
+        )
+
+    def overhead_s(self, gap_s: float, default_s: float, kind: str | None = None) -> float:
+        """An op's fixed cost when ``gap_s`` seconds passed since its kind last ran, seconds.
+
+        The curve is interpolated log-log (flat beyond its ends); for a ``kind`` measured in a hot
+        loop, that kind's own cost replaces the curve's hot point: ``by_kind + (curve(gap) -
+        curve(hot))``. ``default_s`` (the profile's ``op_overhead_s``) when there is no curve.
+
+        Examples
+        --------
+        >>> m = MachineModel(overhead_curve=((1e-5, 5e-6), (1e-3, 5e-5)), overhead_by_kind={"linear": 9e-6})
+        >>> round(m.overhead_s(1e-4, 0.0) * 1e6, 6)  # halfway in log gap: the geometric mean of 5 and 50 us
+        15.811388
+        >>> round(m.overhead_s(1e-4, 0.0, "linear") * 1e6, 6)  # 9 us + (15.81 - 5) us
+        19.811388
+        """
+        if not self.overhead_curve:
+            return self.overhead_by_kind.get(kind, default_s) if kind else default_s
+        gaps, costs = zip(*self.overhead_curve)
+        value = _interp_log(gaps, costs, max(gap_s, 1e-12))
+        hot = self.overhead_by_kind.get(kind) if kind else None
+        return value if hot is None else hot + max(0.0, value - costs[0])
+
+    def gemm_flop_per_s(self, rows: float, k: float, n: float) -> float | None:
+        """FLOP/s of a GEMM ``[rows, k] x [k, n]``: trilinear in log-log over the table, flat beyond its edges.
+
+        ``log rate`` is interpolated in ``log rows`` on each measured ``(k, n)``, then in ``log n``,
+        then in ``log k``. ``None`` with no table.
+        """
+        (rows_axis, k_axis, n_axis), grid = self._grid  # type: ignore[attr-defined]
+        if not grid:
+            return None
+
+        def at_k(kk: int) -> float:
+            along_n = [_interp_log(rows_axis, [grid[(r, kk, nn)].flop_per_s for r in rows_axis], rows) for nn in n_axis]
+            return _interp_log(n_axis, along_n, n)
+
+        return _interp_log(k_axis, [at_k(kk) for kk in k_axis], k)
+
+    def conv_factor(self) -> float | None:
+        """Median over ``conv_points`` of (convolution FLOP/s) / (GEMM table FLOP/s at its implicit GEMM); ``None`` without both.
+
+        Examples
+        --------
+        >>> table = [GemmRate(r, k, n, 1e11) for r in (1, 10) for k in (1, 10) for n in (1, 10)]
+        >>> m = MachineModel(gemm_table=table, conv_points=(GemmRate(5, 5, 5, 5e10), GemmRate(5, 5, 5, 8e10)))
+        >>> round(m.conv_factor(), 6)  # median of 0.5 and 0.8
+        0.65
+        """
+        ratios = [p.flop_per_s / rate for p in self.conv_points if (rate := self.gemm_flop_per_s(p.rows, p.k, p.n))]
+        return statistics.median(ratios) if ratios else None
+
+    def attention_flop_per_s(self, seq: int, causal: bool) -> float | None:
+        """FLOP/s of fused attention at query length ``seq`` (log-log in ``seq``, flat beyond); ``None`` if not measured."""
+        points = sorted((n, r) for c, n, r in self.attention_rates if c == causal)
+        if not points:
+            return None
+        return _interp_log([n for n, _ in points], [r for _, r in points], seq)
+
+    def vector_rate(self, family: str | None) -> float | None:
+        """FLOP/s of a vector-op family; ``None`` if it was not measured."""
+        return self.vector_flop_per_s.get(family) if family else None
+
+    def median_vector_rate(self) -> float | None:
+        """The median over measured families: the rate of a normalization dfx has no family for."""
+        rates = list(self.vector_flop_per_s.values())
+        return statistics.median(rates) if rates else None
+
+
+def vector_family(node: CostedNode) -> str | None:
+    """The :meth:`MachineModel.vector_rate` family of a node's aten calls, or ``None``.
+
+    ``aten.gelu`` with ``approximate="tanh"`` is ``gelu_tanh``, otherwise ``gelu``; softmax
+    (``_softmax``, ``softmax``, ``_safe_softmax``); layer norm; any batch norm.
+    """
+    for call in node.node.aten_calls:
+        packet = call.packet
+        if packet == "aten.gelu":
+            return "gelu_tanh" if dict(call.kwargs).get("approximate") == "tanh" else "gelu"
+        if packet in ("aten._softmax", "aten.softmax", "aten._safe_softmax"):
+            return "softmax"
+        if packet in ("aten.native_layer_norm", "aten.layer_norm"):
+            return "layer_norm"
+        if "batch_norm" in packet:
+            return "batch_norm"
+    return None
+
+
+def attention_call(node: CostedNode) -> tuple[int, bool] | None:
+    """``(query length, causal)`` of a node's ``aten.scaled_dot_product_attention`` call, or ``None``."""
+    for call in node.node.aten_calls:
+        if call.packet == "aten.scaled_dot_product_attention" and call.args and hasattr(call.args[0], "shape"):
+            return call.args[0].shape[-2], bool(call.arg(5, "is_causal", False))
+    return None
+
+
+def is_convolution(node: CostedNode) -> bool:
+    """Whether the node's contraction is a convolution (its GEMM dims are an implicit GEMM's)."""
+    return any(c.packet in ("aten.convolution", "aten.conv1d", "aten.conv2d", "aten.conv3d") for c in node.node.aten_calls)
+
+
+def gemm_dims(node: CostedNode) -> tuple[int, int, int] | None:
+    """``(rows, k, n)`` of a node's GEMM, or ``None`` when its contraction has no weight operand.
+
+    ``addmm(bias, a[M,K], b[K,N])``, ``mm(a, b)``: ``(M, K, N)``; ``linear(x, w[N,K])``: ``(x.numel / K, K, N)``;
+    a convolution as its implicit GEMM (im2col): ``(output elements / C_out, C_in / groups * kernel elements, C_out)``.
+    """
+    for call in node.node.aten_calls:
+        packet, args = call.packet, call.args
+        tensors = [a for a in args if hasattr(a, "shape")]
+        if packet in ("aten.addmm", "aten._addmm_activation") and len(args) >= 3 and hasattr(args[1], "shape") and hasattr(args[2], "shape"):
+            (m, k), (_, n) = args[1].shape, args[2].shape
+            return m, k, n
+        if packet == "aten.mm" and len(tensors) >= 2 and len(tensors[0].shape) == 2 and len(tensors[1].shape) == 2:
+            (m, k), (_, n) = tensors[0].shape, tensors[1].shape
+            return m, k, n
+        if packet == "aten.linear" and len(tensors) >= 2 and tensors[0].shape and len(tensors[1].shape) == 2:
+            n, k = tensors[1].shape
+            return max(1, math.prod(tensors[0].shape) // max(k, 1)), k, n
+        if packet in ("aten.convolution", "aten.conv1d", "aten.conv2d", "aten.conv3d") and len(tensors) >= 2 and call.outputs:
+            out, weight = call.outputs[0].shape, tensors[1].shape
+            channels = out[1] if len(out) > 1 else 1
+            return max(1, math.prod(out) // max(channels, 1)), math.prod(weight[1:]), weight[0]
+    return None
+
+
+_OVERHEAD_KINDS = (  # aten packet -> the tiny op of dfx.measure.microbench that has the same fixed cost
+    (("aten.add", "aten.sub", "aten.mul", "aten.div"), "add"),
+    (("aten.relu",), "relu"),
+    (("aten.gelu",), "gelu"),
+    (("aten._softmax", "aten.softmax", "aten._safe_softmax"), "softmax"),
+    (("aten.native_layer_norm", "aten.layer_norm"), "layer_norm"),
+    (("aten.addmm", "aten.mm", "aten.linear", "aten._addmm_activation"), "linear"),
+    (("aten.convolution", "aten.conv1d", "aten.conv2d", "aten.conv3d"), "conv2d"),
+    (("aten.scaled_dot_product_attention", "aten._scaled_dot_product_flash_attention_for_cpu"), "attention"),
+)
+
+
+def overhead_kind(node: CostedNode) -> str | None:
+    """The tiny op whose hot-loop cost stands for this node's (``MachineModel.overhead_by_kind``), or ``None``."""
+    for call in node.node.aten_calls:
+        if "batch_norm" in call.packet:
+            return "batch_norm"
+        for packets, kind in _OVERHEAD_KINDS:
+            if call.packet in packets:
+                return kind
+    return None
+
+
+def op_kind(node: CostedNode) -> tuple[str, ...]:
+    """What makes two nodes "the same kind of op" for the overhead curve: their aten calls' names, in order."""
+    return tuple(call.op for call in node.node.aten_calls)
+
+
+def model_footprint_bytes(graph: Graph) -> int:
+    """Bytes a run touches: parameters and buffers once, inputs, and every node's outputs (none freed)."""
+    params = sum(p.spec.nbytes for p in graph.parameters)
+    activations = sum(spec.nbytes for n in graph.nodes if n.op not in ("placeholder", "get_attr", "output") for spec in n.outputs)
+    inputs = sum(spec.nbytes for n in graph.nodes if n.op == "placeholder" and n.input_kind == "input" for spec in n.outputs)
+    return params + activations + inputs
