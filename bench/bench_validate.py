@@ -41,7 +41,7 @@ from dfx.hardware import parse_profile
 from dfx.measure.calibration import calibrate
 from dfx.measure.machine import MachineModel
 from dfx.measure.plot import scatter_png
-from dfx.measure.validation import Measured, measure, predict
+from dfx.measure.validation import Measured, machine_drift, measure, overhead_drift, predict
 
 # (model, seq): seq is tokens for gpt2-block, the image side for resnet-block, images per sample for mlp
 CASES = (("mlp", 1), ("gpt2-block", 64), ("resnet-block", 28))
@@ -129,8 +129,16 @@ def main() -> None:
                     (out / f"{stem}.png").write_bytes(scatter_png(doc_v))
             node_err, whole_err = repeatability(first[model], run, counted)
             summary.setdefault((model, "repeat"), []).append((node_err, whole_err))
+            drifts = [machine_drift(tables, m.run["reference_flop_per_s"]) for m in (first[model], run)]
+            summary.setdefault((model, "reference GEMM vs calibration"), []).append(tuple(drifts))  # type: ignore[arg-type]
+            slower = [overhead_drift(tables, m.run["reference_overhead_s"]) for m in (first[model], run)]
+            summary.setdefault((model, "tiny-op time vs calibration"), []).append(tuple(slower))  # type: ignore[arg-type]
             print(f"| {model} | seq {seq} | repeat | {node_err:.0%} | | {first[model].whole_s * 1e6:,.0f} us | "
                   f"{run.whole_s * 1e6:,.0f} us | {whole_err:+.0%} |")  # fmt: skip
+            print(f"| {model} | seq {seq} | reference GEMM FLOP/s vs calibration, first / second | | | | | "
+                  f"{drifts[0]:+.0%} / {drifts[1]:+.0%} |")  # fmt: skip
+            print(f"| {model} | seq {seq} | tiny-op time vs calibration, first / second | | | | | "
+                  f"{slower[0]:+.0%} / {slower[1]:+.0%} |")  # fmt: skip
     print(f"\n## Over {a.rounds} rounds: median |per-node error| and end-to-end error, each round\n")
     print("| model | prediction | median abs err | end-to-end error |")
     print("|---|---|---|---|")
@@ -139,6 +147,8 @@ def main() -> None:
             nodes = ", ".join(f"{m:.0%}" for m, _ in values)
             whole = ", ".join(f"{e:+.0%}" for _, e in values)
             print(f"| {model} | {label} | {nodes} | {whole} |")
+        elif label.startswith(("reference", "tiny-op")):
+            print(f"| {model} | {label} | | " + ", ".join(f"{a:+.0%} / {b:+.0%}" for a, b in values) + " |")
     print(f"\nafter: {describe_machine()}")
 
 

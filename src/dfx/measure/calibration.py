@@ -17,7 +17,9 @@ calibrated prediction (:mod:`dfx.measure.machine`):
 - ``gemm_table``: GEMM FLOP/s over rows x k x n;
 - ``attention_rates``: fused attention's FLOP/s by sequence length, causal and not;
 - ``conv_points``: ResNet-shaped convolutions' FLOP/s, as implicit GEMMs;
-- ``resident_bytes``: the largest working set the last-level cache keeps (CPU).
+- ``resident_bytes``: the largest working set the last-level cache keeps (CPU);
+- ``reference_flop_per_s``: one reference GEMM, which ``dfx validate`` measures again to see how
+  far the machine moved since.
 
 Threads are torch's own (``torch.get_num_threads()``), as a model run would use them.
 """
@@ -35,7 +37,7 @@ import torch
 
 from dfx.errors import DfxError
 from dfx.measure.microbench import (
-    GemmPoint, Sample, attention_rates, conv_points, gemm_flop_per_s, gemm_table, op_overhead_s, overhead_curve, resident_bytes, stream_bytes_per_s, vector_rates,
+    GemmPoint, Sample, attention_rates, reference_flop_per_s, conv_points, gemm_flop_per_s, gemm_table, op_overhead_s, overhead_curve, resident_bytes, stream_bytes_per_s, vector_rates,
 )  # fmt: skip
 
 __all__ = ["CacheLevel", "Calibration", "calibrate", "host_caches"]
@@ -80,6 +82,7 @@ class Calibration:
     attention: tuple[tuple[bool, int, float], ...] = ()  # (causal, sequence length, FLOP/s) of fused attention
     convs: tuple[GemmPoint, ...] = ()  # convolutions as their implicit GEMMs, FLOP/s
     resident: Sample | None = None  # bytes the last-level cache keeps (CPU)
+    reference_flop_per_s: float | None = None  # the reference GEMM dfx validate measures again
     budget_s: float = DEFAULT_BUDGET_S
     warnings: tuple[str, ...] = field(default=())
 
@@ -148,6 +151,7 @@ class Calibration:
                 {"rows": p.rows, "k": p.k, "n": p.n, "flops": 2 * p.rows * p.k * p.n, "flop_per_s": p.flop_per_s}
                 for p in self.gemm_table
             ],  # fmt: skip
+            "reference_flop_per_s": self.reference_flop_per_s,
             "attention_rates": [{"causal": c, "seq": n, "flop_per_s": r} for c, n, r in self.attention],
             "conv_points": [{"rows": p.rows, "k": p.k, "n": p.n, "flop_per_s": p.flop_per_s} for p in self.convs],
             "resident_bytes": int(self.resident.value) if self.resident and self.resident.value else None,
@@ -261,6 +265,8 @@ def calibrate(device: str = "cpu", dtypes: tuple[str, ...] = ("float32",), budge
         if last is not None:
             step("cache residency")
             resident = resident_bytes(last.capacity_bytes, off_chip, device, budget_s * _SHARE["resident"], sync)
+    step("reference GEMM")
+    reference = reference_flop_per_s(device, min(0.5, budget_s * 0.02), sync)
     warnings = (f"load average {load:.2f} on {os.cpu_count()} CPUs before measuring: figures may be low",) if device == "cpu" and load > 0.5 * (os.cpu_count() or 1) else ()
     return Calibration(
         device=device,
@@ -279,6 +285,7 @@ def calibrate(device: str = "cpu", dtypes: tuple[str, ...] = ("float32",), budge
         attention=attention,
         convs=convs,
         resident=resident,
+        reference_flop_per_s=reference,
         budget_s=budget_s,
         warnings=warnings,
     )

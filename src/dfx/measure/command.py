@@ -59,7 +59,7 @@ def calibrate_command(
         if out.suffix not in (".yaml", ".yml", ".json"):
             raise DfxError(f"--out {out} must end in .yaml, .yml or .json so that --hw can load it")
         check_targets(out.parent if str(out.parent) else ".", [out.name], force=force)
-    bar, step = _progress(2 + len(dtypes) + 3 + 5)  # overheads (2), GEMM peaks, 3 levels, table, attention, convs, vector, residency
+    bar, step = _progress(2 + len(dtypes) + 3 + 6)  # overheads (2), GEMM peaks, 3 levels, table, attention, convs, vector, residency, reference
     with bar:
         cal = calibrate(device=device, dtypes=dtypes, budget_s=budget_s, on_step=step)
     profile = cal.to_profile()

@@ -45,6 +45,19 @@ def calibration_text(doc: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+_DRIFT_NOTE = 0.1  # a reference GEMM more than 10% off its calibrated rate is worth saying
+
+
+def _drift_lines(run: dict[str, Any]) -> list[str]:
+    lines = []
+    drift, overhead = run.get("drift"), run.get("overhead_drift")
+    if drift is not None and abs(drift) > _DRIFT_NOTE:
+        lines.append(f"  note: a reference GEMM runs at {drift:+.0%} of its calibrated FLOP/s: the machine moved since, and the errors include that")
+    if overhead is not None and abs(overhead) > _DRIFT_NOTE:
+        lines.append(f"  note: tiny ops take {overhead:+.0%} of their calibrated time: the machine moved since, and the errors include that")
+    return lines
+
+
 def validation_text(doc: dict[str, Any]) -> str:
     """What ``dfx validate`` prints: the error figures, the worst nodes and each category's verdict."""
     e2e, roof = doc["end_to_end"], doc["roofline"]
@@ -55,6 +68,7 @@ def validation_text(doc: dict[str, Any]) -> str:
         f"  end to end: predicted {_us(e2e['predicted_s'])}, measured {_us(e2e['measured_s'])}, error {e2e['error']:+.1%}",
         f"  plain roofline: median |error| {roof['median_abs_error']:.1%}, end to end {roof['end_to_end_error']:+.1%}",
         f"  not counted (no work in dfx's costs): {doc['uncounted']['nodes']} nodes, {_us(doc['uncounted']['measured_s'])} measured",
+        *_drift_lines(doc["run"]),
         "  node                           category         predicted      measured   ratio",
     ]
     for n in doc["nodes"]:

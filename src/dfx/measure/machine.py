@@ -94,6 +94,8 @@ class MachineModel:
         Measured convolutions as ``(rows, k, n, flop_per_s)`` of their implicit GEMMs.
     resident_bytes : int, optional
         The last-level cache's effective capacity, bytes.
+    reference_flop_per_s : float, optional
+        The reference GEMM at calibration (:func:`dfx.measure.microbench.reference_flop_per_s`).
     """
 
     overhead_curve: tuple[tuple[float, float], ...] = ()
@@ -104,6 +106,7 @@ class MachineModel:
     attention_rates: tuple[tuple[bool, int, float], ...] = ()
     conv_points: tuple[GemmRate, ...] = ()
     resident_bytes: int | None = None
+    reference_flop_per_s: float | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "overhead_curve", tuple(sorted((float(g), float(o)) for g, o in self.overhead_curve)))
@@ -133,6 +136,7 @@ class MachineModel:
             attention_rates=tuple((bool(p["causal"]), int(p["seq"]), float(p["flop_per_s"])) for p in doc.get("attention_rates") or ()),
             conv_points=tuple(GemmRate(int(p["rows"]), int(p["k"]), int(p["n"]), float(p["flop_per_s"])) for p in doc.get("conv_points") or ()),
             resident_bytes=doc.get("resident_bytes"),
+            reference_flop_per_s=doc.get("reference_flop_per_s"),
         )
 
     def overhead_s(self, gap_s: float, default_s: float, kind: str | None = None) -> float:

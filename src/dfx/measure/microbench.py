@@ -20,7 +20,7 @@ from typing import Callable
 import torch
 
 __all__ = [
-    "GemmPoint", "Sample", "attention_rates", "conv_points", "gemm_flop_per_s", "gemm_table", "op_overhead_s", "overhead_curve", "resident_bytes",
+    "GemmPoint", "Sample", "attention_rates", "reference_flop_per_s", "conv_points", "gemm_flop_per_s", "gemm_table", "op_overhead_s", "overhead_curve", "resident_bytes",
     "stream_bytes_per_s", "time_call", "vector_rates",
 ]  # fmt: skip
 
@@ -403,3 +403,19 @@ def resident_bytes(cache_bytes: int, dram_bytes_per_s: float, device: str, budge
     listed = ", ".join(f"{n / 2**20:.1f} MiB {bw / 1e9:.0f}" for n, bw in zip(sizes, bandwidth))
     how = f"largest torch.add(a, b, out=c) working set at or above {threshold / 1e9:.0f} GB/s (geometric mean of fastest and DRAM), GB/s: {listed}"
     return Sample(float(kept), 0.0, len(sizes), how)
+
+
+REFERENCE_SHAPE = (256, 512, 512)  # rows, k, n: a GEMM of a few hundred microseconds on a CPU core
+
+
+def reference_flop_per_s(device: str, budget_s: float, sync=None) -> float:
+    """FLOP/s of one reference GEMM ``[256,512] x [512,512]`` (median of repeated calls).
+
+    ``dfx calibrate`` records it; ``dfx validate`` measures it again before and after the model
+    runs, so that a machine that got slower or faster since its calibration (another tenant, a
+    frequency change) is reported as such rather than blamed on the model.
+    """
+    rows, k, n = REFERENCE_SHAPE
+    a, b = torch.randn(rows, k, device=device), torch.randn(n, k, device=device).t()
+    t, _ = time_call(lambda: torch.mm(a, b), budget_s, sync, max_reps=2_000)
+    return _FMA_FLOPS * rows * k * n / t

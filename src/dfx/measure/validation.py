@@ -21,7 +21,7 @@ from dfx.errors import DfxError
 from dfx.ir import Graph
 from dfx.measure.comparison import Validation, compare
 
-__all__ = ["MAX_RUN_S", "PREDICTIONS", "Measured", "estimate_run_bytes", "measure", "memory_limit_bytes", "predict", "validate"]
+__all__ = ["MAX_RUN_S", "PREDICTIONS", "Measured", "estimate_run_bytes", "machine_drift", "measure", "overhead_drift", "memory_limit_bytes", "predict", "validate"]
 
 PREDICTIONS = ("cache-aware", "roofline")
 _FREE_FRACTION = 0.5  # use at most half the memory free now: the run's allocator and the OS need the rest
@@ -29,6 +29,7 @@ _FREE_FRACTION = 0.5  # use at most half the memory free now: the run's allocato
 # a slow laptop CPU core does about 1e10 FLOP/s in fp32, any recent GPU over 1e12.
 _SLOW_FLOP_PER_S = {"cpu": 1e10, "cuda": 1e12}
 MAX_RUN_S = 600.0  # refuse a validation whose runs would take longer than this at the floor above
+_REFERENCE_S = 0.2  # seconds for the reference GEMM before and after the model's runs
 
 
 def estimate_run_bytes(graph: Graph) -> int:
@@ -117,11 +118,19 @@ def measure(model: str = "mlp", *, dtype: str = "float32", batch: int = 1, seq: 
     graph = capture(spec.model, spec.args, spec.kwargs, method="export", name=spec.name)
     exported = export_real(spec.model, spec.args, spec.kwargs)
     check_names(exported.node_names(), [n.name for n in graph.nodes])
+    from dfx.measure.microbench import op_overhead_s, reference_flop_per_s
+
     sync = torch.cuda.synchronize if device == "cuda" else None
+    reference_before = reference_flop_per_s(device, _REFERENCE_S, sync)
+    overhead_before = op_overhead_s(device, _REFERENCE_S, sync)[0].value
     times = time_graph_nodes(exported.gm, exported.inputs, repeat=repeat, warmup=warmup, clock=clock, sync=sync)
     whole = time_whole_graph(lambda: exported.gm(*exported.inputs), repeat=repeat, warmup=warmup, clock=clock, sync=sync)
+    reference_after = reference_flop_per_s(device, _REFERENCE_S, sync)
+    overhead_after = op_overhead_s(device, _REFERENCE_S, sync)[0].value
     run = {"device": device, "threads": torch.get_num_threads(), "torch_version": torch.__version__, "repeat": repeat,
-           "warmup": warmup, "load_average": os.getloadavg()[0] if hasattr(os, "getloadavg") else None}  # fmt: skip
+           "warmup": warmup, "load_average": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
+           "reference_flop_per_s": [reference_before, reference_after],
+           "reference_overhead_s": [overhead_before, overhead_after]}  # fmt: skip
     return Measured(annotate(graph), times.median_s, whole, info, run)
 
 
@@ -154,7 +163,9 @@ def predict(measured: Measured, hardware: Any, prediction: str = "roofline", mac
         hardware=profile.id,
         prediction=prediction,
         model=measured.model,
-        run={**measured.run, **_machine_summary(machine if prediction != "roofline" else None)},
+        run={**measured.run, **_machine_summary(machine if prediction != "roofline" else None),
+             "drift": machine_drift(machine, measured.run.get("reference_flop_per_s")),
+             "overhead_drift": overhead_drift(machine, measured.run.get("reference_overhead_s"))},
     )
 
 
@@ -200,6 +211,39 @@ def validate(model: str = "mlp", hardware: Any = "host-cpu", *, dtype: str = "fl
     measured = measure(model, dtype=dtype, batch=batch, seq=seq, repeat=repeat, warmup=warmup, device=device,
                        max_bytes=max_bytes, max_run_s=max_run_s, clock=clock)  # fmt: skip
     return predict(measured, profile, prediction, machine)
+
+
+def machine_drift(machine: Any, measured_reference: Any) -> float | None:
+    """How far the machine moved since its calibration: the reference GEMM's FLOP/s now (mean of
+    before and after the model's runs) over the calibrated one, minus 1 (negative: slower now).
+    ``None`` without both figures.
+
+    Examples
+    --------
+    >>> from dfx.measure.machine import MachineModel
+    >>> round(machine_drift(MachineModel(reference_flop_per_s=100.0), [70.0, 90.0]), 6)  # 20% slower now
+    -0.2
+    """
+    calibrated = getattr(machine, "reference_flop_per_s", None)
+    if not calibrated or not measured_reference:
+        return None
+    return sum(measured_reference) / len(measured_reference) / calibrated - 1
+
+
+def overhead_drift(machine: Any, measured_overhead: Any) -> float | None:
+    """The tiny ops' median time now (mean of before and after the runs) over the calibrated hot
+    overhead (the overhead curve's first point), minus 1 (positive: dispatch is slower now).
+
+    Examples
+    --------
+    >>> from dfx.measure.machine import MachineModel
+    >>> round(overhead_drift(MachineModel(overhead_curve=((1e-5, 5e-6), (1e-3, 5e-5))), [6e-6, 8e-6]), 6)
+    0.4
+    """
+    curve = getattr(machine, "overhead_curve", ())
+    if not curve or not measured_overhead:
+        return None
+    return sum(measured_overhead) / len(measured_overhead) / curve[0][1] - 1
 
 
 def _machine_summary(machine: Any) -> dict[str, Any]:
