@@ -41,6 +41,15 @@ _WHY_TOO_SLOW = {
     "normalization": "the working set sits in cache, faster than the bandwidth charged",
     "memory": "the working set sits in cache, faster than the bandwidth charged",
 }
+# With a calibration (docs/validation.md, "the calibrated machine model"), those mechanisms are
+# measured; what is left when a category still misses:
+_WHY_CALIBRATED = {
+    "too fast": ("these nodes ran slower in the graph than their calibrated rates and overheads: fixed costs after "
+                 "other work beyond the overhead curve, data evicted by the nodes around them, or a machine slower "
+                 "than at calibration (run.drift, run.overhead_drift)"),
+    "too slow": ("these nodes ran faster in the graph than their calibrated rates and overheads, or the machine ran "
+                 "faster than at calibration (run.drift, run.overhead_drift)"),
+}  # fmt: skip
 _OVERHEAD_NOTE = "overhead-dominated: per-op cost varies by op (argument parsing, allocation, threading) around the tiny-op figure"
 
 
@@ -161,10 +170,11 @@ class Validation:
             members = [n for n in self.nodes if n.counted and n.category == cat]
             med = statistics.median(n.ratio for n in members)
             why = ""
+            calibrated = bool(self.run.get("calibration"))
             if med < _GOOD_LOW:
-                why = "dfx too fast: " + _WHY_TOO_FAST.get(cat, "work the cost model does not count")
+                why = "dfx too fast: " + (_WHY_CALIBRATED["too fast"] if calibrated else _WHY_TOO_FAST.get(cat, "work the cost model does not count"))
             elif med > _GOOD_HIGH:
-                why = "dfx too slow: " + _WHY_TOO_SLOW.get(cat, "the bandwidth charged is lower than the real one")
+                why = "dfx too slow: " + (_WHY_CALIBRATED["too slow"] if calibrated else _WHY_TOO_SLOW.get(cat, "the bandwidth charged is lower than the real one"))
             if why and sum(n.overhead_s for n in members) > 0.5 * sum(n.predicted_s for n in members):
                 why += "; " + _OVERHEAD_NOTE
             out.append(CategoryError(cat, len(members), med, sum(n.predicted_s for n in members),

@@ -52,9 +52,11 @@ def _drift_lines(run: dict[str, Any]) -> list[str]:
     lines = []
     drift, overhead = run.get("drift"), run.get("overhead_drift")
     if drift is not None and abs(drift) > _DRIFT_NOTE:
-        lines.append(f"  note: a reference GEMM runs at {drift:+.0%} of its calibrated FLOP/s: the machine moved since, and the errors include that")
+        way = "faster" if drift > 0 else "slower"
+        lines.append(f"  note: a reference GEMM runs {abs(drift):.0%} {way} than at calibration: the machine moved since, and the errors include that")
     if overhead is not None and abs(overhead) > _DRIFT_NOTE:
-        lines.append(f"  note: tiny ops take {overhead:+.0%} of their calibrated time: the machine moved since, and the errors include that")
+        way = "longer" if overhead > 0 else "less time"
+        lines.append(f"  note: tiny ops take {abs(overhead):.0%} {way} than at calibration: the machine moved since, and the errors include that")
     return lines
 
 
@@ -67,7 +69,8 @@ def validation_text(doc: dict[str, Any]) -> str:
         f"  per node: median |error| {doc['median_abs_error']:.1%}, 90th percentile {doc['p90_abs_error']:.1%}",
         f"  end to end: predicted {_us(e2e['predicted_s'])}, measured {_us(e2e['measured_s'])}, error {e2e['error']:+.1%}",
         f"  plain roofline: median |error| {roof['median_abs_error']:.1%}, end to end {roof['end_to_end_error']:+.1%}",
-        f"  not counted (no work in dfx's costs): {doc['uncounted']['nodes']} nodes, {_us(doc['uncounted']['measured_s'])} measured",
+        f"  not counted (no work in dfx's costs): {doc['uncounted']['nodes']} node{'' if doc['uncounted']['nodes'] == 1 else 's'}, "
+        f"{_us(doc['uncounted']['measured_s'])} measured",
         *_drift_lines(doc["run"]),
         "  node                           category         predicted      measured   ratio",
     ]
