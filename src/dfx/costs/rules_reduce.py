@@ -1,4 +1,4 @@
-"""Reductions, scans and sorts: ``elementwise`` category, bytes = input read + outputs written.
+"""Reductions, scans, sorts and binary searches: ``elementwise`` category, bytes = input read + outputs written.
 
 A reduction of n inputs into m outputs counts n operations (the accumulator starts at the
 identity, as FlopCounterMode counts K adds per dot product), plus what each output needs after:
@@ -14,6 +14,9 @@ identity, as FlopCounterMode counts K adds per dot product), plus what each outp
     count_nonzero compare, add (2n)
     cumsum, cumprod, cummax, cummin   n
     sort, argsort   n * ceil(log2 s) compares for rows of length s;  topk   n compares (one pass)
+    bucketize, searchsorted   a binary search per value over b sorted boundaries:
+                    ceil(log2(b + 1)) compares each (the worst case; index arithmetic not counted);
+                    the boundaries are read once (they stay in cache), the values read, indices written
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from dfx.costs.registry import register_cost
 from dfx.costs.terms import io_cost
 from dfx.ir import AtenCall, TensorSpec
 
-__all__: list[str] = []
+__all__ = ["binary_search_compares"]
 
 E = Category.ELEMENTWISE
 
@@ -99,6 +102,38 @@ def sort(call: AtenCall) -> Cost:
     dim = call.kwarg("dim", dim)
     s = x.shape[int(dim) % x.ndim] if x.ndim else 1
     return io_cost(call, x.numel * max(1, math.ceil(math.log2(s))) if s > 1 else 0)
+
+
+def binary_search_compares(boundaries: int) -> int:
+    """Compares of one worst-case binary search over ``boundaries`` sorted values: ceil(log2(b + 1)).
+
+    Examples
+    --------
+    >>> [binary_search_compares(b) for b in (0, 1, 2, 3, 7, 8)]
+    [0, 1, 2, 2, 3, 4]
+    """
+    return boundaries.bit_length()  # floor(log2 b) + 1 = ceil(log2(b + 1)) for b >= 1, exactly
+
+
+@register_cost(["aten.bucketize"], category=E)
+def bucketize(call: AtenCall) -> Cost:
+    # (self [..] or a Scalar, boundaries [b]; out_int32, right): one search per value
+    boundaries = call.arg(1, "boundaries")
+    if not isinstance(boundaries, TensorSpec):
+        raise ValueError(f"{call.op}: boundaries is not a tensor")
+    values = call.arg(0, "self")
+    n = values.numel if isinstance(values, TensorSpec) else 1
+    return io_cost(call, n * binary_search_compares(boundaries.shape[-1] if boundaries.ndim else 1))
+
+
+@register_cost(["aten.searchsorted"], category=E)
+def searchsorted(call: AtenCall) -> Cost:
+    # (sorted_sequence [*, b], self [*, k] or a Scalar; out_int32, right, side, sorter): one search per
+    # value, each in its own row of b (a sorter adds an indirection, no compares)
+    sequence = _input(call)
+    values = call.arg(1, "self")
+    n = values.numel if isinstance(values, TensorSpec) else 1
+    return io_cost(call, n * binary_search_compares(sequence.shape[-1] if sequence.ndim else 1))
 
 
 @register_cost(["aten.topk"], category=E)

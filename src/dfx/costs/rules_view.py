@@ -63,6 +63,7 @@ def reshape(call: AtenCall) -> Cost | dict[Category, Cost]:
         "aten._functional_assert_scalar", "aten._functional_sym_constrain_range",
         "aten._functional_sym_constrain_range_for_size", "aten._make_dep_token", "aten.record_stream",
         "aten._print", "aten.set_", "aten._has_compatible_shallow_copy_type",
+        "aten._linalg_check_errors",  # raises if a linalg call's info tensor is nonzero
         "profiler._record_function_enter", "profiler._record_function_enter_new",
         "profiler._record_function_exit",
     ],
