@@ -39,7 +39,7 @@ def test_out_never_overwrites_without_force(tmp_path):
     (tmp_path / "nodes.csv").write_text("mine")
     again = dfx("analyze", "mlp", "--out", str(tmp_path), "--hw", "h100")
     line = _one_line_error(again)
-    assert "already exists" in line and "--force" in line
+    assert "already exist" in line and "--force" in line
     assert (tmp_path / "nodes.csv").read_text() == "mine"
     forced = dfx("analyze", "mlp", "--out", str(tmp_path), "--hw", "h100", "--force")
     assert forced.returncode == 0

@@ -26,7 +26,14 @@ MODEL_HELP = "A built-in model (see `dfx models`), path/to/file.py:ClassOrFactor
 SHAPE_HELP = "Input shape for a file model, e.g. 2,128,64; repeat for several inputs."
 
 
-def _parse_shapes(shapes: Optional[List[str]]) -> Optional[list[tuple[int, ...]]]:
+def parse_input_shapes(shapes: Optional[List[str]]) -> Optional[list[tuple[int, ...]]]:
+    """``--input-shape`` texts (``"2,128,64"`` or ``"2x128x64"``) as shapes; ``None`` when none were given.
+
+    Raises
+    ------
+    DfxError
+        A text that is not positive integers separated by commas or ``x``.
+    """
     if not shapes:
         return None
     out = []
@@ -83,7 +90,7 @@ def analyze(
         check_targets(out, list(ANALYZE_OUTPUTS), force=force)
     analysis = run_analyze(
         model, hardware=hw or None, dtype=dtype, batch=batch, seq=seq, method=method,
-        input_shapes=_parse_shapes(input_shape),
+        input_shapes=parse_input_shapes(input_shape),
     )
     doc = analysis.to_dict()
     if out is not None:
@@ -120,7 +127,7 @@ def graph(
 
     _check_positive("--batch", batch)
     _check_positive("--seq", seq)
-    g, _ = capture_spec(model, batch=batch, seq=seq, dtype=dtype, method=method, input_shapes=_parse_shapes(input_shape))
+    g, _ = capture_spec(model, batch=batch, seq=seq, dtype=dtype, method=method, input_shapes=parse_input_shapes(input_shape))
     if as_json:
         sys.stdout.write(g.to_json(indent=1) + "\n")
     else:

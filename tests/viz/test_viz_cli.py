@@ -49,7 +49,7 @@ def test_report_never_overwrites_without_force(tmp_path, mlp_doc):
     (out / "report.html").write_text("mine")
     refused = report(src, "--out", str(out))
     assert refused.returncode != 0
-    assert "already exists" in refused.stderr and "--force" in refused.stderr
+    assert "already exist" in refused.stderr and "--force" in refused.stderr
     assert (out / "report.html").read_text() == "mine"
     assert {p.name for p in out.iterdir()} == {"report.html"}  # nothing else written either
     forced = report(src, "--out", str(out), "--force")

@@ -114,12 +114,29 @@ def test_figures_of_the_real_writer_by_hand():
     from dfx.measure.comparison import compare
 
     doc = compare({k: p for k, (_, p, _) in TIMES.items()}, {k: m for k, (_, _, m) in TIMES.items()}, E2E_MEASURED,
-                  categories={k: c for k, (c, _, _) in TIMES.items()}, hardware="host-cpu").to_dict()
+                  categories={k: c for k, (c, _, _) in TIMES.items()}, hardware="host-cpu",
+                  model={"name": "layered", "batch": 1, "dtype": "float32"}).to_dict()
     html = render_report(layered_doc(2), validation=doc, graphviz=False).files["report.html"]
     shown = headline(html)
     assert (shown["median |error| per node"], shown["p90 |error| per node"]) == ("50.0%", "90.0%")
     assert shown["end to end: error"] == "-12.5%"
     assert set(points(scatter(html))) == {"linear_0", "relu_0", "linear_1"}
+
+
+def test_a_validation_of_another_model_or_size_is_refused():
+    other = validation_doc()
+    other["model"] = {**other["model"], "name": "mlp"}
+    with pytest.raises(DfxError, match="measured mlp, the analysis is of layered"):
+        render_pictures(layered_doc(2), validation=other, graphviz=False)
+    analysis = layered_doc(2)
+    analysis["model"] = {**analysis["model"], "dtype": "float32"}
+    bf16 = validation_doc()
+    bf16["model"] = {**bf16["model"], "dtype": "bfloat16"}
+    with pytest.raises(DfxError, match=r"at dtype bfloat16, the analysis is at dtype float32; run `dfx analyze layered"):
+        render_pictures(analysis, validation=bf16, graphviz=False)
+    anonymous = {k: v for k, v in validation_doc().items() if k != "model"}
+    with pytest.raises(DfxError, match="does not say which model"):
+        render_pictures(layered_doc(2), validation=anonymous, graphviz=False)
 
 
 def test_names_that_do_not_match_are_noted_not_refused():

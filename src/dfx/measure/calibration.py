@@ -29,6 +29,7 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import platform
+import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -37,10 +38,10 @@ import torch
 
 from dfx.errors import DfxError
 from dfx.measure.microbench import (
-    GemmPoint, Sample, attention_rates, reference_flop_per_s, conv_points, gemm_flop_per_s, gemm_table, op_overhead_s, overhead_curve, resident_bytes, stream_bytes_per_s, vector_rates,
+    REFERENCE_SHAPE, GemmPoint, Sample, attention_rates, reference_flop_per_s, conv_points, gemm_flop_per_s, gemm_table, op_overhead_s, overhead_curve, resident_bytes, stream_bytes_per_s, vector_rates,
 )  # fmt: skip
 
-__all__ = ["CacheLevel", "Calibration", "calibrate", "host_caches"]
+__all__ = ["MAX_BUDGET_S", "CacheLevel", "Calibration", "calibrate", "check_calibrate_args", "host_caches"]
 
 DEFAULT_BUDGET_S = 45.0
 # of the budget, per kind of benchmark
@@ -50,6 +51,7 @@ _WORKING_SET_FRACTION = {"L2": 0.5, "L3": 0.25}  # of a cache's capacity: leaves
 _DRAM_MIN_BYTES = 64 * 2**20  # a DRAM working set well past any L3
 _DRAM_L3_MULTIPLE = 4
 _GPU_HBM_WORKING_SET = 2**30
+_OUTLIER = 20.0  # a figure 20 x its peers' median (or a tenth, for rates) comes from a stalled benchmark
 
 
 @dataclass(frozen=True)
@@ -208,6 +210,43 @@ def _plan(device: str) -> tuple[dict[str, CacheLevel], dict[str, int], str, Call
     return caches, sets, _cpu_name(), None
 
 
+MAX_BUDGET_S = 3600.0  # an hour: far more than any table needs; a typo like 1e9 is refused, not run
+
+
+def check_calibrate_args(device: str, budget_s: float) -> None:
+    """Refuse an unknown or absent device and a budget that is not in (0, MAX_BUDGET_S] seconds (``DfxError``)."""
+    if device not in ("cpu", "cuda"):
+        raise DfxError(f"unknown --device {device!r}; expected cpu or cuda")
+    if device == "cuda" and not torch.cuda.is_available():
+        raise DfxError("--device cuda asked for, but torch sees no CUDA GPU on this machine")
+    if not (0 < budget_s <= MAX_BUDGET_S):  # also false for NaN
+        raise DfxError(f"--budget-s must be a number of seconds above 0 and at most {MAX_BUDGET_S:.0f}, got {budget_s}")
+
+
+def _consistency_warnings(by_kind: Mapping[str, float], vectors: Mapping[str, Sample], table: tuple[GemmPoint, ...],
+                          reference: float) -> list[str]:  # fmt: skip
+    """Figures that disagree with their neighbours: a machine that was busy during one benchmark.
+
+    Each is a median already; one that is 20 times its peers' median (a tiny op), a tenth of it
+    (a vector rate), or half or twice the same GEMM measured in the table (the reference) means
+    that most of its repetitions were stalled.
+    """
+    out = []
+    if by_kind:
+        typical = statistics.median(by_kind.values())
+        out += [f"a tiny {k} took {v * 1e6:,.0f} us, {v / typical:,.0f} x the median op kind: the machine was busy; calibrate again"
+                for k, v in by_kind.items() if v > _OUTLIER * typical]  # fmt: skip
+    if vectors:
+        typical = statistics.median(s.value for s in vectors.values())
+        out += [f"{k} ran at {s.value / 1e9:.2g} GFLOP/s, under a tenth of the median vector op: the machine was busy; calibrate again"
+                for k, s in vectors.items() if s.value < typical / (_OUTLIER / 2)]  # fmt: skip
+    same = [p.flop_per_s for p in table if (p.rows, p.k, p.n) == REFERENCE_SHAPE]
+    if same and not 0.5 <= reference / same[0] <= 2.0:
+        out.append(f"the reference GEMM ran at {reference / 1e9:.3g} GFLOP/s and the same shape in the GEMM table at "
+                   f"{same[0] / 1e9:.3g}: the machine was busy; calibrate again")  # fmt: skip
+    return out
+
+
 def calibrate(device: str = "cpu", dtypes: tuple[str, ...] = ("float32",), budget_s: float = DEFAULT_BUDGET_S,
               on_step: Callable[[str], None] | None = None) -> Calibration:  # fmt: skip
     """Measure peak FLOP/s per dtype, bandwidth per memory level and per-op overhead on ``device``.
@@ -225,14 +264,10 @@ def calibrate(device: str = "cpu", dtypes: tuple[str, ...] = ("float32",), budge
     Raises
     ------
     DfxError
-        If the device is unknown or absent, or the budget is not positive.
+        If the device is unknown or absent, or the budget is not a positive number of seconds up
+        to an hour (:func:`check_calibrate_args`).
     """
-    if device not in ("cpu", "cuda"):
-        raise DfxError(f"unknown --device {device!r}; expected cpu or cuda")
-    if device == "cuda" and not torch.cuda.is_available():
-        raise DfxError("--device cuda asked for, but torch sees no CUDA GPU on this machine")
-    if not budget_s > 0:
-        raise DfxError(f"--budget-s must be positive, got {budget_s}")
+    check_calibrate_args(device, budget_s)
     step = on_step or (lambda label: None)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0  # before our own work adds to it
     caches, working_sets, name, sync = _plan(device)
@@ -267,7 +302,8 @@ def calibrate(device: str = "cpu", dtypes: tuple[str, ...] = ("float32",), budge
             resident = resident_bytes(last.capacity_bytes, off_chip, device, budget_s * _SHARE["resident"], sync)
     step("reference GEMM")
     reference = reference_flop_per_s(device, min(0.5, budget_s * 0.02), sync)
-    warnings = (f"load average {load:.2f} on {os.cpu_count()} CPUs before measuring: figures may be low",) if device == "cpu" and load > 0.5 * (os.cpu_count() or 1) else ()
+    warnings = [f"load average {load:.2f} on {os.cpu_count()} CPUs before measuring: figures may be low"] if device == "cpu" and load > 0.5 * (os.cpu_count() or 1) else []
+    warnings += _consistency_warnings(by_kind, vectors, table, reference)
     return Calibration(
         device=device,
         device_name=name,
@@ -287,5 +323,5 @@ def calibrate(device: str = "cpu", dtypes: tuple[str, ...] = ("float32",), budge
         resident=resident,
         reference_flop_per_s=reference,
         budget_s=budget_s,
-        warnings=warnings,
+        warnings=tuple(warnings),
     )

@@ -59,6 +59,9 @@ def calibrate_command(
         if out.suffix not in (".yaml", ".yml", ".json"):
             raise DfxError(f"--out {out} must end in .yaml, .yml or .json so that --hw can load it")
         check_targets(out.parent if str(out.parent) else ".", [out.name], force=force)
+    from dfx.measure.calibration import check_calibrate_args
+
+    check_calibrate_args(device, budget_s)  # before the progress bar, so that an error is one clean line
     bar, step = _progress(2 + len(dtypes) + 3 + 6)  # overheads (2), GEMM peaks, 3 levels, table, attention, convs, vector, residency, reference
     with bar:
         cal = calibrate(device=device, dtypes=dtypes, budget_s=budget_s, on_step=step)
@@ -78,27 +81,45 @@ def calibrate_command(
         sys.stdout.write(calibration_text(cal.to_dict()) + "\n")
 
 
+_TABLES = ("overhead_curve", "overhead_by_kind", "vector_rates", "gemm_table", "attention_rates", "conv_points",
+           "resident_bytes", "reference_flop_per_s")  # fmt: skip
+
+
 def _from_calibration(path: Optional[Path], hw: Optional[str]):
-    """The profile to predict with, and the machine model (measured tables) of a calibration document."""
+    """The profile to predict with, the machine model (measured tables) of a calibration document, and warnings."""
     if path is None:
-        return hw or "host-cpu", None
+        return hw or "host-cpu", None, []
     from dfx.errors import DfxError
     from dfx.hardware import load_profile, parse_profile
+    from dfx.measure.machine import MachineModel
 
+    fix = "write it with `dfx calibrate --json > FILE`"
+    if not path.is_file():
+        raise DfxError(f"--calibration {path}: no such file; {fix}")
+    if path.suffix in (".yaml", ".yml"):
+        raise DfxError(f"--calibration {path} is a profile, not a calibration document; pass it as --hw {path}, or {fix}")
     try:
         doc = json.loads(path.read_text())
     except (OSError, ValueError) as exc:
-        raise DfxError(f"--calibration {path}: cannot read it as JSON ({type(exc).__name__}); write it with `dfx calibrate --json > FILE`") from None
+        raise DfxError(f"--calibration {path}: cannot read it as JSON ({type(exc).__name__}); {fix}") from None
     if not isinstance(doc, dict) or doc.get("schema") != "dfx.calibration/1":
-        raise DfxError(f"--calibration {path} is not a dfx.calibration/1 document; write it with `dfx calibrate --json > FILE`")
-    from dfx.measure.machine import MachineModel
-
-    profile = load_profile(hw) if hw else parse_profile(doc["profile"], str(path))
+        raise DfxError(f"--calibration {path} is not a dfx.calibration/1 document; {fix}")
+    if not isinstance(doc.get("profile"), dict):
+        raise DfxError(f"--calibration {path} has no profile; {fix}")
+    own = parse_profile(doc["profile"], str(path))
+    profile = own
+    if hw:
+        profile = load_profile(hw)
+        if profile.id != own.id:
+            raise DfxError(f"--hw {hw} is {profile.id!r} but --calibration {path} measured {own.id!r}; drop --hw "
+                           f"(the calibration brings its profile), or drop --calibration to predict on {profile.id}")  # fmt: skip
     try:
         machine = MachineModel.from_calibration(doc)
     except (KeyError, TypeError, ValueError) as exc:
-        raise DfxError(f"--calibration {path}: its tables are malformed ({exc}); write it again with `dfx calibrate --json > FILE`") from None
-    return profile, machine
+        raise DfxError(f"--calibration {path}: its tables are malformed ({exc}); {fix}") from None
+    missing = [t for t in _TABLES if doc.get(t) in (None, [], {})]
+    warnings = [f"--calibration {path} has no {', '.join(missing)}: those nodes are predicted from the profile's figures"] if missing else []
+    return profile, machine, warnings
 
 
 def validate_command(
@@ -106,8 +127,9 @@ def validate_command(
     hw: Optional[str] = typer.Option(None, "--hw", help="Profile to predict with: a file from `dfx calibrate --out`, an id or an alias. Default: the --calibration's profile, else host-cpu."),
     calibration: Optional[Path] = typer.Option(None, "--calibration", help="A `dfx calibrate --json` document: its profile and measured tables (overhead curve, vector rates, GEMM table, cache residency) feed the cache-aware prediction."),
     dtype: str = typer.Option("fp32", "--dtype", help="fp32, bf16 or fp16."),
-    batch: int = typer.Option(1, "--batch", help="Batch size."),
+    batch: Optional[int] = typer.Option(None, "--batch", help="Batch size (default 1)."),
     seq: Optional[int] = typer.Option(None, "--seq", help="Sequence length or image side (default: the model's own)."),
+    input_shape: Optional[List[str]] = typer.Option(None, "--input-shape", help="Input shape for a file model, e.g. 2,128,64; repeat for several inputs."),
     repeat: int = typer.Option(10, "--repeat", help="Timed runs; each node keeps its median."),
     warmup: int = typer.Option(3, "--warmup", help="Untimed runs first."),
     device: str = typer.Option("cpu", "--device", help="cpu or cuda."),
@@ -127,10 +149,19 @@ def validate_command(
         from dfx.report.files import check_targets
 
         check_targets(out, ["validation.json", "scatter.png"], force=force)
-    profile, machine = _from_calibration(calibration, hw)
+    from dfx.analysis import normalize_dtype_or_fail
+    from dfx.cli import parse_input_shapes
+
+    shapes = parse_input_shapes(input_shape)
+    profile, machine, warnings = _from_calibration(calibration, hw)
     prediction = prediction or ("cache-aware" if calibration is not None else "roofline")
+    if machine is not None and machine.gemm_table and normalize_dtype_or_fail(dtype) != machine.gemm_dtype:
+        warnings.append(f"the calibration's tables were measured in {machine.gemm_dtype}, the model runs in "
+                        f"{normalize_dtype_or_fail(dtype)}: its matmuls are predicted at the profile's peak")  # fmt: skip
+    for warning in warnings:
+        sys.stderr.write(f"warning: {warning}\n")
     result = validate(model, profile, dtype=dtype, batch=batch, seq=seq, repeat=repeat, warmup=warmup, device=device,
-                      prediction=prediction, machine=machine)  # fmt: skip
+                      prediction=prediction, machine=machine, input_shapes=shapes)  # fmt: skip
     doc = result.to_dict()
     if out is not None:
         from dfx.measure.plot import scatter_png
@@ -139,11 +170,13 @@ def validate_command(
         files = {"validation.json": json.dumps(doc, indent=1), "scatter.png": scatter_png(doc)}
         written = write_outputs(out, files, force=force)
         sys.stderr.write("wrote " + ", ".join(str(p) for p in written) + "\n")
+    from dfx.measure.console import drift_notes, validation_text
+
     if as_json:
         sys.stdout.write(json.dumps(doc, indent=1) + "\n")
+        for note in drift_notes(doc["run"]):
+            sys.stderr.write(note.strip() + "\n")
     else:
-        from dfx.measure.console import validation_text
-
         sys.stdout.write(validation_text(doc) + "\n")
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["calibration_text", "validation_text"]
+__all__ = ["calibration_text", "drift_notes", "validation_text"]
 
 
 def _us(s: float) -> str:
@@ -48,7 +48,8 @@ def calibration_text(doc: dict[str, Any]) -> str:
 _DRIFT_NOTE = 0.1  # a reference GEMM more than 10% off its calibrated rate is worth saying
 
 
-def _drift_lines(run: dict[str, Any]) -> list[str]:
+def drift_notes(run: dict[str, Any]) -> list[str]:
+    """The notes ``dfx validate`` prints when the machine moved since its calibration (``run.drift``, ``run.overhead_drift``)."""
     lines = []
     drift, overhead = run.get("drift"), run.get("overhead_drift")
     if drift is not None and abs(drift) > _DRIFT_NOTE:
@@ -71,7 +72,7 @@ def validation_text(doc: dict[str, Any]) -> str:
         f"  plain roofline: median |error| {roof['median_abs_error']:.1%}, end to end {roof['end_to_end_error']:+.1%}",
         f"  not counted (no work in dfx's costs): {doc['uncounted']['nodes']} node{'' if doc['uncounted']['nodes'] == 1 else 's'}, "
         f"{_us(doc['uncounted']['measured_s'])} measured",
-        *_drift_lines(doc["run"]),
+        *drift_notes(doc["run"]),
         "  node                           category         predicted      measured   ratio",
     ]
     for n in doc["nodes"]:

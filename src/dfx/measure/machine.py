@@ -109,7 +109,17 @@ class MachineModel:
     reference_flop_per_s: float | None = None
 
     def __post_init__(self) -> None:
+        """Normalise the tables and check every figure is a positive, finite number (``ValueError`` naming the table)."""
         object.__setattr__(self, "overhead_curve", tuple(sorted((float(g), float(o)) for g, o in self.overhead_curve)))
+        checks = [("overhead_curve", v) for point in self.overhead_curve for v in point]
+        checks += [(f"overhead_by_kind.{k}", v) for k, v in dict(self.overhead_by_kind).items()]
+        checks += [(f"vector_rates.{k}", v) for k, v in dict(self.vector_flop_per_s).items()]
+        checks += [("gemm_table", p.flop_per_s) for p in self.gemm_table] + [("conv_points", p.flop_per_s) for p in self.conv_points]
+        checks += [("attention_rates", r) for _, _, r in self.attention_rates]
+        checks += [(name, v) for name, v in (("resident_bytes", self.resident_bytes), ("reference_flop_per_s", self.reference_flop_per_s)) if v is not None]
+        for name, value in checks:
+            if not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+                raise ValueError(f"{name} must hold positive finite numbers, got {value!r}")
         object.__setattr__(self, "vector_flop_per_s", MappingProxyType(dict(self.vector_flop_per_s)))
         object.__setattr__(self, "overhead_by_kind", MappingProxyType(dict(self.overhead_by_kind)))
         object.__setattr__(self, "gemm_table", tuple(self.gemm_table))

@@ -13,7 +13,7 @@ import os
 import time
 from pathlib import Path
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 import torch
 
@@ -93,9 +93,9 @@ def _refuse_if_too_big(model: str, graph: Graph, device: str, runs: int, max_byt
         )
 
 
-def measure(model: str = "mlp", *, dtype: str = "float32", batch: int = 1, seq: int | None = None, repeat: int = 10,
+def measure(model: str = "mlp", *, dtype: str = "float32", batch: int | None = None, seq: int | None = None, repeat: int = 10,
             warmup: int = 3, device: str = "cpu", max_bytes: int | None = None, max_run_s: float = MAX_RUN_S,
-            clock: Callable[[], float] = time.perf_counter) -> Measured:  # fmt: skip
+            clock: Callable[[], float] = time.perf_counter, input_shapes: Sequence[tuple[int, ...]] | None = None) -> Measured:  # fmt: skip
     """Check the size, build ``model`` with real weights, and time every node and the whole graph.
 
     See :func:`validate` for the parameters and the errors.
@@ -109,9 +109,10 @@ def measure(model: str = "mlp", *, dtype: str = "float32", batch: int = 1, seq: 
 
     _check_args(repeat, warmup, device)
     dtype_name = normalize_dtype_or_fail(dtype)
-    meta_graph, info = capture_spec(model, batch=batch, seq=seq, dtype=dtype_name, method="export")
+    meta_graph, info = capture_spec(model, batch=batch, seq=seq, dtype=dtype_name, method="export", input_shapes=input_shapes)
     _refuse_if_too_big(model, meta_graph, device, 2 * (warmup + repeat), max_bytes, max_run_s)
-    spec = resolve(model, batch=batch, seq=info.get("seq") if seq is None else seq, dtype=dtype_name, device=device)
+    spec = resolve(model, batch=batch or 1, seq=info.get("seq") if seq is None else seq, dtype=dtype_name, device=device,
+                   input_shapes=input_shapes)  # fmt: skip
     # Capture the real model again: a meta trace can differ from a real one (a meta SDPA output's
     # strides make `.contiguous()` a copy node that a CPU run never executes), and the prediction
     # must be for the graph that runs.
@@ -169,9 +170,9 @@ def predict(measured: Measured, hardware: Any, prediction: str = "roofline", mac
     )
 
 
-def validate(model: str = "mlp", hardware: Any = "host-cpu", *, dtype: str = "float32", batch: int = 1,
+def validate(model: str = "mlp", hardware: Any = "host-cpu", *, dtype: str = "float32", batch: int | None = None,
              seq: int | None = None, repeat: int = 10, warmup: int = 3, device: str = "cpu",
-             prediction: str = "roofline", machine: Any = None, max_bytes: int | None = None, max_run_s: float = MAX_RUN_S, clock: Callable[[], float] = time.perf_counter) -> Validation:  # fmt: skip
+             prediction: str = "roofline", machine: Any = None, input_shapes: Sequence[tuple[int, ...]] | None = None, max_bytes: int | None = None, max_run_s: float = MAX_RUN_S, clock: Callable[[], float] = time.perf_counter) -> Validation:  # fmt: skip
     """Measure ``model`` on this machine and compare every node with its prediction on ``hardware``.
 
     :func:`measure` then :func:`predict`.
@@ -179,7 +180,8 @@ def validate(model: str = "mlp", hardware: Any = "host-cpu", *, dtype: str = "fl
     Parameters
     ----------
     model : str
-        A built-in model name or any spec :func:`dfx.models.resolve` accepts.
+        A built-in model name or any spec :func:`dfx.models.resolve` accepts; a file model
+        (``path/to/file.py:Class``) takes ``input_shapes`` instead of ``batch`` and ``seq``.
     hardware : str or HardwareProfile
         The profile to predict with: ideally one ``dfx calibrate`` wrote for this machine.
     repeat, warmup : int
@@ -208,7 +210,7 @@ def validate(model: str = "mlp", hardware: Any = "host-cpu", *, dtype: str = "fl
     if prediction not in PREDICTIONS:
         raise DfxError(f"unknown prediction {prediction!r}; expected {' or '.join(PREDICTIONS)}")
     profile = hardware if not isinstance(hardware, str) else load_profile(hardware)  # fail fast, before running
-    measured = measure(model, dtype=dtype, batch=batch, seq=seq, repeat=repeat, warmup=warmup, device=device,
+    measured = measure(model, dtype=dtype, batch=batch, seq=seq, repeat=repeat, warmup=warmup, device=device, input_shapes=input_shapes,
                        max_bytes=max_bytes, max_run_s=max_run_s, clock=clock)  # fmt: skip
     return predict(measured, profile, prediction, machine)
 

@@ -34,7 +34,8 @@ def check_targets(out_dir: str | Path, names: list[str], *, force: bool = False)
     existing = [t for t in targets if t.exists()]
     if existing and not force:
         listed = ", ".join(str(t) for t in existing)
-        raise DfxError(f"{listed} already exists; pass --force to overwrite it or choose another --out")
+        verb, pronoun = ("already exists", "it") if len(existing) == 1 else ("already exist", "them")
+        raise DfxError(f"{listed} {verb}; pass --force to overwrite {pronoun} or choose another --out")
     return targets
 
 

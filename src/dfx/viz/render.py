@@ -14,7 +14,7 @@ from dfx.viz.html import render_html
 from dfx.viz.roofline import render_roofline
 from dfx.viz.simdoc import SimDoc, check_matches, read_simulation
 from dfx.viz.timeline import timeline_context
-from dfx.viz.valdoc import ValDoc, read_validation
+from dfx.viz.valdoc import ValDoc, check_same_model, read_validation
 from dfx.viz.validation import validation_context
 
 __all__ = ["Pictures", "picture_names", "render_pictures", "render_report", "write_pictures"]
@@ -93,6 +93,8 @@ def _render(d: Doc, color_by: str | None, level: Level | str, graphviz: bool, si
     if graph.folds:
         note += " Repeated layers drawn once: " + ", ".join(f.label for f in graph.folds) + "."
     timeline = timeline_context(sim, d, hw_id) if sim is not None else None
+    if val is not None:
+        check_same_model(val, d)
     validation = validation_context(val, d) if val is not None else None
     files["report.html"] = render_html(d, graph, files.get("dag.svg"), dot_text, roof.png if roof else None, note,
                                        timeline, validation)

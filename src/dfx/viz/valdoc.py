@@ -132,6 +132,45 @@ def read_validation(doc: Mapping[str, Any], source: str = "the validation docume
         raise DfxError(f"{source}: malformed dfx.validation/1 document: missing or bad field {exc}") from None
 
 
+_SAME_MODEL_FIELDS = ("name", "batch", "seq", "dtype")  # what must agree for a validation to belong in a report
+
+
+def check_same_model(val: ValDoc, doc: Doc, source: str = "the validation document") -> None:
+    """Refuse a validation of another model, size or dtype than the analysis (``DfxError``, one line).
+
+    Compares ``model.name``, ``batch``, ``seq`` and ``dtype`` wherever both documents give them
+    (a file model has no ``seq``); a validation without ``model`` is refused, since nothing says
+    what it measured.
+
+    Examples
+    --------
+    >>> from dfx.viz.document import read_document
+    >>> d = read_document({"schema": "dfx.analysis/1", "model": {"name": "gpt2-block", "batch": 1, "seq": 1024,
+    ...     "dtype": "float32"}, "nodes": [], "edges": []})
+    >>> v = read_validation({"schema": "dfx.validation/1", "hardware": "h", "prediction": "roofline", "nodes": [],
+    ...     "model": {"name": "gpt2-block", "batch": 1, "seq": 64, "dtype": "float32"}, "median_abs_error": 0.0,
+    ...     "p90_abs_error": 0.0, "end_to_end": {"predicted_s": 1.0, "measured_s": 1.0, "error": 0.0}})
+    >>> check_same_model(v, d)
+    Traceback (most recent call last):
+    ...
+    dfx.errors.DfxError: the validation document measured gpt2-block at seq 64, the analysis is at seq 1024; run `dfx analyze gpt2-block --seq 64 --batch 1 --dtype float32` (or validate at the analysis' size)
+    """
+    if not val.model:
+        raise DfxError(f"{source} does not say which model it measured (no model field); write it again with `dfx validate --out`")
+    ours = doc.model or {}
+    differ = [f for f in _SAME_MODEL_FIELDS if f in val.model and f in ours and val.model[f] != ours[f]]
+    if not differ:
+        return
+    name = val.model.get("name", "MODEL")
+    size = " ".join(f"--{f} {val.model[f]}" for f in ("seq", "batch", "dtype") if f in val.model)
+    fix = f"run `dfx analyze {name} {size}` (or validate at the analysis' size)"
+    if "name" in differ:
+        raise DfxError(f"{source} measured {name}, the analysis is of {ours['name']}; {fix}")
+    theirs = ", ".join(f"{f} {val.model[f]}" for f in differ)
+    mine = ", ".join(f"{f} {ours[f]}" for f in differ)
+    raise DfxError(f"{source} measured {name} at {theirs}, the analysis is at {mine}; {fix}")
+
+
 def node_mismatch(val: ValDoc, doc: Doc) -> NodeMismatch:
     """Compare node names: validated nodes the analysis lacks, and analysis nodes that run but were not timed.
 

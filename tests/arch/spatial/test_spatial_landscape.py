@@ -88,7 +88,7 @@ def test_write_map_writes_png_svg_json_and_refuses_to_overwrite(tmp_path):
     assert b"<svg" in (tmp_path / "landscape.svg").read_bytes()[:2000]
     assert set(json.loads((tmp_path / TABLE_FILE).read_text())["positions"]) == set(SPREAD)
     before = (tmp_path / "landscape.png").read_bytes()
-    with pytest.raises(DfxError, match="already exists; pass --force"):
+    with pytest.raises(DfxError, match="already exists?; pass --force"):
         write_map(land, tmp_path)
     assert (tmp_path / "landscape.png").read_bytes() == before
     write_map(land, tmp_path, force=True)
