@@ -72,8 +72,9 @@ def test_host_caches_read_from_a_sysfs_tree(tmp_path):
 def test_bad_arguments_are_one_line_errors():
     with pytest.raises(DfxError, match="expected cpu or cuda"):
         calibrate(device="tpu")
-    with pytest.raises(DfxError, match="positive"):
-        calibrate(budget_s=0)
+    for budget in (0, -1, float("nan"), float("inf"), 3601):  # (0, 3600] seconds only
+        with pytest.raises(DfxError, match="above 0 and at most 3600"):
+            calibrate(budget_s=budget)
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a GPU; the refusal is for machines without one")
