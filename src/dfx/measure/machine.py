@@ -226,7 +226,7 @@ def vector_family(node: CostedNode) -> str | None:
     for call in node.node.aten_calls:
         packet = call.packet
         if packet == "aten.gelu":
-            return "gelu_tanh" if dict(call.kwargs).get("approximate") == "tanh" else "gelu"
+            return "gelu_tanh" if call.arg(1, "approximate", "none") == "tanh" else "gelu"
         if packet in ("aten._softmax", "aten.softmax", "aten._safe_softmax"):
             return "softmax"
         if packet in ("aten.native_layer_norm", "aten.layer_norm"):
