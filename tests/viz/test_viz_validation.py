@@ -206,3 +206,11 @@ def test_the_report_with_a_scatter_runs_in_a_browser(tmp_path, report_html):
     assert 'data-dfx-ready="1"' in result.stdout and result.stdout.count('class="point"') == 3
     console_errors = [line for line in result.stderr.splitlines() if "CONSOLE" in line and ("Uncaught" in line or "Error" in line)]
     assert not console_errors, console_errors
+
+
+def test_the_machines_drift_since_calibration_is_noted():
+    doc = validation_doc()
+    doc["run"] = {**doc.get("run", {}), "drift": -0.3, "overhead_drift": 0.05}  # 30% slower GEMMs; tiny ops within 10%
+    html = render_pictures(layered_doc(2), validation=doc, graphviz=False).files["report.html"]
+    assert "a reference GEMM runs 30% slower than at calibration" in section(html)
+    assert "tiny ops take" not in section(html)

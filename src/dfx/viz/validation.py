@@ -109,12 +109,15 @@ def validation_context(val: ValDoc, doc: Doc) -> dict[str, object]:
 
     ``svg`` is the scatter as SVG text (namespaces still declared; the report inlines it), one
     ``g.point`` per counted node; ``mismatch`` is a one-line note, or ``None`` when every node
-    name matches ``doc``'s.
+    name matches ``doc``'s; ``drift`` the notes ``dfx validate`` prints when the machine moved
+    since its calibration (``run.drift``, ``run.overhead_drift`` over 10%).
     """
+    from dfx.measure.console import drift_notes
     from dfx.measure.plot import scatter_svg
 
     return {
         "heading": _heading(val), "headline": _headline(val), "roofline": _roofline_line(val),
+        "drift": [note.strip().removeprefix("note: ") for note in drift_notes(dict(val.run))],
         "uncounted": _uncounted_line(val), "mismatch": mismatch_note(node_mismatch(val, doc)),
         "svg": scatter_svg(dict(val.raw)), "points": len(val.counted),
         "category_columns": ["category", "nodes", "median ratio (predicted / measured)", "why it misses"],
