@@ -71,6 +71,15 @@ def _dims(call: AtenCall, x: TensorSpec) -> list[int]:
     return [int(d) % x.ndim for d in dims] if x.ndim else []
 
 
+def _transforms(call: AtenCall) -> tuple[TensorSpec, list[int], int, int]:
+    """``(input, transformed dims, points per transform, transforms)`` of an r2c or c2c call:
+    the transformed dims' sizes multiply to the points, the other dims count the transforms."""
+    x = _input(call)
+    dims = _dims(call, x)
+    points = numel(x.shape[d] for d in dims)
+    return x, dims, points, x.numel // points if points else 0
+
+
 def _normalized(call: AtenCall) -> bool:
     return call.arg(2, "normalization", _NORM_NONE) != _NORM_NONE
 
@@ -78,10 +87,7 @@ def _normalized(call: AtenCall) -> bool:
 @register_cost(["aten._fft_r2c"], category=E)
 def fft_r2c(call: AtenCall) -> Cost:
     # (self real [.., n_d ..], dim, normalization, onesided) -> complex, last dim n_last // 2 + 1 if onesided
-    x = _input(call)
-    dims = _dims(call, x)
-    points = numel(x.shape[d] for d in dims)
-    transforms = x.numel // points if points else 0
+    x, dims, points, transforms = _transforms(call)
     flops = fft_flops(points, transforms, real=True)
     computed = x.numel // x.shape[dims[-1]] * (x.shape[dims[-1]] // 2 + 1) if dims and x.numel else x.numel
     out = call.outputs[0].numel if call.outputs else computed
@@ -106,10 +112,7 @@ def fft_c2r(call: AtenCall) -> Cost:
 @register_cost(["aten._fft_c2c"], category=E)
 def fft_c2c(call: AtenCall) -> Cost:
     # (self complex, dim, normalization, forward) -> complex, same shape
-    x = _input(call)
-    dims = _dims(call, x)
-    points = numel(x.shape[d] for d in dims)
-    transforms = x.numel // points if points else 0
+    x, _, points, transforms = _transforms(call)
     flops = fft_flops(points, transforms, real=False)
     flops += _REAL_PARTS_OF_COMPLEX * x.numel if _normalized(call) else 0
     return io_cost(call, flops, reads=[x])
