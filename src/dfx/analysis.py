@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from dfx.costs import CostedGraph, annotate
+from dfx.costs.terms import FMA_FLOPS
 from dfx.errors import DfxError
 from dfx.ir import Graph
 from dfx.ir.spec import normalize_dtype
@@ -22,7 +23,6 @@ __all__ = ["Analysis", "DEFAULT_HARDWARE", "DEFAULT_MODEL", "SCHEMA", "analyze",
 
 SCHEMA = "dfx.analysis/1"
 DEFAULT_MODEL = "gpt2-block"
-_FMA_FLOPS = 2  # a multiply-accumulate is one multiply and one add
 
 # A GPU and a dataflow accelerator, side by side: the comparison dfx exists for.
 DEFAULT_HARDWARE: tuple[str, ...] = ("nvidia-h100-sxm", "ibm-spyre")
@@ -93,7 +93,7 @@ class Analysis:
                 "bytes_written": total.bytes_written,
                 "intensity": total.intensity,
                 "flops_by_category": by_category,
-                "matmul_macs": by_category["matmul"] // _FMA_FLOPS,
+                "matmul_macs": by_category["matmul"] // FMA_FLOPS,
                 "unique_parameter_count": costed.unique_parameter_count(),
                 "unique_parameter_bytes": costed.unique_parameter_bytes(),
                 "parameter_traffic_bytes": costed.parameter_traffic_bytes(),

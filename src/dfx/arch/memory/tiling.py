@@ -29,11 +29,11 @@ import math
 from dataclasses import dataclass
 from typing import Any, Iterator
 
+from dfx.costs.terms import FMA_FLOPS
 from dfx.errors import DfxError
 
 __all__ = ["Gemm", "Machine", "TileChoice", "choose_tile", "evaluate_tile", "offchip_elements", "working_set_bytes"]
 
-_FMA_FLOPS = 2  # a multiply-accumulate is 2 FLOPs (docs/cost-model.md)
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,7 @@ class Gemm:
 
     @property
     def flops(self) -> int:
-        return _FMA_FLOPS * self.batch * self.m * self.k * self.n  # 2*M*K*N per copy
+        return FMA_FLOPS * self.batch * self.m * self.k * self.n  # 2*M*K*N per copy
 
 
 @dataclass(frozen=True)
@@ -144,7 +144,7 @@ def evaluate_tile(gemm: Gemm, machine: Machine, tm: int, tn: int, tk: int, doubl
     tiles = gemm.batch * math.ceil(gemm.m / tm) * math.ceil(gemm.n / tn)
     waves = math.ceil(tiles / machine.cores)
     per_core_peak = machine.peak_flop_per_s / machine.cores
-    compute = waves * _FMA_FLOPS * tm * tn * gemm.k / per_core_peak
+    compute = waves * FMA_FLOPS * tm * tn * gemm.k / per_core_peak
     return TileChoice(
         gemm, tm, tn, tk, working_set_bytes(tm, tn, tk, gemm.elem_bytes, double_buffer), machine.scratchpad_bytes,
         traffic, gemm.flops / traffic, compute, traffic / machine.offchip_bytes_per_s,

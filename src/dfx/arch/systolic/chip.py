@@ -24,12 +24,12 @@ from typing import Any
 
 from dfx.arch.systolic.dataflow import Dataflow
 from dfx.arch.systolic.model import gemm
+from dfx.costs.terms import FMA_FLOPS
 from dfx.errors import DfxError
 from dfx.hardware import HardwareProfile
 
 __all__ = ["ChipGemm", "MxuSpec", "chip_gemm", "mxu_spec"]
 
-_FMA_FLOPS = 2  # a multiply-accumulate is 2 FLOPs (docs/cost-model.md)
 _CLOCK_DTYPE = "bfloat16"  # the MXU's native input dtype, whose peak the clock is derived from
 
 
@@ -56,7 +56,7 @@ def mxu_spec(profile: HardwareProfile) -> MxuSpec | None:
     if c.clock_hz:
         return MxuSpec(c.units, c.array_rows, c.array_cols, float(c.clock_hz), "profile")
     peak = profile.peak(_CLOCK_DTYPE).flop_per_s
-    clock = peak / (_FMA_FLOPS * c.units * c.array_rows * c.array_cols)
+    clock = peak / (FMA_FLOPS * c.units * c.array_rows * c.array_cols)
     return MxuSpec(c.units, c.array_rows, c.array_cols, clock, f"derived: {_CLOCK_DTYPE} peak / (2 * units * rows * cols)")
 
 
