@@ -7,13 +7,15 @@ import pytest
 import dfx.measure.cache_model
 import dfx.measure.comparison
 import dfx.measure.machine
+import dfx.measure.microbench
 import dfx.measure.timing
 import dfx.measure.validation
 
 
 @pytest.mark.parametrize(
     "module",
-    [dfx.measure.cache_model, dfx.measure.comparison, dfx.measure.machine, dfx.measure.timing, dfx.measure.validation],
+    [dfx.measure.cache_model, dfx.measure.comparison, dfx.measure.machine, dfx.measure.microbench, dfx.measure.timing,
+     dfx.measure.validation],
     ids=lambda m: m.__name__,
 )
 def test_doctests(module):

@@ -89,14 +89,15 @@ def cache_timer(costed: CostedGraph, profile: HardwareProfile, machine: MachineM
     cold = machine.resident_bytes is not None and model_footprint_bytes(costed.graph) > machine.resident_bytes
     off = profile.off_chip_level() or fallback
     work: dict[str, tuple[float, dict[MemoryLevel, int]]] = {}
+    conv_factor = machine.conv_factor()  # one figure for the machine: computed once, not per node
     for node in costed.nodes:
         timing = base[node.name]
         if timing.bound is Bound.NONE:
             continue
-        work[node.name] = (_compute_s(node, timing, machine), _traffic(node, costed, timing, levels, fallback, off, cold))
+        work[node.name] = (_compute_s(node, timing, machine, conv_factor), _traffic(node, costed, timing, levels, fallback, off, cold))
     order = [n for n in costed.nodes if n.name in work]
     kinds = [op_kind(n) for n in order]
-    work_s = [max(c, sum(b / lv.bandwidth_bytes_per_s for lv, b in traffic.items())) for c, traffic in (work[n.name] for n in order)]
+    work_s = [max(c, _memory_s(traffic)) for c, traffic in (work[n.name] for n in order)]
     overheads = [0.0] * len(order)
     for _ in range(_PASSES):
         totals = [w + o for w, o in zip(work_s, overheads)]
@@ -110,8 +111,9 @@ def cache_timer(costed: CostedGraph, profile: HardwareProfile, machine: MachineM
     return calibrated
 
 
-def _compute_s(node: CostedNode, timing: NodeTiming, machine: MachineModel) -> float:
-    """Seconds of the node's FLOPs at the rate the machine model gives it (the profile's peak otherwise)."""
+def _compute_s(node: CostedNode, timing: NodeTiming, machine: MachineModel, conv_factor: float | None) -> float:
+    """Seconds of the node's FLOPs at the rate the machine model gives it (the profile's peak otherwise);
+    ``conv_factor`` is :meth:`MachineModel.conv_factor`."""
     rate = None
     category = node.category.value
     attention = attention_call(node) if category == "matmul" else None
@@ -122,9 +124,8 @@ def _compute_s(node: CostedNode, timing: NodeTiming, machine: MachineModel) -> f
         if dims is None:  # no weight operand (bmm): the k = n = 512 column at the same FLOPs
             dims = (max(1.0, timing.flops / (2 * _SQUARE_K * _SQUARE_K)), _SQUARE_K, _SQUARE_K)
         rate = machine.gemm_flop_per_s(*dims)
-        factor = machine.conv_factor() if is_convolution(node) else None
-        if rate is not None and factor is not None:
-            rate *= factor
+        if rate is not None and conv_factor is not None and is_convolution(node):
+            rate *= conv_factor
         if rate is not None and timing.peak_flop_per_s:
             rate = min(rate, timing.peak_flop_per_s)
     elif category in ("elementwise", "normalization"):
@@ -176,8 +177,13 @@ def _reuse_gaps(kinds: list[tuple[str, ...]], totals: list[float]) -> list[float
     return gaps
 
 
+def _memory_s(traffic: Mapping[MemoryLevel, int]) -> float:
+    """Seconds to move each level's bytes at that level's bandwidth, summed."""
+    return sum(nbytes / lv.bandwidth_bytes_per_s for lv, nbytes in traffic.items())
+
+
 def _retime(timing: NodeTiming, compute_s: float, traffic: Mapping[MemoryLevel, int], overhead_s: float) -> NodeTiming:
-    memory_s = sum(nbytes / lv.bandwidth_bytes_per_s for lv, nbytes in traffic.items())
+    memory_s = _memory_s(traffic)
     return replace(
         timing,
         time_s=max(compute_s, memory_s) + overhead_s,

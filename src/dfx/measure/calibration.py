@@ -37,8 +37,9 @@ from typing import Any, Callable, Mapping
 import torch
 
 from dfx.errors import DfxError
+from dfx.measure.machine import GemmRate, gemm_curve
 from dfx.measure.microbench import (
-    REFERENCE_SHAPE, GemmPoint, Sample, attention_rates, reference_flop_per_s, conv_points, gemm_flop_per_s, gemm_table, op_overhead_s, overhead_curve, resident_bytes, stream_bytes_per_s, vector_rates,
+    REFERENCE_SHAPE, Sample, attention_rates, reference_flop_per_s, conv_points, gemm_flop_per_s, gemm_table, op_overhead_s, overhead_curve, resident_bytes, stream_bytes_per_s, vector_rates,
 )  # fmt: skip
 
 __all__ = ["MAX_BUDGET_S", "CacheLevel", "Calibration", "calibrate", "check_calibrate_args", "host_caches"]
@@ -80,9 +81,9 @@ class Calibration:
     overhead_by_kind: Mapping[str, float] = field(default_factory=dict)  # tiny-op kind -> hot seconds
     overhead_curve: tuple[tuple[float, float], ...] = ()  # (seconds since the kind last ran, overhead seconds)
     vector_rates: Mapping[str, Sample] = field(default_factory=dict)  # family -> FLOP/s (fp32, CPU)
-    gemm_table: tuple[GemmPoint, ...] = ()  # fp32 GEMM FLOP/s by rows x k x n
+    gemm_table: tuple[GemmRate, ...] = ()  # fp32 GEMM FLOP/s by rows x k x n
     attention: tuple[tuple[bool, int, float], ...] = ()  # (causal, sequence length, FLOP/s) of fused attention
-    convs: tuple[GemmPoint, ...] = ()  # convolutions as their implicit GEMMs, FLOP/s
+    convs: tuple[GemmRate, ...] = ()  # convolutions as their implicit GEMMs, FLOP/s
     resident: Sample | None = None  # bytes the last-level cache keeps (CPU)
     reference_flop_per_s: float | None = None  # the reference GEMM dfx validate measures again
     budget_s: float = DEFAULT_BUDGET_S
@@ -136,7 +137,6 @@ class Calibration:
         raw.update({f"vector_rates.{f}": v for f, v in self.vector_rates.items()})
         if self.resident is not None:
             raw["resident_bytes"] = self.resident
-        rates = sorted(v.value for v in self.vector_rates.values())
         return {
             "schema": "dfx.calibration/1",
             "device": self.device,
@@ -147,10 +147,12 @@ class Calibration:
             "overhead_by_kind": dict(self.overhead_by_kind),
             "overhead_curve": [{"gap_s": g, "overhead_s": o} for g, o in self.overhead_curve],
             "vector_rates": {f: v.value for f, v in self.vector_rates.items()},
-            "vector_flop_per_s": rates[len(rates) // 2] if rates else None,  # the median family, for a single figure
+            # single figures kept beside the tables: the median family, the k = n = 512 column
+            "vector_flop_per_s": statistics.median(v.value for v in self.vector_rates.values()) if self.vector_rates else None,
+            "gemm_curve": [{"flops": f, "flop_per_s": r} for f, r in gemm_curve(self.gemm_table)],
             "gemm_dtype": "float32",
             "gemm_table": [
-                {"rows": p.rows, "k": p.k, "n": p.n, "flops": 2 * p.rows * p.k * p.n, "flop_per_s": p.flop_per_s}
+                {"rows": p.rows, "k": p.k, "n": p.n, "flops": p.flops, "flop_per_s": p.flop_per_s}
                 for p in self.gemm_table
             ],  # fmt: skip
             "reference_flop_per_s": self.reference_flop_per_s,
@@ -223,7 +225,7 @@ def check_calibrate_args(device: str, budget_s: float) -> None:
         raise DfxError(f"--budget-s must be a number of seconds above 0 and at most {MAX_BUDGET_S:.0f}, got {budget_s}")
 
 
-def _consistency_warnings(by_kind: Mapping[str, float], vectors: Mapping[str, Sample], table: tuple[GemmPoint, ...],
+def _consistency_warnings(by_kind: Mapping[str, float], vectors: Mapping[str, Sample], table: tuple[GemmRate, ...],
                           reference: float) -> list[str]:  # fmt: skip
     """Figures that disagree with their neighbours: a machine that was busy during one benchmark.
 

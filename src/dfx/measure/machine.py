@@ -37,9 +37,10 @@ from types import MappingProxyType
 from typing import Any, Mapping, Sequence
 
 from dfx.costs.record import CostedNode
+from dfx.costs.terms import FMA_FLOPS
 from dfx.ir import Graph
 
-__all__ = ["GemmRate", "MachineModel", "attention_call", "gemm_dims", "is_convolution", "model_footprint_bytes", "op_kind", "overhead_kind", "vector_family"]
+__all__ = ["GemmRate", "MachineModel", "attention_call", "gemm_curve", "gemm_dims", "is_convolution", "model_footprint_bytes", "op_kind", "overhead_kind", "vector_family"]
 
 @dataclass(frozen=True)
 class GemmRate:
@@ -49,6 +50,26 @@ class GemmRate:
     k: int
     n: int
     flop_per_s: float
+
+    @property
+    def flops(self) -> int:
+        """FLOPs of one call: ``2 * rows * k * n`` (a multiply-accumulate is 2, ``docs/cost-model.md``)."""
+        return FMA_FLOPS * self.rows * self.k * self.n
+
+
+CURVE_KN = 512  # the table's k = n column kept as a single FLOP-indexed curve (``gemm_curve``)
+
+
+def gemm_curve(table: Sequence[GemmRate], k: int = CURVE_KN, n: int = CURVE_KN) -> list[tuple[int, float]]:
+    """The ``(flops, flop_per_s)`` points of the table's ``k x n`` column, by rows: the single GEMM
+    curve ``dfx.calibration/1`` and ``dfx.validation/1`` export beside the full table.
+
+    Examples
+    --------
+    >>> gemm_curve([GemmRate(16, 512, 512, 2e9), GemmRate(1, 512, 512, 1e9), GemmRate(1, 64, 64, 5e8)])
+    [(524288, 1000000000.0), (8388608, 2000000000.0)]
+    """
+    return [(p.flops, p.flop_per_s) for p in sorted(table, key=lambda p: p.rows) if (p.k, p.n) == (k, n)]
 
 
 def _interp_log(xs: Sequence[float], ys: Sequence[float], x: float) -> float:

@@ -19,12 +19,14 @@ from typing import Callable
 
 import torch
 
+from dfx.costs.terms import FMA_FLOPS
+from dfx.measure.machine import GemmRate
+
 __all__ = [
-    "GemmPoint", "Sample", "attention_rates", "reference_flop_per_s", "conv_points", "gemm_flop_per_s", "gemm_table", "op_overhead_s", "overhead_curve", "resident_bytes",
+    "Sample", "attention_rates", "reference_flop_per_s", "conv_points", "gemm_flop_per_s", "gemm_table", "op_overhead_s", "overhead_curve", "resident_bytes",
     "stream_bytes_per_s", "time_call", "vector_rates",
 ]  # fmt: skip
 
-_FMA_FLOPS = 2  # a multiply-accumulate is 2 FLOPs (docs/cost-model.md)
 _ADD_TENSORS = 3  # c = a + b reads a and b and writes c: three tensors of traffic
 _MIN_REPS = 3  # a median needs at least three samples
 _MAX_REPS = 200
@@ -112,7 +114,7 @@ def gemm_flop_per_s(dtype: torch.dtype, device: str, budget_s: float, sync=None)
             break
         n *= 2
     t, reps = time_call(lambda: torch.mm(a, b), budget_s, sync)
-    flops = _FMA_FLOPS * n**3  # [n,n] x [n,n]: n^3 multiply-accumulates
+    flops = FMA_FLOPS * n**3  # [n,n] x [n,n]: n^3 multiply-accumulates
     how = f"median of {reps} torch.mm [{n},{n}]x[{n},{n}] {str(dtype).removeprefix('torch.')}: 2*{n}^3 FLOP / {t:.3g} s"
     return Sample(flops / t, t, reps, how)
 
@@ -124,6 +126,37 @@ def _add_time(numel: int, device: str, budget_s: float, sync) -> tuple[float, in
     b = torch.randn(numel, device=device)
     c = torch.empty(numel, device=device)
     return time_call(lambda: torch.add(a, b, out=c), budget_s, sync, max_reps=5_000)
+
+
+def _slope(work_full: float, work_part: float, t_full: float, t_part: float) -> float | None:
+    """``(work_full - work_part) / (t_full - t_part)``: the rate with the fixed per-call cost cancelled.
+
+    ``None`` when noise makes it unusable: ``t_full <= t_part``, or a rate more than
+    ``_MAX_SLOPE_GAIN`` times the plain ``work_full / t_full`` (the caller then keeps the plain
+    rate, a lower bound, and says so).
+
+    Examples
+    --------
+    >>> _slope(100.0, 25.0, 1.25, 0.5)  # 100 units per s plus a 0.25 s fixed cost: the fixed cost cancels
+    100.0
+    >>> _slope(100.0, 25.0, 1.0, 1.0) is None
+    True
+    """
+    if t_full <= t_part:
+        return None
+    slope = (work_full - work_part) / (t_full - t_part)
+    return slope if slope <= _MAX_SLOPE_GAIN * work_full / t_full else None
+
+
+def _net_rate(work: float, t: float, fixed_s: float) -> float:
+    """``work / (t - fixed_s)``, the fixed cost taken out but never more than half of ``t``.
+
+    Examples
+    --------
+    >>> _net_rate(10.0, 2.0, 1.0), _net_rate(10.0, 2.0, 1.5)  # at most half of 2 s is taken out
+    (10.0, 10.0)
+    """
+    return work / max(t - fixed_s, t / 2)
 
 
 def stream_bytes_per_s(working_set_bytes: int, device: str, budget_s: float, sync=None, slope: bool = True) -> Sample:
@@ -147,12 +180,11 @@ def stream_bytes_per_s(working_set_bytes: int, device: str, budget_s: float, syn
     t_part, reps_part = _add_time(numel // _SLOPE_PARTS, device, budget_s / 2, sync)
     b_full = _ADD_TENSORS * 4 * numel
     b_part = _ADD_TENSORS * 4 * (numel // _SLOPE_PARTS)
-    plain = b_full / t_full
-    slope = (b_full - b_part) / (t_full - t_part) if t_full > t_part else float("inf")
+    slope = _slope(b_full, b_part, t_full, t_part)
     sizes = f"torch.add(a, b, out=c) fp32 moving {b_full:,} B and {b_part:,} B (medians of {reps_full} and {reps_part} calls)"
-    if slope <= _MAX_SLOPE_GAIN * plain:
+    if slope is not None:
         return Sample(slope, t_full, reps_full, f"slope of {sizes}: ({b_full:,} - {b_part:,}) B / ({t_full:.3g} - {t_part:.3g}) s")
-    return Sample(plain, t_full, reps_full, f"{sizes}: {b_full:,} B / {t_full:.3g} s, overhead included (slope too noisy)")
+    return Sample(b_full / t_full, t_full, reps_full, f"{sizes}: {b_full:,} B / {t_full:.3g} s, overhead included (slope too noisy)")
 
 
 # Time since an op of the same kind last ran, in seconds: from a few tiny ops to a whole model run.
@@ -266,14 +298,13 @@ def vector_rates(device: str, budget_s: float, sync=None) -> dict[str, Sample]:
         t_s, _ = time_call(lambda: op.call(*args_s), budget_s / (2 * len(ops)), sync, max_reps=2_000)
         t_l, reps = time_call(lambda: op.call(*args_l), budget_s / (2 * len(ops)), sync, max_reps=2_000)
         f_s, f_l = op.flops(small), op.flops(large)
-        plain = f_l / t_l
-        slope = (f_l - f_s) / (t_l - t_s) if t_l > t_s else float("inf")
-        if slope <= _MAX_SLOPE_GAIN * plain:
+        slope = _slope(f_l, f_s, t_l, t_s)
+        if slope is not None:
             how = (f"slope of {name} fp32 between {large * _VEC_COLS:,} and {small * _VEC_COLS:,} elements "
                    f"(outputs allocated): ({f_l:,} - {f_s:,}) FLOP / ({t_l:.3g} - {t_s:.3g}) s")  # fmt: skip
             rates[name] = Sample(slope, t_l, reps, how)
         else:  # noise made the small size as slow as the large one: keep the plain rate, a lower bound
-            rates[name] = Sample(plain, t_l, reps, f"{name} fp32 on {large * _VEC_COLS:,} elements: {f_l:,} FLOP / {t_l:.3g} s (slope too noisy)")
+            rates[name] = Sample(f_l / t_l, t_l, reps, f"{name} fp32 on {large * _VEC_COLS:,} elements: {f_l:,} FLOP / {t_l:.3g} s (slope too noisy)")
     return rates
 
 
@@ -303,18 +334,8 @@ def attention_rates(device: str, budget_s: float, sync=None) -> tuple[tuple[bool
             t, _ = time_call(lambda: sdpa(q, k, v, None, 0.0, causal), share, sync, max_reps=500)
             shape = AttentionShape(_ATTENTION_HEADS, seq, seq, _ATTENTION_DIM, _ATTENTION_DIM)
             flops = sum(attention_flops(shape, masked=causal).values())
-            rates.append((causal, seq, flops / max(t - fixed, t / 2)))
+            rates.append((causal, seq, _net_rate(flops, t, fixed)))
     return tuple(rates)
-
-
-@dataclass(frozen=True)
-class GemmPoint:
-    """One GEMM ``[rows, k] x [k, n]`` of :func:`gemm_table` and its FLOP/s."""
-
-    rows: int
-    k: int
-    n: int
-    flop_per_s: float
 
 
 _TABLE_ROWS = (1, 16, 64, 256, 1024)  # one token (a GEMV, bound by streaming the weight) to a feature map
@@ -322,7 +343,7 @@ _TABLE_K = (64, 512, 2048)  # reduction: an attention head or a 1x1 conv's chann
 _TABLE_N = (64, 512, 2048)  # output features
 
 
-def gemm_table(dtype: torch.dtype, device: str, budget_s: float, sync=None) -> tuple[GemmPoint, ...]:
+def gemm_table(dtype: torch.dtype, device: str, budget_s: float, sync=None) -> tuple[GemmRate, ...]:
     """Achieved FLOP/s of ``[rows,k] x [k,n]`` over ``_TABLE_ROWS`` x ``_TABLE_K`` x ``_TABLE_N``.
 
     The weight is stored ``[n, k]`` and used transposed (``torch.mm(a, w.t())``), as ``nn.Linear``
@@ -343,7 +364,7 @@ def gemm_table(dtype: torch.dtype, device: str, budget_s: float, sync=None) -> t
         for rows in _TABLE_ROWS:
             a = torch.randn(rows, k, device=device).to(dtype)
             t, _ = time_call(lambda: torch.mm(a, b), share, sync, max_reps=1_000)
-            points.append(GemmPoint(rows, k, n, _FMA_FLOPS * rows * k * n / max(t - overhead_s, t / 2)))
+            points.append(GemmRate(rows, k, n, _net_rate(FMA_FLOPS * rows * k * n, t, overhead_s)))
     return tuple(points)
 
 
@@ -351,7 +372,7 @@ def gemm_table(dtype: torch.dtype, device: str, budget_s: float, sync=None) -> t
 _CONV_SHAPES = ((1, 256, 28, 64, 1), (1, 64, 28, 64, 3), (1, 64, 28, 256, 1), (1, 64, 56, 64, 3), (1, 128, 14, 128, 3))
 
 
-def conv_points(device: str, budget_s: float, sync=None) -> tuple[GemmPoint, ...]:
+def conv_points(device: str, budget_s: float, sync=None) -> tuple[GemmRate, ...]:
     """FLOP/s of ``aten.convolution`` (fp32, NCHW, as a model calls it) at ResNet-shaped 1x1 and 3x3 layers.
 
     Each is reported as its implicit GEMM (rows = output pixels, k = C_in x kernel elements, n =
@@ -371,7 +392,7 @@ def conv_points(device: str, budget_s: float, sync=None) -> tuple[GemmPoint, ...
         pad = kernel // 2
         t, _ = time_call(lambda: conv(x, w, None, [1, 1], [pad, pad], [1, 1], False, [0, 0], 1), share, sync, max_reps=500)
         rows, k = batch * side * side, c_in * kernel * kernel
-        points.append(GemmPoint(rows, k, c_out, _FMA_FLOPS * rows * k * c_out / max(t - fixed, t / 2)))
+        points.append(GemmRate(rows, k, c_out, _net_rate(FMA_FLOPS * rows * k * c_out, t, fixed)))
     return tuple(points)
 
 
@@ -418,4 +439,4 @@ def reference_flop_per_s(device: str, budget_s: float, sync=None) -> float:
     rows, k, n = REFERENCE_SHAPE
     a, b = torch.randn(rows, k, device=device), torch.randn(n, k, device=device).t()
     t, _ = time_call(lambda: torch.mm(a, b), budget_s, sync, max_reps=2_000)
-    return _FMA_FLOPS * rows * k * n / t
+    return FMA_FLOPS * rows * k * n / t

@@ -215,6 +215,13 @@ def validate(model: str = "mlp", hardware: Any = "host-cpu", *, dtype: str = "fl
     return predict(measured, profile, prediction, machine)
 
 
+def _change(now: Any, calibrated: float | None) -> float | None:
+    """``mean(now) / calibrated - 1``, or ``None`` without both figures."""
+    if not calibrated or not now:
+        return None
+    return sum(now) / len(now) / calibrated - 1
+
+
 def machine_drift(machine: Any, measured_reference: Any) -> float | None:
     """How far the machine moved since its calibration: the reference GEMM's FLOP/s now (mean of
     before and after the model's runs) over the calibrated one, minus 1 (negative: slower now).
@@ -226,10 +233,7 @@ def machine_drift(machine: Any, measured_reference: Any) -> float | None:
     >>> round(machine_drift(MachineModel(reference_flop_per_s=100.0), [70.0, 90.0]), 6)  # 20% slower now
     -0.2
     """
-    calibrated = getattr(machine, "reference_flop_per_s", None)
-    if not calibrated or not measured_reference:
-        return None
-    return sum(measured_reference) / len(measured_reference) / calibrated - 1
+    return _change(measured_reference, getattr(machine, "reference_flop_per_s", None))
 
 
 def overhead_drift(machine: Any, measured_overhead: Any) -> float | None:
@@ -243,19 +247,18 @@ def overhead_drift(machine: Any, measured_overhead: Any) -> float | None:
     0.4
     """
     curve = getattr(machine, "overhead_curve", ())
-    if not curve or not measured_overhead:
-        return None
-    return sum(measured_overhead) / len(measured_overhead) / curve[0][1] - 1
+    return _change(measured_overhead, curve[0][1] if curve else None)
 
 
 def _machine_summary(machine: Any) -> dict[str, Any]:
     """What the prediction used from the calibration, for ``run`` in the export (empty tables without one)."""
     if machine is None:
         return {"vector_flop_per_s": None, "gemm_curve": [], "calibration": None}
-    column = sorted((p for p in machine.gemm_table if p.k == 512 and p.n == 512), key=lambda p: p.rows)
+    from dfx.measure.machine import gemm_curve
+
     return {
         "vector_flop_per_s": machine.median_vector_rate(),
-        "gemm_curve": [[2 * p.rows * p.k * p.n, p.flop_per_s] for p in column],
+        "gemm_curve": [list(point) for point in gemm_curve(machine.gemm_table)],
         "calibration": {
             "overhead_curve": [list(p) for p in machine.overhead_curve],
             "vector_rates": dict(machine.vector_flop_per_s),
