@@ -1,0 +1,28 @@
+"""The compile stage: from a costed graph to a machine's program (fusion, tiling, placement, schedule).
+
+``compile_program(costed, profile)`` lowers the graph to the eager program (one kernel per node)
+and runs the target's passes over it (see ``docs/compile.md``). Torch-free: a saved graph compiles
+without torch installed.
+"""
+
+from __future__ import annotations
+
+from dfx.compile.lower import lower_eager
+from dfx.compile.passes import Pass, PassResult, run_passes
+from dfx.compile.program import SCHEMA, Kernel, KernelKind, Program, StageRecord
+from dfx.costs.record import CostedGraph
+from dfx.hardware import HardwareProfile
+
+__all__ = [
+    "SCHEMA", "Kernel", "KernelKind", "Pass", "PassResult", "Program", "StageRecord",
+    "compile_program", "lower_eager", "run_passes",
+]
+
+
+def compile_program(costed: CostedGraph, profile: HardwareProfile, passes: tuple[Pass, ...] | None = None) -> Program:
+    """Compile ``costed`` for ``profile``: lower to the eager program, then run the target's passes.
+
+    ``passes`` overrides the target's pipeline (``()`` gives the eager program).
+    """
+    program = lower_eager(costed, profile)
+    return run_passes(program, costed, profile, passes if passes is not None else ())

@@ -1,0 +1,93 @@
+"""Lowering a costed graph to the eager program: one kernel per node that does work.
+
+Eager execution (PyTorch without ``torch.compile``) launches one kernel per operator and every
+tensor goes to and from off-chip memory, so each kernel's off-chip bytes are its node's traffic.
+Nodes with no work (placeholders, views, the output) belong to no kernel; a kernel's ``deps`` look
+through them to the kernels that produced the data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from dfx.compile.program import Kernel, KernelKind, Program
+from dfx.costs.record import Category, CostedGraph, CostedNode
+from dfx.hardware import HardwareProfile
+
+__all__ = ["kernel_kind", "lower_eager", "producer_kernels"]
+
+_ATTENTION_MARKERS = ("attention", "sdpa", "flash")
+
+
+def kernel_kind(node: CostedNode) -> KernelKind:
+    """The kind of a one-node kernel, from the node's category and aten calls."""
+    ops = " ".join(c.op for c in node.node.aten_calls).lower()
+    if node.category is Category.MATMUL:
+        return KernelKind.ATTENTION if any(m in ops for m in _ATTENTION_MARKERS) else KernelKind.GEMM
+    if node.category is Category.NORMALIZATION:
+        return KernelKind.REDUCTION
+    if node.category is Category.MEMORY:
+        return KernelKind.MEMORY
+    return KernelKind.POINTWISE
+
+
+def _does_work(node: CostedNode) -> bool:
+    return node.cost.flops > 0 or node.cost.bytes > 0
+
+
+def producer_kernels(costed: CostedGraph, kernel_of: dict[str, str]) -> dict[str, tuple[str, ...]]:
+    """For every node, the kernels producing its inputs, looking through nodes that belong to no kernel.
+
+    Returns node name -> kernel names (sorted by first appearance, without duplicates).
+    """
+    graph = costed.graph
+    found: dict[str, tuple[str, ...]] = {}
+    for node in graph.nodes:  # topological order: producers are resolved first
+        kernels: dict[str, None] = {}
+        for edge in node.inputs:
+            src_kernel = kernel_of.get(edge.src)
+            if src_kernel is not None:
+                kernels[src_kernel] = None
+            else:
+                kernels.update(dict.fromkeys(found.get(edge.src, ())))
+        found[node.name] = tuple(kernels)
+    return found
+
+
+def lower_eager(costed: CostedGraph, profile: HardwareProfile) -> Program:
+    """The eager program of ``costed`` on ``profile``: one kernel per node with work.
+
+    Each kernel's off-chip bytes are its node's whole traffic (``cost.bytes``): in eager mode every
+    operator reads its inputs and parameters from, and writes its outputs to, off-chip memory.
+
+    >>> from dfx.ir import Graph
+    >>> from dfx.costs import annotate
+    >>> from dfx.hardware import load_profile
+    >>> program = lower_eager(annotate(Graph(name="empty", nodes=())), load_profile("h100"))
+    >>> (program.target, len(program.kernels))
+    ('eager', 0)
+    """
+    working = [n for n in costed.nodes if _does_work(n)]
+    kernel_of = {n.name: f"k{i}_{n.name}" for i, n in enumerate(working)}
+    deps = producer_kernels(costed, kernel_of)
+    kernels = tuple(
+        Kernel(
+            name=kernel_of[n.name],
+            nodes=(n.name,),
+            kind=kernel_kind(n),
+            flops=n.cost.flops,
+            offchip_bytes=n.cost.bytes,
+            deps=tuple(d for d in deps[n.name] if d != kernel_of[n.name]),
+            dtype=n.dtype,
+            reason="eager: one kernel per operator",
+        )
+        for n in working
+    )
+    program = Program(
+        graph_name=costed.graph.name,
+        profile_id=profile.id,
+        target="eager",
+        commitment=profile.scheduling.commitment.value,
+        kernels=kernels,
+    )
+    return replace(program, stages=(program.record("lower", True, (f"{len(kernels)} kernels, one per operator",)),))

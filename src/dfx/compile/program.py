@@ -1,0 +1,203 @@
+"""The compiled program: kernels (fused groups of graph nodes) and the record of every pass.
+
+A :class:`Program` is what a machine's compiler hands to the hardware: a DAG of kernels, each a
+group of costed-graph nodes that run as one unit (one GPU kernel launch, one XLA fusion, one region
+of operators streaming into each other on a dataflow chip). Passes (:mod:`dfx.compile.passes`) turn
+one program into the next and record what they changed as a :class:`StageRecord`.
+
+Eager execution is the degenerate program: one kernel per node that does work, every tensor
+through off-chip memory (:func:`dfx.compile.lower.lower_eager`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from enum import Enum
+from typing import Any
+
+__all__ = ["SCHEMA", "Kernel", "KernelKind", "Program", "StageRecord"]
+
+SCHEMA = "dfx.compile/1"
+
+
+class KernelKind(str, Enum):
+    """What a kernel mainly does; decides which fusion rules and which timing model apply."""
+
+    GEMM = "gemm"  # a library contraction (mm, bmm, addmm, linear, conv) and what is fused into it
+    ATTENTION = "attention"  # a fused attention kernel (SDPA / flash attention)
+    POINTWISE = "pointwise"  # elementwise ops only
+    REDUCTION = "reduction"  # softmax, norms, sums, with their pointwise prologue and epilogue
+    MEMORY = "memory"  # copies, concatenation, gathers, embedding lookups
+    COLLECTIVE = "collective"  # all-reduce, all-gather, send/recv between chips
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """One unit of compiled work: a group of graph nodes run together.
+
+    Attributes
+    ----------
+    name : str
+        Unique within the program (e.g. ``k3_addmm``).
+    nodes : tuple of str
+        The costed-graph node names it runs, in topological order. Zero-work nodes (views,
+        placeholders) belong to no kernel.
+    kind : KernelKind
+    flops : int
+        Sum of its nodes' FLOPs.
+    offchip_bytes : int
+        Bytes it moves across the off-chip level (HBM, DRAM) once fused: its external inputs,
+        parameters and outputs that leave the kernel. Intermediates between fused nodes stay on chip.
+    onchip_bytes : int
+        Bytes its nodes move that stay on chip (the fused intermediates, scratchpad-resident tensors).
+    deps : tuple of str
+        Names of the kernels whose outputs it reads.
+    dtype : str or None
+        The dtype carrying most of its FLOPs (torch name, e.g. ``bfloat16``).
+    tiles : int
+        Independent tiles (work items) the tiling pass cut it into; 1 before tiling.
+    tile_shape : tuple of int
+        The shape of one tile (e.g. ``(BLOCK_M, BLOCK_N, BLOCK_K)`` for a GEMM); empty before tiling.
+    cores : int
+        Cores (SMs, TensorCores, PEs) the placement pass gave it; 1 before placement.
+    chip : int
+        The chip it is placed on (0 on one chip).
+    reason : str
+        Why these nodes form one kernel: the fusion rule and its source.
+    """
+
+    name: str
+    nodes: tuple[str, ...]
+    kind: KernelKind
+    flops: int
+    offchip_bytes: int
+    onchip_bytes: int = 0
+    deps: tuple[str, ...] = ()
+    dtype: str | None = None
+    tiles: int = 1
+    tile_shape: tuple[int, ...] = ()
+    cores: int = 1
+    chip: int = 0
+    reason: str = ""
+
+    @property
+    def bytes(self) -> int:
+        """All bytes the kernel's nodes move, on chip and off."""
+        return self.offchip_bytes + self.onchip_bytes
+
+    def with_(self, **changes: Any) -> Kernel:
+        """A copy with ``changes`` applied (kernels are frozen)."""
+        return replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "nodes": list(self.nodes),
+            "kind": self.kind.value,
+            "flops": self.flops,
+            "offchip_bytes": self.offchip_bytes,
+            "onchip_bytes": self.onchip_bytes,
+            "deps": list(self.deps),
+            "dtype": self.dtype,
+            "tiles": self.tiles,
+            "tile_shape": list(self.tile_shape),
+            "cores": self.cores,
+            "chip": self.chip,
+            "reason": self.reason,
+        }
+
+
+@dataclass(frozen=True)
+class StageRecord:
+    """What one pass changed: the program's size after it, and notes a user can read."""
+
+    name: str
+    nodes: int  # graph nodes inside kernels after the pass
+    kernels: int
+    tiles: int  # total tiles over all kernels
+    offchip_bytes: int  # total off-chip bytes after the pass
+    modified: bool
+    notes: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "nodes": self.nodes,
+            "kernels": self.kernels,
+            "tiles": self.tiles,
+            "offchip_bytes": self.offchip_bytes,
+            "modified": self.modified,
+            "notes": list(self.notes),
+        }
+
+
+@dataclass(frozen=True)
+class Program:
+    """A costed graph compiled for one profile: kernels in topological order, and each stage's record.
+
+    ``target`` names the compiler whose rules were followed (``"inductor"`` for GPUs, ``"xla"`` for
+    TPUs, ``"dataflow"`` for Groq, Cerebras and Spyre, ``"eager"`` for the uncompiled program).
+    ``commitment`` is the profile's scheduling commitment (``static``: order and placement fixed at
+    compile time; ``dynamic``: decided at run time).
+    """
+
+    graph_name: str
+    profile_id: str
+    target: str
+    commitment: str
+    kernels: tuple[Kernel, ...]
+    stages: tuple[StageRecord, ...] = ()
+    meta: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    def kernel(self, name: str) -> Kernel:
+        """The kernel called ``name``; ``KeyError`` naming it if absent."""
+        for k in self.kernels:
+            if k.name == name:
+                return k
+        raise KeyError(f"no kernel {name!r} in the program for {self.profile_id!r}")
+
+    @property
+    def offchip_bytes(self) -> int:
+        return sum(k.offchip_bytes for k in self.kernels)
+
+    @property
+    def flops(self) -> int:
+        return sum(k.flops for k in self.kernels)
+
+    @property
+    def node_count(self) -> int:
+        return sum(len(k.nodes) for k in self.kernels)
+
+    @property
+    def tile_count(self) -> int:
+        return sum(k.tiles for k in self.kernels)
+
+    def kernel_of(self) -> dict[str, str]:
+        """Graph node name -> the kernel that runs it."""
+        return {n: k.name for k in self.kernels for n in k.nodes}
+
+    def record(self, name: str, modified: bool, notes: tuple[str, ...] = ()) -> StageRecord:
+        """This program's :class:`StageRecord` after the pass ``name``."""
+        return StageRecord(name, self.node_count, len(self.kernels), self.tile_count, self.offchip_bytes, modified, notes)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``dfx.compile/1`` document (see ``docs/export-format.md``)."""
+        return {
+            "schema": SCHEMA,
+            "graph_name": self.graph_name,
+            "profile": self.profile_id,
+            "target": self.target,
+            "commitment": self.commitment,
+            "stages": [s.to_dict() for s in self.stages],
+            "kernels": [k.to_dict() for k in self.kernels],
+            "totals": {
+                "kernels": len(self.kernels),
+                "nodes": self.node_count,
+                "tiles": self.tile_count,
+                "flops": self.flops,
+                "offchip_bytes": self.offchip_bytes,
+            },
+        }
