@@ -72,6 +72,16 @@ class HardwareResult:
     def profile_id(self) -> str:
         return self.profile.id
 
+    @property
+    def latency_s(self) -> float:
+        """The latency a user should quote for one run of the graph on this profile.
+
+        Today the serial sum of node times (one stream of kernels); the compile stage replaces it
+        with the makespan of the compiled program on the machine's finite resources. Callers that
+        need "the" predicted time (phases, sweeps, reality checks) read this, never a field directly.
+        """
+        return self.serial_time_s
+
     def node(self, name: str) -> NodeTiming:
         """The timing of the node called ``name``; ``KeyError`` naming it if absent."""
         for timing in self.nodes:
