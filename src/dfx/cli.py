@@ -200,6 +200,7 @@ _COMMAND_MODULES = (
     "dfx.viz.command",
     "dfx.arch.spatial.command",
     "dfx.measure.command",
+    "dfx.sim.dag_command",
 )
 
 

@@ -8,6 +8,7 @@
 
 from dfx.hardware.errors import HardwareProfileError
 from dfx.hardware.loader import list_profiles, load_profile, parse_profile, profile_ids
+from dfx.hardware.quick import is_quick_spec, quick_profile
 from dfx.hardware.schema import (
     Commitment,
     Compute,
@@ -44,4 +45,6 @@ __all__ = [
     "parse_profile",
     "parse_quantity",
     "profile_ids",
+    "is_quick_spec",
+    "quick_profile",
 ]

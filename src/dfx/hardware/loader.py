@@ -153,7 +153,8 @@ def load_profile(ref: str | Path) -> HardwareProfile:
     ref : str or Path
         A shipped id or alias (case-insensitive), or the path of a user's profile file: anything
         ending in ``.yaml``, ``.yml`` or ``.json`` or containing a path separator, or an existing
-        file whose name is not an id or alias.
+        file whose name is not an id or alias; or a quick profile, ``quick:peak=200T,bw=2T,onchip=32M``
+        (:mod:`dfx.hardware.quick`).
 
     Raises
     ------
@@ -166,6 +167,10 @@ def load_profile(ref: str | Path) -> HardwareProfile:
     >>> load_profile("h100").id
     'nvidia-h100-sxm'
     """
+    from dfx.hardware.quick import is_quick_spec, quick_profile
+
+    if is_quick_spec(ref):  # "peak=200T,bw=2T,onchip=32M": dfx.hardware.quick
+        return quick_profile(str(ref))
     key = str(ref).strip().lower()
     aliases = _aliases()
     if not _looks_like_path(ref) and key in aliases:
