@@ -201,6 +201,7 @@ _COMMAND_MODULES = (
     "dfx.arch.spatial.command",
     "dfx.measure.command",
     "dfx.sim.dag_command",
+    "dfx.arch.gpu.command",
 )
 
 

@@ -31,6 +31,7 @@ __all__ = [
     "MemoryModel",
     "PeakLookup",
     "Scheduling",
+    "Simt",
 ]
 
 
@@ -152,6 +153,37 @@ class Compute(_Strict):
         return self
 
 
+# -- SIMT limits (dfx.arch.gpu): thread blocks, warps, registers, shared memory per SM ------------
+class Simt(_Strict):
+    """A GPU's per-SM execution limits, as the CUDA occupancy calculator reads them.
+
+    The SM count is ``compute.cores``. Limits follow the CUDA C Programming Guide's table
+    "Technical Specifications per Compute Capability"; allocation granularities follow NVIDIA's
+    occupancy calculator (``cuda_occupancy.h``: registers are allocated per warp in units of 256,
+    shared memory per block in units of 128 bytes on compute capability 8.x and later, plus a
+    per-block reserve). Used by :mod:`dfx.arch.gpu`.
+    """
+
+    compute_capability: str = Field(pattern=r"^[0-9]+\.[0-9]+$")
+    warp_size_threads: Count = 32
+    max_warps_per_sm: Count
+    max_blocks_per_sm: Count
+    max_threads_per_block: Count
+    registers_per_sm: Count  # 32-bit registers
+    max_registers_per_block: Count
+    max_registers_per_thread: Count
+    register_allocation_unit: Count  # registers, allocated per warp
+    register_sub_partitions: Count  # SM sub-partitions (one warp scheduler and register bank each)
+    shared_memory_per_sm_bytes: Bytes  # the largest shared-memory carveout
+    shared_memory_per_block_optin_bytes: Bytes
+    shared_memory_reserved_per_block_bytes: _quantity("bytes", ge=0) = 0
+    shared_memory_allocation_unit_bytes: Bytes
+    shared_memory_bytes_per_clock_per_sm: Optional[Bytes] = None  # 32 banks x 4 bytes
+
+
+_SIMT_NUMBERS = tuple(k for k in Simt.model_fields if k != "compute_capability")
+
+
 class Scheduling(_Strict):
     """The scheduling commitment, with one line on what it means for this device."""
 
@@ -264,6 +296,7 @@ class HardwareProfile(_Strict):
     tdp_w: Optional[Watts] = None
     notes: str = ""
     design: Optional[Design] = None
+    simt: Optional[Simt] = None  # GPU SIMT limits for dfx.arch.gpu
     sources: dict[str, str]
 
     @field_validator("peak_flop_per_s", "energy_per_flop_j", mode="before")
@@ -310,6 +343,8 @@ class HardwareProfile(_Strict):
             for key in _DESIGN_NUMBERS:
                 if getattr(self.design, key) is not None:
                     yield f"design.{key}"
+        if self.simt is not None:
+            yield from (f"simt.{k}" for k in _SIMT_NUMBERS if getattr(self.simt, k) is not None)
         yield "op_overhead_s"
         if self.tdp_w is not None:
             yield "tdp_w"
@@ -320,6 +355,7 @@ class HardwareProfile(_Strict):
         paths |= {f"energy_per_flop_j.{d}" for d in self.energy_per_flop_j}
         paths |= {f"compute.{k}" for k in Compute.model_fields} | {f"scheduling.{k}" for k in Scheduling.model_fields}
         paths |= {f"design.{k}" for k in Design.model_fields} | {f"design.layers.{k}" for k in ExecutionLayers.model_fields}
+        paths |= {f"simt.{k}" for k in Simt.model_fields}
         for level in self.memory:
             paths |= {f"memory.{level.name}"} | {f"memory.{level.name}.{k}" for k in MemoryLevel.model_fields}
         return paths

@@ -1,0 +1,528 @@
+"""Triton-style tile programs on a GPU: grid, warps, occupancy, waves, and the kernel's time from its waves.
+
+Dimension letters: ``C[M, N] = A[M, K] @ B[K, N]``, ``batch`` copies. A GEMM program owns one
+``BLOCK_M x BLOCK_N`` output tile and loops over K in ``BLOCK_K`` steps, loading an A tile and a B
+tile into a ``num_stages``-deep shared-memory ring and accumulating ``tl.dot`` into fp32 registers
+(Triton tutorial 03, Inductor's ``mm`` template). Programs are numbered in Triton's grouped order
+(``GROUP_M`` row blocks at a time) and the block scheduler runs them in that order, ``SMs x blocks
+per SM`` at a time (one *wave*).
+
+Each wave's time is the roofline of the tiles it runs (dfx's stated model)::
+
+    rounds   = ceil(programs in the wave / SMs)                 # tiles the busiest SM runs
+    compute  = rounds * 2*BM*BN*ceil(K/BK)*BK / (peak / SMs)     # masked lanes still occupy the MMA
+    smem     = rounds * (BM + BN)*ceil(K/BK)*BK*bytes / (128 B/clk * clock)   # operands read once from SMEM
+    hbm      = the wave's unique A row panels and B column panels, read once (L2 shares a panel among
+               the wave's programs) while they fit L2; of the share L2/panels beyond that fits, the
+               rest is read by every program that needs it; + its C tiles; / HBM bandwidth
+    wave     = max(compute, smem, hbm)
+    time     = sum over waves + the profile's per-kernel overhead
+
+Assumptions: programs resident on one SM share its tensor cores evenly; L2 keeps nothing between
+waves; the L2-to-SM bandwidth is not a roof (the measured L2 figure, about 5.5 TB/s on an H100, would
+cap a 128x128 bf16 tile program at 64 FLOP/B x 5.5 TB/s = 352 TFLOP/s, far below the 794 TFLOP/s
+measured for large GEMMs, so it is not what binds them); the pipeline's prologue and epilogue cost
+nothing. Pointwise and reduction programs run on the FP32 SIMT lanes at the profile's ``float32``
+peak and read and write HBM once.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from dfx.arch.gpu.configs import (
+    GemmConfig, PointwiseConfig, ReductionConfig, gemm_candidates, gemm_registers_per_thread,
+    gemm_shared_memory_bytes, gemm_spills, pointwise_candidates, reduction_candidates,
+)
+from dfx.arch.gpu.simt import Occupancy, SimtSpec, Waves, divergent_warp_cost, masked_fraction, occupancy, simt_spec, waves
+from dfx.costs.terms import FMA_FLOPS
+from dfx.errors import DfxError
+from dfx.hardware import HardwareProfile
+from dfx.ir import DTYPE_ITEMSIZE_BYTES, normalize_dtype
+
+__all__ = [
+    "GemmKernel", "SimtKernel", "WaveTime", "choose_gemm_config", "gemm_kernel", "gemm_kernel_time_s",
+    "pointwise_kernel", "reduction_kernel",
+]
+
+_SIMT_REGS_ESTIMATE = 32  # registers per thread of a pointwise or reduction program: an estimate
+_VECTOR_DTYPE = "float32"  # Triton computes elementwise math in fp32 on the SIMT lanes
+_TIE_TOLERANCE = 0.01  # configs within 1% of the fastest predicted time count as tied
+
+
+@dataclass(frozen=True)
+class WaveTime:
+    """One wave: its programs, the busiest SM's rounds, and the three roofs (seconds)."""
+
+    programs: int
+    rounds: int
+    compute_s: float
+    smem_s: float
+    hbm_s: float
+    hbm_bytes: float
+
+    @property
+    def time_s(self) -> float:
+        return max(self.compute_s, self.smem_s, self.hbm_s)
+
+    @property
+    def bound(self) -> str:
+        roofs = {"compute": self.compute_s, "shared_memory": self.smem_s, "memory": self.hbm_s}
+        return max(roofs, key=roofs.get)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"programs": self.programs, "rounds": self.rounds, "compute_s": self.compute_s,
+                "smem_s": self.smem_s, "hbm_s": self.hbm_s, "hbm_bytes": self.hbm_bytes,
+                "time_s": self.time_s, "bound": self.bound}
+
+
+@dataclass(frozen=True)
+class _Machine:
+    sms: int
+    peak_flop_per_s: float
+    peak_dtype: str
+    hbm_bytes_per_s: float
+    l2_bytes: float
+    smem_bytes_per_s_per_sm: float | None
+    overhead_s: float
+
+
+def _machine(profile: HardwareProfile, spec: SimtSpec, dtype: str) -> _Machine:
+    off = profile.off_chip_level()
+    if off is None:
+        raise DfxError(f"profile {profile.id!r} has no off-chip bandwidth; the GPU model needs HBM's")
+    l2 = next((lv for lv in profile.memory if lv.on_chip and lv.managed.value == "cache" and lv.capacity_bytes), None)
+    peak = profile.peak(dtype)
+    per_clock = spec.limits.shared_memory_bytes_per_clock_per_sm
+    smem_bw = per_clock * spec.clock_hz if per_clock and spec.clock_hz else None
+    return _Machine(spec.sms, peak.flop_per_s, peak.used, off.bandwidth_bytes_per_s,
+                    l2.capacity_bytes if l2 else 0.0, smem_bw, profile.op_overhead_s)
+
+
+def _dtype_bytes(dtype: str) -> tuple[str, int]:
+    try:
+        name = normalize_dtype(dtype)
+    except ValueError as exc:
+        raise DfxError(f"dtype {dtype!r}: {exc}") from None
+    return name, DTYPE_ITEMSIZE_BYTES[name]
+
+
+# -- GEMM ------------------------------------------------------------------------------------------
+def _grouped_segments(lo: int, hi: int, pid_m: int, pid_n: int, group_m: int) -> tuple[int, list[tuple[int, int]]]:
+    """Unique row blocks and the column-block intervals of programs ``lo..hi-1`` of one matrix.
+
+    Triton's grouped order: ``group = pid // (GROUP_M * num_pid_n)``; inside a group of ``gs`` row
+    blocks, ``pid_m = first + offset % gs``, ``pid_n = offset // gs``.
+    """
+    per_group = group_m * pid_n
+    rows, cols = 0, []
+    pid = lo
+    while pid < hi:
+        g = pid // per_group
+        end = min(hi, (g + 1) * per_group)
+        gs = min(pid_m - g * group_m, group_m)
+        o1, o2 = pid - g * per_group, end - g * per_group
+        rows += gs if o2 - o1 >= gs else o2 - o1
+        cols.append((o1 // gs, (o2 - 1) // gs))
+        pid = end
+    return rows, cols
+
+
+def _union_length(intervals: list[tuple[int, int]]) -> int:
+    total, reach = 0, -1
+    for a, b in sorted(intervals):
+        if b > reach:
+            total += b - max(a, reach + 1) + 1
+            reach = b
+    return total
+
+
+def _wave_panels(lo: int, hi: int, tiles: int, pid_m: int, pid_n: int, group_m: int) -> tuple[int, int]:
+    """Unique A row panels and B column panels read by programs ``lo..hi-1`` (batch outermost)."""
+    rows = cols = 0
+    pid = lo
+    while pid < hi:
+        b = pid // tiles
+        end = min(hi, (b + 1) * tiles)
+        r, intervals = _grouped_segments(pid - b * tiles, end - b * tiles, pid_m, pid_n, group_m)
+        rows, cols = rows + r, cols + _union_length(intervals)
+        pid = end
+    return rows, cols
+
+
+@dataclass(frozen=True)
+class GemmKernel:
+    """A Triton GEMM kernel on a GPU: its config, grid, occupancy, waves and predicted time."""
+
+    m: int
+    k: int
+    n: int
+    batch: int
+    dtype: str
+    profile_id: str
+    config: GemmConfig
+    registers_per_thread: int
+    shared_memory_bytes: int
+    occupancy: Occupancy
+    waves: Waves
+    wave_times: tuple[WaveTime, ...]
+    overhead_s: float
+    peak_flop_per_s: float
+    sms: int
+    chosen_from: int = 1  # candidate configs compared (1 when the config was given)
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def grid(self) -> tuple[int, int, int]:
+        """``(ceil(M / BLOCK_M), ceil(N / BLOCK_N), batch)``."""
+        return (math.ceil(self.m / self.config.block_m), math.ceil(self.n / self.config.block_n), self.batch)
+
+    @property
+    def programs(self) -> int:
+        return math.prod(self.grid)
+
+    @property
+    def k_iterations(self) -> int:
+        return math.ceil(self.k / self.config.block_k)
+
+    @property
+    def flops(self) -> int:
+        return FMA_FLOPS * self.batch * self.m * self.k * self.n
+
+    @property
+    def masked_lane_fraction(self) -> float:
+        c = self.config
+        return masked_fraction((self.m, self.n, self.k), (c.block_m, c.block_n, c.block_k))
+
+    @property
+    def time_s(self) -> float:
+        return sum(w.time_s for w in self.wave_times) + self.overhead_s
+
+    @property
+    def flop_per_s(self) -> float:
+        return self.flops / self.time_s
+
+    @property
+    def hbm_bytes(self) -> float:
+        return sum(w.hbm_bytes for w in self.wave_times)
+
+    def to_dict(self) -> dict[str, Any]:
+        c = self.config
+        return {
+            "kind": "gemm", "m": self.m, "k": self.k, "n": self.n, "batch": self.batch, "dtype": self.dtype,
+            "hardware": self.profile_id, "config": c.to_dict(), "chosen_from": self.chosen_from,
+            "grid": list(self.grid), "programs": self.programs,
+            "program": {"output_tile": [c.block_m, c.block_n], "k_loop_iterations": self.k_iterations,
+                        "k_step": c.block_k, "loads_per_iteration": {"a": [c.block_m, c.block_k], "b": [c.block_k, c.block_n]},
+                        "accumulator": [c.block_m, c.block_n], "accumulator_dtype": "float32"},
+            "warps_per_program": c.num_warps, "threads_per_program": c.num_warps * 32,
+            "registers_per_thread": self.registers_per_thread, "registers_estimated": True,
+            "shared_memory_per_program_bytes": self.shared_memory_bytes,
+            "occupancy_blocks_per_sm": self.occupancy.blocks_per_sm,
+            "occupancy_limited_by": [b.value for b in self.occupancy.binding],
+            "occupancy": self.occupancy.to_dict(), "sms": self.sms,
+            "waves": self.waves.count, "wave": self.waves.to_dict(),
+            "masked_lane_fraction": self.masked_lane_fraction,
+            "flops": self.flops, "hbm_bytes": self.hbm_bytes, "overhead_s": self.overhead_s,
+            "time_s": self.time_s, "flop_per_s": self.flop_per_s,
+            "fraction_of_peak": self.flop_per_s / self.peak_flop_per_s,
+            "wave_times": [w.to_dict() for w in _collapse(self.wave_times)], "notes": list(self.notes),
+        }  # fmt: skip
+
+
+def _collapse(waves_: tuple[WaveTime, ...]) -> list[WaveTime]:
+    """At most the first two and the last wave (the export stays small for big grids)."""
+    return list(waves_) if len(waves_) <= 3 else [waves_[0], waves_[1], waves_[-1]]
+
+
+def _l2_reads(shared: float, unshared: float, l2_bytes: float) -> float:
+    """HBM reads of a wave: its unique panels once while they fit L2; beyond, the share that does
+    not fit is read by every program that needs it (linear in the overflow)."""
+    if shared <= l2_bytes:
+        return shared
+    fits = l2_bytes / shared
+    return fits * shared + (1 - fits) * max(unshared, shared)
+
+
+def _gemm_waves(m: int, k: int, n: int, batch: int, elem_bytes: int, c: GemmConfig, w: Waves, mach: _Machine) -> tuple[WaveTime, ...]:
+    pid_m, pid_n = math.ceil(m / c.block_m), math.ceil(n / c.block_n)
+    tiles = pid_m * pid_n
+    k_pad = math.ceil(k / c.block_k) * c.block_k
+    tile_flops = FMA_FLOPS * c.block_m * c.block_n * k_pad
+    tile_smem = (c.block_m + c.block_n) * k_pad * elem_bytes
+    per_sm_peak = mach.peak_flop_per_s / mach.sms
+    # every program reads its own panels (edge panels clipped): the no-reuse traffic, shared per program
+    own_panels = batch * (m * k * pid_n + k * n * pid_m) * elem_bytes / w.programs
+    c_bytes = batch * m * n * elem_bytes / w.programs  # each program writes its C tile once
+    out, lo = [], 0
+    for size in w.sizes():
+        rows, cols = _wave_panels(lo, lo + size, tiles, pid_m, pid_n, c.group_m)
+        shared = (min(rows * c.block_m, batch * m) + min(cols * c.block_n, batch * n)) * k * elem_bytes
+        reads = _l2_reads(shared, own_panels * size, mach.l2_bytes)
+        hbm = reads + c_bytes * size
+        rounds = math.ceil(size / mach.sms)
+        smem_s = rounds * tile_smem / mach.smem_bytes_per_s_per_sm if mach.smem_bytes_per_s_per_sm else 0.0
+        out.append(WaveTime(size, rounds, rounds * tile_flops / per_sm_peak, smem_s, hbm / mach.hbm_bytes_per_s, hbm))
+        lo += size
+    return tuple(out)
+
+
+def gemm_kernel(m: int, k: int, n: int, profile: HardwareProfile, *, dtype: str = "bfloat16", batch: int = 1,
+                config: GemmConfig | None = None, registers_per_thread: int | None = None) -> GemmKernel:
+    """The Triton GEMM kernel for ``batch x [M, K] @ [K, N]`` on ``profile``, with its predicted time.
+
+    With no ``config``, Inductor's candidates are compared (:func:`choose_gemm_config`).
+
+    Parameters
+    ----------
+    m, k, n, batch : int
+        Sizes; ``2 * batch * M * K * N`` FLOPs.
+    profile : HardwareProfile
+        A GPU profile with a ``simt`` section.
+    dtype : str
+        Operand dtype (its width sets the bytes; its peak the compute roof).
+    config : GemmConfig, optional
+    registers_per_thread : int, optional
+        Override the estimate of :func:`~dfx.arch.gpu.configs.gemm_registers_per_thread`.
+
+    Raises
+    ------
+    DfxError
+        Bad sizes, a profile without ``simt``, or a config that cannot fit on an SM.
+
+    Examples
+    --------
+    >>> from dfx.hardware import load_profile
+    >>> kern = gemm_kernel(4096, 4096, 4096, load_profile("h100"), config=GemmConfig(128, 128, 64, 5, 8))
+    >>> kern.programs, kern.occupancy.blocks_per_sm, kern.waves.count, kern.waves.tail_programs
+    (1024, 1, 8, 100)
+    """
+    if min(m, k, n, batch) < 1:
+        raise DfxError(f"GEMM sizes must be >= 1, got M={m}, K={k}, N={n}, batch={batch}")
+    if config is None:
+        config = choose_gemm_config(m, k, n, dtype, profile, batch=batch)
+        return _evaluate(m, k, n, batch, dtype, profile, config, registers_per_thread, len(_fitting(m, k, n, dtype, profile)))
+    return _evaluate(m, k, n, batch, dtype, profile, config, registers_per_thread, 1)
+
+
+def _evaluate(m, k, n, batch, dtype, profile, c: GemmConfig, regs, chosen_from) -> GemmKernel:
+    spec = simt_spec(profile)
+    name, elem = _dtype_bytes(dtype)
+    mach = _machine(profile, spec, name)
+    regs = gemm_registers_per_thread(c) if regs is None else regs
+    smem = gemm_shared_memory_bytes(c, elem)
+    occ = occupancy(spec, threads_per_block=c.num_warps * spec.warp_size, registers_per_thread=regs, shared_memory_bytes=smem)
+    if occ.blocks_per_sm < 1:
+        raise DfxError(f"config {c.to_dict()} cannot run on {profile.id}: no block fits on an SM ({occ.to_dict()['by_limit']})")
+    programs = batch * math.ceil(m / c.block_m) * math.ceil(n / c.block_n)
+    w = waves(programs, spec.sms, occ.blocks_per_sm)
+    notes = () if mach.peak_dtype == name else (f"peak of {mach.peak_dtype} used for {name}",)
+    return GemmKernel(m, k, n, batch, name, profile.id, c, regs, smem, occ, w,
+                      _gemm_waves(m, k, n, batch, elem, c, w, mach), mach.overhead_s, mach.peak_flop_per_s,
+                      spec.sms, chosen_from, notes)
+
+
+def _fitting(m: int, k: int, n: int, dtype: str, profile: HardwareProfile) -> list[GemmConfig]:
+    """Candidates that fit one SM (shared memory, registers) and would not surely spill."""
+    spec = simt_spec(profile)
+    _, elem = _dtype_bytes(dtype)
+    lim = spec.limits
+    out = []
+    for c in gemm_candidates(m, k, n):
+        if gemm_spills(c) or gemm_shared_memory_bytes(c, elem) > lim.shared_memory_per_block_optin_bytes:
+            continue  # Inductor's _prune_reg_spill_configs and _prune_exceeding_max_shared_mem_configs
+        regs_per_warp = math.ceil(gemm_registers_per_thread(c) * 32 / lim.register_allocation_unit) * lim.register_allocation_unit
+        if regs_per_warp * math.ceil(c.num_warps / lim.register_sub_partitions) * lim.register_sub_partitions > lim.max_registers_per_block:
+            continue
+        out.append(c)
+    return out
+
+
+def choose_gemm_config(m: int, k: int, n: int, dtype: str, profile: HardwareProfile, *, batch: int = 1) -> GemmConfig:
+    """The config Inductor's autotuning would keep, with dfx's wave model as the benchmark.
+
+    Candidates: :func:`~dfx.arch.gpu.configs.gemm_candidates` that fit an SM. The fastest predicted
+    wins; configs within 1% of it count as tied, and the tie goes to the largest output tile
+    (``BM * BN``: the operand reuse the model's roofs under-count), then the largest ``BLOCK_K``,
+    then Inductor's order.
+
+    Raises
+    ------
+    DfxError
+        If no candidate fits (never for the shipped GPU profiles).
+
+    Examples
+    --------
+    >>> from dfx.hardware import load_profile
+    >>> choose_gemm_config(4096, 4096, 4096, "bf16", load_profile("h100")).to_dict()["BLOCK_M"]
+    128
+    """
+    fitting = _fitting(m, k, n, dtype, profile)
+    if not fitting:
+        raise DfxError(f"no Inductor GEMM config fits an SM of {profile.id} for M={m}, K={k}, N={n}")
+    timed = [(_evaluate(m, k, n, batch, dtype, profile, c, None, 1).time_s, i, c) for i, c in enumerate(fitting)]
+    best = min(t for t, _, _ in timed)
+    tied = [(-c.block_m * c.block_n, -c.block_k, i, c) for t, i, c in timed if t <= best * (1 + _TIE_TOLERANCE)]
+    return min(tied)[-1]
+
+
+def gemm_kernel_time_s(m: int, k: int, n: int, dtype: str, profile: HardwareProfile, *, batch: int = 1,
+                       config: GemmConfig | None = None) -> float:
+    """Predicted seconds of the Triton GEMM kernel (its waves plus the per-kernel overhead).
+
+    Examples
+    --------
+    >>> from dfx.hardware import load_profile
+    >>> h100 = load_profile("h100")
+    >>> gemm_kernel_time_s(4096, 4096, 4096, "bf16", h100) > 2 * 4096**3 / 989.4e12
+    True
+    """
+    return gemm_kernel(m, k, n, profile, dtype=dtype, batch=batch, config=config).time_s
+
+
+# -- pointwise and reduction ------------------------------------------------------------------------
+@dataclass(frozen=True)
+class SimtKernel:
+    """A pointwise or reduction Triton kernel: its config, grid, occupancy, waves and time."""
+
+    kind: str  # "pointwise" or "reduction"
+    shape: tuple[int, ...]  # (N,) or (rows, cols)
+    dtype: str
+    profile_id: str
+    config: PointwiseConfig | ReductionConfig
+    block: tuple[int, ...]  # elements one program covers per step: (XBLOCK,) or (XBLOCK, RBLOCK)
+    loop_iterations: int  # steps one program takes (1 unless a looped reduction)
+    registers_per_thread: int
+    shared_memory_bytes: int
+    occupancy: Occupancy
+    waves: Waves
+    wave_times: tuple[WaveTime, ...]
+    overhead_s: float
+    flops: float
+    bytes: float
+    simt_efficiency: float  # useful lane-cycles / issued lane-cycles (divergence)
+    sms: int
+    chosen_from: int = 1
+
+    @property
+    def grid(self) -> tuple[int, ...]:
+        return (self.waves.programs,)
+
+    @property
+    def masked_lane_fraction(self) -> float:
+        padded = tuple(b * (self.loop_iterations if i == 1 else 1) for i, b in enumerate(self.block))
+        return masked_fraction(self.shape, padded)
+
+    @property
+    def time_s(self) -> float:
+        return sum(w.time_s for w in self.wave_times) + self.overhead_s
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind, "shape": list(self.shape), "dtype": self.dtype, "hardware": self.profile_id,
+            "config": self.config.to_dict(), "chosen_from": self.chosen_from,
+            "grid": list(self.grid), "programs": self.waves.programs,
+            "program": {"block": list(self.block), "loop_iterations": self.loop_iterations},
+            "warps_per_program": self.config.num_warps, "threads_per_program": self.config.num_warps * 32,
+            "registers_per_thread": self.registers_per_thread, "registers_estimated": True,
+            "shared_memory_per_program_bytes": self.shared_memory_bytes,
+            "occupancy_blocks_per_sm": self.occupancy.blocks_per_sm,
+            "occupancy_limited_by": [b.value for b in self.occupancy.binding],
+            "occupancy": self.occupancy.to_dict(), "sms": self.sms,
+            "waves": self.waves.count, "wave": self.waves.to_dict(),
+            "masked_lane_fraction": self.masked_lane_fraction, "simt_efficiency": self.simt_efficiency,
+            "flops": self.flops, "hbm_bytes": self.bytes, "overhead_s": self.overhead_s, "time_s": self.time_s,
+            "wave_times": [w.to_dict() for w in _collapse(self.wave_times)],
+        }  # fmt: skip
+
+
+def _simt_waves(w: Waves, per_program_flops: float, per_program_bytes: float, mach: _Machine, vector_peak: float) -> tuple[WaveTime, ...]:
+    per_sm = vector_peak / mach.sms
+    out = []
+    for size in w.sizes():
+        rounds = math.ceil(size / mach.sms)
+        hbm = size * per_program_bytes
+        out.append(WaveTime(size, rounds, rounds * per_program_flops / per_sm, 0.0, hbm / mach.hbm_bytes_per_s, hbm))
+    return tuple(out)
+
+
+def _simt_kernel(kind, shape, dtype, profile, cfg, block, iters, smem, regs, flops_per_program, bytes_total, eff, chosen_from):
+    spec = simt_spec(profile)
+    name, _ = _dtype_bytes(dtype)
+    mach = _machine(profile, spec, name)
+    vector_peak = profile.peak(_VECTOR_DTYPE).flop_per_s
+    occ = occupancy(spec, threads_per_block=cfg.num_warps * spec.warp_size, registers_per_thread=regs, shared_memory_bytes=smem)
+    w = waves(math.ceil(shape[0] / block[0]), spec.sms, occ.blocks_per_sm)
+    # each program's bytes are the kernel's bytes shared evenly (masked lanes move nothing)
+    per_program_bytes = bytes_total / w.programs
+    return SimtKernel(kind, shape, name, profile.id, cfg, block, iters, regs, smem, occ, w,
+                      _simt_waves(w, flops_per_program, per_program_bytes, mach, vector_peak),
+                      mach.overhead_s, flops_per_program * w.programs, bytes_total, eff, spec.sms, chosen_from)
+
+
+def pointwise_kernel(numel: int, profile: HardwareProfile, *, dtype: str = "bfloat16", inputs: int = 1, outputs: int = 1,
+                     flops_per_element: float = 1.0, branch: tuple[float, float, float] | None = None,
+                     config: PointwiseConfig | None = None, registers_per_thread: int = _SIMT_REGS_ESTIMATE) -> SimtKernel:
+    """A fused 1-D elementwise Triton kernel over ``numel`` elements.
+
+    Each program covers ``XBLOCK`` elements; bytes = ``numel * (inputs + outputs) * itemsize``.
+    ``branch = (p, then_flops, else_flops)`` adds an ``if`` each lane takes with probability ``p``
+    independently: a warp whose lanes split runs both sides (:func:`~dfx.arch.gpu.simt.divergent_warp_cost`),
+    so the issued FLOPs per element are that expected cost and ``simt_efficiency`` the useful share.
+    With no ``config``, Inductor's two candidates are compared and the faster kept.
+
+    Examples
+    --------
+    >>> from dfx.hardware import load_profile
+    >>> k = pointwise_kernel(1 << 20, load_profile("h100"))
+    >>> k.config.xblock, k.config.num_warps, k.waves.programs      # 2**20 / 1024
+    (1024, 4, 1024)
+    """
+    if numel < 1 or inputs < 0 or outputs < 1 or flops_per_element < 0:
+        raise DfxError(f"pointwise: need numel >= 1, inputs >= 0, outputs >= 1, flops >= 0; got {numel}, {inputs}, {outputs}, {flops_per_element}")
+    name, elem = _dtype_bytes(dtype)
+    issued = useful = flops_per_element
+    if branch is not None:
+        p, then_f, else_f = branch
+        issued = flops_per_element + divergent_warp_cost(p, then_f, else_f)
+        useful = flops_per_element + p * then_f + (1 - p) * else_f
+    eff = useful / issued if issued else 1.0
+    bytes_total = numel * (inputs + outputs) * elem
+    configs = [config] if config is not None else pointwise_candidates(numel)
+    kernels = [_simt_kernel("pointwise", (numel,), name, profile, c, (c.xblock,), 1, 0, registers_per_thread,
+                            c.xblock * issued, bytes_total, eff, len(configs)) for c in configs]
+    return min(kernels, key=lambda kern: kern.time_s)
+
+
+def reduction_kernel(rows: int, cols: int, profile: HardwareProfile, *, dtype: str = "bfloat16",
+                     flops_per_element: float = 1.0, config: ReductionConfig | None = None,
+                     registers_per_thread: int = _SIMT_REGS_ESTIMATE) -> SimtKernel:
+    """A Triton inner reduction: each of ``rows`` rows of ``cols`` contiguous elements reduced to one.
+
+    A program takes ``XBLOCK`` rows and walks the row in ``R0_BLOCK`` steps (one step when
+    persistent). Bytes = ``rows * cols * itemsize`` read + ``rows * itemsize`` written. Shared
+    memory: the cross-warp combine, ``num_warps * XBLOCK * 4`` bytes (an estimate of what
+    ``tl.reduce`` allocates; 0 with one warp).
+
+    Examples
+    --------
+    >>> from dfx.hardware import load_profile
+    >>> k = reduction_kernel(4096, 4096, load_profile("h100"))
+    >>> k.config.to_dict()["R0_BLOCK"], k.loop_iterations, k.waves.programs   # 4096 rows, 1 per program
+    (2048, 2, 4096)
+    """
+    if rows < 1 or cols < 1 or flops_per_element < 0:
+        raise DfxError(f"reduction: need rows, cols >= 1 and flops >= 0; got {rows}, {cols}, {flops_per_element}")
+    name, elem = _dtype_bytes(dtype)
+    configs = [config] if config is not None else reduction_candidates(rows, cols)
+    bytes_total = (rows * cols + rows) * elem
+    kernels = []
+    for c in configs:
+        iters = math.ceil(cols / c.rblock)
+        smem = c.num_warps * c.xblock * 4 if c.num_warps > 1 else 0
+        flops = c.xblock * c.rblock * iters * flops_per_element
+        kernels.append(_simt_kernel("reduction", (rows, cols), name, profile, c, (c.xblock, c.rblock), iters, smem,
+                                    registers_per_thread, flops, bytes_total, 1.0, len(configs)))
+    return min(kernels, key=lambda kern: kern.time_s)
