@@ -177,7 +177,7 @@ def _pointwise_config(numel_hint: int, x: int, elements_per_warp: int) -> Pointw
 def pointwise_candidates(numel: int) -> list[PointwiseConfig]:
     """Inductor's two autotuned configs for a 1-D pointwise kernel of ``numel`` elements.
 
-    ``bs = max(256, min(numel // 128, 1024))``; configs ``triton_config(hints, bs, 256 per warp)``
+    ``bs = max(256, min(hint // 128, 1024))``; configs ``triton_config(hints, bs, 256 per warp)``
     and ``triton_config(hints, bs // 2, 64 per warp)`` (``pointwise`` with ``autotune_pointwise``,
     its default), size hint ``next_power_of_2(numel)``.
 
@@ -189,7 +189,7 @@ def pointwise_candidates(numel: int) -> list[PointwiseConfig]:
     if numel < 1:
         raise DfxError(f"a pointwise kernel needs >= 1 element, got {numel}")
     hint = next_power_of_2(numel)
-    bs = max(256, min(numel // 128, 1024))
+    bs = max(256, min(hint // 128, 1024))  # Inductor's numel is the product of the (power-of-2) size hints
     found = [_pointwise_config(hint, bs, 256), _pointwise_config(hint, bs // 2, 64)]
     return list(dict.fromkeys(found))
 

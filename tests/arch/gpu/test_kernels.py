@@ -1,0 +1,126 @@
+"""Triton kernels: configs against Inductor's own heuristics, wave times against hand arithmetic."""
+
+import pytest
+
+from dfx.arch.gpu import GemmConfig, choose_gemm_config, gemm_kernel, gemm_kernel_time_s, pointwise_kernel, reduction_kernel
+from dfx.arch.gpu.configs import INDUCTOR_MM_CONFIGS, gemm_candidates, pointwise_candidates, reduction_candidates
+from dfx.hardware import load_profile
+
+H100 = load_profile("nvidia-h100-sxm")
+PEAK = 989.4e12  # H100 SXM dense bf16 (profile source: glennklockwood / Hopper whitepaper)
+HBM = 3.35e12
+OVERHEAD = 1.5e-6  # the profile's per-op overhead, paid once per kernel
+
+
+def test_wave_boundary_gemm_is_slower_per_flop():
+    # 128x128x64, 5 stages, 8 warps: 1 program per SM (shared memory). M = 1536 (12 row blocks),
+    # K = 4096. N = 1408 (11 column blocks): 132 programs, one wave; each SM runs one tile of
+    # 2 * 128 * 128 * 4096 = 134,217,728 FLOPs at 989.4e12 / 132 FLOP/s. Its memory: A 12 panels
+    # + B 11 panels of 128 x 4096 x 2 B + C 1536 x 1408 x 2 B = 28.4 MB / 3.35 TB/s = 8.5 us
+    # < 17.9 us, so compute binds. N = 1536: 144 programs, a second wave of 12 that costs a full
+    # tile time: twice the time for 144/132 of the FLOPs.
+    cfg = GemmConfig(128, 128, 64, 5, 8)
+    tile_s = 134_217_728 / (PEAK / 132)
+    one = gemm_kernel(1536, 4096, 1408, H100, config=cfg)
+    two = gemm_kernel(1536, 4096, 1536, H100, config=cfg)
+    assert (one.waves.count, two.waves.count, two.waves.tail_programs) == (1, 2, 12)
+    assert one.time_s == pytest.approx(tile_s + OVERHEAD)
+    assert two.time_s == pytest.approx(2 * tile_s + OVERHEAD)
+    per_flop_one, per_flop_two = one.time_s / one.flops, two.time_s / two.flops
+    assert per_flop_two > 1.5 * per_flop_one  # (37.31 / 19.41) / (144 / 132) = 1.76
+
+
+def test_full_waves_run_near_peak():
+    # 4096^3, 8 waves of one 128x128 tile per SM: 8 * 134,217,728 / (989.4e12 / 132) = 143.25 us
+    # + 1.5 us; 2 * 4096^3 / that = 949 TFLOP/s (1024 of 1056 wave slots used: 97%).
+    k = gemm_kernel(4096, 4096, 4096, H100, config=GemmConfig(128, 128, 64, 5, 8))
+    assert k.time_s == pytest.approx(8 * 134_217_728 * 132 / PEAK + OVERHEAD)
+    assert k.flop_per_s == pytest.approx(2 * 4096**3 / k.time_s)
+
+
+def test_inductor_mm_configs_are_torchs():
+    torch_heuristics = pytest.importorskip("torch._inductor.template_heuristics.triton")
+    theirs = [(c.block_m, c.block_n, c.block_k, c.num_stages, c.num_warps)
+              for c in torch_heuristics.CUDAConfigHeuristic().mm_configs]
+    ours = [(c.block_m, c.block_n, c.block_k, c.num_stages, c.num_warps) for c in INDUCTOR_MM_CONFIGS]
+    assert ours == theirs
+
+
+def test_candidates_scale_like_inductor():
+    # _scale_mm_configs: sides capped at max(next_power_of_2(dim), 16); _finalize_mm_configs:
+    # num_warps = min(num_warps, BM * BN // 256). For 64 x 64 x 64, (128, 256, 64, 4, 8) becomes
+    # (64, 64, 64, 4, min(8, 4096 // 256 = 16) = 8); (32, 32, 16, 1, 2) keeps min(2, 1024 // 256 = 4) = 2.
+    cands = {(c.block_m, c.block_n, c.block_k, c.num_stages, c.num_warps) for c in gemm_candidates(64, 64, 64)}
+    assert (64, 64, 64, 4, 8) in cands and (32, 32, 16, 1, 2) in cands
+    assert max(c.block_m for c in gemm_candidates(40, 4096, 4096)) == 64  # next_power_of_2(40)
+
+
+def _inductor_runtime():
+    th = pytest.importorskip("torch._inductor.runtime.triton_heuristics")
+
+    class Config:  # triton.Config stand-in: triton is not installed with the CPU wheel
+        def __init__(self, kwargs, num_warps, num_stages, **_):
+            self.kwargs, self.num_warps = kwargs, num_warps
+
+    return th, Config
+
+
+def test_pointwise_and_reduction_configs_match_inductors_heuristics(monkeypatch):
+    th, config = _inductor_runtime()
+    monkeypatch.setattr(th, "Config", config)
+    monkeypatch.setattr(th, "InductorConfig", config)
+    for numel in (1 << 20, 3000, 100_000):
+        hint = th.next_power_of_2(numel)
+        bs = max(256, min(hint // 128, 1024))  # pointwise(): numel = product of the size hints
+        theirs = [th.triton_config({"x": hint}, bs, num_elements_per_warp=256),
+                  th.triton_config({"x": hint}, bs // 2, num_elements_per_warp=64)]
+        expected = list(dict.fromkeys((c.kwargs["XBLOCK"], c.num_warps) for c in theirs))
+        assert [(c.xblock, c.num_warps) for c in pointwise_candidates(numel)] == expected
+    # looped inner reduction 4096 x 4096: the contiguous config (XBLOCK 1, R0_BLOCK 2048)
+    c = th.triton_config_reduction({"x": 4096, "r0_": 4096}, 1, 2048, reduction_hint=th.ReductionHint.INNER)
+    ours = reduction_candidates(4096, 4096)
+    assert [(r.xblock, r.rblock, r.num_warps) for r in ours] == [(c.kwargs["XBLOCK"], c.kwargs["R0_BLOCK"], c.num_warps)]
+    # persistent inner reduction 32768 x 512: XBLOCK = min(1024 // 512, 8) = 2 on one warp
+    c = th.triton_config_reduction({"x": 32768, "r0_": 512}, 2, 512, register_intensive=True, num_warps=1,
+                                   min_num_warps=1, reduction_hint=th.ReductionHint.INNER)
+    (r,) = reduction_candidates(32768, 512)
+    assert (r.xblock, r.rblock, r.num_warps, r.persistent) == (c.kwargs["XBLOCK"], c.kwargs["R0_BLOCK"], c.num_warps, True)
+
+
+def test_pointwise_kernel_is_memory_bound_in_one_wave():
+    # 2**20 bf16 elements, 1 in + 1 out: XBLOCK 1024, 4 warps -> 1,024 programs; 16 per SM
+    # (registers 32 x 32 = 1,024 per warp -> 64 warps // 4; warps 64 // 4 = 16): one wave of
+    # 2,112 slots. Bytes 2**20 * 2 * 2 = 4 MiB / 3.35 TB/s = 1.252 us, + 1.5 us.
+    k = pointwise_kernel(1 << 20, H100)
+    assert (k.waves.programs, k.occupancy.blocks_per_sm, k.waves.count) == (1024, 16, 1)
+    assert k.time_s == pytest.approx((1 << 22) / HBM + OVERHEAD)
+
+
+def test_divergent_pointwise_kernel_issues_both_sides():
+    # p = 1/2 between a 1,000-FLOP and a 0-FLOP side: nearly every warp runs both, so each element
+    # issues 1 + 1,000 FLOPs for 1 + 500 useful: efficiency 501 / 1001; compute now binds:
+    # 1,024 elements x 1,001 FLOPs per program, 16 programs per SM in one round... = 8 rounds of
+    # 1,024 programs over 132 SMs: ceil(1024 / 132) = 8 programs on the busiest SM, at
+    # 66.9e12 / 132 FLOP/s: 8 * 1,025,024 / 5.068e11 = 16.18 us.
+    k = pointwise_kernel(1 << 20, H100, branch=(0.5, 1000.0, 0.0))
+    assert k.simt_efficiency == pytest.approx(501 / 1001, rel=1e-6)
+    assert k.time_s == pytest.approx(8 * 1024 * 1001 / (66.9e12 / 132) + OVERHEAD, rel=1e-6)
+
+
+def test_reduction_kernel_loops_over_the_row():
+    # 4096 rows of 4096: R0_BLOCK 2048 -> 2 loop steps; XBLOCK 1 -> 4,096 programs of 16 warps;
+    # 64 // 16 = 4 per SM -> 528 per wave -> ceil(4096 / 528) = 8 waves. Bytes (4096 * 4096 + 4096)
+    # * 2 = 33,562,624 / 3.35 TB/s = 10.02 us + 1.5 us.
+    k = reduction_kernel(4096, 4096, H100)
+    assert (k.loop_iterations, k.waves.programs, k.occupancy.blocks_per_sm, k.waves.count) == (2, 4096, 4, 8)
+    assert k.time_s == pytest.approx(33_562_624 / HBM + OVERHEAD)
+
+
+def test_chooser_picks_a_config_that_fits_and_is_no_slower_than_the_others():
+    cfg = choose_gemm_config(4096, 4096, 4096, "bf16", H100)
+    best = gemm_kernel_time_s(4096, 4096, 4096, "bf16", H100, config=cfg)
+    for other in gemm_candidates(4096, 4096, 4096)[:6]:
+        try:
+            assert best <= gemm_kernel_time_s(4096, 4096, 4096, "bf16", H100, config=other) * 1.01
+        except Exception as exc:  # a candidate that does not fit an SM is skipped, as the chooser does
+            assert "fit" in str(exc) or "exceed" in str(exc)
