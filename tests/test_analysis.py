@@ -145,3 +145,19 @@ def test_file_models_take_shapes_not_batch(tmp_path):
     assert doc["model"]["input_shapes"] == [[2, 8]] and "batch" not in doc["model"]
     # 2*2*8*4 = 128 matmul FLOPs; as MACs, 64
     assert doc["totals"]["matmul_macs"] == 64
+
+
+def test_execution_model_is_selectable_and_a_gpu_shows_both():
+    compiled = dfx.analyze("mlp", hardware=["h100", "google-tpu-v4"], execution_model="compiled").to_dict()
+    eager = dfx.analyze("mlp", hardware=["h100", "google-tpu-v4"], execution_model="eager").to_dict()
+    h100, tpu = compiled["hardware"]["nvidia-h100-sxm"], compiled["hardware"]["google-tpu-v4"]
+    assert h100["execution_model"] == tpu["execution_model"] == "compiled"  # TPU v4: XLA, not eager
+    assert eager["hardware"]["google-tpu-v4"]["execution_model"] == "eager"
+    # the GPU's compiled result carries its eager numbers, equal to an eager analysis's
+    assert h100["eager"]["serial_time_s"] == eager["hardware"]["nvidia-h100-sxm"]["serial_time_s"]
+    assert "eager" not in tpu
+    for hw in compiled["hardware"].values():
+        assert hw["critical_path"]["time_s"] <= hw["makespan_s"] * (1 + 1e-12)
+        assert hw["makespan_s"] <= hw["serial_time_s"] * (1 + 1e-12)
+    with pytest.raises(DfxError, match="unknown execution model 'jit'"):
+        dfx.analyze("mlp", hardware=[], execution_model="jit")

@@ -19,13 +19,17 @@ from dfx.errors import DfxError
 from dfx.ir import Graph
 from dfx.ir.spec import normalize_dtype
 
-__all__ = ["Analysis", "DEFAULT_HARDWARE", "DEFAULT_MODEL", "SCHEMA", "analyze", "capture_spec"]
+__all__ = ["Analysis", "DEFAULT_EXECUTION_MODEL", "DEFAULT_HARDWARE", "DEFAULT_MODEL", "SCHEMA", "analyze", "capture_spec"]
 
 SCHEMA = "dfx.analysis/1"
 DEFAULT_MODEL = "gpt2-block"
 
 # A GPU and a dataflow accelerator, side by side: the comparison dfx exists for.
 DEFAULT_HARDWARE: tuple[str, ...] = ("nvidia-h100-sxm", "ibm-spyre")
+
+# How analyze runs a graph on each profile unless told otherwise: None is the profile's node-level
+# model (eager for cache devices, scratchpad for scratchpad devices); "compiled" its compiled program.
+DEFAULT_EXECUTION_MODEL: str | None = None
 
 
 @dataclass(frozen=True)
@@ -159,6 +163,7 @@ def analyze(
     seq: int | None = None,
     method: str = "auto",
     input_shapes: Sequence[tuple[int, ...]] | None = None,
+    execution_model: str | None = None,
 ) -> Analysis:
     """Capture, cost and evaluate a model on hardware profiles.
 
@@ -180,6 +185,8 @@ def analyze(
         the model's default). A file model takes its shapes from ``input_shapes`` instead.
     method : {"auto", "export", "fx", "dynamo"}
         Capture method.
+    execution_model : {"compiled", "eager", "scratchpad"}, optional
+        How each profile runs the graph (:func:`evaluate_on`); default :data:`DEFAULT_EXECUTION_MODEL`.
 
     Returns
     -------
@@ -195,6 +202,7 @@ def analyze(
         hardware = [hardware]
     hardware_ids = DEFAULT_HARDWARE if hardware is None else tuple(hardware)
     profiles = [_load(h) for h in hardware_ids]  # fail fast on a bad id, before capture
+    model_name = _execution_model(execution_model)
     _check_distinct_ids(profiles)
     info: dict[str, Any] = {}
     if isinstance(model_or_name, Graph):
@@ -203,22 +211,51 @@ def analyze(
     else:
         graph, info = _capture(model_or_name, args, kwargs, dtype, batch, seq, method, input_shapes)
     costed = annotate(graph)
-    results = tuple(evaluate_on(costed, p) for p in profiles)
+    results = tuple(evaluate_on(costed, p, execution_model=model_name) for p in profiles)
     return Analysis(costed, results, info)
 
 
-def evaluate_on(costed: CostedGraph, profile: Any):
-    """Evaluate ``costed`` on one profile, with its architecture model where dfx has one."""
-    from dfx.arch import arch_model_for
-    from dfx.roofline import evaluate
+def _execution_model(value: Any):
+    """``value`` as a :class:`dfx.roofline.ExecutionModel` (``None``: the default); a one-line error otherwise."""
+    from dfx.roofline import parse_execution_model
 
+    try:
+        return parse_execution_model(DEFAULT_EXECUTION_MODEL if value is None else value)
+    except ValueError as exc:
+        raise DfxError(str(exc)) from None
+
+
+def _eager_summary(result: Any) -> dict[str, Any]:
+    """The eager numbers a GPU's compiled result is shown beside (``hardware.<id>.eager``)."""
+    return {
+        "execution_model": result.execution_model.value,
+        "serial_time_s": result.serial_time_s,
+        "critical_path_s": result.critical_path.time_s,
+        "makespan_s": result.latency_s,
+        "kernels": sum(1 for t in result.nodes if t.flops or t.bytes),
+        "offchip_bytes": sum(t.bytes_by_level.get(result.profile.off_chip_level().name, 0) for t in result.nodes)
+        if result.profile.off_chip_level() else None,
+    }
+
+
+def evaluate_on(costed: CostedGraph, profile: Any, *, execution_model: Any = None):
+    """Evaluate ``costed`` on one profile, with its architecture model where dfx has one.
+
+    ``execution_model`` (``"compiled"``, ``"eager"``, ``"scratchpad"``; default
+    :data:`DEFAULT_EXECUTION_MODEL`) is how the profile runs the graph. A GPU evaluated compiled also
+    carries its eager numbers under ``eager``, so the report shows both.
+    """
+    from dfx.arch import arch_model_for
+    from dfx.hardware import Kind
+    from dfx.roofline import ExecutionModel, evaluate
+
+    model = _execution_model(execution_model)
     arch = arch_model_for(profile)
-    if arch is None:
-        return evaluate(costed, profile)
-    return evaluate(
-        costed, profile, node_timer=arch.node_timer(costed, profile), arch_model=arch.name,
-        extras=arch.extras(costed, profile),
-    )
+    timer = {} if arch is None else {"node_timer": arch.node_timer(costed, profile), "arch_model": arch.name}
+    extras = {} if arch is None else dict(arch.extras(costed, profile))
+    if model is ExecutionModel.COMPILED and profile.kind is Kind.GPU:
+        extras["eager"] = _eager_summary(evaluate(costed, profile, execution_model=ExecutionModel.EAGER, **timer))
+    return evaluate(costed, profile, execution_model=model, extras=extras, **timer)
 
 
 def _check_distinct_ids(profiles: Sequence[Any]) -> None:

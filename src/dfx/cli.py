@@ -74,8 +74,9 @@ def analyze(
     top: int = typer.Option(10, help="How many nodes to list by time."),
     color_by: Optional[str] = typer.Option(None, "--color-by", help="With --out: the profile whose bounds colour the DAG (default: the first)."),
     level: str = typer.Option("op", "--level", help="With --out: draw the DAG with one box per node (op) or per module (module)."),
+    execution_model: Optional[str] = typer.Option(None, "--execution-model", help="compiled (the compiled program's kernels on the machine's cores), eager or scratchpad (one operator at a time). Default: compiled."),
 ) -> None:
-    """Capture and cost MODEL, classify every node and predict the critical path on each profile."""
+    """Capture and cost MODEL, classify every node and predict the makespan on each profile."""
     from dfx.analysis import analyze as run_analyze
     from dfx.report.console import print_analysis
 
@@ -90,7 +91,7 @@ def analyze(
         check_targets(out, list(ANALYZE_OUTPUTS), force=force)
     analysis = run_analyze(
         model, hardware=hw or None, dtype=dtype, batch=batch, seq=seq, method=method,
-        input_shapes=parse_input_shapes(input_shape),
+        input_shapes=parse_input_shapes(input_shape), execution_model=execution_model,
     )
     doc = analysis.to_dict()
     if out is not None:

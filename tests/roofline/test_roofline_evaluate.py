@@ -10,6 +10,8 @@ from dfx.ir import TensorSpec
 from dfx.roofline import Bound, BoundShift, HardwareResult, evaluate
 
 EXPORT_KEYS = {
+    "makespan_s",
+    "program",
     "arch_model",
     "bandwidth_bytes_per_s",
     "peak_flop_per_s",

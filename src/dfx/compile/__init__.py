@@ -9,20 +9,27 @@ from __future__ import annotations
 
 from dfx.compile.lower import lower_eager
 from dfx.compile.passes import Pass, PassResult, run_passes
+from dfx.compile.placement import core_count, placement_pass
 from dfx.compile.program import SCHEMA, Kernel, KernelKind, Program, StageRecord
+from dfx.compile.schedule import KernelSchedule, Policy, list_schedule, policy_for, schedule_pass
 from dfx.costs.record import CostedGraph
 from dfx.hardware import HardwareProfile
 
 __all__ = [
-    "SCHEMA", "Kernel", "KernelKind", "Pass", "PassResult", "Program", "StageRecord",
-    "compile_program", "lower_eager", "run_passes",
+    "LATE_PASSES", "SCHEMA", "Kernel", "KernelKind", "KernelSchedule", "Pass", "PassResult", "Policy", "Program",
+    "StageRecord", "compile_program", "core_count", "list_schedule", "lower_eager", "placement_pass", "policy_for",
+    "run_passes", "schedule_pass",
 ]
+
+# The passes every target ends with, after its fusion and tiling: kernels onto cores, then the policy.
+LATE_PASSES: tuple[Pass, ...] = (placement_pass, schedule_pass)
 
 
 def compile_program(costed: CostedGraph, profile: HardwareProfile, passes: tuple[Pass, ...] | None = None) -> Program:
     """Compile ``costed`` for ``profile``: lower to the eager program, then run the target's passes.
 
-    ``passes`` overrides the target's pipeline (``()`` gives the eager program).
+    ``passes`` overrides the target's pipeline (``()`` gives the eager program, unplaced). The default
+    pipeline ends with :data:`LATE_PASSES` (placement, then scheduling).
     """
     program = lower_eager(costed, profile)
-    return run_passes(program, costed, profile, passes if passes is not None else ())
+    return run_passes(program, costed, profile, passes if passes is not None else LATE_PASSES)

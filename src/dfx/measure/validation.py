@@ -149,7 +149,7 @@ def predict(measured: Measured, hardware: Any, prediction: str = "roofline", mac
         raise DfxError(f"unknown prediction {prediction!r}; expected {' or '.join(PREDICTIONS)}")
     profile = hardware if not isinstance(hardware, str) else load_profile(hardware)
     costed = measured.costed
-    roof = evaluate_on(costed, profile)
+    roof = evaluate_on(costed, profile, execution_model="eager")  # measured: PyTorch eager, op by op
     if prediction == "roofline":
         chosen = roof
     else:

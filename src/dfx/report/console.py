@@ -35,7 +35,7 @@ def format_bytes(b: float) -> str:
 
 
 def print_analysis(doc: dict[str, Any], console: Console | None = None, top: int = 10) -> None:
-    """Print the per-profile summary, the top nodes by time and each critical path."""
+    """Print the per-profile summary (serial time, critical path, makespan), the top nodes by time and each critical path."""
     console = console or Console()
     model, totals = doc["model"], doc["totals"]
     console.print(
@@ -70,8 +70,20 @@ def print_analysis(doc: dict[str, Any], console: Console | None = None, top: int
         )
     for bound in ("compute", "memory"):
         summary.add_row(f"{bound}-bound nodes", *[str(hw[h].get("bound_counts", {}).get(bound, 0)) for h in ids])
-    summary.add_row("serial time", *[format_seconds(hw[h]["serial_time_s"]) for h in ids])
-    summary.add_row("critical path", *[format_seconds(hw[h]["critical_path"]["time_s"]) for h in ids])
+    summary.add_row("execution model", *[str(hw[h].get("execution_model", "-")) for h in ids])
+    programs = {h: hw[h].get("program") for h in ids}
+    if any(programs.values()):
+        summary.add_row("kernels (cores)", *[_kernels(programs[h]) for h in ids])
+        summary.add_row("schedule", *[programs[h]["schedule_policy"] if programs[h] else "-" for h in ids])
+    summary.add_row("serial time (one stream)", *[format_seconds(hw[h]["serial_time_s"]) for h in ids])
+    summary.add_row(
+        "critical path (infinite-resource lower bound)", *[format_seconds(hw[h]["critical_path"]["time_s"]) for h in ids]
+    )
+    summary.add_row("[bold]makespan (latency to quote)[/bold]", *[_makespan(hw[h]) for h in ids])
+    eager = {h: hw[h].get("eager") for h in ids}
+    if any(eager.values()):
+        summary.add_row("eager serial time", *[format_seconds(eager[h]["serial_time_s"]) if eager[h] else "-" for h in ids])
+        summary.add_row("eager makespan (one stream)", *[format_seconds(eager[h]["makespan_s"]) if eager[h] else "-" for h in ids])
     summary.add_row("parallelism (work/span)", *[_num(hw[h].get("parallelism", {}).get("parallelism")) for h in ids])
     summary.add_row("partition shift (nodes)", *[str(len(hw[h].get("partition_shift", []))) for h in ids])
     console.print(summary)
@@ -111,6 +123,17 @@ def _print_top_nodes(doc: dict[str, Any], ids: list[str], console: Console, top:
             cells.append(f"{format_seconds(per.get('time_s', 0.0))} {per.get('bound', '')}{unknown}")
         table.add_row(*cells)
     console.print(table)
+
+
+def _makespan(h: dict[str, Any]) -> str:
+    value = h.get("makespan_s", h["serial_time_s"])
+    return f"[bold]{format_seconds(value)}[/bold]"
+
+
+def _kernels(program: dict[str, Any] | None) -> str:
+    if not program:
+        return "-"
+    return f"{program['kernel_count']} on {program['cores']} cores, {100 * program['core_utilization']:.0f}% busy"
 
 
 def _num(v: Any) -> str:

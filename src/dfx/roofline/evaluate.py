@@ -12,12 +12,14 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Callable, Iterable, Mapping
 
+from dfx.compile import Program, compile_program
 from dfx.costs.record import CostedGraph, CostedNode
 from dfx.hardware import HardwareProfile, HardwareProfileError, load_profile
 from dfx.ir import normalize_dtype
 from dfx.roofline.bound import Bound, ridge_points
-from dfx.roofline.execution import ExecutionModel, default_execution_model
+from dfx.roofline.execution import ExecutionModel, default_execution_model, node_model, parse_execution_model
 from dfx.roofline.latency import NodeTiming, node_timing
+from dfx.roofline.program import ProgramResult, evaluate_program
 from dfx.schedule import CriticalPath, Parallelism, critical_path, parallelism
 
 __all__ = ["BoundShift", "HardwareResult", "evaluate", "partition_shift"]
@@ -67,6 +69,8 @@ class HardwareResult:
     dtype_fallbacks: Mapping[str, str]  # requested dtype -> dtype whose peak was used
     arch_model: str | None = None  # the architecture model that timed some nodes, if any
     extras: Mapping[str, Any] = field(default_factory=dict)  # export fields an architecture model adds
+    makespan_s: float | None = None  # on the machine's finite resources; None: the serial time
+    program: ProgramResult | None = None  # the compiled program's evaluation (execution model compiled)
 
     @property
     def profile_id(self) -> str:
@@ -74,13 +78,15 @@ class HardwareResult:
 
     @property
     def latency_s(self) -> float:
-        """The latency a user should quote for one run of the graph on this profile.
+        """The latency a user should quote for one run of the graph on this profile: the makespan.
 
-        Today the serial sum of node times (one stream of kernels); the compile stage replaces it
-        with the makespan of the compiled program on the machine's finite resources. Callers that
-        need "the" predicted time (phases, sweeps, reality checks) read this, never a field directly.
+        Under the ``compiled`` execution model, the list schedule of the compiled program's kernels
+        on the machine's cores (:mod:`dfx.roofline.program`). Under a node-level model (``eager``,
+        ``scratchpad``) operators run one at a time on the whole machine, so the makespan is the
+        serial time. Callers that need "the" predicted time (phases, sweeps, reality checks) read
+        this, never a field directly.
         """
-        return self.serial_time_s
+        return self.serial_time_s if self.makespan_s is None else self.makespan_s
 
     def node(self, name: str) -> NodeTiming:
         """The timing of the node called ``name``; ``KeyError`` naming it if absent."""
@@ -110,12 +116,14 @@ class HardwareResult:
             },
             "nodes": {t.name: t.to_dict() for t in self.nodes},
             "serial_time_s": self.serial_time_s,
+            "makespan_s": self.latency_s,
             "critical_path": self.critical_path.to_dict(),
             "partition_shift": [s.to_dict() for s in self.partition_shift],
             "parallelism": self.parallelism.to_dict(),
             "bound_counts": self.bound_counts,
             "dtype_fallbacks": dict(self.dtype_fallbacks),
             "arch_model": self.arch_model,
+            "program": self.program.to_dict() if self.program is not None else None,
             **dict(self.extras),
         }
 
@@ -143,6 +151,7 @@ def evaluate(
     node_timer: NodeTimer | None = None,
     arch_model: str | None = None,
     extras: Mapping[str, Any] | None = None,
+    program: Program | None = None,
 ) -> HardwareResult:
     """Classify and time every node of ``costed`` on ``profile``, and schedule the graph.
 
@@ -155,9 +164,11 @@ def evaluate(
         Use this dtype's peak FLOP/s for every node (``"bf16"``, ``"float16"``...) instead of each
         node's own dtype; bytes are unchanged (they come from the costs). It is also the dtype of
         the reported ridge points, which otherwise use the dtype carrying the most FLOPs.
-    execution_model : ExecutionModel, optional
-        Override the profile's default (``eager`` for cache devices, ``scratchpad`` for
-        scratchpad devices with a usable on-chip level).
+    execution_model : ExecutionModel or str, optional
+        ``compiled`` (the compiled program's kernels on the machine's cores: a makespan; what
+        :func:`dfx.analyze` uses by default), ``eager`` or ``scratchpad`` (each operator on the whole
+        machine, one at a time). Default: the profile's node-level model (``eager`` for cache
+        devices, ``scratchpad`` for scratchpad devices with a usable on-chip level).
     node_timer : callable, optional
         ``node_timer(costed_node, roofline_timing) -> NodeTiming``: an architecture model (see
         :mod:`dfx.arch`) that re-times the nodes it models (e.g. matmuls on a systolic array) and
@@ -165,6 +176,9 @@ def evaluate(
     arch_model, extras : optional
         The name of that architecture model and the export fields it adds (e.g. a wafer mapping),
         carried into :meth:`HardwareResult.to_dict`.
+    program : Program, optional
+        For ``compiled``: the program to evaluate; default :func:`dfx.compile.compile_program`
+        with the target's passes.
 
     Returns
     -------
@@ -173,7 +187,8 @@ def evaluate(
     Raises
     ------
     HardwareProfileError
-        If the profile cannot be loaded or ``dtype`` is not a dtype dfx knows.
+        If the profile cannot be loaded, ``dtype`` is not a dtype dfx knows or the execution model
+        is unknown.
     """
     if not isinstance(profile, HardwareProfile):
         profile = load_profile(profile)
@@ -182,17 +197,20 @@ def evaluate(
             dtype = normalize_dtype(dtype)
         except ValueError as exc:
             raise HardwareProfileError(str(exc)) from None
-    model = execution_model or default_execution_model(profile)
+    try:
+        model = parse_execution_model(execution_model) or default_execution_model(profile)
+    except ValueError as exc:
+        raise HardwareProfileError(str(exc)) from None
     graph = costed.graph
-    timings = tuple(node_timing(n, graph, profile, model, dtype) for n in costed.nodes)
+    per_node = node_model(profile, model)
+    timings = tuple(node_timing(n, graph, profile, per_node, dtype) for n in costed.nodes)
     if node_timer is not None:
         timings = tuple(node_timer(n, t) for n, t in zip(costed.nodes, timings))
+    if model is ExecutionModel.COMPILED:
+        return _compiled(costed, profile, dtype, timings, program, arch_model, extras)
     durations = {t.name: t.time_s for t in timings}
     ridge_dtype = normalize_dtype(_ridge_dtype(costed, dtype))
     ridge_peak = profile.peak(ridge_dtype)
-    fallbacks = {t.dtype: t.peak_dtype for t in timings if t.flops and t.dtype != t.peak_dtype}
-    if ridge_peak.fell_back:
-        fallbacks[ridge_peak.requested] = ridge_peak.used
     work_span = parallelism(graph, durations)
     return HardwareResult(
         profile=profile,
@@ -204,7 +222,48 @@ def evaluate(
         critical_path=critical_path(graph, durations),
         partition_shift=partition_shift(timings),
         parallelism=work_span,
-        dtype_fallbacks=MappingProxyType(dict(sorted(fallbacks.items()))),
+        dtype_fallbacks=_fallbacks(timings, ridge_peak),
         arch_model=arch_model,
         extras=MappingProxyType(dict(extras or {})),
+        makespan_s=work_span.work_s,  # one operator at a time on the whole machine: the serial time
+    )
+
+
+def _fallbacks(timings: tuple[NodeTiming, ...], ridge_peak: Any) -> Mapping[str, str]:
+    fallbacks = {t.dtype: t.peak_dtype for t in timings if t.flops and t.dtype != t.peak_dtype}
+    if ridge_peak.fell_back:
+        fallbacks[ridge_peak.requested] = ridge_peak.used
+    return MappingProxyType(dict(sorted(fallbacks.items())))
+
+
+def _compiled(costed: CostedGraph, profile: HardwareProfile, dtype: str | None, timings: tuple[NodeTiming, ...],
+              program: Program | None, arch_model: str | None, extras: Mapping[str, Any] | None) -> HardwareResult:
+    """The ``compiled`` execution model: compile, time each kernel on its cores, list-schedule."""
+    if program is None:
+        program = compile_program(costed, profile)
+    result = evaluate_program(program, timings, profile)
+    nodes = result.node_timings(timings)
+    cp = result.critical_path
+    kernel_nodes = {k.name: k.nodes for k in result.program.kernels}
+    sinks = tuple(n.name for n in costed.graph.nodes if n.op == "output")
+    path = CriticalPath(cp.time_s, tuple(n for k in cp.nodes for n in kernel_nodes[k]) + sinks)
+    span = cp.time_s
+    work = result.serial_time_s
+    ridge_dtype = normalize_dtype(_ridge_dtype(costed, dtype))
+    ridge_peak = profile.peak(ridge_dtype)
+    return HardwareResult(
+        profile=profile,
+        execution_model=ExecutionModel.COMPILED,
+        ridge_dtype=ridge_dtype,
+        ridge_flop_per_byte=MappingProxyType(ridge_points(profile, ridge_peak.requested)),
+        nodes=nodes,
+        serial_time_s=work,
+        critical_path=path,
+        partition_shift=partition_shift(timings),
+        parallelism=Parallelism(work, span, work / span if span > 0 else 1.0),
+        dtype_fallbacks=_fallbacks(timings, ridge_peak),
+        arch_model=arch_model,
+        extras=MappingProxyType(dict(extras or {})),
+        makespan_s=result.makespan_s,
+        program=result,
     )

@@ -19,6 +19,13 @@ are taken to be there already (their first load is not charged). The rule is per
 track which earlier tensors are still live. A scratchpad profile with no usable on-chip level
 (bandwidth or capacity unpublished, e.g. TPU v4 and v6e) runs EAGER instead; one with no off-chip
 level keeps everything on chip.
+
+``COMPILED`` (every machine, the default of :func:`dfx.analyze`). The graph is compiled for the
+target (:func:`dfx.compile.compile_program`: fusion, tiling, placement, scheduling) and each
+*kernel* moves the off-chip and on-chip bytes its program says; kernels run on their share of the
+machine's cores and the result is a makespan (:mod:`dfx.roofline.program`). The node-level
+models above stay as the per-operator view: a node's own ``compute_time_s``, ``bytes_by_level`` and
+``bound_off_chip`` / ``bound_on_chip`` are theirs (:func:`node_model`).
 """
 
 from __future__ import annotations
@@ -29,7 +36,10 @@ from dfx.costs.record import CostedNode
 from dfx.hardware import HardwareProfile, MemoryLevel, MemoryModel
 from dfx.ir import Graph
 
-__all__ = ["ExecutionModel", "default_execution_model", "home_level", "level_traffic", "working_set_bytes"]
+__all__ = [
+    "ExecutionModel", "default_execution_model", "home_level", "level_traffic", "node_model", "parse_execution_model",
+    "working_set_bytes",
+]
 
 
 class ExecutionModel(str, Enum):
@@ -37,6 +47,7 @@ class ExecutionModel(str, Enum):
 
     EAGER = "eager"  # every tensor to and from off-chip memory
     SCRATCHPAD = "scratchpad"  # kept on chip while the working set fits, the rest spills
+    COMPILED = "compiled"  # the target's compiled program: kernels on the machine's cores, a makespan
 
     def __str__(self) -> str:
         return self.value
@@ -47,6 +58,28 @@ def default_execution_model(profile: HardwareProfile) -> ExecutionModel:
     if profile.memory_model is MemoryModel.SCRATCHPAD and profile.on_chip_level() is not None:
         return ExecutionModel.SCRATCHPAD
     return ExecutionModel.EAGER
+
+
+def node_model(profile: HardwareProfile, model: ExecutionModel) -> ExecutionModel:
+    """The node-level model behind ``model``: itself, or for ``COMPILED`` the profile's default."""
+    return default_execution_model(profile) if model is ExecutionModel.COMPILED else model
+
+
+def parse_execution_model(value: ExecutionModel | str | None) -> ExecutionModel | None:
+    """``"compiled"``, ``"eager"`` or ``"scratchpad"`` (any case) as an :class:`ExecutionModel`; ``None`` stays.
+
+    Raises
+    ------
+    ValueError
+        Naming the value and the accepted names.
+    """
+    if value is None or isinstance(value, ExecutionModel):
+        return value
+    try:
+        return ExecutionModel(str(value).strip().lower())
+    except ValueError:
+        names = ", ".join(m.value for m in ExecutionModel)
+        raise ValueError(f"unknown execution model {value!r}; expected one of {names}") from None
 
 
 def home_level(profile: HardwareProfile) -> MemoryLevel:
@@ -84,6 +117,7 @@ def working_set_bytes(costed: CostedNode, graph: Graph) -> tuple[int, int]:
 def level_traffic(costed: CostedNode, graph: Graph, profile: HardwareProfile, model: ExecutionModel) -> dict[str, int]:
     """Bytes the node moves at each memory level (level name -> bytes) under ``model``."""
     traffic = costed.cost.bytes
+    model = node_model(profile, model)
     on = profile.on_chip_level()
     if model is ExecutionModel.EAGER or on is None:
         return {home_level(profile).name: traffic}

@@ -1,0 +1,221 @@
+"""A compiled program on one profile: each kernel's time on its share of the machine, and the makespan.
+
+A kernel placed on ``c`` of the chip's ``C`` cores (:mod:`dfx.compile.placement`) gets ``c / C`` of
+the peak FLOP/s *and* ``c / C`` of each memory level's bandwidth::
+
+    compute_full = sum of its nodes' compute times on the whole machine   (flops / peak, or an
+                                                                            architecture model's)
+    memory_full  = max(offchip_bytes / off-chip bandwidth, onchip_bytes / on-chip bandwidth)
+    time         = max(compute_full, memory_full) * C / c + op_overhead   (one launch per kernel)
+
+Why bandwidth is shared in proportion to cores: a core draws memory bandwidth through its own
+load/store path, and the bytes it can have in flight bound what it can draw (Little's law:
+bandwidth = bytes in flight / latency); a GPU needs most of its SMs busy to approach HBM's peak.
+Sharing both resources by the same fraction keeps the machine one resource (cores) for the list
+schedule and makes the bounds sound: a kernel on ``c`` cores for ``t`` seconds does at most
+``c / C * peak * t`` FLOPs and moves at most ``c / C * bandwidth * t`` bytes, so the makespan is never
+below total FLOPs / peak or total off-chip bytes / bandwidth. It is pessimistic for a lone kernel
+with few tiles (one SM can draw more than ``1 / C`` of HBM), whose time is mostly launch overhead.
+
+On-chip bytes are charged to the on-chip level when the profile gives it a bandwidth, else they are
+free (kept in registers and caches whose bandwidth is not published). A ``COLLECTIVE`` kernel
+occupies no cores; its time is the sum of its nodes' times (the interconnect model that produced it).
+
+The makespan is the list schedule of :func:`dfx.compile.schedule.list_schedule` under the profile's
+policy (static where the scheduling commitment is static, else dynamic). ``serial_time_s`` is the
+one-stream sum of the kernels' times; the critical path (the infinite-resource lower bound) is the
+longest dependency chain of kernel times.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from types import MappingProxyType
+from typing import Any, Mapping
+
+from dfx.compile import KernelKind, Program, core_count, list_schedule, policy_for
+from dfx.compile.program import Kernel
+from dfx.compile.schedule import KernelSchedule, Policy
+from dfx.hardware import HardwareProfile
+from dfx.roofline.bound import Bound
+from dfx.roofline.execution import home_level
+from dfx.roofline.latency import NodeTiming
+from dfx.schedule import CriticalPath
+
+__all__ = ["KernelTiming", "ProgramResult", "evaluate_program", "kernel_timing"]
+
+
+@dataclass(frozen=True)
+class KernelTiming:
+    """One kernel's time on its cores, and where in the schedule it ran."""
+
+    name: str
+    kind: str
+    nodes: tuple[str, ...]
+    bound: Bound
+    time_s: float  # on its cores, overhead included
+    compute_time_s: float  # on the whole machine
+    memory_time_s: float  # on the whole machine
+    overhead_s: float
+    cores: int
+    tiles: int
+    flops: int
+    offchip_bytes: int
+    onchip_bytes: int
+    start_s: float = 0.0
+    end_s: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name, "kind": self.kind, "nodes": list(self.nodes), "bound": self.bound.value,
+            "time_s": self.time_s, "compute_time_s": self.compute_time_s, "memory_time_s": self.memory_time_s,
+            "overhead_s": self.overhead_s, "cores": self.cores, "tiles": self.tiles, "flops": self.flops,
+            "offchip_bytes": self.offchip_bytes, "onchip_bytes": self.onchip_bytes,
+            "start_s": self.start_s, "end_s": self.end_s,
+        }
+
+
+@dataclass(frozen=True)
+class ProgramResult:
+    """A program evaluated on a profile: kernel timings, their schedule and the summary times."""
+
+    program: Program
+    kernels: tuple[KernelTiming, ...]
+    schedule: KernelSchedule
+    total_cores: int
+    serial_time_s: float
+    critical_path: CriticalPath  # over kernels: the infinite-resource lower bound
+
+    @property
+    def makespan_s(self) -> float:
+        return self.schedule.makespan_s
+
+    @property
+    def policy(self) -> Policy:
+        return self.schedule.policy
+
+    def node_timings(self, base: tuple[NodeTiming, ...]) -> tuple[NodeTiming, ...]:
+        """``base`` (each node's own roofline) with ``bound`` and ``time_s`` from the node's kernel.
+
+        A kernel's time is shared among its nodes in proportion to their own roofline times (less
+        overhead), equally when those are all 0; a node in no kernel takes 0 s. So the node times
+        sum to ``serial_time_s``.
+        """
+        share: dict[str, tuple[Bound, float]] = {}
+        by_name = {t.name: t for t in base}
+        for k in self.kernels:
+            work = [max(0.0, by_name[n].time_s - by_name[n].overhead_s) if n in by_name else 0.0 for n in k.nodes]
+            total = sum(work)
+            for n, w in zip(k.nodes, work):
+                share[n] = (k.bound, k.time_s * (w / total if total > 0 else 1 / len(k.nodes)))
+        out = []
+        for t in base:
+            bound, time_s = share.get(t.name, (Bound.NONE, 0.0))
+            out.append(replace(t, bound=bound, time_s=time_s))
+        return tuple(out)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``program`` export field under ``hardware.<id>`` (``docs/export-format.md``)."""
+        program = self.program
+        return {
+            "target": program.target,
+            "commitment": program.commitment,
+            "schedule_policy": self.policy.value,
+            "cores": self.total_cores,
+            "kernel_count": len(self.kernels),
+            "tile_count": program.tile_count,
+            "flops": program.flops,
+            "offchip_bytes": program.offchip_bytes,
+            "core_utilization": self.schedule.core_seconds() / (self.total_cores * self.makespan_s)
+            if self.makespan_s > 0 and self.total_cores else 0.0,
+            "critical_path_kernels": list(self.critical_path.nodes),
+            "stages": [s.to_dict() for s in program.stages],
+            "kernels": [k.to_dict() for k in self.kernels],
+        }
+
+
+def _level_time(nbytes: int, bandwidth: float | None) -> float:
+    return nbytes / bandwidth if nbytes and bandwidth else 0.0
+
+
+def kernel_timing(kernel: Kernel, nodes: Mapping[str, NodeTiming], profile: HardwareProfile) -> KernelTiming:
+    """``kernel``'s time on its ``cores`` of ``profile`` (see the module docstring).
+
+    ``nodes`` maps node name -> the node's own timing on the whole machine (its compute time, from
+    the roofline or an architecture model).
+    """
+    mine = [nodes[n] for n in kernel.nodes if n in nodes]
+    total = core_count(profile)
+    if kernel.kind is KernelKind.COLLECTIVE:
+        time_s = sum(t.time_s for t in mine)
+        return KernelTiming(kernel.name, kernel.kind.value, kernel.nodes, Bound.MEMORY if time_s else Bound.NONE,
+                            time_s, 0.0, time_s, 0.0, 0, kernel.tiles, kernel.flops, kernel.offchip_bytes,
+                            kernel.onchip_bytes)
+    compute = sum(t.compute_time_s for t in mine)
+    off, on = home_level(profile), profile.on_chip_level()
+    memory = max(_level_time(kernel.offchip_bytes, off.bandwidth_bytes_per_s),
+                 _level_time(kernel.onchip_bytes, on.bandwidth_bytes_per_s if on else None))
+    work = compute or memory or kernel.flops or kernel.bytes
+    overhead = profile.op_overhead_s if work else 0.0
+    share = total / kernel.cores if kernel.cores else 1.0
+    if not (compute or memory):
+        bound = Bound.NONE if not (kernel.flops or kernel.bytes) else Bound.COMPUTE
+    else:
+        bound = Bound.COMPUTE if compute >= memory else Bound.MEMORY
+    return KernelTiming(kernel.name, kernel.kind.value, kernel.nodes, bound, max(compute, memory) * share + overhead,
+                        compute, memory, overhead, kernel.cores, kernel.tiles, kernel.flops, kernel.offchip_bytes,
+                        kernel.onchip_bytes)
+
+
+def _critical_path(program: Program, times: Mapping[str, float]) -> CriticalPath:
+    finish: dict[str, float] = {}
+    via: dict[str, str | None] = {}
+    for k in program.kernels:
+        best = max((d for d in k.deps if d in finish), key=lambda d: finish[d], default=None)
+        finish[k.name] = times[k.name] + (finish[best] if best is not None else 0.0)
+        via[k.name] = best
+    if not finish:
+        return CriticalPath(0.0, ())
+    end = max(finish, key=lambda n: finish[n])
+    path = [end]
+    while via[path[-1]] is not None:
+        path.append(via[path[-1]])
+    return CriticalPath(finish[end], tuple(reversed(path)))
+
+
+def evaluate_program(program: Program, nodes: tuple[NodeTiming, ...], profile: HardwareProfile,
+                     policy: Policy | str | None = None) -> ProgramResult:
+    """Time every kernel of ``program`` on ``profile`` and list-schedule them.
+
+    Parameters
+    ----------
+    program : Program
+        A placed program (:func:`dfx.compile.compile_program`); kernels with ``cores == 0`` other
+        than collectives are placed on one core.
+    nodes : tuple of NodeTiming
+        Each graph node's own timing on the whole machine (:func:`dfx.roofline.node_timing`).
+    profile : HardwareProfile
+    policy : optional
+        Override the policy the profile's scheduling commitment implies.
+
+    Returns
+    -------
+    ProgramResult
+    """
+    by_name = MappingProxyType({t.name: t for t in nodes})
+    total = core_count(profile)
+    placed = replace(program, kernels=tuple(
+        k if k.cores or k.kind is KernelKind.COLLECTIVE else k.with_(cores=1) for k in program.kernels))
+    timings = [kernel_timing(k, by_name, profile) for k in placed.kernels]
+    durations = {t.name: t.time_s for t in timings}
+    chosen = policy_for(profile.scheduling.commitment) if policy is None else Policy(policy)
+    schedule = list_schedule(placed, durations, total, chosen)
+    timings = [replace(t, start_s=s.start_s, end_s=s.end_s) for t, s in zip(timings, schedule.slots)]
+    return ProgramResult(
+        program=placed,
+        kernels=tuple(timings),
+        schedule=schedule,
+        total_cores=total,
+        serial_time_s=sum(durations.values(), 0.0),
+        critical_path=_critical_path(placed, durations),
+    )

@@ -1,0 +1,95 @@
+"""The compiled execution model: kernels on their share of the cores, list-scheduled; hand-derived times."""
+
+import pytest
+
+from dfx.costs import annotate
+from dfx.hardware import load_profile
+from dfx.ir import AtenCall, Edge, Graph, Node, TensorSpec
+from dfx.roofline import Bound, ExecutionModel, evaluate
+
+H100_BF16 = 989.4e12  # FLOP/s, the profile's bf16 dense peak
+H100_HBM = 3.35e12  # B/s
+H100_LAUNCH = 1.5e-6  # s, op_overhead_s
+
+
+def two_mms(n: int = 256) -> Graph:
+    """x [n, n] @ w1 and x @ w2, both bf16 graph outputs: two independent GEMMs."""
+    t = TensorSpec((n, n), "bfloat16")
+    mm = lambda name, w: Node(name, "call_function", "aten.mm.default", inputs=(Edge("x"), Edge(w)), outputs=(t,),
+                              aten_calls=(AtenCall("aten.mm.default", (t, t), (), (t,)),))
+    return Graph(name="two_mms", nodes=(
+        Node("x", "placeholder", "x", outputs=(t,), input_kind="input"),
+        Node("w1", "placeholder", "w1", outputs=(t,), input_kind="input"),
+        Node("w2", "placeholder", "w2", outputs=(t,), input_kind="input"),
+        mm("mm1", "w1"), mm("mm2", "w2"),
+        Node("output", "output", "output", inputs=(Edge("mm1"), Edge("mm2"))),
+    ))
+
+
+# One 256 x 256 x 256 bf16 GEMM on an H100:
+#   FLOPs 2 * 256^3 = 33,554,432 -> 33,554,432 / 989.4e12 = 33.9 ns on the whole GPU
+#   bytes 3 * 256 * 256 * 2 = 393,216 -> / 3.35e12 = 117.4 ns on the whole GPU: memory-bound
+#   tiles (256 / 128)^2 = 4 -> 4 of 132 SMs, so 132 / 4 = 33 times longer, + 1.5 us launch
+ONE_MM_S = 393_216 / H100_HBM * 132 / 4 + H100_LAUNCH
+
+
+def test_kernel_time_on_its_share_of_the_gpu():
+    r = evaluate(annotate(two_mms()), "h100", execution_model="compiled")
+    (k1, k2) = r.program.kernels
+    assert (k1.cores, k2.cores) == (4, 4)
+    assert k1.bound is Bound.MEMORY
+    assert k1.compute_time_s == pytest.approx(33_554_432 / H100_BF16)
+    assert k1.time_s == pytest.approx(ONE_MM_S)
+
+
+def test_independent_kernels_share_the_gpu_dynamically():
+    # 4 + 4 SMs of 132: both run at once. Makespan one kernel, serial two, critical path one.
+    r = evaluate(annotate(two_mms()), "h100", execution_model=ExecutionModel.COMPILED)
+    assert r.execution_model is ExecutionModel.COMPILED
+    assert r.program.policy.value == "dynamic"
+    assert r.makespan_s == pytest.approx(ONE_MM_S)
+    assert r.latency_s == r.makespan_s
+    assert r.serial_time_s == pytest.approx(2 * ONE_MM_S)
+    assert r.critical_path.time_s == pytest.approx(ONE_MM_S)
+    # the node times are the kernels' (one node per kernel here) and sum to the serial time
+    assert r.node("mm1").time_s == pytest.approx(ONE_MM_S)
+    assert sum(t.time_s for t in r.nodes) == pytest.approx(r.serial_time_s)
+
+
+def test_kernels_on_every_core_run_one_after_another():
+    # Spyre: each kernel divided over all 32 cores, static order: makespan = serial.
+    r = evaluate(annotate(two_mms()), "spyre", execution_model="compiled")
+    assert {k.cores for k in r.program.kernels} == {32}
+    assert r.program.policy.value == "static"
+    assert r.makespan_s == pytest.approx(r.serial_time_s)
+    assert r.makespan_s == pytest.approx(2 * r.critical_path.time_s)
+
+
+def test_node_level_models_quote_the_serial_time():
+    # eager: one operator at a time on the whole machine, one stream: makespan = serial.
+    # 117.4 ns of HBM + 1.5 us launch per GEMM
+    r = evaluate(annotate(two_mms()), "h100", execution_model="eager")
+    assert r.serial_time_s == pytest.approx(2 * (393_216 / H100_HBM + H100_LAUNCH))
+    assert r.makespan_s == r.serial_time_s == r.latency_s
+    assert r.to_dict()["makespan_s"] == r.serial_time_s
+    assert r.to_dict()["program"] is None
+
+
+def test_compiled_export_fields():
+    d = evaluate(annotate(two_mms()), "h100", execution_model="compiled").to_dict()
+    assert d["execution_model"] == "compiled"
+    assert d["makespan_s"] == pytest.approx(ONE_MM_S)
+    prog = d["program"]
+    assert prog["schedule_policy"] == "dynamic" and prog["cores"] == 132 and prog["kernel_count"] == 2
+    # 2 kernels x 4 SMs busy for the whole makespan of 132 SMs
+    assert prog["core_utilization"] == pytest.approx(8 / 132)
+    assert [s["name"] for s in prog["stages"]] == ["lower", "placement", "schedule"]
+    assert {k["name"]: k["cores"] for k in prog["kernels"]} == {"k0_mm1": 4, "k1_mm2": 4}
+    assert d["critical_path"]["nodes"][-1] == "output"
+
+
+def test_unknown_execution_model_is_one_line():
+    from dfx.hardware import HardwareProfileError
+
+    with pytest.raises(HardwareProfileError, match="unknown execution model 'jit'; expected one of eager"):
+        evaluate(annotate(two_mms()), load_profile("h100"), execution_model="jit")
