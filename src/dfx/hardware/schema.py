@@ -23,7 +23,9 @@ __all__ = [
     "Compute",
     "Design",
     "Determinism",
+    "Efficiency",
     "ExecutionLayers",
+    "Interconnect",
     "HardwareProfile",
     "Kind",
     "Managed",
@@ -225,6 +227,79 @@ class Design(_Strict):
     layers: Optional[ExecutionLayers] = None
 
 
+# -- machines as they run, and the links between chips (dfx.roofline.latency, dfx.parallel) --------
+COST_CATEGORIES = ("matmul", "elementwise", "normalization", "memory", "view")  # dfx.costs.Category values
+Share = Annotated[float, Field(gt=0, le=1)]
+
+
+class Efficiency(_Strict):
+    """How one runtime runs the machine: achieved fractions of peak and a fixed cost per kernel.
+
+    A node's time under this runtime (:func:`dfx.roofline.latency.node_timing`)::
+
+        compute = flops / (peak(dtype) * flop_fraction[category])
+        memory  = bytes / (bandwidth * bandwidth_fraction[category])
+        time    = max(compute, memory) + kernel_fixed_s
+
+    A category missing from a ``*_by_category`` map takes the plain fraction. Each figure is a
+    cited measurement or labelled an estimate in the profile's ``sources``
+    (``runtimes.<name>.<field>``).
+    """
+
+    description: str = Field(min_length=1)  # what runs the kernels, and how they were timed
+    flop_fraction: Share = 1.0
+    flop_fraction_by_category: dict[str, Share] = Field(default_factory=dict)
+    bandwidth_fraction: Share = 1.0
+    bandwidth_fraction_by_category: dict[str, Share] = Field(default_factory=dict)
+    kernel_fixed_s: Seconds = 0.0
+
+    @field_validator("flop_fraction_by_category", "bandwidth_fraction_by_category")
+    @classmethod
+    def _check_categories(cls, value: dict[str, float]) -> dict[str, float]:
+        bad = sorted(set(value) - set(COST_CATEGORIES))
+        if bad:
+            raise ValueError(f"unknown cost categories {bad}; expected some of {list(COST_CATEGORIES)}")
+        return value
+
+    def flop_share(self, category: str | None) -> float:
+        return self.flop_fraction_by_category.get(category or "", self.flop_fraction)
+
+    def bandwidth_share(self, category: str | None) -> float:
+        return self.bandwidth_fraction_by_category.get(category or "", self.bandwidth_fraction)
+
+
+class Topology(str, Enum):
+    """How chips are linked, which sets how a collective's steps travel (``dfx.parallel.collectives``)."""
+
+    SWITCH = "switch"  # every chip one hop from every other through a switch (NVSwitch)
+    TORUS = "torus"  # nearest-neighbour links with wraparound (TPU ICI)
+    DRAGONFLY = "dragonfly"  # groups of chips, all-to-all between groups (Groq C2C)
+    ETHERNET = "ethernet"  # systems joined over a network (Cerebras CS-3 over SwarmX / 100 GbE)
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class Interconnect(_Strict):
+    """The links between chips, as a ring collective sees them.
+
+    ``ring_bytes_per_s`` is what one chip can send per second, one direction, to the next chip of
+    a ring laid over the topology (NVLink: all of a GPU's links through the switch; a TPU torus:
+    both directions of one axis' links); ``hop_latency_s`` is the fixed cost of one step. A ring
+    all-reduce of ``S`` bytes over ``n`` chips then takes ``2(n-1) * hop + 2(n-1)/n * S / ring``
+    (NCCL's bus-bandwidth factor; ``dfx.parallel.collectives``). ``domain_chips`` is how many
+    chips one such domain links (8 GPUs on one NVSwitch board, a 256-chip TPU pod).
+    """
+
+    topology: Topology
+    ring_bytes_per_s: BytesPerS
+    hop_latency_s: Seconds
+    base_latency_s: Seconds = 0.0  # once per collective (NCCL's baseLat)
+    domain_chips: Optional[Count] = None
+    torus_dims: tuple[Count, ...] = ()  # chips along each torus axis (TPU pods)
+    description: str = ""
+
+
 class PeakLookup(BaseModel):
     """The peak FLOP/s used for a requested dtype, and the dtype it was taken from."""
 
@@ -271,6 +346,8 @@ _COMPUTE_NUMBERS = (
     "lanes_per_core", "vector_units", "physical_cores", "usable_cores",
 )
 _DESIGN_NUMBERS = ("memory_model_position", "scheduling_position", "chip_link_latency_s")
+_EFFICIENCY_NUMBERS = ("flop_fraction", "bandwidth_fraction", "kernel_fixed_s")
+_INTERCONNECT_NUMBERS = ("ring_bytes_per_s", "hop_latency_s", "base_latency_s", "domain_chips")
 
 
 class HardwareProfile(_Strict):
@@ -297,6 +374,8 @@ class HardwareProfile(_Strict):
     notes: str = ""
     design: Optional[Design] = None
     simt: Optional[Simt] = None  # GPU SIMT limits for dfx.arch.gpu
+    runtimes: dict[str, Efficiency] = Field(default_factory=dict)  # name -> how that runtime runs it
+    interconnect: Optional[Interconnect] = None
     sources: dict[str, str]
 
     @field_validator("peak_flop_per_s", "energy_per_flop_j", mode="before")
@@ -345,6 +424,19 @@ class HardwareProfile(_Strict):
                     yield f"design.{key}"
         if self.simt is not None:
             yield from (f"simt.{k}" for k in _SIMT_NUMBERS if getattr(self.simt, k) is not None)
+        for name, eff in self.runtimes.items():
+            for key in _EFFICIENCY_NUMBERS:
+                if getattr(eff, key) != Efficiency.model_fields[key].default:
+                    yield f"runtimes.{name}.{key}"
+            for key in ("flop_fraction_by_category", "bandwidth_fraction_by_category"):
+                for cat in getattr(eff, key):
+                    yield f"runtimes.{name}.{key}.{cat}"
+        if self.interconnect is not None:
+            for key in _INTERCONNECT_NUMBERS:
+                if getattr(self.interconnect, key) not in (None, Interconnect.model_fields[key].default):
+                    yield f"interconnect.{key}"
+            if self.interconnect.torus_dims:
+                yield "interconnect.torus_dims"
         yield "op_overhead_s"
         if self.tdp_w is not None:
             yield "tdp_w"
@@ -358,6 +450,11 @@ class HardwareProfile(_Strict):
         paths |= {f"simt.{k}" for k in Simt.model_fields}
         for level in self.memory:
             paths |= {f"memory.{level.name}"} | {f"memory.{level.name}.{k}" for k in MemoryLevel.model_fields}
+        for name, eff in self.runtimes.items():
+            paths |= {f"runtimes.{name}"} | {f"runtimes.{name}.{k}" for k in Efficiency.model_fields}
+            for key in ("flop_fraction_by_category", "bandwidth_fraction_by_category"):
+                paths |= {f"runtimes.{name}.{key}.{c}" for c in getattr(eff, key)}
+        paths |= {f"interconnect.{k}" for k in Interconnect.model_fields}
         return paths
 
     def source_of(self, path: str) -> str | None:
@@ -399,6 +496,21 @@ class HardwareProfile(_Strict):
             and (self.memory_model is MemoryModel.CACHE or lv.managed is Managed.SOFTWARE)
         ]
         return max(candidates, key=lambda lv: (lv.capacity_bytes, lv.bandwidth_bytes_per_s), default=None)
+
+    def runtime(self, name: str) -> Efficiency:
+        """The efficiency record of runtime ``name``.
+
+        Raises
+        ------
+        HardwareProfileError
+            If the profile lists no such runtime (the message names the ones it has).
+        """
+        from dfx.hardware.errors import HardwareProfileError
+
+        if name not in self.runtimes:
+            known = ", ".join(sorted(self.runtimes)) or "none"
+            raise HardwareProfileError(f"profile {self.id!r} has no runtime {name!r}; its runtimes: {known}")
+        return self.runtimes[name]
 
     @property
     def cycle_exact(self) -> bool:

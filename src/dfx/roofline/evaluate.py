@@ -152,6 +152,7 @@ def evaluate(
     arch_model: str | None = None,
     extras: Mapping[str, Any] | None = None,
     program: Program | None = None,
+    runtime: str | None = None,
 ) -> HardwareResult:
     """Classify and time every node of ``costed`` on ``profile``, and schedule the graph.
 
@@ -179,6 +180,9 @@ def evaluate(
     program : Program, optional
         For ``compiled``: the program to evaluate; default :func:`dfx.compile.compile_program`
         with the target's passes.
+    runtime : str, optional
+        Time nodes as runtime ``runtime`` runs the machine (the profile's ``runtimes`` entry:
+        achieved fractions of peak, fixed cost per kernel); ``None``: the ideal roofline.
 
     Returns
     -------
@@ -203,7 +207,10 @@ def evaluate(
         raise HardwareProfileError(str(exc)) from None
     graph = costed.graph
     per_node = node_model(profile, model)
-    timings = tuple(node_timing(n, graph, profile, per_node, dtype) for n in costed.nodes)
+    efficiency = profile.runtime(runtime) if runtime is not None else None
+    timings = tuple(node_timing(n, graph, profile, per_node, dtype, efficiency=efficiency) for n in costed.nodes)
+    if runtime is not None:
+        extras = {"runtime": runtime, **dict(extras or {})}
     if node_timer is not None:
         timings = tuple(node_timer(n, t) for n, t in zip(costed.nodes, timings))
     if model is ExecutionModel.COMPILED:

@@ -6,6 +6,13 @@
     memory_time  = max over levels L of  bytes_at(L) / bandwidth(L)    # levels overlap
     time         = max(compute_time, memory_time) + op_overhead        # if the node does any work
 
+Under a runtime (``efficiency``, a profile's ``runtimes.<name>``: how that runtime runs the
+machine) the peak and each bandwidth are scaled by the fractions it achieves for the node's
+category, and its ``kernel_fixed_s`` replaces ``op_overhead``::
+
+    compute_time = flops / (peak(dtype) * flop_fraction[category])
+    memory_time  = max over L of  bytes_at(L) / (bandwidth(L) * bandwidth_fraction[category])
+
 A node with no work (0 FLOPs and 0 bytes: placeholders, outputs, views) takes 0 s and pays no
 overhead: nothing is launched for it. Its bound is ``none``.
 """
@@ -18,6 +25,7 @@ from typing import Any, Mapping
 
 from dfx.costs.record import CostedNode
 from dfx.hardware import HardwareProfile, MemoryLevel
+from dfx.hardware.schema import Efficiency
 from dfx.ir import Graph
 from dfx.roofline.bound import Bound, classify
 from dfx.roofline.execution import ExecutionModel, level_traffic
@@ -88,6 +96,8 @@ def node_timing(
     profile: HardwareProfile,
     model: ExecutionModel,
     dtype: str | None = None,
+    *,
+    efficiency: Efficiency | None = None,
 ) -> NodeTiming:
     """Predict one node's time on ``profile`` under ``model``.
 
@@ -101,6 +111,9 @@ def node_timing(
     model : ExecutionModel
     dtype : str, optional
         Run at this dtype's peak instead of the node's own dtype.
+    efficiency : Efficiency, optional
+        A runtime's achieved fractions of peak and fixed cost per kernel (``profile.runtime(name)``);
+        ``None``: the ideal roofline (fractions 1, ``profile.op_overhead_s``).
     """
     flops, nbytes = costed.cost.flops, costed.cost.bytes
     name, unknown = costed.name, tuple(costed.unknown_ops)
@@ -109,17 +122,21 @@ def node_timing(
     peak = profile.peak(dtype or costed.dtype or _FALLBACK_DTYPE)
     traffic = level_traffic(costed, graph, profile, model)
     levels = {lv.name: lv for lv in profile.memory}
-    memory_time = max((b / levels[n].bandwidth_bytes_per_s for n, b in traffic.items()), default=0.0)
-    compute_time = flops / peak.flop_per_s
+    category = costed.category.value
+    bw_share = efficiency.bandwidth_share(category) if efficiency else 1.0
+    flop_share = efficiency.flop_share(category) if efficiency else 1.0
+    overhead = efficiency.kernel_fixed_s if efficiency else profile.op_overhead_s
+    memory_time = max((b / (levels[n].bandwidth_bytes_per_s * bw_share) for n, b in traffic.items()), default=0.0)
+    compute_time = flops / (peak.flop_per_s * flop_share)
     per_level = [classify(flops, b, peak.flop_per_s, levels[n].bandwidth_bytes_per_s) for n, b in traffic.items()]
     bound = Bound.MEMORY if Bound.MEMORY in per_level else Bound.COMPUTE
     return NodeTiming(
         name=name,
         bound=bound,
-        time_s=max(compute_time, memory_time) + profile.op_overhead_s,
+        time_s=max(compute_time, memory_time) + overhead,
         compute_time_s=compute_time,
         memory_time_s=memory_time,
-        overhead_s=profile.op_overhead_s,
+        overhead_s=overhead,
         flops=flops,
         bytes=nbytes,
         dtype=peak.requested,

@@ -78,24 +78,26 @@ def test_node_cycles_of_the_mlp(groq):
     org = TspOrganisation.from_profile(groq)
     cg = costed(mlp())
     fc1 = node_cycles(cg["fc1"], org, cg["fc1"].cost.bytes)
-    # MXM 8; VXM ceil(3,840 bias adds / 5,120) = 1; MEM ceil(1,243,520 B * 0.9e9 / 80e12) = ceil(13.99) = 14
-    assert (fc1.slice, fc1.mxm, fc1.vxm, fc1.mem, fc1.fill, fc1.total) == (Slice.MXM, 8, 1, 14, 64, 14 + 64)
+    # MXM 8 cycles at the int8 rate; the fp32 node uses the fp16 peak (188 TFLOP/s), a quarter of it:
+    # passes = 2 * 409,600 * 0.9e9 / 188e12 = 3.92, ceil(8 * 3.92) = 32
+    # VXM ceil(3,840 bias adds / 5,120) = 1; MEM ceil(1,243,520 B * 0.9e9 / 80e12) = ceil(13.99) = 14
+    assert (fc1.slice, fc1.mxm, fc1.vxm, fc1.mem, fc1.fill, fc1.total) == (Slice.MXM, 32, 1, 14, 64, 32 + 64)
     relu = node_cycles(cg["relu"], org, cg["relu"].cost.bytes)
     # VXM ceil(3,840 / 5,120) = 1; MEM ceil(15,360 * 0.9e9 / 80e12) = 1
     assert (relu.slice, relu.total) == (Slice.VXM, 1 + 64)
     fc2 = node_cycles(cg["fc2"], org, cg["fc2"].cost.bytes)
-    # MXM 4; MEM ceil(625,280 * 0.9e9 / 80e12) = ceil(7.03) = 8
-    assert (fc2.mxm, fc2.mem, fc2.total) == (4, 8, 8 + 64)
+    # MXM ceil(4 * 3.92) = 16; MEM ceil(625,280 * 0.9e9 / 80e12) = ceil(7.03) = 8
+    assert (fc2.mxm, fc2.mem, fc2.total) == (16, 8, 16 + 64)
     assert node_cycles(cg["x"], org, 0).total == 0 and node_cycles(cg["x"], org, 0).slice is None
 
 
 def test_node_timer_gives_cycles_over_the_clock(groq):
     cg = costed(mlp())
     result = evaluate(cg, groq, node_timer=groq_node_timer(cg, groq))
-    assert result.node("fc1").time_s == pytest.approx(78 / CLOCK)
-    assert result.node("fc1").bound.value == "memory"  # MEM 14 cycles > MXM 8
+    assert result.node("fc1").time_s == pytest.approx(96 / CLOCK)
+    assert result.node("fc1").bound.value == "compute"  # MXM 32 cycles (fp16 rate) > MEM 14
     assert result.node("relu").time_s == pytest.approx(65 / CLOCK)
-    assert result.node("fc2").time_s == pytest.approx(72 / CLOCK)
+    assert result.node("fc2").time_s == pytest.approx(80 / CLOCK)
     assert result.node("x").time_s == 0.0
 
 
@@ -132,11 +134,12 @@ def test_schedule_is_fixed_at_compile_time(groq):
     cg = costed(mlp())
     schedule = compile_schedule(cg, groq)
     spans = {n.name: (n.slice, n.start_cycle, n.end_cycle) for n in schedule.nodes}
-    assert spans["fc1"] == (Slice.MXM, 0, 78)
-    assert spans["relu"] == (Slice.VXM, 78, 78 + 65)
-    assert spans["fc2"] == (Slice.MXM, 143, 143 + 72)
-    assert schedule.makespan_cycles == 215
-    assert schedule.makespan_s == pytest.approx(215 / CLOCK)
+    # fc1 96, relu 65, fc2 80 cycles (test_node_cycles_of_the_mlp), one after the other
+    assert spans["fc1"] == (Slice.MXM, 0, 96)
+    assert spans["relu"] == (Slice.VXM, 96, 96 + 65)
+    assert spans["fc2"] == (Slice.MXM, 161, 161 + 80)
+    assert schedule.makespan_cycles == 241
+    assert schedule.makespan_s == pytest.approx(241 / CLOCK)
     # deterministic: the same graph gives the same schedule, and no run-time variation
     assert compile_schedule(cg, groq) == schedule
     doc = schedule.to_dict()
@@ -146,7 +149,7 @@ def test_schedule_is_fixed_at_compile_time(groq):
 def test_schedule_overlaps_slices_but_not_one_slice(groq):
     spans = {n.name: (n.start_cycle, n.end_cycle) for n in compile_schedule(costed(fork()), groq).nodes}
     # relu over [4, 640]: VXM ceil(2,560 / 5,120) = 1; MEM ceil(10,240 B * 0.9e9 / 80e12) = 1 -> 65 cycles
-    assert spans["fc1"] == (0, 78)  # the MXM
+    assert spans["fc1"] == (0, 96)  # the MXM
     assert spans["relu_a"] == (0, 65)  # the VXM, alongside fc1
     assert spans["relu_b"] == (65, 130)  # waits for the VXM
 
@@ -156,8 +159,8 @@ def test_schedule_charges_the_chip_to_chip_crossing():
     schedule = compile_schedule(costed(mlp()), small)
     fc2 = next(n for n in schedule.nodes if n.name == "fc2")
     # relu's output 4 * 960 * 2 = 7,680 B crosses one link: 3e-6 + 7,680 / 480e9 = 3.016e-6 s
-    # = ceil(3.016e-6 * 0.9e9) = ceil(2714.4) = 2715 cycles after relu ends at 143
-    assert (fc2.chip, fc2.start_cycle, fc2.end_cycle) == (1, 143 + 2715, 143 + 2715 + 72)
+    # = ceil(3.016e-6 * 0.9e9) = ceil(2714.4) = 2715 cycles after relu ends at 161
+    assert (fc2.chip, fc2.start_cycle, fc2.end_cycle) == (1, 161 + 2715, 161 + 2715 + 80)
     assert schedule.chips == 2
 
 
@@ -190,8 +193,8 @@ def test_a_node_too_big_for_one_chip_is_split_over_the_chips_holding_it():
     # fc1's working set: x 5,120 B + out 7,680 B + weights 1,230,720 B = 1,243,520 B -> ceil(2.49) = 3 chips
     assert split_ways(cg["fc1"], cg, org) == 3
     cycles, gather = tsp_cycles(cg["fc1"], cg, org)
-    # each chip: MXM ceil(8 / 3) = 3; MEM ceil(14 / 3) = 5 (all bytes in some chip's SRAM)
-    assert (cycles.mxm, cycles.mem, cycles.c2c, cycles.total) == (3, 5, 0, 5 + 64)
+    # each chip: MXM ceil(32 / 3) = 11 (fp16 rate); MEM ceil(14 / 3) = 5 (all bytes in some chip's SRAM)
+    assert (cycles.mxm, cycles.mem, cycles.c2c, cycles.total) == (11, 5, 0, 11 + 64)
     # gather 2/3 of the 7,680 B output over C2C after one crossing
     assert gather == pytest.approx(3e-6 + 7680 * 2 / 3 / 480e9)
     assert split_ways(cg["relu"], cg, org) == 1

@@ -18,12 +18,17 @@ A contraction ``[B.., M, K] x [K, N]`` (weights shared by every row) installs
 tile count by the batch. NB: contractions dfx cannot read a shape from (convolution, attention,
 einsum) are taken as perfectly packed, ``ceil(MACs / MACs per cycle)``; weight install is charged
 through MEM (the weights are read from SRAM), and is assumed to overlap the previous tile.
+
+The 320 x 320 MACs per plane per cycle are the int8 rate: ``4 * 320 * 320 * 2 * 0.9 GHz`` = 737
+TOP/s, the product brief's 750 TOPS int8. At fp16 the brief gives 188 TFLOP/s, a quarter of it, so
+a contraction in another dtype takes ``passes = int8 rate / peak(dtype)`` times the cycles
+(:meth:`TspOrganisation.mxm_passes`; fp16 and bf16, which falls back to the fp16 peak: 3.92).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 
 from dfx.costs.record import Category, CostedNode
@@ -72,6 +77,7 @@ class TspOrganisation:
     sram_bytes_per_s: float
     c2c_bytes_per_s: float
     chip_link_latency_s: float
+    profile: HardwareProfile | None = field(default=None, compare=False, repr=False)  # for dtype peaks
 
     @classmethod
     def from_profile(cls, profile: HardwareProfile) -> TspOrganisation:
@@ -98,12 +104,24 @@ class TspOrganisation:
             mxm_cols=c.array_cols, vector_alus=c.vector_units, mem_slices=on.instances,
             sram_bytes=on.capacity_bytes, sram_bytes_per_s=on.bandwidth_bytes_per_s,
             c2c_bytes_per_s=off.bandwidth_bytes_per_s, chip_link_latency_s=design.chip_link_latency_s,
+            profile=profile,
         )
 
     @property
     def macs_per_cycle(self) -> int:
         """4 planes x 320 x 320 = 409,600 on the TSP v1."""
         return self.mxm_planes * self.mxm_rows * self.mxm_cols
+
+    def mxm_passes(self, dtype: str | None) -> float:
+        """How many times longer a contraction in ``dtype`` takes than at the array's int8 rate.
+
+        ``2 * macs_per_cycle * clock / peak(dtype)``, at least 1; 1 without a profile or dtype.
+        TSP v1: 737.3 TOP/s / 188 TFLOP/s = 3.92 for fp16 (and bf16, which uses the fp16 peak).
+        """
+        if self.profile is None or dtype is None:
+            return 1.0
+        array_rate = 2 * self.macs_per_cycle * self.clock_hz
+        return max(1.0, array_rate / self.profile.peak(dtype).flop_per_s)
 
     @property
     def fill_cycles(self) -> int:
@@ -182,7 +200,8 @@ def mxm_cycles(costed: CostedNode, org: TspOrganisation) -> int:
         batch = numel(broadcast_shapes(a.shape[:-2], b.shape[:-2]))
         covered += FMA_FLOPS * batch * a.shape[-2] * a.shape[-1] * b.shape[-1]  # 2 * B * M * K * N
     rest = max(0, matmul_flops - covered)
-    return cycles + math.ceil(rest / FMA_FLOPS / org.macs_per_cycle)
+    int8_cycles = cycles + math.ceil(rest / FMA_FLOPS / org.macs_per_cycle)
+    return math.ceil(int8_cycles * org.mxm_passes(costed.dtype))
 
 
 def slice_of(costed: CostedNode) -> Slice | None:
