@@ -49,6 +49,7 @@ class Analysis:
     costed: CostedGraph
     hardware: tuple[Any, ...] = ()
     model: dict[str, Any] = field(default_factory=dict)
+    inference: Any = None  # dfx.inference.InferenceResult when a phase was asked for
 
     @property
     def graph(self) -> Graph:
@@ -112,6 +113,7 @@ class Analysis:
             "nodes": nodes,
             "edges": edges,
             "hardware": {r.profile.id: r.to_dict() for r in self.hardware},
+            **({"inference": self.inference.to_dict()} if self.inference is not None else {}),
         }
 
     def to_json(self, indent: int | None = 1) -> str:
@@ -164,6 +166,12 @@ def analyze(
     method: str = "auto",
     input_shapes: Sequence[tuple[int, ...]] | None = None,
     execution_model: str | None = None,
+    phase: str | None = None,
+    prompt_len: int | None = None,
+    kv_len: int | None = None,
+    output_len: int | None = None,
+    weight_dtype: str | None = None,
+    kv_dtype: str | None = None,
 ) -> Analysis:
     """Capture, cost and evaluate a model on hardware profiles.
 
@@ -187,6 +195,15 @@ def analyze(
         Capture method.
     execution_model : {"compiled", "eager", "scratchpad"}, optional
         How each profile runs the graph (:func:`evaluate_on`); default :data:`DEFAULT_EXECUTION_MODEL`.
+    phase : {"prefill", "decode", "generate"}, optional
+        An LLM inference phase of a causal decoder (``docs/inference.md``): the document's graph is
+        that phase's step and ``Analysis.inference`` holds TTFT, TPOT and tokens/s per profile.
+    prompt_len, kv_len, output_len : int, optional
+        Prompt tokens (prefill, generate; default 128), cached tokens of a decode step (default:
+        ``prompt_len``), output tokens of generate (default 128).
+    weight_dtype, kv_dtype : str, optional
+        Storage of weights (``bf16``, ``fp16``, ``fp8``, ``int8``, ``int4``) and of the KV cache;
+        default: ``dtype``. ``dtype`` may then also be ``fp8`` or ``int8`` (activations).
 
     Returns
     -------
@@ -204,6 +221,14 @@ def analyze(
     profiles = [_load(h) for h in hardware_ids]  # fail fast on a bad id, before capture
     model_name = _execution_model(execution_model)
     _check_distinct_ids(profiles)
+    if any(v is not None for v in (phase, prompt_len, kv_len, output_len, weight_dtype, kv_dtype)):
+        from dfx.inference.analyze import analyze_phase
+
+        return analyze_phase(
+            model_or_name, profiles, phase=phase, dtype=dtype, batch=batch, seq=seq, method=method,
+            prompt_len=prompt_len, kv_len=kv_len, output_len=output_len, weight_dtype=weight_dtype,
+            kv_dtype=kv_dtype, evaluate=lambda c, p: evaluate_on(c, p, execution_model=model_name),
+        )
     info: dict[str, Any] = {}
     if isinstance(model_or_name, Graph):
         graph = model_or_name

@@ -75,6 +75,12 @@ def analyze(
     color_by: Optional[str] = typer.Option(None, "--color-by", help="With --out: the profile whose bounds colour the DAG (default: the first)."),
     level: str = typer.Option("op", "--level", help="With --out: draw the DAG with one box per node (op) or per module (module)."),
     execution_model: Optional[str] = typer.Option(None, "--execution-model", help="compiled (the compiled program's kernels on the machine's cores), eager or scratchpad (one operator at a time). Default: compiled."),
+    phase: Optional[str] = typer.Option(None, "--phase", help="LLM inference phase of a causal decoder: prefill, decode or generate (see docs/inference.md)."),
+    prompt_len: Optional[int] = typer.Option(None, "--prompt-len", help="With --phase prefill/generate: prompt tokens per sequence (default 128)."),
+    kv_len: Optional[int] = typer.Option(None, "--kv-len", help="With --phase decode: cached tokens per sequence (default: --prompt-len)."),
+    output_len: Optional[int] = typer.Option(None, "--output-len", help="With --phase generate: output tokens per sequence (default 128)."),
+    weight_dtype: Optional[str] = typer.Option(None, "--weight-dtype", help="Weight storage: bf16, fp16, fp8, int8 or int4 (default: --dtype)."),
+    kv_dtype: Optional[str] = typer.Option(None, "--kv-dtype", help="KV-cache storage with --phase: bf16, fp16, fp8 or int8 (default: --dtype)."),
 ) -> None:
     """Capture and cost MODEL, classify every node and predict the makespan on each profile."""
     from dfx.analysis import analyze as run_analyze
@@ -92,6 +98,8 @@ def analyze(
     analysis = run_analyze(
         model, hardware=hw or None, dtype=dtype, batch=batch, seq=seq, method=method,
         input_shapes=parse_input_shapes(input_shape), execution_model=execution_model,
+        input_shapes=parse_input_shapes(input_shape), phase=phase, prompt_len=prompt_len, kv_len=kv_len,
+        output_len=output_len, weight_dtype=weight_dtype, kv_dtype=kv_dtype,
     )
     doc = analysis.to_dict()
     if out is not None:
@@ -109,6 +117,10 @@ def analyze(
         sys.stdout.write(json.dumps(doc, indent=1) + "\n")
     else:
         print_analysis(doc, _out, top=top)
+        if "inference" in doc:
+            from dfx.inference.console import print_inference
+
+            print_inference(doc, _out)
 
 
 @app.command()

@@ -13,6 +13,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from dfx.models.kv import attend_with_cache
+
 __all__ = ["GPT2", "GPT2Config", "Block", "CausalSelfAttention", "MLP"]
 
 
@@ -43,15 +45,19 @@ class CausalSelfAttention(nn.Module):
         self.n_head = config.n_head
         self.causal = config.causal
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, cache: tuple[torch.Tensor, torch.Tensor] | None = None):
+        """(B, T, C) -> (B, T, C); with ``cache`` (K, V of (B, nh, S, hs)) also the new (K, V) to append."""
         B, T, C = x.shape
         q, k, v = self.c_attn(x).split(C, dim=2)  # 3 x (B, T, C)
         q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)  # (B, nh, T, hs)
         k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)  # (B, nh, T, hs)
         v = v.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)  # (B, nh, T, hs)
-        y = F.scaled_dot_product_attention(q, k, v, is_causal=self.causal)  # (B, nh, T, hs)
+        if cache is None:
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=self.causal)  # (B, nh, T, hs)
+        else:
+            y = attend_with_cache(q, k, v, *cache)  # (B, nh, T, hs) over S cached + T new keys
         y = y.transpose(1, 2).contiguous().view(B, T, C)  # (B, T, C)
-        return self.c_proj(y)
+        return self.c_proj(y) if cache is None else (self.c_proj(y), (k, v))
 
 
 class MLP(nn.Module):
@@ -76,10 +82,15 @@ class Block(nn.Module):
         self.ln_2 = nn.LayerNorm(config.n_embd, eps=config.layer_norm_eps, bias=config.bias)
         self.mlp = MLP(config)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        x = x + self.attn(self.ln_1(x))  # (B, T, C)
-        x = x + self.mlp(self.ln_2(x))  # (B, T, C)
-        return x
+    def forward(self, x: torch.Tensor, k_cache: torch.Tensor | None = None, v_cache: torch.Tensor | None = None):
+        """(B, T, C) -> (B, T, C). A decode step passes the block's K and V cache, (B, nh, S, hs)
+        each, and gets ``(y, k_new, v_new)`` back, the new token's K and V (B, nh, T, hs)."""
+        if k_cache is None:
+            x = x + self.attn(self.ln_1(x))  # (B, T, C)
+            return x + self.mlp(self.ln_2(x))  # (B, T, C)
+        h, (k, v) = self.attn(self.ln_1(x), (k_cache, v_cache))
+        x = x + h  # (B, T, C)
+        return x + self.mlp(self.ln_2(x)), k, v
 
 
 class GPT2(nn.Module):
@@ -97,8 +108,20 @@ class GPT2(nn.Module):
         if tie_word_embeddings:
             self.lm_head.weight = self.wte.weight  # one Parameter, two uses
 
-    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
-        x = self.wte(input_ids) + self.wpe(self.position_ids[: input_ids.shape[1]])  # (B, T, C)
-        for block in self.h:
-            x = block(x)
-        return self.lm_head(self.ln_f(x))  # (B, T, V)
+    def forward(self, input_ids: torch.Tensor, kv_cache: list[torch.Tensor] | None = None):
+        """(B, T) token ids -> (B, T, V) logits.
+
+        A decode step passes ``kv_cache = [k_0, v_0, k_1, v_1, ...]``, each (B, nh, S, hs), and
+        gets ``(logits, [k_new_0, v_new_0, ...])`` back (each (B, nh, T, hs)), to append.
+        """
+        S, T = (0 if kv_cache is None else kv_cache[0].shape[2]), input_ids.shape[1]
+        x = self.wte(input_ids) + self.wpe(self.position_ids[S : S + T])  # (B, T, C), positions S..S+T-1
+        new_kv: list[torch.Tensor] = []
+        for i, block in enumerate(self.h):
+            if kv_cache is None:
+                x = block(x)
+            else:
+                x, k, v = block(x, kv_cache[2 * i], kv_cache[2 * i + 1])
+                new_kv += [k, v]
+        logits = self.lm_head(self.ln_f(x))  # (B, T, V)
+        return logits if kv_cache is None else (logits, new_kv)

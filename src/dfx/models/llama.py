@@ -13,6 +13,10 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from dfx.models.kv import attend_with_cache
+
+KVPair = tuple[torch.Tensor, torch.Tensor]  # one layer's (K, V) cache, each (B, nkv, S, hs)
+
 __all__ = ["Attention", "DecoderLayer", "FeedForward", "Llama", "LlamaConfig", "LlamaLayer", "RMSNorm", "Rotary"]
 
 
@@ -65,10 +69,11 @@ class Rotary(nn.Module):
         self.register_buffer("cos", emb.cos(), persistent=False)
         self.register_buffer("sin", emb.sin(), persistent=False)
 
-    def forward(self, T: int) -> tuple[torch.Tensor, torch.Tensor]:
-        if T > self.cos.shape[0]:
-            raise ValueError(f"sequence of {T} tokens is longer than the rotary table ({self.cos.shape[0]})")
-        return self.cos[:T], self.sin[:T]  # 2 x (T, hs)
+    def forward(self, T: int, start: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+        """Rows ``start .. start+T-1``: the positions of T tokens after ``start`` cached ones."""
+        if start + T > self.cos.shape[0]:
+            raise ValueError(f"position {start + T} is past the rotary table ({self.cos.shape[0]} rows)")
+        return self.cos[start : start + T], self.sin[start : start + T]  # 2 x (T, hs)
 
 
 def _rotate_half(x: torch.Tensor) -> torch.Tensor:
@@ -90,16 +95,20 @@ class Attention(nn.Module):
         self.v_proj = nn.Linear(config.dim, config.n_kv_heads * self.head_dim, bias=False)
         self.o_proj = nn.Linear(config.n_heads * self.head_dim, config.dim, bias=False)
 
-    def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, cache: KVPair | None = None):
+        """(B, T, C) -> (B, T, C); with ``cache`` (K, V of (B, nkv, S, hs)) also the new (K, V) to append."""
         B, T, C = x.shape
         q = self.q_proj(x).view(B, T, self.n_heads, self.head_dim).transpose(1, 2)  # (B, nh, T, hs)
         k = self.k_proj(x).view(B, T, self.n_kv_heads, self.head_dim).transpose(1, 2)  # (B, nkv, T, hs)
         v = self.v_proj(x).view(B, T, self.n_kv_heads, self.head_dim).transpose(1, 2)  # (B, nkv, T, hs)
         q, k = apply_rotary(q, cos, sin), apply_rotary(k, cos, sin)
-        gqa = self.n_kv_heads != self.n_heads  # each KV head serves nh / nkv query heads
-        y = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=gqa)  # (B, nh, T, hs)
+        if cache is None:
+            gqa = self.n_kv_heads != self.n_heads  # each KV head serves nh / nkv query heads
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=gqa)  # (B, nh, T, hs)
+        else:
+            y = attend_with_cache(q, k, v, *cache)  # (B, nh, T, hs) over S cached + T new keys
         y = y.transpose(1, 2).contiguous().view(B, T, self.n_heads * self.head_dim)  # (B, T, nh * hs)
-        return self.o_proj(y)  # (B, T, C)
+        return self.o_proj(y) if cache is None else (self.o_proj(y), (k, v))  # (B, T, C)
 
 
 class FeedForward(nn.Module):
@@ -125,10 +134,13 @@ class DecoderLayer(nn.Module):
         self.post_attention_layernorm = RMSNorm(config.dim, config.norm_eps)
         self.mlp = FeedForward(config)
 
-    def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
-        x = x + self.self_attn(self.input_layernorm(x), cos, sin)  # (B, T, C)
+    def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, cache: KVPair | None = None):
+        """(B, T, C) -> (B, T, C); with ``cache``, also the new (K, V) (see :class:`Attention`)."""
+        h = self.self_attn(self.input_layernorm(x), cos, sin, cache)
+        h, new_kv = (h, None) if cache is None else h
+        x = x + h  # (B, T, C)
         x = x + self.mlp(self.post_attention_layernorm(x))  # (B, T, C)
-        return x
+        return x if cache is None else (x, new_kv)
 
 
 class LlamaLayer(nn.Module):
@@ -139,9 +151,15 @@ class LlamaLayer(nn.Module):
         self.rotary = Rotary(config.hs, config.rope_theta, config.max_seq_len)
         self.layer = DecoderLayer(config)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        cos, sin = self.rotary(x.shape[1])  # 2 x (T, hs)
-        return self.layer(x, cos, sin)
+    def forward(self, x: torch.Tensor, k_cache: torch.Tensor | None = None, v_cache: torch.Tensor | None = None):
+        """(B, T, C) -> (B, T, C). A decode step passes the layer's K and V cache, (B, nkv, S, hs)
+        each, and gets ``(y, k_new, v_new)`` back, the new token's K and V (B, nkv, T, hs)."""
+        if k_cache is None:
+            cos, sin = self.rotary(x.shape[1])  # 2 x (T, hs)
+            return self.layer(x, cos, sin)
+        cos, sin = self.rotary(x.shape[1], start=k_cache.shape[2])  # positions S .. S+T-1
+        y, (k, v) = self.layer(x, cos, sin, (k_cache, v_cache))
+        return y, k, v
 
 
 class Llama(nn.Module):
@@ -158,9 +176,21 @@ class Llama(nn.Module):
         if tie_word_embeddings:
             self.lm_head.weight = self.embed_tokens.weight  # one Parameter, two uses
 
-    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
+    def forward(self, input_ids: torch.Tensor, kv_cache: list[torch.Tensor] | None = None):
+        """(B, T) token ids -> (B, T, V) logits.
+
+        A decode step passes ``kv_cache = [k_0, v_0, k_1, v_1, ...]``, each (B, nkv, S, hs), and
+        gets ``(logits, [k_new_0, v_new_0, ...])`` back (each (B, nkv, T, hs)), to append.
+        """
         x = self.embed_tokens(input_ids)  # (B, T, C)
-        cos, sin = self.rotary(input_ids.shape[1])  # 2 x (T, hs), shared by every layer
-        for layer in self.layers:
-            x = layer(x, cos, sin)
-        return self.lm_head(self.norm(x))  # (B, T, V)
+        start = 0 if kv_cache is None else kv_cache[0].shape[2]
+        cos, sin = self.rotary(input_ids.shape[1], start=start)  # 2 x (T, hs), shared by every layer
+        new_kv: list[torch.Tensor] = []
+        for i, layer in enumerate(self.layers):
+            if kv_cache is None:
+                x = layer(x, cos, sin)
+            else:
+                x, (k, v) = layer(x, cos, sin, (kv_cache[2 * i], kv_cache[2 * i + 1]))
+                new_kv += [k, v]
+        logits = self.lm_head(self.norm(x))  # (B, T, V)
+        return logits if kv_cache is None else (logits, new_kv)

@@ -1,0 +1,194 @@
+"""Weight, activation and KV-cache precision: a costed graph's bytes at other widths.
+
+A model is captured in a float dtype torch can build (bf16, fp16, fp32). :func:`apply_precision`
+re-prices the traffic of each node as if its weights, its KV-cache reads and its activations were
+stored at the widths a :class:`Precision` names (int4 weights, an fp8 cache, fp8 activations), and
+runs the matmuls of fp8/int8 activations on that dtype's peak. FLOPs do not change.
+
+Widths come from one typed table, :data:`STORAGE_BITS`; names are looked up in it (with the
+aliases of :data:`_ALIASES`), never parsed.
+
+Where the bytes of a node come from (NB: the approximations):
+
+- weights: the parameters a **matmul** node reads (every ``nn.Linear``, conv, LM head), whole,
+  once per node. Norm scales, biases and embedding rows count as activations: they are a
+  negligible part of the traffic, and an embedding reads only the rows it gathers.
+- KV cache: the node's inputs that are a cache input of the graph, directly or through views
+  (``dfx.inference.steps.cache_inputs``).
+- activations: the rest, and everything written; scaled only when the activation width differs
+  from the capture width (an fp32 norm upcast inside a bf16 model is scaled by the same ratio).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import Any, Callable
+
+from dfx.costs.record import Category, Cost, CostedGraph, CostedNode
+from dfx.errors import DfxError
+
+__all__ = ["STORAGE_BITS", "Precision", "PrecisionNode", "apply_precision", "bytes_per_element", "storage_name"]
+
+# Bits per stored element, by canonical name. int4 is a packed 4-bit integer (two per byte, as
+# GPTQ/AWQ kernels store weights); fp8 is OCP FP8 E4M3 unless E5M2 is named.
+STORAGE_BITS: dict[str, int] = {
+    "float32": 32,
+    "bfloat16": 16,
+    "float16": 16,
+    "float8_e4m3fn": 8,
+    "float8_e5m2": 8,
+    "int8": 8,
+    "int4": 4,
+}
+
+_ALIASES: dict[str, str] = {
+    "fp32": "float32", "float": "float32",
+    "bf16": "bfloat16",
+    "fp16": "float16", "half": "float16",
+    "fp8": "float8_e4m3fn", "fp8_e4m3": "float8_e4m3fn", "e4m3": "float8_e4m3fn",
+    "fp8_e5m2": "float8_e5m2", "e5m2": "float8_e5m2",
+}  # fmt: skip
+
+# Formats a model can be built and captured in (the others are re-priced from a bf16 capture).
+CAPTURE_DTYPES = ("float32", "bfloat16", "float16")
+_CARRIER = "bfloat16"  # what an fp8/int8 activation model is captured in before re-pricing
+
+
+def storage_name(name: str, what: str = "dtype") -> str:
+    """The canonical name of a storage format (``"bf16"`` -> ``"bfloat16"``).
+
+    Raises
+    ------
+    DfxError
+        Naming the value and the accepted names.
+    """
+    key = str(name).strip().lower().removeprefix("torch.")
+    key = _ALIASES.get(key, key)
+    if key not in STORAGE_BITS:
+        raise DfxError(f"unknown {what} {name!r}; expected one of bf16, fp16, fp32, fp8, int8, int4")
+    return key
+
+
+def bytes_per_element(name: str) -> float:
+    """Bytes per element of a format: ``bits / 8`` (0.5 for int4).
+
+    Examples
+    --------
+    >>> bytes_per_element("int4"), bytes_per_element("bf16")
+    (0.5, 2.0)
+    """
+    return STORAGE_BITS[storage_name(name)] / 8
+
+
+@dataclass(frozen=True)
+class PrecisionNode(CostedNode):
+    """A costed node re-priced by :func:`apply_precision`; ``dtype`` is the dtype it computes in."""
+
+    compute_dtype: str | None = None
+
+    @property
+    def dtype(self) -> str | None:  # type: ignore[override]
+        return self.compute_dtype or super().dtype
+
+
+@dataclass(frozen=True)
+class Precision:
+    """Storage widths of weights, activations and the KV cache, and the dtype the graph is captured in.
+
+    Build it with :meth:`Precision.of`, which fills the defaults (weights and cache at the
+    activation width) and picks the capture dtype.
+    """
+
+    activation: str
+    weight: str
+    kv: str
+    capture: str
+
+    @classmethod
+    def of(cls, activation: str, weight: str | None = None, kv: str | None = None) -> Precision:
+        """Canonical names; ``weight`` and ``kv`` default to ``activation``.
+
+        Raises
+        ------
+        DfxError
+            An unknown name, or int4 activations (no machine dfx models computes in int4).
+        """
+        act = storage_name(activation, "--dtype")
+        if act == "int4":
+            raise DfxError("int4 is a weight format; give --weight-dtype int4 with --dtype bf16 (or fp16)")
+        w = storage_name(weight, "--weight-dtype") if weight else act
+        k = storage_name(kv, "--kv-dtype") if kv else act
+        return cls(act, w, k, act if act in CAPTURE_DTYPES else _CARRIER)
+
+    @property
+    def is_identity(self) -> bool:
+        return self.activation == self.weight == self.kv == self.capture
+
+    @property
+    def kv_dtype(self) -> str:
+        return self.kv
+
+    def apply(self, costed: CostedGraph, is_cache: Callable[[str], bool] | None = None) -> CostedGraph:
+        return apply_precision(costed, self, is_cache=is_cache)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "activation": self.activation, "weight": self.weight, "kv_cache": self.kv, "captured_in": self.capture,
+            "bits": {"activation": STORAGE_BITS[self.activation], "weight": STORAGE_BITS[self.weight],
+                     "kv_cache": STORAGE_BITS[self.kv]},
+        }
+
+
+def _ratio(to: str, captured: str) -> float:
+    return STORAGE_BITS[to] / STORAGE_BITS[captured]
+
+
+def apply_precision(
+    costed: CostedGraph, precision: Precision, *, is_cache: Callable[[str], bool] | None = None
+) -> CostedGraph:
+    """``costed`` with its bytes at the widths of ``precision`` (FLOPs unchanged).
+
+    Parameters
+    ----------
+    costed : CostedGraph
+        Captured at ``precision.capture``.
+    precision : Precision
+    is_cache : callable, optional
+        ``is_cache(placeholder_name)``: which graph inputs are the KV cache (default: none).
+
+    Returns
+    -------
+    CostedGraph
+        Nodes are :class:`PrecisionNode`; a matmul's ``dtype`` is the activation dtype (its peak).
+    """
+    if precision.is_identity:
+        return costed
+    graph = costed.graph
+    params = graph.parameter_index
+    is_cache = is_cache or (lambda name: False)
+    views = {n.name: n for n in costed.nodes if n.category is Category.VIEW}
+
+    def from_cache(src: str) -> bool:
+        while src in views and views[src].node.inputs:
+            src = views[src].node.inputs[0].src
+        node = graph.node(src)
+        return node.op == "placeholder" and is_cache(node.name)
+
+    act = _ratio(precision.activation, precision.capture)
+    wgt = _ratio(precision.weight, precision.capture)
+    kv = _ratio(precision.kv, precision.capture)
+    nodes = []
+    for cn in costed.nodes:
+        c = cn.cost
+        is_mm = cn.category is Category.MATMUL
+        w_bytes = sum(params[p].spec.nbytes for p in cn.node.params if params[p].kind == "parameter") if is_mm else 0
+        kv_bytes = sum(
+            graph.node(e.src).outputs[e.index].nbytes for e in cn.node.inputs if from_cache(e.src)
+        ) if cn.node.op != "placeholder" else 0
+        rest = max(c.bytes_read - w_bytes - kv_bytes, 0)
+        read = math.ceil(rest * act + min(w_bytes, c.bytes_read) * wgt + kv_bytes * kv)
+        cost = Cost(c.flops, read if c.bytes_read else 0, math.ceil(c.bytes_written * act))
+        compute = precision.activation if is_mm and precision.activation != precision.capture else None
+        nodes.append(PrecisionNode(cn.node, cost, cn.category, cn.flops_by_category, cn.unknown_ops, cn.calls, compute))
+    return replace(costed, nodes=tuple(nodes))

@@ -1,0 +1,273 @@
+"""Prefill, decode and generate: the inference phases of a causal decoder on hardware profiles.
+
+A **prefill** is one forward pass over the prompt (``prompt_len`` tokens per sequence); it yields
+the first output token, so its latency is the time to first token. A **decode step** processes one
+new token per sequence against a KV cache of ``kv_len`` tokens. **Generate** is a prefill plus the
+``output_len - 1`` decode steps that produce the other tokens, the cache growing from
+``prompt_len`` to ``prompt_len + output_len - 2`` tokens (metrics as TensorRT-LLM's and vLLM's
+benchmarks define them, see ``docs/inference.md``)::
+
+    ttft_s                = T_prefill(prompt_len)
+    decode_s              = sum over k = P .. P+O-2 of T_decode(k)
+    tpot_s                = decode_s / (O - 1)
+    total_s               = ttft_s + decode_s                       (end-to-end latency)
+    tokens_per_s          = batch * O / total_s                     (output tokens/s of the system)
+    tokens_per_s_per_user = 1 / tpot_s                              (one sequence's decode speed)
+
+Each ``T`` is a captured graph's predicted latency on the profile (``HardwareResult.latency_s``).
+``decode_s`` is summed exactly from a few KV lengths (:func:`sum_over_steps`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, Callable, Sequence
+
+from dfx.errors import DfxError
+
+__all__ = ["Phase", "PhaseRequest", "InferenceResult", "ProfileMetrics", "run_phase", "sum_over_steps"]
+
+DEFAULT_PROMPT_LEN = 128  # tokens; TensorRT-LLM's and MLPerf's shortest published input length
+DEFAULT_OUTPUT_LEN = 128
+_AFFINE_REL_TOL = 1e-9  # a midpoint this close to the chord counts as on it (float rounding only)
+
+
+class Phase(str, Enum):
+    PREFILL = "prefill"
+    DECODE = "decode"
+    GENERATE = "generate"
+
+
+@dataclass(frozen=True)
+class PhaseRequest:
+    """What to run: the phase and its lengths, per sequence, and the batch (sequences together)."""
+
+    phase: Phase
+    batch: int = 1
+    prompt_len: int = DEFAULT_PROMPT_LEN
+    kv_len: int = DEFAULT_PROMPT_LEN
+    output_len: int = DEFAULT_OUTPUT_LEN
+
+    @property
+    def decode_kv_lens(self) -> range:
+        """KV lengths of the decode steps: ``kv_len`` alone, or ``P .. P+O-2`` in generate."""
+        if self.phase is Phase.DECODE:
+            return range(self.kv_len, self.kv_len + 1)
+        if self.phase is Phase.GENERATE:
+            return range(self.prompt_len, self.prompt_len + self.output_len - 1)
+        return range(0)
+
+    @property
+    def kv_cache_tokens(self) -> int:
+        """Tokens in the KV cache the phase is quoted for (see ``docs/inference.md``)."""
+        if self.phase is Phase.PREFILL:
+            return self.prompt_len  # the cache the prefill writes
+        if self.phase is Phase.DECODE:
+            return self.kv_len  # the cache the step reads
+        return self.prompt_len + self.output_len - 1  # every K/V the request computes
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "phase": self.phase.value, "batch": self.batch, "prompt_len": self.prompt_len,
+            "kv_len": self.kv_len, "output_len": self.output_len,
+        }
+
+
+@dataclass(frozen=True)
+class ProfileMetrics:
+    """A phase's user-facing numbers on one profile; ``None`` where the phase has no such number."""
+
+    profile_id: str
+    ttft_s: float | None = None
+    tpot_s: float | None = None
+    decode_s: float | None = None
+    total_s: float | None = None
+    tokens_per_s: float | None = None
+    tokens_per_s_per_user: float | None = None
+    prefill_tokens_per_s: float | None = None
+    decode_kv_lens_evaluated: tuple[int, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ttft_s": self.ttft_s, "tpot_s": self.tpot_s, "decode_s": self.decode_s, "total_s": self.total_s,
+            "tokens_per_s": self.tokens_per_s, "tokens_per_s_per_user": self.tokens_per_s_per_user,
+            "prefill_tokens_per_s": self.prefill_tokens_per_s,
+            "decode_kv_lens_evaluated": list(self.decode_kv_lens_evaluated),
+        }
+
+
+@dataclass(frozen=True)
+class InferenceResult:
+    """The ``inference`` section of the export document (``docs/export-format.md``)."""
+
+    request: PhaseRequest
+    n_layers: int
+    n_kv_heads: int
+    head_dim: int
+    kv_dtype: str
+    kv_bytes_per_element: float
+    graph_step: str  # which step the document's graph (nodes, totals, hardware) is
+    profiles: tuple[ProfileMetrics, ...] = ()
+    precision: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def kv_cache_bytes(self) -> int:
+        """``2 * layers * kv_heads * head_dim * tokens * batch * bytes per element``."""
+        r = self.request
+        elements = 2 * self.n_layers * self.n_kv_heads * self.head_dim * r.kv_cache_tokens * r.batch
+        return math.ceil(elements * self.kv_bytes_per_element)
+
+    def metrics(self, profile_id: str) -> ProfileMetrics:
+        for m in self.profiles:
+            if m.profile_id == profile_id:
+                return m
+        raise KeyError(f"no inference metrics for profile {profile_id!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            **self.request.to_dict(),
+            "n_layers": self.n_layers, "n_kv_heads": self.n_kv_heads, "head_dim": self.head_dim,
+            "kv_dtype": self.kv_dtype, "kv_cache_tokens": self.request.kv_cache_tokens,
+            "kv_cache_bytes": self.kv_cache_bytes, "graph_step": self.graph_step,
+            "precision": dict(self.precision),
+            "profiles": {m.profile_id: m.to_dict() for m in self.profiles},
+        }
+
+
+def sum_over_steps(f: Callable[[int], float], lo: int, hi: int) -> tuple[float, tuple[int, ...]]:
+    """``sum(f(k) for k in range(lo, hi + 1))`` from a few evaluations of ``f``, and the ``k`` evaluated.
+
+    ``f`` is evaluated at both ends and the midpoint of ``[lo, hi]``. If the midpoint lies on the
+    chord, the interval's sum is the trapezoid ``(hi - lo + 1) * (f(lo) + f(hi)) / 2`` (exact for
+    an affine ``f``); otherwise both halves are summed the same way, recursively.
+
+    Notes
+    -----
+    Exact for the roofline: each node's time is ``max(a1 + b1 k, a2 + b2 k) + overhead`` (FLOPs and
+    bytes of the attention over the cache grow linearly with ``k``), so the step time is a sum of
+    convex piecewise-affine functions, itself convex; a convex function equal to its chord at an
+    interior point is affine on the whole interval. For a latency that is not convex in ``k`` (a
+    tensor that stops fitting on chip), the midpoint test is a check, not a proof.
+
+    Examples
+    --------
+    >>> sum_over_steps(lambda k: 2.0 * k + 1.0, 0, 9)  # 2 * 45 + 10
+    (100.0, (0, 4, 9))
+    """
+    if hi < lo:
+        return 0.0, ()
+    seen: dict[int, float] = {}
+
+    def at(k: int) -> float:
+        if k not in seen:
+            seen[k] = f(k)
+        return seen[k]
+
+    def total(a: int, b: int) -> float:
+        if b - a <= 1:
+            return sum(at(k) for k in range(a, b + 1))
+        mid = (a + b) // 2
+        chord = at(a) + (at(b) - at(a)) * (mid - a) / (b - a)
+        if math.isclose(at(mid), chord, rel_tol=_AFFINE_REL_TOL, abs_tol=0.0):
+            return (b - a + 1) * (at(a) + at(b)) / 2
+        return total(a, mid) + total(mid, b) - at(mid)
+
+    return total(lo, hi), tuple(sorted(seen))
+
+
+def _metrics(request: PhaseRequest, profile_id: str, prefill_s: float | None, decode: Callable[[int], float]) -> ProfileMetrics:
+    r = request
+    if r.phase is Phase.PREFILL:
+        return ProfileMetrics(profile_id, ttft_s=prefill_s, total_s=prefill_s,
+                              prefill_tokens_per_s=r.batch * r.prompt_len / prefill_s)
+    if r.phase is Phase.DECODE:
+        tpot = decode(r.kv_len)
+        return ProfileMetrics(profile_id, tpot_s=tpot, decode_s=tpot, total_s=tpot, tokens_per_s=r.batch / tpot,
+                              tokens_per_s_per_user=1.0 / tpot, decode_kv_lens_evaluated=(r.kv_len,))
+    steps = r.decode_kv_lens
+    decode_s, evaluated = sum_over_steps(decode, steps.start, steps.stop - 1)
+    total = prefill_s + decode_s
+    tpot = decode_s / len(steps) if len(steps) else None
+    return ProfileMetrics(
+        profile_id, ttft_s=prefill_s, tpot_s=tpot, decode_s=decode_s, total_s=total,
+        tokens_per_s=r.batch * r.output_len / total,
+        tokens_per_s_per_user=1.0 / tpot if tpot else r.output_len / total,
+        prefill_tokens_per_s=r.batch * r.prompt_len / prefill_s, decode_kv_lens_evaluated=evaluated,
+    )
+
+
+def check_request(request: PhaseRequest) -> None:
+    """A one-line :class:`DfxError` for a length or batch that is not a positive integer."""
+    for name, value in (("--batch", request.batch), ("--prompt-len", request.prompt_len),
+                        ("--kv-len", request.kv_len), ("--output-len", request.output_len)):
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            raise DfxError(f"{name} must be a positive integer, got {value!r}")
+
+
+def run_phase(
+    spec: str,
+    profiles: Sequence[Any],
+    request: PhaseRequest,
+    *,
+    dtype: str = "bfloat16",
+    method: str = "auto",
+    evaluate: Callable[[Any, Any], Any],
+    precision: Any = None,
+):
+    """Capture the steps ``request`` needs, evaluate them on ``profiles``, and compute the metrics.
+
+    Parameters
+    ----------
+    spec : str
+        A causal decoder: built-in layer or ``hf:`` config.
+    profiles : sequence of HardwareProfile
+    request : PhaseRequest
+    dtype : str
+        torch's name of the dtype the model is built and captured in.
+    evaluate : callable
+        ``evaluate(costed, profile) -> HardwareResult`` (``dfx.analysis.evaluate_on``).
+    precision : Precision, optional
+        Weight, activation and KV-cache widths applied to each step's costs
+        (:func:`dfx.inference.precision.apply_precision`).
+
+    Returns
+    -------
+    (CostedGraph, tuple of HardwareResult, InferenceResult)
+        The step the document shows (the prefill for ``prefill``, the first decode step
+        otherwise), its results per profile, and the metrics.
+    """
+    from dfx.inference.steps import capture_step, is_cache_input
+
+    check_request(request)
+    results: dict[tuple[int, int], tuple[Any, Any, tuple[Any, ...]]] = {}  # (tokens, kv_len) -> step
+
+    def step(tokens: int, kv_len: int, evaluated: bool = True):
+        key = (tokens, kv_len)
+        if key not in results:
+            s = capture_step(spec, batch=request.batch, tokens=tokens, kv_len=kv_len, dtype=dtype, method=method)
+            costed = s.costed if precision is None else precision.apply(s.costed, is_cache_input)
+            results[key] = (s, costed, tuple(evaluate(costed, p) for p in profiles))
+        return results[key]
+
+    def latency(tokens: int, kv_len: int, index: int) -> float:
+        return step(tokens, kv_len)[2][index].latency_s
+
+    prefill_key = (request.prompt_len, 0)
+    metrics = []
+    for i, p in enumerate(profiles):
+        prefill_s = latency(*prefill_key, i) if request.phase is not Phase.DECODE else None
+        metrics.append(_metrics(request, p.id, prefill_s, lambda k, i=i: latency(1, k, i)))
+    shown = prefill_key if request.phase is Phase.PREFILL else (1, request.decode_kv_lens.start)
+    s, costed, hw = step(*shown)  # captured already, unless there are no profiles
+    geometry = s.geometry
+    kv_dtype = precision.kv_dtype if precision is not None else dtype
+    from dfx.costs.precision import bytes_per_element
+
+    info = InferenceResult(
+        request, geometry.n_layers, geometry.n_kv_heads, geometry.head_dim, kv_dtype, bytes_per_element(kv_dtype),
+        graph_step=("prefill" if shown[1] == 0 else "decode") + f" step: {shown[0]} new token(s), kv_len {shown[1]}",
+        profiles=tuple(metrics), precision=precision.to_dict() if precision is not None else {"activation": dtype},
+    )
+    return costed, hw, info

@@ -1,0 +1,170 @@
+"""Inference steps of causal decoders: a prefill of T prompt tokens, or a decode step over a KV cache.
+
+``build_step`` makes the model and example inputs of one step, for the built-in transformer layers
+(``gpt2-block``, ``llama-layer``, ``llama3-8b-layer``) and ``hf:`` GPT-2 and Llama configs (built
+with dfx's own implementations, which have the same parameters and FLOPs as transformers', see
+``docs/models.md``). A decode step's inputs are the new tokens and every layer's K and V cache,
+``(B, nkv, S, hs)`` each: the cache is an input of the captured graph, read by the attention.
+
+``layers`` builds a whole model with fewer layers than its config (the phases capture two layers
+and repeat the second in the graph, :mod:`dfx.inference.repeat`); :class:`StepSpec` says how many
+the config has.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import torch
+import torch.nn as nn
+
+from dfx.errors import ModelSpecError
+from dfx.models import gpt2, llama
+from dfx.models.hf import _DFX_BUILDERS, _check_seq, load_config
+from dfx.models.registry import PRESETS
+from dfx.models.spec import ModelSpec, check_positive, parse_dtype
+
+__all__ = ["DECODER_BUILTINS", "KVGeometry", "StepSpec", "build_step", "kv_geometry"]
+
+# Built-ins that are one layer of a causal decoder (the others are encoders or not transformers).
+DECODER_BUILTINS = ("gpt2-block", "llama-layer", "llama3-8b-layer")
+_HF_PREFIX = "hf:"
+_DECODERS = f"use a built-in {', '.join(DECODER_BUILTINS)}, or an hf: GPT-2 or Llama config"
+
+
+@dataclass(frozen=True)
+class KVGeometry:
+    """What one token adds to the KV cache: ``2 * n_layers * n_kv_heads * head_dim`` elements.
+
+    ``layer_prefix`` is the module path of the layer list (``layers`` in Llama, ``h`` in GPT-2;
+    ``""`` for a single built-in layer).
+    """
+
+    n_layers: int
+    n_kv_heads: int
+    head_dim: int
+    layer_prefix: str = ""
+
+    def elements_per_token(self) -> int:
+        """K and V (2) of every layer and KV head: ``2 * n_layers * n_kv_heads * head_dim``."""
+        return 2 * self.n_layers * self.n_kv_heads * self.head_dim
+
+
+@dataclass(frozen=True)
+class StepSpec:
+    """One step's model and inputs, and the decoder's geometry.
+
+    ``spec.args`` is ``(tokens,)`` for a prefill and ``(tokens, *caches)`` (built-in layers) or
+    ``(input_ids, [k_0, v_0, ...])`` (``hf:``) for a decode step. ``geometry.n_layers`` is the
+    whole model's layer count; ``built_layers`` how many ``spec.model`` has.
+    """
+
+    spec: ModelSpec
+    geometry: KVGeometry
+    built_layers: int
+    tokens: int  # new tokens this step processes (the prompt in a prefill, 1 in a decode step)
+    kv_len: int  # cached tokens the step reads (0 in a prefill)
+
+
+def kv_geometry(model: nn.Module, layer_prefix: str = "") -> KVGeometry:
+    """Layers, KV heads and head size of a GPT-2 or Llama module (a layer or a whole model).
+
+    Raises
+    ------
+    ModelSpecError
+        If ``model`` has no causal self-attention dfx knows (an encoder, a CNN).
+    """
+    found: list[tuple[int, int]] = []
+    for m in model.modules():
+        if isinstance(m, llama.Attention):
+            found.append((m.n_kv_heads, m.head_dim))
+        elif isinstance(m, gpt2.CausalSelfAttention) and m.causal:
+            found.append((m.n_head, m.c_attn.in_features // m.n_head))
+    if not found:
+        raise ModelSpecError(f"phases need a causal decoder: this model has no causal self-attention ({_DECODERS})")
+    return KVGeometry(len(found), found[0][0], found[0][1], layer_prefix)
+
+
+def build_step(
+    spec: str,
+    *,
+    batch: int = 1,
+    tokens: int = 1,
+    kv_len: int = 0,
+    dtype: str | torch.dtype = "bfloat16",
+    layers: int | None = None,
+    device: str | torch.device = "meta",
+) -> StepSpec:
+    """The model and inputs of one inference step: ``tokens`` new tokens after ``kv_len`` cached ones.
+
+    Parameters
+    ----------
+    spec : str
+        A decoder built-in (:data:`DECODER_BUILTINS`) or ``hf:NAME`` of a GPT-2 or Llama config.
+    batch : int
+        Sequences processed together.
+    tokens : int
+        New tokens per sequence: the prompt length in a prefill, 1 in a decode step.
+    kv_len : int
+        Cached tokens per sequence (0: a prefill, no cache input; > 0: a decode step).
+    dtype : str or torch.dtype
+        Float dtype of parameters, activations and the cache.
+    layers : int, optional
+        For ``hf:`` models: build only this many layers (``None``: the config's). Built-ins are
+        one layer.
+
+    Raises
+    ------
+    ModelSpecError
+        Not a causal decoder, bad sizes, or more positions than a learned table (GPT-2) holds.
+
+    Examples
+    --------
+    >>> step = build_step("llama3-8b-layer", batch=2, kv_len=16)
+    >>> [tuple(a.shape) for a in step.spec.args]
+    [(2, 1, 4096), (2, 8, 16, 128), (2, 8, 16, 128)]
+    """
+    check_positive(batch=batch, tokens=tokens, layers=layers)
+    if isinstance(kv_len, bool) or not isinstance(kv_len, int) or kv_len < 0:
+        raise ModelSpecError(f"kv_len must be a non-negative integer, got {kv_len!r}")
+    torch_dtype = parse_dtype(dtype)
+    if spec.startswith(_HF_PREFIX):
+        model, full_layers, prefix, shape = _hf_model(spec[len(_HF_PREFIX) :], tokens + kv_len, layers, device)
+        x = torch.zeros((batch, tokens), dtype=torch.int64, device=device)
+    elif spec in DECODER_BUILTINS:
+        preset = PRESETS[spec]
+        with torch.device(device):
+            model = preset.make(max(preset.default_seq, tokens + kv_len))  # rotary rows for every position
+        full_layers, prefix, shape = 1, "", f"({batch}, {tokens}, hidden)"
+        x = torch.zeros(preset.input_shape(batch, tokens), dtype=torch_dtype, device=device)
+    else:
+        raise ModelSpecError(f"phases need a causal decoder; {spec!r} is not one ({_DECODERS})")
+    model = model.to(dtype=torch_dtype).eval()
+    geometry = replace(kv_geometry(model, prefix), n_layers=full_layers)
+    built = kv_geometry(model).n_layers
+    caches = [
+        torch.zeros((batch, geometry.n_kv_heads, kv_len, geometry.head_dim), dtype=torch_dtype, device=device)
+        for _ in range(2 * built)
+    ] if kv_len else []
+    args: tuple = (x,) if not caches else ((x, *caches) if not prefix else (x, caches))
+    what = f"decode step over {kv_len} cached tokens" if kv_len else f"prefill of {tokens} tokens"
+    description = f"{spec}: {what}, batch {batch}, {built} of {full_layers} layer(s) built; input {shape}"
+    return StepSpec(ModelSpec(spec, model, args, {}, description), geometry, built, tokens, kv_len)
+
+
+def _hf_model(name: str, positions: int, layers: int | None, device) -> tuple[nn.Module, int, str, str]:
+    config, _ = load_config(name)
+    kind = config["model_type"]
+    if kind not in ("gpt2", "llama"):
+        raise ModelSpecError(
+            f"phases need a causal decoder; hf:{name} is model_type {kind!r} ({_DECODERS})"
+        )
+    _check_seq(config, positions)  # a learned position table (GPT-2) caps prompt + cache
+    key = "n_layer" if kind == "gpt2" else "num_hidden_layers"
+    full = int(config[key])
+    if layers is not None:
+        config = {**config, key: min(layers, full)}
+    with torch.device(device):
+        model = _DFX_BUILDERS[kind](config, positions)
+    prefix = "h" if kind == "gpt2" else "layers"
+    return model, full, prefix, f"input_ids ({positions} positions)"
