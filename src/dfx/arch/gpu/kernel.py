@@ -464,14 +464,16 @@ def _simt_kernel(kind, shape, dtype, profile, cfg, block, iters, smem, regs, flo
 
 def pointwise_kernel(numel: int, profile: HardwareProfile, *, dtype: str = "bfloat16", inputs: int = 1, outputs: int = 1,
                      flops_per_element: float = 1.0, branch: tuple[float, float, float] | None = None,
-                     config: PointwiseConfig | None = None, registers_per_thread: int = _SIMT_REGS_ESTIMATE) -> SimtKernel:
+                     config: PointwiseConfig | None = None, registers_per_thread: int = _SIMT_REGS_ESTIMATE,
+                     hbm_bytes: float | None = None) -> SimtKernel:
     """A fused 1-D elementwise Triton kernel over ``numel`` elements.
 
     Each program covers ``XBLOCK`` elements; bytes = ``numel * (inputs + outputs) * itemsize``.
     ``branch = (p, then_flops, else_flops)`` adds an ``if`` each lane takes with probability ``p``
     independently: a warp whose lanes split runs both sides (:func:`~dfx.arch.gpu.simt.divergent_warp_cost`),
     so the issued FLOPs per element are that expected cost and ``simt_efficiency`` the useful share.
-    With no ``config``, Inductor's two candidates are compared and the faster kept.
+    With no ``config``, Inductor's two candidates are compared and the faster kept. ``hbm_bytes``
+    replaces the bytes (a fused kernel's off-chip bytes, from the compile stage).
 
     Examples
     --------
@@ -489,7 +491,7 @@ def pointwise_kernel(numel: int, profile: HardwareProfile, *, dtype: str = "bflo
         issued = flops_per_element + divergent_warp_cost(p, then_f, else_f)
         useful = flops_per_element + p * then_f + (1 - p) * else_f
     eff = useful / issued if issued else 1.0
-    bytes_total = numel * (inputs + outputs) * elem
+    bytes_total = numel * (inputs + outputs) * elem if hbm_bytes is None else hbm_bytes
     configs = [config] if config is not None else pointwise_candidates(numel)
     kernels = [_simt_kernel("pointwise", (numel,), name, profile, c, (c.xblock,), 1, 0, registers_per_thread,
                             c.xblock * issued, bytes_total, eff, len(configs)) for c in configs]
@@ -498,13 +500,13 @@ def pointwise_kernel(numel: int, profile: HardwareProfile, *, dtype: str = "bflo
 
 def reduction_kernel(rows: int, cols: int, profile: HardwareProfile, *, dtype: str = "bfloat16",
                      flops_per_element: float = 1.0, config: ReductionConfig | None = None,
-                     registers_per_thread: int = _SIMT_REGS_ESTIMATE) -> SimtKernel:
+                     registers_per_thread: int = _SIMT_REGS_ESTIMATE, hbm_bytes: float | None = None) -> SimtKernel:
     """A Triton inner reduction: each of ``rows`` rows of ``cols`` contiguous elements reduced to one.
 
     A program takes ``XBLOCK`` rows and walks the row in ``R0_BLOCK`` steps (one step when
     persistent). Bytes = ``rows * cols * itemsize`` read + ``rows * itemsize`` written. Shared
     memory: the cross-warp combine, ``num_warps * XBLOCK * 4`` bytes (an estimate of what
-    ``tl.reduce`` allocates; 0 with one warp).
+    ``tl.reduce`` allocates; 0 with one warp). ``hbm_bytes`` replaces the bytes (a fused kernel's).
 
     Examples
     --------
@@ -517,7 +519,7 @@ def reduction_kernel(rows: int, cols: int, profile: HardwareProfile, *, dtype: s
         raise DfxError(f"reduction: need rows, cols >= 1 and flops >= 0; got {rows}, {cols}, {flops_per_element}")
     name, elem = _dtype_bytes(dtype)
     configs = [config] if config is not None else reduction_candidates(rows, cols)
-    bytes_total = (rows * cols + rows) * elem
+    bytes_total = (rows * cols + rows) * elem if hbm_bytes is None else hbm_bytes
     kernels = []
     for c in configs:
         iters = math.ceil(cols / c.rblock)

@@ -1,0 +1,138 @@
+"""The GPU model as the compile stage uses it: a kernel's Triton tiles and its time from its waves.
+
+Small pure functions of numbers and costed nodes (no :mod:`dfx.compile` import, so the compile stage
+can call them without a cycle):
+
+- :func:`gemm_plan`, :func:`pointwise_plan`, :func:`reduction_plan`: tiles (programs), tile shape,
+  warps, occupancy, waves and time of one kernel;
+- :func:`kernel_plan`: the plan of a fused kernel from its costed nodes, its kind and its off-chip
+  bytes, or ``None`` where the model does not apply (attention, memory and collective kernels, a
+  profile without a ``simt`` section).
+
+A fused kernel's kind decides the model: ``gemm`` -> the Triton GEMM of its (first) contraction,
+elementwise epilogue taken as fused (Inductor's mm template epilogue); ``reduction`` -> an inner
+reduction over the last dimension of its reduced node's first input; ``pointwise`` -> a 1-D kernel
+over its last node's output elements. The fused kernel's off-chip bytes and FLOPs replace the
+single-op ones.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from dfx.arch.gpu.kernel import GemmKernel, SimtKernel, gemm_kernel, pointwise_kernel, reduction_kernel
+from dfx.costs.record import Category, CostedNode
+from dfx.hardware import HardwareProfile
+
+__all__ = ["TilePlan", "gemm_plan", "kernel_plan", "pointwise_plan", "reduction_plan"]
+
+
+@dataclass(frozen=True)
+class TilePlan:
+    """One GPU kernel as Triton would launch it: its programs (tiles), their shape, and its time."""
+
+    kind: str  # "gemm", "pointwise" or "reduction"
+    tiles: int  # programs in the grid
+    tile_shape: tuple[int, ...]  # (BLOCK_M, BLOCK_N, BLOCK_K) or (XBLOCK,) or (XBLOCK, R0_BLOCK)
+    num_warps: int
+    blocks_per_sm: int
+    waves: int
+    time_s: float  # the waves plus the per-kernel overhead
+    config: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "tiles": self.tiles, "tile_shape": list(self.tile_shape), "num_warps": self.num_warps,
+                "blocks_per_sm": self.blocks_per_sm, "waves": self.waves, "time_s": self.time_s, "config": self.config}
+
+
+def _from_gemm(k: GemmKernel) -> TilePlan:
+    c = k.config
+    return TilePlan("gemm", k.programs, (c.block_m, c.block_n, c.block_k), c.num_warps, k.occupancy.blocks_per_sm,
+                    k.waves.count, k.time_s, c.to_dict())
+
+
+def _from_simt(k: SimtKernel) -> TilePlan:
+    return TilePlan(k.kind, k.waves.programs, k.block, k.config.num_warps, k.occupancy.blocks_per_sm,
+                    k.waves.count, k.time_s, k.config.to_dict())
+
+
+def gemm_plan(m: int, k: int, n: int, dtype: str, profile: HardwareProfile, *, batch: int = 1) -> TilePlan:
+    """The Triton GEMM Inductor's autotuning would keep, as tiles and a time.
+
+    Examples
+    --------
+    >>> from dfx.hardware import load_profile
+    >>> p = gemm_plan(4096, 4096, 4096, "bf16", load_profile("h100"))
+    >>> p.tiles, p.tile_shape                     # 4096/128 x 4096/256
+    (512, (128, 256, 64))
+    """
+    return _from_gemm(gemm_kernel(m, k, n, profile, dtype=dtype, batch=batch))
+
+
+def pointwise_plan(numel: int, offchip_bytes: float, flops: float, dtype: str, profile: HardwareProfile) -> TilePlan:
+    """A fused 1-D pointwise kernel over ``numel`` elements moving ``offchip_bytes``."""
+    per_element = flops / numel if numel else 0.0
+    return _from_simt(pointwise_kernel(numel, profile, dtype=dtype, flops_per_element=per_element, hbm_bytes=offchip_bytes))
+
+
+def reduction_plan(rows: int, cols: int, offchip_bytes: float, flops: float, dtype: str, profile: HardwareProfile) -> TilePlan:
+    """A fused inner reduction of ``rows`` rows of ``cols`` elements moving ``offchip_bytes``."""
+    per_element = flops / (rows * cols)
+    return _from_simt(reduction_kernel(rows, cols, profile, dtype=dtype, flops_per_element=per_element, hbm_bytes=offchip_bytes))
+
+
+def _reduced_shape(nodes: Sequence[CostedNode]) -> tuple[int, int] | None:
+    for cn in nodes:
+        if cn.category is Category.NORMALIZATION or any("sum" in c.op or "mean" in c.op or "max" in c.op or "var" in c.op
+                                                        for c in cn.node.aten_calls):
+            for call in cn.node.aten_calls:
+                if call.inputs and call.inputs[0].shape:
+                    shape = call.inputs[0].shape
+                    cols = int(shape[-1])
+                    return max(1, math.prod(int(d) for d in shape) // max(cols, 1)), max(cols, 1)
+    return None
+
+
+def kernel_plan(kind: str, nodes: Sequence[CostedNode], offchip_bytes: float, flops: float, dtype: str | None,
+                profile: HardwareProfile) -> TilePlan | None:
+    """The Triton plan of one compiled kernel on a GPU profile, or ``None`` where the model does not apply.
+
+    Parameters
+    ----------
+    kind : str
+        The compile stage's kernel kind (``"gemm"``, ``"pointwise"``, ``"reduction"``; others get ``None``).
+    nodes : sequence of CostedNode
+        The kernel's nodes, in order.
+    offchip_bytes, flops : float
+        The fused kernel's off-chip bytes and FLOPs.
+    dtype : str or None
+        The dtype carrying most of its FLOPs (``bfloat16`` when unknown).
+    profile : HardwareProfile
+        Returns ``None`` unless it has a ``simt`` section.
+    """
+    if profile.simt is None or not nodes:
+        return None
+    dtype = dtype or "bfloat16"
+    if kind == "gemm":
+        from dfx.arch.systolic.nodes import node_gemms
+
+        gemms = [g for cn in nodes for g in node_gemms(cn.node.aten_calls)]
+        if not gemms:
+            return None
+        plans = [gemm_plan(g.m, g.k, g.n, dtype, profile, batch=g.batch) for g in gemms]
+        first = plans[0]
+        if len(plans) == 1:
+            return first
+        return TilePlan("gemm", sum(p.tiles for p in plans), first.tile_shape, first.num_warps, first.blocks_per_sm,
+                        sum(p.waves for p in plans), sum(p.time_s for p in plans), first.config)
+    if kind == "reduction":
+        shape = _reduced_shape(nodes)
+        if shape is not None:
+            return reduction_plan(*shape, offchip_bytes, flops, dtype, profile)
+        kind = "pointwise"
+    if kind == "pointwise":
+        numel = sum(spec.numel for spec in nodes[-1].node.outputs) or 1
+        return pointwise_plan(numel, offchip_bytes, flops, dtype, profile)
+    return None

@@ -1,0 +1,40 @@
+"""The GPU model as the compile stage calls it: tiles and times of compiled kernels."""
+
+import pytest
+
+from dfx.arch.gpu.plan import gemm_plan, kernel_plan, pointwise_plan, reduction_plan
+from dfx.hardware import load_profile
+
+H100 = load_profile("nvidia-h100-sxm")
+
+
+def test_plans_by_hand():
+    # 4096^3 bf16: Inductor's (128, 256, 64, 4, 8) is the chooser's pick (ties broken to the largest
+    # output tile): 32 x 16 = 512 programs, 1 per SM, ceil(512 / 132) = 4 waves.
+    p = gemm_plan(4096, 4096, 4096, "bf16", H100)
+    assert (p.tiles, p.tile_shape, p.blocks_per_sm, p.waves) == (512, (128, 256, 64), 1, 4)
+    # a fused pointwise kernel over 2**20 elements moving 8 MiB (say 3 inputs and 1 output in bf16):
+    # XBLOCK 1024 -> 1,024 programs; 8 MiB / 3.35 TB/s = 2.504 us + 1.5 us
+    p = pointwise_plan(1 << 20, 8 * 2**20, 1 << 20, "bf16", H100)
+    assert (p.tiles, p.tile_shape) == (1024, (1024,))
+    assert p.time_s == pytest.approx(8 * 2**20 / 3.35e12 + 1.5e-6)
+    # softmax-like reduction of 8192 rows of 1000: persistent (<= 1024), R0_BLOCK 1024, XBLOCK
+    # min(1024 // 1024, 8) = 1 on one warp -> 8,192 programs
+    p = reduction_plan(8192, 1000, 2 * 8192 * 1000 * 2, 5 * 8192 * 1000, "bf16", H100)
+    assert (p.tiles, p.tile_shape, p.num_warps) == (8192, (1, 1024), 1)
+
+
+def test_kernel_plan_on_a_compiled_graph():
+    from dfx.analysis import analyze
+    from dfx.compile import lower_eager
+
+    costed = analyze("mlp", hardware=[]).costed
+    program = lower_eager(costed, H100)
+    by_name = {n.name: n for n in costed.nodes}
+    plans = {k.kind.value: kernel_plan(k.kind.value, [by_name[n] for n in k.nodes], k.offchip_bytes, k.flops, k.dtype, H100)
+             for k in program.kernels}
+    assert plans["gemm"] is not None and plans["gemm"].tiles >= 1
+    tpu = load_profile("google-tpu-v4")  # no simt section: the model does not apply
+    k = program.kernels[0]
+    assert kernel_plan(k.kind.value, [by_name[n] for n in k.nodes], k.offchip_bytes, k.flops, k.dtype, tpu) is None
+    assert kernel_plan("attention", [by_name[n] for n in k.nodes], k.offchip_bytes, k.flops, k.dtype, H100) is None
