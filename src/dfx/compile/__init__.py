@@ -1,8 +1,8 @@
 """The compile stage: from a costed graph to a machine's program (fusion, tiling, placement, schedule).
 
 ``compile_program(costed, profile)`` lowers the graph to the eager program (one kernel per node)
-and runs the target's passes over it (see ``docs/compile.md``). Torch-free: a saved graph compiles
-without torch installed.
+and runs the target's passes over it (:func:`passes_for`; see ``docs/compile.md``). Torch-free: a
+saved graph compiles without torch installed.
 """
 
 from __future__ import annotations
@@ -12,24 +12,22 @@ from dfx.compile.passes import Pass, PassResult, run_passes
 from dfx.compile.placement import core_count, placement_pass
 from dfx.compile.program import SCHEMA, Kernel, KernelKind, Program, StageRecord
 from dfx.compile.schedule import KernelSchedule, Policy, list_schedule, policy_for, schedule_pass
+from dfx.compile.targets import LATE_PASSES, passes_for, target_of
 from dfx.costs.record import CostedGraph
 from dfx.hardware import HardwareProfile
 
 __all__ = [
     "LATE_PASSES", "SCHEMA", "Kernel", "KernelKind", "KernelSchedule", "Pass", "PassResult", "Policy", "Program",
-    "StageRecord", "compile_program", "core_count", "list_schedule", "lower_eager", "placement_pass", "policy_for",
-    "run_passes", "schedule_pass",
+    "StageRecord", "compile_program", "core_count", "list_schedule", "lower_eager", "passes_for", "placement_pass",
+    "policy_for", "run_passes", "schedule_pass", "target_of",
 ]
-
-# The passes every target ends with, after its fusion and tiling: kernels onto cores, then the policy.
-LATE_PASSES: tuple[Pass, ...] = (placement_pass, schedule_pass)
 
 
 def compile_program(costed: CostedGraph, profile: HardwareProfile, passes: tuple[Pass, ...] | None = None) -> Program:
     """Compile ``costed`` for ``profile``: lower to the eager program, then run the target's passes.
 
-    ``passes`` overrides the target's pipeline (``()`` gives the eager program, unplaced). The default
-    pipeline ends with :data:`LATE_PASSES` (placement, then scheduling).
+    ``passes`` overrides the target's pipeline (:func:`passes_for`: fusion, tiling, then
+    :data:`LATE_PASSES`, placement and scheduling); ``()`` gives the eager program, unplaced.
     """
     program = lower_eager(costed, profile)
-    return run_passes(program, costed, profile, passes if passes is not None else LATE_PASSES)
+    return run_passes(program, costed, profile, passes if passes is not None else passes_for(profile))

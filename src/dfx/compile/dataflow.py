@@ -1,0 +1,178 @@
+"""The tensors between working nodes, looking through views: who reads what, and how many bytes.
+
+Fusion decides which tensors stay on chip, so it needs the graph's data flow at the level of real
+tensors: a view, ``getitem`` or ``contiguous`` node that moves no bytes is looked through to the
+tensor it aliases. Each tensor is keyed by its *root*: ``(node name, output index)`` of the working
+node or placeholder that produced it.
+
+Off-chip bytes of a group of nodes run as one kernel (see ``docs/compile.md``)::
+
+    offchip = sum(node traffic) - onchip
+    onchip  = reads of tensors produced inside the group
+            + repeated reads of one tensor inside the group (loaded once)
+            + writes of tensors whose every reader is inside the group (and that are no graph output)
+
+so a one-node kernel moves exactly its eager traffic, and fusing never adds bytes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+from dfx.compile.ops import OpInfo, op_info
+from dfx.costs.record import CostedGraph, CostedNode
+
+__all__ = ["Dataflow", "TensorKey", "dataflow", "does_work"]
+
+TensorKey = tuple[str, int]  # (root node name, output index)
+
+_PARAM_KINDS = frozenset({"parameter", "buffer", "constant"})
+
+
+def does_work(node: CostedNode) -> bool:
+    """Whether the node moves bytes or does FLOPs (views, placeholders and the output do neither)."""
+    return node.cost.flops > 0 or node.cost.bytes > 0
+
+
+@dataclass(frozen=True)
+class Dataflow:
+    """Reads, writes and consumers of every working node's tensors.
+
+    Attributes
+    ----------
+    ops : dict
+        Working node name -> :class:`~dfx.compile.ops.OpInfo`, in topological order.
+    reads : dict
+        Working node name -> ``{TensorKey: bytes read}`` (a node reading one tensor twice counts it once).
+    params : dict
+        Working node name -> ``{key: bytes}`` of parameters and buffers it reads (keyed by root).
+    outputs : dict
+        Working node name -> ``{TensorKey: bytes}`` of the tensors it writes that someone reads.
+    consumers : dict
+        TensorKey -> names of the working nodes that read it, in topological order.
+    graph_outputs : frozenset of TensorKey
+        Tensors that reach the graph's output node.
+    traffic : dict
+        Working node name -> its eager traffic in bytes (``cost.bytes``).
+    """
+
+    ops: dict[str, OpInfo]
+    reads: dict[str, dict[TensorKey, int]]
+    params: dict[str, dict[TensorKey, int]]
+    outputs: dict[str, dict[TensorKey, int]]
+    consumers: dict[TensorKey, tuple[str, ...]]
+    graph_outputs: frozenset[TensorKey]
+    traffic: dict[str, int]
+    input_bytes: int  # graph inputs (placeholders of kind "input")
+
+    @cached_property
+    def producer(self) -> dict[TensorKey, str]:
+        """TensorKey -> the working node that writes it."""
+        return {key: name for name, outs in self.outputs.items() for key in outs}
+
+    def successors(self, name: str) -> tuple[str, ...]:
+        """Working nodes reading any output of ``name``."""
+        seen: dict[str, None] = {}
+        for key in self.outputs[name]:
+            seen.update(dict.fromkeys(self.consumers.get(key, ())))
+        return tuple(seen)
+
+    def onchip_bytes(self, members: set[str] | frozenset[str]) -> int:
+        """Bytes that stay on chip when ``members`` run as one kernel (see the module docstring)."""
+        saved = 0
+        loaded: set[TensorKey] = set()
+        for name in members:
+            for key, nbytes in {**self.reads[name], **self.params[name]}.items():
+                if self.producer.get(key) in members or key in loaded:
+                    saved += nbytes
+                loaded.add(key)
+            for key, nbytes in self.outputs[name].items():
+                readers = self.consumers.get(key, ())
+                if key not in self.graph_outputs and readers and all(r in members for r in readers):
+                    saved += nbytes
+        return min(saved, sum(self.traffic[n] for n in members))
+
+    def offchip_bytes(self, members: set[str] | frozenset[str]) -> int:
+        return sum(self.traffic[n] for n in members) - self.onchip_bytes(members)
+
+    def compulsory_bytes(self, costed: CostedGraph) -> int:
+        """Weights once + graph inputs + graph outputs: what any execution must move off chip."""
+        out = 0
+        for key in self.graph_outputs:
+            producer = self.producer.get(key)
+            if producer is not None:
+                out += self.outputs[producer][key]
+        return costed.unique_parameter_bytes() + self.input_bytes + out
+
+
+def _root(costed: CostedGraph, name: str, index: int, working: set[str]) -> TensorKey:
+    """Follow a tensor back through zero-work nodes (views, getitem) to the node that made it."""
+    graph = costed.graph
+    while name not in working:
+        node = graph.node(name)
+        if node.op in ("placeholder", "get_attr") or not node.inputs:
+            return (name, index)
+        edge = node.inputs[0]  # a view or getitem aliases its first tensor input
+        name, index = edge.src, edge.index
+    return (name, index)
+
+
+def _is_param_root(costed: CostedGraph, key: TensorKey) -> bool:
+    node = costed.graph.node(key[0])
+    return node.op == "get_attr" or node.input_kind in _PARAM_KINDS
+
+
+def dataflow(costed: CostedGraph) -> Dataflow:
+    """The tensor-level data flow of ``costed`` (working nodes only).
+
+    >>> from dfx.costs import annotate
+    >>> from dfx.ir import Graph
+    >>> dataflow(annotate(Graph(name="empty", nodes=()))).ops
+    {}
+    """
+    graph = costed.graph
+    working_nodes = [n for n in costed.nodes if does_work(n)]
+    working = {n.name for n in working_nodes}
+    ops = {n.name: op_info(n, i) for i, n in enumerate(working_nodes)}
+    reads: dict[str, dict[TensorKey, int]] = {}
+    params: dict[str, dict[TensorKey, int]] = {}
+    consumers: dict[TensorKey, list[str]] = {}
+    for cn in working_nodes:
+        node = cn.node
+        specs = graph.input_specs(node)
+        r: dict[TensorKey, int] = {}
+        p: dict[TensorKey, int] = {}
+        for edge, spec in zip(node.inputs, specs):
+            key = _root(costed, edge.src, edge.index, working)
+            target = p if _is_param_root(costed, key) else r
+            target[key] = max(target.get(key, 0), spec.nbytes)
+            consumers.setdefault(key, [])
+            if cn.name not in consumers[key]:
+                consumers[key].append(cn.name)
+        if node.params and not p:  # parameters read without an edge (fx call_module, get_attr inside)
+            index = graph.parameter_index
+            p = {(f"param:{q}", 0): index[q].spec.nbytes for q in node.params if q in index}
+        reads[cn.name], params[cn.name] = r, p
+    graph_outputs = frozenset(
+        _root(costed, e.src, e.index, working) for n in graph.nodes if n.op == "output" for e in n.inputs
+    )
+    outputs: dict[str, dict[TensorKey, int]] = {n: {} for n in working}
+    for cn in working_nodes:
+        for i, spec in enumerate(cn.node.outputs):
+            key = (cn.name, i)
+            if key in consumers or key in graph_outputs:
+                outputs[cn.name][key] = spec.nbytes
+    input_bytes = sum(
+        sum(o.nbytes for o in n.outputs) for n in graph.nodes if n.op == "placeholder" and n.input_kind == "input"
+    )
+    return Dataflow(
+        ops=ops,
+        reads=reads,
+        params=params,
+        outputs=outputs,
+        consumers={k: tuple(v) for k, v in consumers.items()},
+        graph_outputs=graph_outputs,
+        traffic={n.name: n.cost.bytes for n in working_nodes},
+        input_bytes=input_bytes,
+    )

@@ -1,0 +1,313 @@
+"""The fusion pass: group the graph's working nodes into kernels, one decision at a time.
+
+Written the way Inductor's scheduler fuses (``torch/_inductor/scheduler.py``,
+``Scheduler.fuse_nodes``): collect the candidate pairs (a producer and its consumer, or two
+siblings reading the same tensor), order them by a score (shared bytes first, then closeness in
+program order), and for each pair ask the target's rules whether it may fuse (``can_fuse``); the
+scheduler itself refuses a pair that would create a cycle (``will_fusion_create_cycle``). Rounds
+repeat until nothing fuses (Inductor stops after 10). Every decision keeps a reason a user can read.
+
+Override map (what a target's rules decide; the engine does the rest)::
+
+    FusionRules.can_fuse(a, b, vertical) -> (bool, reason)   legality, the target's compiler
+    FusionRules.limit_nodes                                   max nodes per kernel
+    engine: candidates, score, cycle check, rounds, kernels and their off-chip bytes
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Protocol
+
+from dfx.compile.dataflow import Dataflow, TensorKey, dataflow
+from dfx.compile.lower import producer_kernels
+from dfx.compile.passes import PassResult
+from dfx.compile.program import Kernel, KernelKind, Program
+from dfx.costs.record import CostedGraph
+from dfx.hardware import HardwareProfile
+
+__all__ = ["FusionDecision", "FusionRules", "Group", "fuse", "fusion_pass", "kernels_from_groups"]
+
+_MAX_ROUNDS = 10  # Inductor's Scheduler.fuse_nodes: `for i in range(10)` rounds of fuse_nodes_once
+_KIND_ORDER = (KernelKind.GEMM, KernelKind.ATTENTION, KernelKind.REDUCTION, KernelKind.POINTWISE, KernelKind.MEMORY)
+
+
+@dataclass
+class Group:
+    """A set of nodes that will run as one kernel, with what the rules read about it.
+
+    ``numel``/``rnumel`` are the group's iteration space (Inductor's ``node.group``): a group with a
+    reduction takes the reduction's, a pointwise group its element count and 1.
+    """
+
+    nodes: list[str]
+    kinds: set[KernelKind]
+    numel: int
+    rnumel: int
+    extern: int  # how many library calls (GEMM, conv, attention) it holds
+    reads: dict[TensorKey, int]
+    writes: dict[TensorKey, int]
+    first: int  # smallest topological position
+    last: int
+    internal_bytes: int = 0  # bytes of tensors made and consumed inside the group
+    reasons: list[str] = field(default_factory=list)
+
+    @property
+    def is_reduction(self) -> bool:
+        return self.rnumel > 1 or KernelKind.REDUCTION in self.kinds
+
+    @property
+    def pointwise_only(self) -> bool:
+        return self.kinds <= {KernelKind.POINTWISE, KernelKind.MEMORY}
+
+    def label(self) -> str:
+        return self.nodes[0] if len(self.nodes) == 1 else f"{self.nodes[0]}+{len(self.nodes) - 1}"
+
+
+class FusionRules(Protocol):
+    """A target compiler's fusion legality (see the module docstring's override map)."""
+
+    target: str
+    limit_nodes: int
+
+    def can_fuse(self, a: Group, b: Group, vertical: bool, flow: Dataflow) -> tuple[bool, str]:
+        """Whether ``a`` and ``b`` (``a`` earlier) may run as one kernel, and why."""
+        ...
+
+
+@dataclass(frozen=True)
+class FusionDecision:
+    """One candidate pair and what the rules said: fused or not, and why."""
+
+    a: str
+    b: str
+    vertical: bool
+    fused: bool
+    reason: str
+    shared_bytes: int
+
+    def __str__(self) -> str:
+        verb = "fuse" if self.fused else "keep apart"
+        how = "producer->consumer" if self.vertical else "siblings"
+        return f"{verb} {self.a} | {self.b} ({how}, {self.shared_bytes} B shared): {self.reason}"
+
+
+def _singleton(name: str, flow: Dataflow) -> Group:
+    op = flow.ops[name]
+    return Group(
+        nodes=[name], kinds={op.kind}, numel=op.numel, rnumel=op.rnumel, extern=int(op.extern),
+        reads={**flow.reads[name], **flow.params[name]}, writes=dict(flow.outputs[name]), first=op.pos, last=op.pos,
+    )
+
+
+def _shared(a: Group, b: Group) -> tuple[int, bool]:
+    """Bytes the two groups share (one writes what the other reads, or both read it), and whether vertical."""
+    vertical = sum(n for k, n in b.reads.items() if k in a.writes) + sum(n for k, n in a.reads.items() if k in b.writes)
+    siblings = sum(n for k, n in a.reads.items() if k in b.reads)
+    return vertical + siblings, vertical > 0
+
+
+def _merge(a: Group, b: Group, reason: str) -> Group:
+    internal = sum(n for k, n in b.reads.items() if k in a.writes) + sum(n for k, n in a.reads.items() if k in b.writes)
+    red = a if a.rnumel > 1 else b
+    return Group(
+        nodes=a.nodes + b.nodes, kinds=a.kinds | b.kinds, numel=red.numel, rnumel=red.rnumel,
+        extern=a.extern + b.extern, reads={**a.reads, **b.reads}, writes={**a.writes, **b.writes},
+        first=min(a.first, b.first), last=max(a.last, b.last),
+        internal_bytes=a.internal_bytes + b.internal_bytes + internal, reasons=a.reasons + b.reasons + [reason],
+    )
+
+
+class _State:
+    """Union-find over nodes, one :class:`Group` per root."""
+
+    def __init__(self, flow: Dataflow) -> None:
+        self.flow = flow
+        self.parent = {n: n for n in flow.ops}
+        self.groups = {n: _singleton(n, flow) for n in flow.ops}
+
+    def find(self, n: str) -> str:
+        while self.parent[n] != n:
+            self.parent[n] = self.parent[self.parent[n]]
+            n = self.parent[n]
+        return n
+
+    def successors(self, root: str) -> set[str]:
+        out = set()
+        for n in self.groups[root].nodes:
+            out.update(self.find(s) for s in self.flow.successors(n))
+        out.discard(root)
+        return out
+
+    def creates_cycle(self, a: str, b: str) -> str | None:
+        """A group on a path between ``a`` and ``b`` through a third group (Inductor: will_fusion_create_cycle)."""
+        for src, dst in ((a, b), (b, a)):
+            target = self.groups[dst]
+            stack = [s for s in self.successors(src) if s != dst]
+            seen = set(stack)
+            while stack:
+                g = stack.pop()
+                if self.groups[g].first > target.last:
+                    continue  # every node of g comes after dst's last: no path back into dst
+                for s in self.successors(g):
+                    if s == dst:
+                        return self.groups[g].label()
+                    if s not in seen:
+                        seen.add(s)
+                        stack.append(s)
+        return None
+
+    def union(self, a: str, b: str, reason: str) -> None:
+        ga, gb = self.groups[a], self.groups[b]
+        first, second = (ga, gb) if ga.first <= gb.first else (gb, ga)
+        merged = _merge(first, second, reason)
+        merged.nodes.sort(key=lambda n: self.flow.ops[n].pos)
+        self.parent[b] = a
+        self.groups[a] = merged
+        del self.groups[b]
+
+
+def _candidate_pairs(flow: Dataflow) -> list[tuple[str, str]]:
+    """Node pairs worth asking about: producer->consumer, and consecutive readers of one tensor."""
+    pairs: dict[tuple[str, str], None] = {}
+    for name in flow.ops:
+        for s in flow.successors(name):
+            pairs[(name, s)] = None
+    for readers in flow.consumers.values():
+        working = [r for r in readers if r in flow.ops]
+        for x, y in zip(working, working[1:]):
+            pairs[(x, y)] = None
+    return list(pairs)
+
+
+def fuse(flow: Dataflow, rules: FusionRules) -> tuple[list[Group], list[FusionDecision]]:
+    """Group ``flow``'s working nodes into kernels under ``rules``; every decision with its reason.
+
+    Returns the groups in topological order and the decisions in the order they were taken.
+    """
+    state = _State(flow)
+    decisions: list[FusionDecision] = []
+    pairs = _candidate_pairs(flow)
+    asked: set[tuple[frozenset[str], frozenset[str]]] = set()
+    for _ in range(_MAX_ROUNDS):
+        scored = []
+        for x, y in pairs:
+            a, b = state.find(x), state.find(y)
+            if a == b:
+                continue
+            ga, gb = state.groups[a], state.groups[b]
+            shared, vertical = _shared(ga, gb)
+            if shared == 0:
+                continue
+            # Inductor's score_fusion: same reduction-ness and shared memory, then bytes, then proximity
+            proximity = -max(abs(ga.first - gb.last), abs(gb.first - ga.last))
+            scored.append(((ga.is_reduction == gb.is_reduction, shared, proximity), x, y))
+        scored.sort(key=lambda t: t[0], reverse=True)
+        fused_any = False
+        for (_, shared, _), x, y in scored:
+            a, b = state.find(x), state.find(y)
+            if a == b:
+                continue
+            ga, gb = state.groups[a], state.groups[b]
+            if gb.first < ga.first:
+                a, b, ga, gb = b, a, gb, ga
+            key = (frozenset(ga.nodes), frozenset(gb.nodes))
+            if key in asked:
+                continue
+            asked.add(key)
+            shared, vertical = _shared(ga, gb)
+            ok, reason = _decide(state, a, b, vertical, rules)
+            decisions.append(FusionDecision(ga.label(), gb.label(), vertical, ok, reason, shared))
+            if ok:
+                state.union(a, b, reason)
+                fused_any = True
+        if not fused_any:
+            break
+    return _topological(state), decisions
+
+
+def _decide(state: _State, a: str, b: str, vertical: bool, rules: FusionRules) -> tuple[bool, str]:
+    ga, gb = state.groups[a], state.groups[b]
+    if len(ga.nodes) + len(gb.nodes) > rules.limit_nodes:
+        return False, f"{rules.target}: kernel would exceed {rules.limit_nodes} nodes"
+    ok, reason = rules.can_fuse(ga, gb, vertical, state.flow)
+    if not ok:
+        return False, reason
+    through = state.creates_cycle(a, b)
+    if through is not None:
+        return False, f"would create a cycle through {through} (Inductor: will_fusion_create_cycle)"
+    return True, reason
+
+
+def _topological(state: _State) -> list[Group]:
+    """Groups in a topological order of the group DAG, earliest first node first among the ready ones."""
+    import heapq
+
+    roots = list(state.groups)
+    succ = {r: state.successors(r) for r in roots}
+    indegree = dict.fromkeys(roots, 0)
+    for r in roots:
+        for s in succ[r]:
+            indegree[s] += 1
+    ready = [(state.groups[r].first, r) for r in roots if indegree[r] == 0]
+    heapq.heapify(ready)
+    out = []
+    while ready:
+        _, r = heapq.heappop(ready)
+        out.append(state.groups[r])
+        for s in succ[r]:
+            indegree[s] -= 1
+            if indegree[s] == 0:
+                heapq.heappush(ready, (state.groups[s].first, s))
+    return out
+
+
+def _kind(group: Group) -> KernelKind:
+    return next(k for k in _KIND_ORDER if k in group.kinds)
+
+
+def kernels_from_groups(costed: CostedGraph, flow: Dataflow, groups: list[Group], source: str) -> tuple[Kernel, ...]:
+    """One :class:`Kernel` per group: FLOPs summed, off-chip and on-chip bytes from ``flow``."""
+    kernel_of = {}
+    names = []
+    for i, g in enumerate(groups):
+        name = f"k{i}_{g.nodes[0]}" if len(g.nodes) == 1 else f"k{i}_fused_{g.nodes[0]}"
+        names.append(name)
+        kernel_of.update(dict.fromkeys(g.nodes, name))
+    deps = producer_kernels(costed, kernel_of)
+    kernels = []
+    for name, g in zip(names, groups):
+        members = set(g.nodes)
+        kdeps: dict[str, None] = {}
+        for n in g.nodes:
+            kdeps.update(dict.fromkeys(d for d in deps[n] if d != name))
+        dtype_node = max(g.nodes, key=lambda n: costed[n].cost.flops)
+        onchip = flow.onchip_bytes(members)
+        reason = g.reasons[0] if g.reasons else f"{source}: runs alone"
+        if len(g.reasons) > 1:
+            reason += f" (+{len(g.reasons) - 1} more fusions)"
+        kernels.append(Kernel(
+            name=name, nodes=tuple(g.nodes), kind=_kind(g), flops=sum(costed[n].cost.flops for n in g.nodes),
+            offchip_bytes=sum(flow.traffic[n] for n in g.nodes) - onchip, onchip_bytes=onchip,
+            deps=tuple(kdeps), dtype=costed[dtype_node].dtype, reason=reason,
+        ))
+    return tuple(kernels)
+
+
+def fusion_pass(rules: FusionRules):
+    """The fusion pass for ``rules``: ``run(program, costed, profile) -> PassResult``."""
+
+    def run(program: Program, costed: CostedGraph, profile: HardwareProfile) -> PassResult:
+        flow = dataflow(costed)
+        groups, decisions = fuse(flow, rules)
+        kernels = kernels_from_groups(costed, flow, groups, rules.target)
+        fused = sum(d.fused for d in decisions)
+        notes = (
+            f"{rules.target} rules: {len(program.kernels)} -> {len(kernels)} kernels, "
+            f"{fused} fusions taken, {len(decisions) - fused} refused",
+        )
+        new = replace(program, target=rules.target, kernels=kernels,
+                      meta={**program.meta, "fusion_decisions": tuple(decisions)})
+        return PassResult(new, modified=len(kernels) != len(program.kernels), notes=notes)
+
+    return run

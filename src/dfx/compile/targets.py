@@ -1,0 +1,60 @@
+"""Each profile's compiler pipeline: which fusion rules, then tiling (placement and scheduling follow).
+
+``passes_for(profile)`` is what :func:`dfx.compile.compile_program` runs by default. The target is
+chosen by the profile's ``kind``: GPUs and CPUs compile with Inductor (``torch.compile``'s default
+backend, Triton on GPUs and C++ on CPUs), TPUs with XLA, dataflow chips with their own
+graph compilers, which place operators so they stream into each other on chip.
+"""
+
+from __future__ import annotations
+
+from dfx.compile.fusion import FusionRules, fusion_pass
+from dfx.compile.passes import Pass
+from dfx.compile.placement import placement_pass
+from dfx.compile.rules import DataflowRules, InductorRules, XlaRules
+from dfx.compile.schedule import schedule_pass
+from dfx.compile.tiling import tiling_pass
+from dfx.errors import DfxError
+from dfx.hardware import HardwareProfile
+from dfx.hardware.schema import Kind
+
+__all__ = ["LATE_PASSES", "TARGETS", "fusion_rules_for", "passes_for", "target_of"]
+
+# The passes every target ends with, after its fusion and tiling: kernels onto cores, then the policy.
+LATE_PASSES: tuple[Pass, ...] = (placement_pass, schedule_pass)
+
+TARGETS = {Kind.GPU: "inductor", Kind.CPU: "inductor", Kind.TPU: "xla", Kind.DATAFLOW: "dataflow"}
+
+
+def target_of(profile: HardwareProfile) -> str:
+    """The compiler whose rules dfx follows for ``profile``: ``inductor``, ``xla`` or ``dataflow``."""
+    return TARGETS[profile.kind]
+
+
+def fusion_rules_for(profile: HardwareProfile) -> FusionRules:
+    """The fusion rules of ``profile``'s compiler.
+
+    Raises
+    ------
+    DfxError
+        A dataflow profile without an on-chip level of known capacity (nothing to keep tensors in).
+    """
+    target = target_of(profile)
+    if target == "inductor":
+        return InductorRules()
+    if target == "xla":
+        return XlaRules()
+    level = profile.on_chip_level()
+    if level is None or level.capacity_bytes is None:
+        raise DfxError(f"profile {profile.id!r}: a dataflow chip needs an on-chip memory level with capacity_bytes")
+    return DataflowRules(capacity_bytes=level.capacity_bytes)
+
+
+def passes_for(profile: HardwareProfile) -> tuple[Pass, ...]:
+    """The compile pipeline for ``profile``: fusion, tiling, then :data:`LATE_PASSES`.
+
+    >>> from dfx.hardware import load_profile
+    >>> [p.name for p in passes_for(load_profile("h100"))]
+    ['fusion', 'tiling', 'placement', 'schedule']
+    """
+    return (Pass("fusion", fusion_pass(fusion_rules_for(profile))), Pass("tiling", tiling_pass)) + LATE_PASSES

@@ -1,0 +1,128 @@
+"""The fusion pass on tiny hand-built graphs: kernels formed and their off-chip bytes, derived by hand."""
+
+from dfx.compile import Pass, compile_program
+from dfx.compile.fusion import fusion_pass
+from dfx.compile.rules import DataflowRules, InductorRules, XlaRules
+from dfx.costs import annotate
+from dfx.hardware import load_profile
+from dfx.ir import AtenCall, Edge, Graph, Node, ParameterInfo, TensorSpec
+
+X = TensorSpec((4, 8), "float32", (8, 1))  # N = 32 fp32 elements = 128 B
+ROW = TensorSpec((4,), "float32", (1,))  # 16 B
+SCALAR = TensorSpec((), "float32", ())  # 4 B
+W = TensorSpec((8, 8), "float32", (8, 1))  # 256 B
+
+
+def _input() -> Node:
+    return Node("x", "placeholder", "x", outputs=(X,), input_kind="input")
+
+
+def _unary(name: str, op: str, src: str, spec: TensorSpec = X) -> Node:
+    return Node(name, "call_function", op, inputs=(Edge(src),), outputs=(spec,), aten_calls=(AtenCall(op, (spec,), (), (spec,)),))
+
+
+def _chain3() -> Graph:
+    # x -> relu -> neg -> exp -> output: three pointwise ops over N = 32 fp32 elements
+    return Graph(name="chain3", nodes=(
+        _input(), _unary("relu", "aten.relu.default", "x"), _unary("neg", "aten.neg.default", "relu"),
+        _unary("exp", "aten.exp.default", "neg"), Node("output", "output", "output", inputs=(Edge("exp"),)),
+    ))
+
+
+def _mm_relu() -> Graph:
+    # y = relu(x @ w): x [4, 8], w [8, 8] (a parameter placeholder) -> [4, 8]
+    mm = AtenCall("aten.mm.default", (X, W), (), (X,))
+    return Graph(
+        name="mm_relu",
+        parameters=(ParameterInfo("w", W),),
+        nodes=(
+            Node("p_w", "placeholder", "p_w", outputs=(W,), input_kind="parameter"),
+            _input(),
+            Node("mm", "call_function", "aten.mm.default", inputs=(Edge("x"), Edge("p_w")), outputs=(X,),
+                 params=("w",), aten_calls=(mm,)),
+            _unary("relu", "aten.relu.default", "mm"),
+            Node("output", "output", "output", inputs=(Edge("relu"),)),
+        ),
+    )
+
+
+def _sum_then_scale() -> Graph:
+    # s = x.sum(1) [4]; y = x * s[:, None] [4, 8]; t = y.sum() [] -- a reduction, its epilogue, a second reduction
+    s = AtenCall("aten.sum.dim_IntList", (X, (1,), True), (), (ROW,))
+    mul = AtenCall("aten.mul.Tensor", (X, ROW), (), (X,))
+    t = AtenCall("aten.sum.default", (X,), (), (SCALAR,))
+    return Graph(name="sum_scale", nodes=(
+        _input(),
+        Node("s", "call_function", "aten.sum.dim_IntList", inputs=(Edge("x"),), outputs=(ROW,), aten_calls=(s,)),
+        Node("y", "call_function", "aten.mul.Tensor", inputs=(Edge("x"), Edge("s")), outputs=(X,), aten_calls=(mul,)),
+        Node("t", "call_function", "aten.sum.default", inputs=(Edge("y"),), outputs=(SCALAR,), aten_calls=(t,)),
+        Node("output", "output", "output", inputs=(Edge("t"),)),
+    ))
+
+
+def _compile(graph: Graph, hw: str, rules=None):
+    passes = None if rules is None else (Pass("fusion", fusion_pass(rules)),)
+    return compile_program(annotate(graph), load_profile(hw), passes)
+
+
+def test_three_pointwise_ops_fuse_into_one_kernel_reading_and_writing_once():
+    eager = compile_program(annotate(_chain3()), load_profile("h100"), ())
+    fused = _compile(_chain3(), "h100")
+    # eager: 3 kernels, each reads 4N = 128 B and writes 4N = 128 B: 3 * 256 = 768 B
+    assert len(eager.kernels) == 3 and eager.offchip_bytes == 768
+    # fused: one kernel reads x once (128 B) and writes exp once (128 B); relu and neg stay on chip
+    assert [k.nodes for k in fused.kernels] == [("relu", "neg", "exp")]
+    assert fused.offchip_bytes == 256
+    assert fused.kernels[0].onchip_bytes == 768 - 256
+    assert fused.target == "inductor"
+    assert [s.name for s in fused.stages][:2] == ["lower", "fusion"]
+
+
+def test_inductor_never_fuses_into_a_library_gemm_but_xla_output_fuses():
+    gpu = _compile(_mm_relu(), "h100")
+    assert [k.nodes for k in gpu.kernels] == [("mm",), ("relu",)]
+    refused = [d for d in gpu.meta["fusion_decisions"] if not d.fused]
+    assert "library call" in refused[0].reason
+    tpu = _compile(_mm_relu(), "tpu-v5e")
+    assert [k.nodes for k in tpu.kernels] == [("mm", "relu")]
+    # XLA output fusion: reads x (128 B) and w (256 B), writes relu's output (128 B); the mm result stays on chip
+    assert tpu.offchip_bytes == 128 + 256 + 128
+    assert "output fusion" in tpu.kernels[0].reason
+
+
+def test_reduction_takes_its_epilogue_but_not_a_reduction_of_another_shape():
+    program = _compile(_sum_then_scale(), "h100", InductorRules())
+    # s is a (numel 4, rnumel 8) reduction; y iterates 32 = 4 * 8 elements: fusable; t is (1, 32): not
+    assert [k.nodes for k in program.kernels] == [("s", "y"), ("t",)]
+    first = program.kernels[0]
+    # eager: s reads 128 writes 16; y reads 128 + 16 writes 128 -> 416 B
+    # fused: x read once (128 B), y written once (128 B, t reads it) -> 256 B; 160 B stay on chip
+    assert first.offchip_bytes == 256 and first.onchip_bytes == 160
+    assert first.kind.value == "reduction"
+
+
+def test_xla_reduce_is_a_fusion_root():
+    program = _compile(_sum_then_scale(), "tpu-v5e", XlaRules())
+    # the reduce s does not take its consumer y; y (elementwise) fuses into the reduce t as its producer
+    assert [k.nodes for k in program.kernels] == [("s",), ("y", "t")]
+
+
+def test_dataflow_region_keeps_intermediates_that_fit_and_splits_where_they_do_not():
+    # relu's and neg's outputs are 128 B each: 256 B of intermediates for the whole chain
+    whole = _compile(_chain3(), "spyre", DataflowRules(capacity_bytes=256))
+    assert [k.nodes for k in whole.kernels] == [("relu", "neg", "exp")]
+    split = _compile(_chain3(), "spyre", DataflowRules(capacity_bytes=200))
+    assert len(split.kernels) == 2  # only one 128 B intermediate fits at a time
+    assert split.offchip_bytes == 768 - 2 * 128  # the fused edge's write and read stay on chip
+
+
+def test_off_chip_bytes_eager_ge_compiled_ge_compulsory_on_every_target():
+    for graph in (_chain3(), _mm_relu(), _sum_then_scale()):
+        costed = annotate(graph)
+        compulsory = costed.unique_parameter_bytes() + 128 + sum(
+            costed.graph.node(e.src).outputs[0].nbytes for e in costed.graph.nodes[-1].inputs
+        )  # weights once + x (128 B) + the graph output
+        for hw in ("h100", "tpu-v5e", "spyre", "groq"):
+            eager = compile_program(costed, load_profile(hw), ()).offchip_bytes
+            compiled = compile_program(costed, load_profile(hw)).offchip_bytes
+            assert eager >= compiled >= compulsory, (graph.name, hw)
