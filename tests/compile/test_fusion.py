@@ -110,9 +110,14 @@ def test_xla_reduce_is_a_fusion_root():
 def test_dataflow_region_keeps_intermediates_that_fit_and_splits_where_they_do_not():
     # relu's and neg's outputs are 128 B each: 256 B of intermediates for the whole chain
     whole = _compile(_chain3(), "spyre", DataflowRules(capacity_bytes=256))
-    assert [k.nodes for k in whole.kernels] == [("relu", "neg", "exp")]
+    # one kernel per operator (each on its own cores), all three in one streaming region
+    assert [k.nodes for k in whole.kernels] == [("relu",), ("neg",), ("exp",)]
+    assert {k.region for k in whole.kernels} == {"r0"}
+    # only x in (128 B) and exp's output (128 B) cross the chip boundary
+    assert whole.offchip_bytes == 256
+    assert [k.offchip_bytes for k in whole.kernels] == [128, 0, 128]
     split = _compile(_chain3(), "spyre", DataflowRules(capacity_bytes=200))
-    assert len(split.kernels) == 2  # only one 128 B intermediate fits at a time
+    assert len({k.region for k in split.kernels}) == 2  # only one 128 B intermediate fits at a time
     assert split.offchip_bytes == 768 - 2 * 128  # the fused edge's write and read stay on chip
 
 

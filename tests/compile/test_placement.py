@@ -73,7 +73,7 @@ def test_a_tiled_dataflow_kernel_occupies_one_core_per_tile():
 
 def test_placement_and_schedule_are_recorded_stages():
     program = compile_program(annotate(mm_graph(256, 64, 256)), load_profile("h100"))
-    assert [s.name for s in program.stages] == ["lower", "placement", "schedule"]
+    assert [s.name for s in program.stages] == ["lower", "fusion", "tiling", "placement", "schedule"]
     assert program.meta["schedule_policy"] == "dynamic"  # H100: dynamic commitment
     spyre = compile_program(annotate(mm_graph(256, 64, 256)), load_profile("spyre"))
     assert spyre.meta["schedule_policy"] == "static"

@@ -78,11 +78,17 @@ class Dataflow:
             seen.update(dict.fromkeys(self.consumers.get(key, ())))
         return tuple(seen)
 
-    def onchip_bytes(self, members: set[str] | frozenset[str]) -> int:
-        """Bytes that stay on chip when ``members`` run as one kernel (see the module docstring)."""
-        saved = 0
+    def onchip_by_node(self, members: set[str] | frozenset[str]) -> dict[str, int]:
+        """Per member, the bytes of its traffic that stay on chip when ``members`` run as one unit.
+
+        A read of a tensor made inside, or already loaded by an earlier member, is on chip; so is
+        the write of a tensor whose every reader is inside (see the module docstring). Members are
+        visited in topological order, so a repeated load is charged to the first reader.
+        """
+        out: dict[str, int] = {}
         loaded: set[TensorKey] = set()
-        for name in members:
+        for name in sorted(members, key=lambda n: self.ops[n].pos):
+            saved = 0
             for key, nbytes in {**self.reads[name], **self.params[name]}.items():
                 if self.producer.get(key) in members or key in loaded:
                     saved += nbytes
@@ -91,7 +97,12 @@ class Dataflow:
                 readers = self.consumers.get(key, ())
                 if key not in self.graph_outputs and readers and all(r in members for r in readers):
                     saved += nbytes
-        return min(saved, sum(self.traffic[n] for n in members))
+            out[name] = min(saved, self.traffic[name])
+        return out
+
+    def onchip_bytes(self, members: set[str] | frozenset[str]) -> int:
+        """Bytes that stay on chip when ``members`` run as one kernel (see the module docstring)."""
+        return sum(self.onchip_by_node(members).values())
 
     def offchip_bytes(self, members: set[str] | frozenset[str]) -> int:
         return sum(self.traffic[n] for n in members) - self.onchip_bytes(members)

@@ -26,7 +26,7 @@ from dfx.compile.program import Kernel, KernelKind, Program
 from dfx.costs.record import CostedGraph
 from dfx.hardware import HardwareProfile
 
-__all__ = ["FusionDecision", "FusionRules", "Group", "fuse", "fusion_pass", "kernels_from_groups"]
+__all__ = ["FusionDecision", "FusionRules", "Group", "fuse", "fusion_pass", "kernels_from_groups", "streaming_kernels"]
 
 _MAX_ROUNDS = 10  # Inductor's Scheduler.fuse_nodes: `for i in range(10)` rounds of fuse_nodes_once
 _KIND_ORDER = (KernelKind.GEMM, KernelKind.ATTENTION, KernelKind.REDUCTION, KernelKind.POINTWISE, KernelKind.MEMORY)
@@ -65,10 +65,15 @@ class Group:
 
 
 class FusionRules(Protocol):
-    """A target compiler's fusion legality (see the module docstring's override map)."""
+    """A target compiler's fusion legality (see the module docstring's override map).
+
+    ``streams``: the groups are streaming regions of one kernel per operator (dataflow chips, where
+    each operator keeps its own cores and passes tensors on chip), not single kernel launches.
+    """
 
     target: str
     limit_nodes: int
+    streams: bool
 
     def can_fuse(self, a: Group, b: Group, vertical: bool, flow: Dataflow) -> tuple[bool, str]:
         """Whether ``a`` and ``b`` (``a`` earlier) may run as one kernel, and why."""
@@ -294,20 +299,47 @@ def kernels_from_groups(costed: CostedGraph, flow: Dataflow, groups: list[Group]
     return tuple(kernels)
 
 
+def streaming_kernels(costed: CostedGraph, flow: Dataflow, groups: list[Group], source: str) -> tuple[Kernel, ...]:
+    """One :class:`Kernel` per operator, each in its group's streaming region (``region="r<i>"``).
+
+    A kernel's off-chip bytes are its traffic less what stays on chip inside its region
+    (:meth:`Dataflow.onchip_by_node`), so the region's kernels together move what the region would
+    move as one unit.
+    """
+    order = [n for g in groups for n in g.nodes]
+    kernel_of = {n: f"k{i}_{n}" for i, n in enumerate(order)}
+    deps = producer_kernels(costed, kernel_of)
+    kernels = []
+    for r, g in enumerate(groups):
+        onchip = flow.onchip_by_node(set(g.nodes))
+        why = g.reasons[0] if g.reasons else f"{source}: a region of one operator"
+        for n in g.nodes:
+            kernels.append(Kernel(
+                name=kernel_of[n], nodes=(n,), kind=flow.ops[n].kind, flops=costed[n].cost.flops,
+                offchip_bytes=flow.traffic[n] - onchip[n], onchip_bytes=onchip[n],
+                deps=tuple(d for d in deps[n] if d != kernel_of[n]), dtype=costed[n].dtype,
+                reason=f"region r{r} of {len(g.nodes)} operators: {why}", region=f"r{r}",
+            ))
+    return tuple(kernels)
+
+
 def fusion_pass(rules: FusionRules):
     """The fusion pass for ``rules``: ``run(program, costed, profile) -> PassResult``."""
 
     def run(program: Program, costed: CostedGraph, profile: HardwareProfile) -> PassResult:
         flow = dataflow(costed)
         groups, decisions = fuse(flow, rules)
-        kernels = kernels_from_groups(costed, flow, groups, rules.target)
+        build = streaming_kernels if rules.streams else kernels_from_groups
+        kernels = build(costed, flow, groups, rules.target)
         fused = sum(d.fused for d in decisions)
+        unit = "streaming regions" if rules.streams else "kernels"
         notes = (
-            f"{rules.target} rules: {len(program.kernels)} -> {len(kernels)} kernels, "
+            f"{rules.target} rules: {len(program.kernels)} operators -> {len(groups)} {unit}, "
             f"{fused} fusions taken, {len(decisions) - fused} refused",
         )
         new = replace(program, target=rules.target, kernels=kernels,
                       meta={**program.meta, "fusion_decisions": tuple(decisions)})
-        return PassResult(new, modified=len(kernels) != len(program.kernels), notes=notes)
+        modified = kernels != program.kernels
+        return PassResult(new, modified=modified, notes=notes)
 
     return run

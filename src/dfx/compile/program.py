@@ -67,6 +67,9 @@ class Kernel:
         The chip it is placed on (0 on one chip).
     reason : str
         Why these nodes form one kernel: the fusion rule and its source.
+    region : str
+        On a dataflow chip, the streaming region it belongs to: kernels of one region pass their
+        tensors on chip (``""`` elsewhere).
     """
 
     name: str
@@ -82,6 +85,7 @@ class Kernel:
     cores: int = 1
     chip: int = 0
     reason: str = ""
+    region: str = ""
 
     @property
     def bytes(self) -> int:
@@ -107,6 +111,7 @@ class Kernel:
             "cores": self.cores,
             "chip": self.chip,
             "reason": self.reason,
+            "region": self.region,
         }
 
 

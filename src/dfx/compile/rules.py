@@ -58,6 +58,7 @@ class InductorRules:
 
     target: str = "inductor"
     limit_nodes: int = 64  # torch/_inductor/config.py: max_fusion_size = 64
+    streams: bool = False
 
     def can_fuse(self, a: Group, b: Group, vertical: bool, flow: Dataflow) -> tuple[bool, str]:
         if a.extern or b.extern:
@@ -94,6 +95,7 @@ class XlaRules:
 
     target: str = "xla"
     limit_nodes: int = 64  # xla's kMaxOperandsAndOutputsPerFusion-style cap; an estimate for dfx
+    streams: bool = False
 
     def can_fuse(self, a: Group, b: Group, vertical: bool, flow: Dataflow) -> tuple[bool, str]:
         if KernelKind.ATTENTION in a.kinds | b.kinds:
@@ -123,6 +125,9 @@ class XlaRules:
 class DataflowRules:
     """Dataflow chips: producer and consumer stream on chip while the region's intermediates fit.
 
+    The groups are *streaming regions*: each operator keeps its own kernel (placed on its own
+    cores), and the tensors between operators of one region never leave the chip.
+
     ``capacity_bytes`` is the on-chip memory (SRAM, scratchpads of all cores); a region whose
     tensors made and consumed inside it exceed it spills, so the pair is refused. Approximation:
     every intermediate of a region is counted as live at once (an upper bound on its footprint).
@@ -130,7 +135,8 @@ class DataflowRules:
 
     capacity_bytes: float
     target: str = "dataflow"
-    limit_nodes: int = 1_000_000  # no per-kernel node cap: a region is a placed subgraph, not a kernel launch
+    limit_nodes: int = 1_000_000  # no per-region node cap: a region is a placed subgraph, not a kernel launch
+    streams: bool = True  # each operator keeps its own kernel (cores); the region keeps tensors on chip
 
     def can_fuse(self, a: Group, b: Group, vertical: bool, flow: Dataflow) -> tuple[bool, str]:
         between = sum(n for k, n in b.reads.items() if k in a.writes) + sum(n for k, n in a.reads.items() if k in b.writes)
