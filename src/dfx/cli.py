@@ -97,8 +97,7 @@ def analyze(
         check_targets(out, list(ANALYZE_OUTPUTS), force=force)
     analysis = run_analyze(
         model, hardware=hw or None, dtype=dtype, batch=batch, seq=seq, method=method,
-        input_shapes=parse_input_shapes(input_shape), execution_model=execution_model,
-        input_shapes=parse_input_shapes(input_shape), phase=phase, prompt_len=prompt_len, kv_len=kv_len,
+        input_shapes=parse_input_shapes(input_shape), execution_model=execution_model, phase=phase, prompt_len=prompt_len, kv_len=kv_len,
         output_len=output_len, weight_dtype=weight_dtype, kv_dtype=kv_dtype,
     )
     doc = analysis.to_dict()
