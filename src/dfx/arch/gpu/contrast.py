@@ -65,9 +65,36 @@ def _shrink(rows: int, cols: int, cap: int = 96) -> tuple[int, int, int]:
     return math.ceil(rows / step), math.ceil(cols / step), step
 
 
+def _draw_program(ax, g: GemmKernel) -> None:
+    """One Triton program, schematically: its K loop over A and B tiles, the shared-memory ring of
+    ``num_stages`` tiles in flight, and the accumulator tile held in the warps' registers."""
+    from matplotlib.patches import Rectangle
+
+    cfg = g.config
+    steps = min(g.k_iterations, 8)  # draw at most 8 K steps
+    w = 1.0
+    ax.set_xlim(-0.5, steps + 4.2)
+    ax.set_ylim(-1.6, steps + 4.2)
+    ax.set_aspect("equal")
+    ax.axis("off")
+    for i in range(steps):  # A tiles along K (left to right), B tiles along K (top to bottom)
+        colour = "tab:orange" if i < cfg.num_stages else "0.9"
+        ax.add_patch(Rectangle((i * w, 0), w * 0.9, 2.4, color=colour))
+        ax.add_patch(Rectangle((steps + 0.6, steps + 3.0 - (i + 1) * w), 2.4, w * 0.9, color=colour))
+    ax.add_patch(Rectangle((steps + 0.6, 0), 2.4, 2.4, color="tab:blue"))
+    for j in range(1, min(cfg.num_warps, 8)):  # the accumulator split among the warps
+        ax.plot([steps + 0.6, steps + 3.0], [j * 2.4 / min(cfg.num_warps, 8)] * 2, color="white", lw=0.8)
+    more = " ..." if g.k_iterations > steps else ""
+    ax.text(0, 2.6, f"A[{cfg.block_m}, {cfg.block_k}] x {g.k_iterations} K steps{more}", fontsize=8)
+    ax.text(steps + 0.6, steps + 3.2, f"B[{cfg.block_k}, {cfg.block_n}]", fontsize=8)
+    ax.text(steps + 0.6, -1.3, f"acc[{cfg.block_m}, {cfg.block_n}] fp32\n{cfg.num_warps} warps' registers", fontsize=8)
+    ax.set_title(f"one Triton program: loop over K, {cfg.num_stages} stages in flight\n"
+                 f"(orange: the shared-memory ring, {g.shared_memory_bytes // 1024} KiB)", fontsize=9)
+
+
 def draw_contrast(c: Contrast) -> bytes:
-    """Three panels: the GPU's output tiles coloured by wave, the TPU's weight folds by MXU, Spyre's
-    output tiles by core. Returns the PNG's bytes."""
+    """Four panels: one Triton program; the GPU's output tiles coloured by wave; the TPU's weight
+    folds by MXU; Spyre's output tiles by core. Returns the PNG's bytes."""
     import io
 
     import matplotlib
@@ -76,7 +103,9 @@ def draw_contrast(c: Contrast) -> bytes:
     import matplotlib.pyplot as plt
 
     g, cfg = c.gpu, c.gpu.config
-    fig, axes = plt.subplots(1, 3, figsize=(15, 5.2))
+    fig, axes = plt.subplots(1, 4, figsize=(19, 5.2), gridspec_kw={"width_ratios": [0.8, 1, 1, 1]})
+    _draw_program(axes[0], g)
+    axes = axes[1:]
     # GPU: program (pid_m, pid_n) in grouped order -> its wave
     pm, pn = g.grid[0], g.grid[1]
     per_wave, group = g.waves.per_wave, cfg.group_m
