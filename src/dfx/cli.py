@@ -236,32 +236,71 @@ def _register_commands() -> None:
 _register_commands()
 
 
+def _say(kind: str, message: str) -> None:
+    """One line on stderr, ``kind:`` in red; ``message`` is plain text (user text is never read as markup)."""
+    from rich.text import Text
+
+    from dfx.errors import one_line
+
+    text = Text(f"{kind}:", style="red")
+    text.append(" " + one_line(message))
+    _err.print(text, highlight=False)
+
+
 def main() -> None:
-    """Entry point: run the app; a :class:`DfxError` is one line on stderr and exit status 2."""
+    """Entry point: run the app; a :class:`DfxError` is one line on stderr and exit status 2.
+
+    Nothing ends in exit status 0 unless the command finished: Ctrl-C (a ``KeyboardInterrupt``
+    anywhere, the user's model included) is status 130, a ``sys.exit()`` from a user's model file
+    is status 1 (or its own non-zero code), each with one line saying so.
+    """
     import warnings
+
+    from dfx.errors import refuse_empty_paths
 
     # Python's warnings (an op with no cost rule, ...) as one line each, without source lines.
     warnings.formatwarning = lambda message, category, *_args, **_kw: f"warning: {message}\n"
     try:
-        app(standalone_mode=False, prog_name="dfx")
+        command = typer.main.get_command(app)
+        refuse_empty_paths(command)
+        status = command(standalone_mode=False, prog_name="dfx")
     except DfxError as exc:
-        _err.print(f"[red]error:[/red] {exc}", highlight=False)
+        _say("error", str(exc))
         sys.exit(2)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
     except typer.Abort:
+        _say("interrupted", "stopped before the command finished; nothing more was written")
+        sys.exit(130)
+    except KeyboardInterrupt:  # typer turns it into status 130 itself; this is the fallback
+        _say("interrupted", "stopped by Ctrl-C before the command finished; nothing more was written")
         sys.exit(130)
     except typer.TyperException as exc:  # usage errors (bad flags, bad values): one line too
         ctx = getattr(exc, "ctx", None)
         where = ctx.command_path if ctx is not None else "dfx"
         message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
-        _err.print(f"[red]error:[/red] {message} (see `{where} --help`)", highlight=False)
+        _say("error", f"{message} (see `{where} --help`)")
         sys.exit(exc.exit_code)
+    except SystemExit as exc:  # code of the user's (a model file's) that called sys.exit()
+        code = exc.code if isinstance(exc.code, int) and exc.code != 0 else 1
+        _say("error", f"stopped by sys.exit({exc.code!r}) before the command finished; "
+                      "remove the sys.exit() call from the model's code")
+        sys.exit(code)
+    except MemoryError:
+        _say("error", "ran out of memory; give smaller sizes (batch, sequence, --pes, --runs, --samples)")
+        sys.exit(2)
+    except RecursionError:
+        _say("error", "input nested too deeply to read (Python's recursion limit); flatten it")
+        sys.exit(2)
     except Exception as exc:  # anything unexpected: one line, no traceback
         if os.environ.get("DFX_DEBUG"):
             raise
-        _err.print(f"[red]internal error:[/red] {type(exc).__name__}: {exc} (set DFX_DEBUG=1 for the traceback)", highlight=False)
+        _say("internal error", f"{type(exc).__name__}: {exc} (set DFX_DEBUG=1 for the traceback)")
         sys.exit(1)
+    if isinstance(status, int) and status != 0:  # typer returns Exit codes here: 130 is Ctrl-C
+        if status == 130:
+            _say("interrupted", "stopped by Ctrl-C before the command finished; nothing more was written")
+        sys.exit(status)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,19 @@
-"""The errors dfx raises on bad input. Each message is one line naming the problem and the fix."""
+"""The errors dfx raises on bad input. Each message is one line naming the problem and the fix.
 
-__all__ = ["DfxError", "CaptureError", "ModelSpecError"]
+Beside the error classes live the few mechanisms every command shares at its edge: a message
+made one line (:func:`one_line`), user code that calls ``sys.exit()`` turned into an error
+(:func:`user_code`), and path options refused when empty (:func:`refuse_empty_paths`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Iterator
+
+__all__ = ["DfxError", "CaptureError", "ModelSpecError", "one_line", "user_code", "refuse_empty_paths"]
+
+# Longest message printed; a longer one (a document quoted back, a YAML alias bomb) is cut here.
+MAX_MESSAGE_CHARS = 600
 
 
 class DfxError(Exception):
@@ -13,3 +26,67 @@ class CaptureError(DfxError):
 
 class ModelSpecError(DfxError):
     """A model name, file or Hugging Face config could not be turned into a model."""
+
+
+def one_line(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
+    """``text`` with every run of whitespace (newlines included) as one space, cut to ``limit`` chars.
+
+    Examples
+    --------
+    >>> one_line("bad\\nvalue  here")
+    'bad value here'
+    >>> one_line("x" * 10, limit=6)
+    'xxx...'
+    """
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[: max(limit - 3, 0)] + "..."
+
+
+@contextlib.contextmanager
+def user_code(what: str, error: type[DfxError] = ModelSpecError) -> Iterator[None]:
+    """Run the user's code (importing a model file, building or calling a model) inside this block.
+
+    A ``sys.exit()`` there would otherwise end dfx with the user's status, 0 included, as if the
+    command had succeeded; it becomes ``error`` naming ``what``. ``KeyboardInterrupt`` passes
+    through (the command line turns it into status 130).
+
+    Raises
+    ------
+    DfxError
+        ``error``, when the code in the block raised ``SystemExit``.
+    """
+    try:
+        yield
+    except SystemExit as exc:
+        raise error(f"{what} called sys.exit({exc.code!r}); remove the call, dfx cannot go on without it") from None
+
+
+def refuse_empty_paths(command) -> None:
+    """Make every path parameter of the typer ``command`` tree refuse ``''`` (which reads as ``.``).
+
+    ``--out ''`` would otherwise write into the current folder; an empty path is almost always an
+    unset shell variable, so it is a usage error naming the option.
+    """
+    for param in getattr(command, "params", ()):
+        if _is_path(param) and not getattr(param, "_dfx_nonempty", False):
+            param._dfx_nonempty = True
+            param.process_value = _refusing_empty(param, param.process_value)
+    for sub in getattr(command, "commands", {}).values():
+        refuse_empty_paths(sub)
+
+
+def _is_path(param) -> bool:
+    desc = getattr(param, "type_descriptor", None)  # typer >= 0.29 types its parameters lazily
+    return bool(getattr(desc, "is_path", False))
+
+
+def _refusing_empty(param, process_value):
+    def checked(ctx, value):
+        values = value if isinstance(value, (list, tuple)) else (value,)
+        if any(isinstance(v, str) and v.strip() == "" for v in values):
+            import typer
+
+            raise typer.BadParameter("is empty; give a path (use . for the current folder)", ctx=ctx, param=param)
+        return process_value(ctx, value)
+
+    return checked

@@ -20,7 +20,7 @@ from torch.utils._pytree import tree_flatten
 
 from dfx.capture.propagate import AtenRecorder, to_spec
 from dfx.capture.trace import METHODS, Traced, capture_context, canonical_param_names
-from dfx.errors import CaptureError
+from dfx.errors import CaptureError, user_code
 from dfx.ir import Edge, Graph, Node, ParameterInfo
 
 __all__ = ["capture", "CAPTURE_METHODS"]
@@ -77,12 +77,27 @@ def capture(
     _check_signature(model, args, kwargs)
     order = _AUTO_ORDER if method == "auto" else (method,)
     failures: list[str] = []
-    for m in order:
-        try:
-            return _capture_with(model, args, kwargs, m, name or type(model).__name__)
-        except Exception as exc:  # each tracer fails in its own way; keep the reason
-            failures.append(f"{m}: {_first_line(exc)}")
+    with user_code(f"{type(model).__name__}.forward", CaptureError):  # sys.exit() there is an error
+        for m in order:
+            try:
+                graph = _capture_with(model, args, kwargs, m, name or type(model).__name__)
+            except Exception as exc:  # each tracer fails in its own way; keep the reason
+                failures.append(f"{m}: {_first_line(exc)}")
+                continue
+            return _check_returns_tensors(graph, model)
     raise CaptureError("could not capture the model (" + "; ".join(failures) + ")")
+
+
+def _check_returns_tensors(graph: Graph, model: torch.nn.Module) -> Graph:
+    """``graph``, unless the model's forward returned no tensor at all (a 0-FLOP analysis of nothing)."""
+    outputs = [n for n in graph.nodes if n.op == "output"]
+    if outputs and not any(n.inputs for n in outputs):
+        shown = next((n.args_repr for n in outputs), "")
+        raise CaptureError(
+            f"{type(model).__name__}.forward returned no tensor ({shown or 'None'}); "
+            "return the tensors it computes"
+        )
+    return graph
 
 
 def _first_line(exc: BaseException) -> str:

@@ -16,7 +16,7 @@ from types import ModuleType
 import torch
 import torch.nn as nn
 
-from dfx.errors import ModelSpecError
+from dfx.errors import ModelSpecError, user_code
 from dfx.models.spec import ModelSpec, close_matches, parse_dtype
 
 __all__ = ["build_from_file", "is_file_spec"]
@@ -56,7 +56,7 @@ def build_from_file(
         names = [n for n in vars(module) if not n.startswith("_")]
         raise ModelSpecError(f"{str(path)!r} has no attribute {attr!r}{close_matches(attr, names)}")
     shapes = _check_shapes(spec, input_shapes)
-    with torch.device(device):
+    with torch.device(device), user_code(f"building {spec}"):
         try:
             model = factory()
         except Exception as exc:
@@ -96,7 +96,11 @@ def _import_file(path: Path) -> ModuleType:
     module = importlib.util.module_from_spec(module_spec)
     sys.modules[name] = module  # dataclasses and pickling look the module up here
     try:
-        module_spec.loader.exec_module(module)
+        with user_code(f"importing {str(path)!r}"):
+            module_spec.loader.exec_module(module)
+    except ModelSpecError:
+        sys.modules.pop(name, None)
+        raise
     except Exception as exc:
         sys.modules.pop(name, None)
         line = _user_line(exc, resolved)

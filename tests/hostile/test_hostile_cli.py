@@ -1,0 +1,106 @@
+"""Hostile input across every command: each case exits non-zero (or 0 with a named warning), prints at
+most two lines naming the problem, no traceback, no "internal error", changes no user file, and
+finishes within 60 s. Each row's ``expect`` is the text the message must contain.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from dataclasses import dataclass
+
+import pytest
+
+from ._runner import run_main, snapshot
+from .files import write_user_files
+
+BUDGET_S = 60.0
+
+
+@dataclass(frozen=True)
+class Case:
+    args: tuple[str, ...]
+    expect: str
+    rc: int = 2
+
+    def __str__(self) -> str:
+        return " ".join(self.args)[:80]
+
+
+def case(line: str, expect: str, rc: int = 2) -> Case:
+    import shlex
+
+    return Case(tuple(shlex.split(line)), expect, rc)
+
+
+CASES = [
+    # interrupts and exits are never status 0
+    case("analyze models.py:Interrupts --input-shape 2,3", "interrupted", rc=130),
+    case("analyze models.py:ExitsInForward --input-shape 2,3", "ExitsInForward.forward called sys.exit(3)"),
+    case("analyze models.py:ExitsZeroInForward --input-shape 2,3", "called sys.exit(0)"),
+    case("analyze exits.py:Net --input-shape 2,3", "importing 'exits.py' called sys.exit(None)"),
+    case("analyze models.py:exits_when_built --input-shape 2", "building models.py:exits_when_built called sys.exit(0)"),
+    case("graph models.py:Interrupts --input-shape 2,3", "interrupted", rc=130),
+    # user text is never read as markup
+    case("analyze '[/red]'", "unknown model '[/red]'"),
+    case("analyze '[bold]x[/bold]'", "unknown model '[bold]x[/bold]'"),
+    case("hw show 'profiles[old]/chip.yaml'", "profiles[old]/chip.yaml"),
+    case("analyze mlp --hw '[/]'", "[/]"),
+    # a forward that returns no tensor
+    case("analyze models.py:ReturnsText --input-shape 2,3", "ReturnsText.forward returned no tensor"),
+    case("analyze models.py:ReturnsNone --input-shape 2,3", "ReturnsNone.forward returned no tensor"),
+    case("graph models.py:ReturnsNone --input-shape 2,3", "returned no tensor"),
+    # empty paths are not the current folder
+    case("analyze mlp --out ''", "'--out': is empty"),
+    case("analyze mlp --out=", "'--out': is empty"),
+    case("report '' --out x", "is empty"),
+]
+
+
+@pytest.fixture(scope="module")
+def user_folder(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("user")
+    write_user_files(folder)
+    return folder
+
+
+@pytest.mark.parametrize("c", CASES, ids=str)
+def test_hostile_case(c: Case, user_folder):
+    before = snapshot(user_folder)
+    result = run_main(list(c.args), user_folder)
+    assert result.rc == c.rc, (result.rc, result.err[-2000:])
+    assert 1 <= len(result.lines) <= 2, result.err[-2000:]
+    assert "Traceback" not in result.err and "internal error" not in result.err, result.err[-2000:]
+    assert c.expect in result.err, result.err[-2000:]
+    assert result.seconds < BUDGET_S
+    assert snapshot(user_folder) == before, "a user file changed"
+
+
+def test_ctrl_c_is_status_130_with_a_line(tmp_path):
+    """A real SIGINT while the model runs: status 130 and one line, never 0 (``dfx ... && next`` must stop)."""
+    import signal
+    import time
+
+    marker = tmp_path / "running"
+    script = (
+        "import pathlib, time, torch\n"
+        "class Slow(torch.nn.Module):\n"
+        "    def forward(self, x):\n"
+        f"        pathlib.Path({str(marker)!r}).write_text('1')\n"
+        "        time.sleep(120)\n"
+        "        return x\n"
+    )
+    (tmp_path / "slow.py").write_text(script)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "dfx.cli", "analyze", "slow.py:Slow", "--input-shape", "2", "--method", "fx"],
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    deadline = time.time() + 120
+    while not marker.exists() and proc.poll() is None and time.time() < deadline:
+        time.sleep(0.2)
+    assert marker.exists(), "the model never ran"
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and "interrupted" in lines[0], err
