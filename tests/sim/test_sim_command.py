@@ -103,7 +103,9 @@ def test_bad_values_are_one_line_dfx_errors(analysis_json, args, fragment):
 
 def test_a_built_in_model_end_to_end():
     pytest.importorskip("torch")
-    result = _invoke("mlp", "--hw", "h100", "--pes", "2", "--jitter", "0.2", "--runs", "5", "--json")
+    # one task per graph node (eager): the MLP's nodes, placeholders and output included
+    result = _invoke("mlp", "--hw", "h100", "--pes", "2", "--jitter", "0.2", "--runs", "5", "--json",
+                     "--execution-model", "eager")
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
     assert doc["model"] == "mlp" and doc["runs"] == 5 and doc["dag"]["nodes"] > 5

@@ -64,6 +64,7 @@ class KernelTiming:
     onchip_bytes: int
     start_s: float = 0.0
     end_s: float = 0.0
+    deps: tuple[str, ...] = ()  # kernels whose outputs it reads
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -71,7 +72,7 @@ class KernelTiming:
             "time_s": self.time_s, "compute_time_s": self.compute_time_s, "memory_time_s": self.memory_time_s,
             "overhead_s": self.overhead_s, "cores": self.cores, "tiles": self.tiles, "flops": self.flops,
             "offchip_bytes": self.offchip_bytes, "onchip_bytes": self.onchip_bytes,
-            "start_s": self.start_s, "end_s": self.end_s,
+            "start_s": self.start_s, "end_s": self.end_s, "deps": list(self.deps),
         }
 
 
@@ -210,7 +211,8 @@ def evaluate_program(program: Program, nodes: tuple[NodeTiming, ...], profile: H
     durations = {t.name: t.time_s for t in timings}
     chosen = policy_for(profile.scheduling.commitment) if policy is None else Policy(policy)
     schedule = list_schedule(placed, durations, total, chosen)
-    timings = [replace(t, start_s=s.start_s, end_s=s.end_s) for t, s in zip(timings, schedule.slots)]
+    timings = [replace(t, start_s=s.start_s, end_s=s.end_s, deps=k.deps)
+               for t, s, k in zip(timings, schedule.slots, placed.kernels)]
     return ProgramResult(
         program=placed,
         kernels=tuple(timings),

@@ -7,14 +7,15 @@ import numbers
 from typing import Any, Mapping
 
 from dfx.sim.dag import SimDag, as_sim_dag, dag_from_analysis, from_networkx
-from dfx.sim.engine import Policy, Schedule, plan_static, run_dynamic, run_static
+from dfx.sim.engine import Policy, Schedule, StaticPlan, plan_static, run_dynamic, run_static
 from dfx.sim.errors import SimulationError
 from dfx.sim.jitter import jittered_durations
 from dfx.sim.priority import lower_bounds, priority_order, upward_rank
+from dfx.sim.program import dag_from_program, has_program
 from dfx.sim.result import MakespanStats, PolicyResult, SimulationResult
 from dfx.sim.views import concurrency, firing_steps, live_bytes
 
-__all__ = ["parse_policy", "simulate"]
+__all__ = ["best_plan", "parse_policy", "simulate"]
 
 _BOTH = "both"
 
@@ -55,12 +56,13 @@ def _capacity(profile: Any) -> float | None:
     return None if level is None else float(level.capacity_bytes)
 
 
-def _prepare(dag_or_doc: Any, hw: Any) -> tuple[SimDag, dict[str, Any], Any]:
+def _prepare(dag_or_doc: Any, hw: Any, pes: int = 1) -> tuple[SimDag, dict[str, Any], Any]:
     """The DAG, the result's provenance fields and the hardware profile (None if none or unknown).
 
     For a document, ``hw`` may be a key of its ``hardware`` or anything the loader resolves to one;
     a profile the loader does not know (a user's file made elsewhere) still gives timings, only no
-    capacity. For a plain DAG, ``hw`` must load.
+    capacity. For a plain DAG, ``hw`` must load. A document evaluated ``compiled`` is simulated as
+    its program's kernels split into core shares for ``pes`` PEs (:mod:`dfx.sim.program`).
     """
     if not (isinstance(dag_or_doc, Mapping) and "schema" in dag_or_doc):
         profile = None if hw is None else _load(hw)
@@ -69,13 +71,35 @@ def _prepare(dag_or_doc: Any, hw: Any) -> tuple[SimDag, dict[str, Any], Any]:
 
     timed = dag_or_doc.get("hardware") or {}
     key = hw if hw is None or (isinstance(hw, str) and hw in timed) else _load(hw).id
-    g = dag_from_analysis(dag_or_doc, key)
+    if key is None and len(timed) == 1:
+        key = next(iter(timed))
+    compiled = key is not None and has_program(dag_or_doc, key)
+    g = dag_from_program(dag_or_doc, key, pes) if compiled else dag_from_analysis(dag_or_doc, key)
     try:
         profile = _load(hw if hw is not None else g.graph["hardware"])
     except DfxError:
         profile = None
-    meta = {"hardware": g.graph["hardware"], "model": g.graph["model"], "untimed": tuple(g.graph["untimed"])}
+    meta = {"hardware": g.graph["hardware"], "model": g.graph["model"], "untimed": tuple(g.graph["untimed"]),
+            "tasks_from": "program" if compiled else "graph", "kernels": g.graph.get("kernels")}
     return from_networkx(g), meta, profile
+
+
+def best_plan(dag: SimDag, pes: int, order: list[int]) -> StaticPlan:
+    """The compile-time plan: the better, on predicted durations, of HEFT and the ready-list schedule.
+
+    A compiler that knows the predicted durations can also freeze the schedule a run-time ready list
+    would produce (each PE's nodes in their start order); it keeps whichever finishes first. So with
+    no jitter the static makespan is never above the dynamic one.
+    """
+    heft = plan_static(dag, pes, order)
+    greedy = run_dynamic(dag, pes, order, dag.duration_s)
+    if greedy.makespan_s >= heft.planned.makespan_s:
+        return heft
+    position = {v: i for i, v in enumerate(order)}
+    frozen = sorted(range(len(dag)), key=lambda v: (greedy.start_s[v], greedy.end_s[v], position[v]))
+    plan = StaticPlan(order=tuple(frozen), pe=greedy.pe, planned=greedy)
+    planned = run_static(dag, plan, dag.duration_s, pes)
+    return StaticPlan(order=plan.order, pe=plan.pe, planned=planned)
 
 
 class _Runs:
@@ -171,7 +195,7 @@ def simulate(
     """
     _check_options(pes, jitter_cv, runs)
     policies = parse_policy(policy)
-    dag, meta, profile = _prepare(dag_or_doc, hw)
+    dag, meta, profile = _prepare(dag_or_doc, hw, pes)
     requested_cv = float(jitter_cv)
     if profile is not None and profile.cycle_exact:
         # A machine that runs its compile-time schedule cycle by cycle (the Groq TSP) has no
@@ -181,7 +205,7 @@ def simulate(
         capacity_bytes = _capacity(profile)
     rank = upward_rank(dag)
     order = priority_order(dag, rank)
-    plan = plan_static(dag, pes, order) if Policy.STATIC in policies else None
+    plan = best_plan(dag, pes, order) if Policy.STATIC in policies else None
     acc = {p: _Runs(pes) for p in policies}
     distinct = runs if jitter_cv > 0 else 1  # without jitter every run is the same run
     for actual in jittered_durations(dag.duration_s, jitter_cv, distinct, seed):

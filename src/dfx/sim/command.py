@@ -43,7 +43,8 @@ def _check(pes: int, jitter: float, runs: int, policy: str) -> None:
     parse_policy(policy)
 
 
-def _document(model: str, hw: str, batch: int, seq: Optional[int], dtype: str) -> dict[str, Any]:
+def _document(model: str, hw: str, batch: int, seq: Optional[int], dtype: str,
+              execution_model: str = "compiled") -> dict[str, Any]:
     """The analysis export document: read from a saved ``.json`` file, or analysed now."""
     path = Path(model)
     if path.suffix.lower() == ".json" and path.is_file():
@@ -55,7 +56,8 @@ def _document(model: str, hw: str, batch: int, seq: Optional[int], dtype: str) -
         raise DfxError("--batch and --seq must be positive integers")
     from dfx.analysis import analyze
 
-    return analyze(model, hardware=[hw], dtype=dtype, batch=batch, seq=seq).to_dict()
+    # compiled: the program's kernels, split into tiles or core shares, are the simulated tasks
+    return analyze(model, hardware=[hw], dtype=dtype, batch=batch, seq=seq, execution_model=execution_model).to_dict()
 
 
 def _out_names(out: Path, model: str) -> list[str]:
@@ -111,6 +113,9 @@ def simulate_command(
         None, help="Write simulation.json, trace.json (Perfetto), gantt.png, analysis.json and report.html here."),
     force: bool = typer.Option(False, help="Overwrite files that already exist in --out."),
     as_json: bool = typer.Option(False, "--json", help="Print the simulation document (dfx.simulation/1) to stdout."),
+    execution_model: str = typer.Option(
+        "compiled", "--execution-model",
+        help="compiled: the program's kernels split into tiles, one PE per core; eager: one task per graph node."),
 ) -> None:
     """Simulate MODEL's dataflow graph on N PEs under static and dynamic scheduling."""
     from dfx.sim.api import simulate
@@ -120,7 +125,7 @@ def simulate_command(
     names = _out_names(out, model) if out is not None else []
     if out is not None:
         check_targets(out, names, force=force)  # before the analysis, whose results would be refused
-    analysis = _document(model, hw, batch, seq, dtype)
+    analysis = _document(model, hw, batch, seq, dtype, execution_model)
     result = simulate(analysis, hw=hw, pes=pes, policy=policy, jitter_cv=jitter, runs=runs, seed=seed, steps=steps)
     doc = result.to_dict()
     if out is not None:

@@ -143,6 +143,9 @@ class SimulationResult:
     hardware : the profile the durations (or only the capacity) came from, if any.
     model : the model name, for a DAG from an analysis document.
     untimed : nodes the analysis gave no time (simulated as 0 s).
+    tasks_from : ``"program"`` when the tasks are a compiled program's kernels split into core
+        shares (:func:`dfx.sim.program.dag_from_program`), ``"graph"`` when they are graph nodes.
+    kernels : the number of kernels of that program (None for a graph).
     """
 
     dag: SimDag
@@ -157,6 +160,8 @@ class SimulationResult:
     model: str | None = None
     jitter_cv_requested: float | None = None
     untimed: tuple[str, ...] = ()
+    tasks_from: str = "graph"  # "program": the compiled program's kernels split into core shares
+    kernels: int | None = None  # kernels of that program
 
     @property
     def policies(self) -> tuple[PolicyResult, ...]:
@@ -196,7 +201,8 @@ class SimulationResult:
             "seed": self.seed,
             "hardware": self.hardware,
             "model": self.model,
-            "dag": {"nodes": len(self.dag), "edges": self.dag.edge_count, "untimed": list(self.untimed)},
+            "dag": {"nodes": len(self.dag), "edges": self.dag.edge_count, "untimed": list(self.untimed),
+                    "tasks_from": self.tasks_from, "kernels": self.kernels},
             "lower_bounds": {
                 "critical_path_s": lb.critical_path_s,
                 "work_over_pes_s": lb.work_over_pes_s,
