@@ -120,7 +120,9 @@ def check_matches(sim: SimDoc, doc: Doc) -> None:
         Naming the first few scheduled nodes the analysis lacks.
     """
     known = {n.name for n in doc.nodes}
-    stray = sorted({r.name for p in sim.policies for r in p.schedule} - known)
+    for hw in doc.hardware.values():  # a compiled program's tasks are its kernels' tiles: k#i, k:done
+        known |= {k["name"] for k in (hw.raw.get("program") or {}).get("kernels", ())}
+    stray = sorted({r.name.split("#")[0].removesuffix(":done") for p in sim.policies for r in p.schedule} - known)
     if stray:
         listed = ", ".join(stray[:5]) + (" ..." if len(stray) > 5 else "")
         raise DfxError(f"the simulation ({sim.model or 'a DAG'}) is not of this analysis ({doc.model_name}): "

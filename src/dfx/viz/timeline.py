@@ -51,7 +51,17 @@ def nice_ticks(span: float, wanted: int = _TICKS_WANTED) -> list[float]:
 def bar_fills(doc: Doc, hw_id: str | None) -> dict[str, str]:
     """Node name -> fill: its bound on ``hw_id``, as the DAG colours it (``none`` without that profile)."""
     nodes = doc.hardware[hw_id].nodes if hw_id in doc.hardware else {}
-    return {n.name: BOUND_FILL[nodes[n.name].bound if n.name in nodes else "none"] for n in doc.nodes}
+    fills = {n.name: BOUND_FILL[nodes[n.name].bound if n.name in nodes else "none"] for n in doc.nodes}
+    program = doc.hardware[hw_id].raw.get("program") if hw_id in doc.hardware else None
+    for k in (program or {}).get("kernels", ()):  # a compiled program's tasks: k#i and k:done, by kernel bound
+        fill = BOUND_FILL.get(k.get("bound", "none"), BOUND_FILL["none"])
+        fills[k["name"]] = fills[f"{k['name']}:done"] = fill
+    return fills
+
+
+def _fill(fills: dict[str, str], name: str) -> str:
+    """The fill of node ``name``, or of the kernel whose tile ``name`` (``kernel#i``) is."""
+    return fills.get(name) or fills.get(name.split("#")[0], BOUND_FILL["none"])
 
 
 def _bar(run: SimRun, fill: str, x_of, y: float) -> str:
@@ -97,7 +107,7 @@ def timeline_svg(policy: SimPolicy, pes: int, span_s: float, bound_s: float, fil
         parts.append(f'<rect class="row" x="{_LEFT_PX}" y="{y}" width="{plot_w}" height="{_ROW_PX}" fill="{shade}"/>'
                      f'<text x="{_LEFT_PX - 6}" y="{y + _ROW_PX - 5}" text-anchor="end">PE {p}</text>')
     pad = (_ROW_PX - _BAR_PX) / 2
-    parts += [_bar(r, fills.get(r.name, BOUND_FILL["none"]), x_of, _TOP_PX + r.pe * _ROW_PX + pad) for r in policy.schedule]
+    parts += [_bar(r, _fill(fills, r.name), x_of, _TOP_PX + r.pe * _ROW_PX + pad) for r in policy.schedule]
     if bound_s > 0:
         xb = x_of(bound_s)
         parts.append(f'<line class="bound" x1="{xb:.2f}" y1="{_TOP_PX}" x2="{xb:.2f}" y2="{_TOP_PX + rows_h}" '
