@@ -139,6 +139,16 @@ class Analysis:
             writer.writerow(row)
         return buf.getvalue()
 
+    def __repr__(self) -> str:
+        """One short line (the full record is ``to_dict()``): model, size, FLOPs, latency per profile."""
+        from dfx.report.console import format_flops, format_seconds
+
+        times = ", ".join(f"{r.profile.id}: {format_seconds(r.latency_s)}" for r in self.hardware)
+        return (
+            f"<Analysis {self.model.get('name', self.graph.name)!r}: {len(self.graph.nodes)} nodes, "
+            f"{format_flops(self.costed.total.flops)}" + (f"; {times}" if times else "") + ">"
+        )
+
     def _repr_html_(self) -> str:
         """Jupyter shows an ``Analysis`` as its report (``dfx.viz``): summary, DAG, roofline, node table."""
         from dfx.viz import render_pictures

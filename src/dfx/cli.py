@@ -23,28 +23,44 @@ _out = Console(width=None if sys.stdout.isatty() else 200)
 _err = Console(stderr=True, soft_wrap=True)
 
 MODEL_HELP = "A built-in model (see `dfx models`), path/to/file.py:ClassOrFactory, or hf:NAME_OR_CONFIG."
-SHAPE_HELP = "Input shape for a file model, e.g. 2,128,64; repeat for several inputs."
+SHAPE_HELP = "Input shape for a file model, e.g. 2,128,64 (4,128:int64 for token ids); repeat for several inputs."
+DTYPE_HELP = "Dtype of a file model's inputs (e.g. int64 for token ids): once for all, or once per --input-shape."
 
 
-def parse_input_shapes(shapes: Optional[List[str]]) -> Optional[list[tuple[int, ...]]]:
-    """``--input-shape`` texts (``"2,128,64"`` or ``"2x128x64"``) as shapes; ``None`` when none were given.
+def parse_input_shapes(shapes: Optional[List[str]], dtypes: Optional[List[str]] = None) -> Optional[list[tuple[int, ...]]]:
+    """``--input-shape`` texts (``"2,128,64"``, ``"2x128x64"``, ``"4,128:int64"``) as shapes; ``None`` when none were given.
+
+    A ``:dtype`` suffix, or ``--input-dtype`` (once for every input, or once per input in order),
+    makes that input in that dtype (an :class:`~dfx.ir.spec.InputShape`): ``int64`` for token ids.
 
     Raises
     ------
     DfxError
-        A text that is not positive integers separated by commas or ``x``.
+        A text that is not positive integers separated by commas or ``x``, an unknown dtype, or
+        ``--input-dtype`` given a number of times other than 1 or the number of shapes.
     """
+    from dfx.ir.spec import InputShape
+
     if not shapes:
+        if dtypes:
+            raise DfxError("--input-dtype needs --input-shape (one per positional input of a file model)")
         return None
+    if dtypes and len(dtypes) not in (1, len(shapes)):
+        raise DfxError(f"--input-dtype is given {len(dtypes)} times for {len(shapes)} --input-shape; give it once, or once per input")
     out = []
-    for text in shapes:
+    for i, full in enumerate(shapes):
+        text, _, dtype = full.partition(":")
+        dtype = dtype.strip() or (dtypes[0] if dtypes and len(dtypes) == 1 else dtypes[i] if dtypes else "")
         try:
             dims = tuple(int(d) for d in re.split(r"[,x]", text.strip()))
         except ValueError:
-            raise DfxError(f"bad --input-shape {text!r}; expected comma-separated integers such as 2,128,64") from None
+            raise DfxError(f"bad --input-shape {full!r}; expected comma-separated integers such as 2,128,64 (or 4,128:int64)") from None
         if not dims or any(d <= 0 for d in dims):
-            raise DfxError(f"bad --input-shape {text!r}; every dimension must be a positive integer")
-        out.append(dims)
+            raise DfxError(f"bad --input-shape {full!r}; every dimension must be a positive integer")
+        try:
+            out.append(InputShape(dims, dtype) if dtype else dims)
+        except ValueError as exc:
+            raise DfxError(f"bad input dtype in {full!r}: {exc}") from None
     return out
 
 
@@ -68,6 +84,7 @@ def analyze(
     dtype: str = typer.Option("fp32", help="fp32, bf16 or fp16."),
     method: str = typer.Option("auto", help="Capture method: auto, export, fx or dynamo."),
     input_shape: Optional[List[str]] = typer.Option(None, "--input-shape", help=SHAPE_HELP),
+    input_dtype: Optional[List[str]] = typer.Option(None, "--input-dtype", help=DTYPE_HELP),
     out: Optional[Path] = typer.Option(None, help="Write analysis.json, nodes.csv and the pictures (dag.*, roofline.*, report.html) into this folder."),
     force: bool = typer.Option(False, help="Overwrite files that already exist in --out."),
     as_json: bool = typer.Option(False, "--json", help="Print the export document (dfx.analysis/1) to stdout."),
@@ -97,7 +114,7 @@ def analyze(
         check_targets(out, list(ANALYZE_OUTPUTS), force=force)
     analysis = run_analyze(
         model, hardware=hw or None, dtype=dtype, batch=batch, seq=seq, method=method,
-        input_shapes=parse_input_shapes(input_shape), execution_model=execution_model, phase=phase, prompt_len=prompt_len, kv_len=kv_len,
+        input_shapes=parse_input_shapes(input_shape, input_dtype), execution_model=execution_model, phase=phase, prompt_len=prompt_len, kv_len=kv_len,
         output_len=output_len, weight_dtype=weight_dtype, kv_dtype=kv_dtype,
     )
     doc = analysis.to_dict()
@@ -131,6 +148,7 @@ def graph(
     seq: Optional[int] = typer.Option(None, help="Sequence length (default: the model's own)."),
     dtype: str = typer.Option("fp32", help="fp32, bf16 or fp16."),
     input_shape: Optional[List[str]] = typer.Option(None, "--input-shape", help=SHAPE_HELP),
+    input_dtype: Optional[List[str]] = typer.Option(None, "--input-dtype", help=DTYPE_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print the captured graph (dfx.graph/1) as JSON."),
 ) -> None:
     """Print the captured graph as a torch.fx-style table (opcode, name, target, args, users)."""
@@ -139,7 +157,7 @@ def graph(
 
     _check_positive("--batch", batch)
     _check_positive("--seq", seq)
-    g, _ = capture_spec(model, batch=batch, seq=seq, dtype=dtype, method=method, input_shapes=parse_input_shapes(input_shape))
+    g, _ = capture_spec(model, batch=batch, seq=seq, dtype=dtype, method=method, input_shapes=parse_input_shapes(input_shape, input_dtype))
     if as_json:
         sys.stdout.write(g.to_json(indent=1) + "\n")
     else:
@@ -159,6 +177,12 @@ def list_models() -> None:
     for name in models.available():
         table.add_row(name, models.describe(name))
     _out.print(table)
+    hf = Table(title="Hugging Face configs (dfx analyze hf:NAME)")
+    hf.add_column("name")
+    hf.add_column("description")
+    for name in models.shipped_configs():
+        hf.add_row(f"hf:{name}", models.describe_config(name))
+    _out.print(hf)
 
 
 @hw_app.command("list")
@@ -194,11 +218,27 @@ def hw_show(
     from dfx.hardware import load_profile
 
     p = load_profile(profile)
-    data = p.to_si_dict()
     if as_json:
-        sys.stdout.write(json.dumps(data, indent=1) + "\n")
+        sys.stdout.write(json.dumps(p.to_si_dict(), indent=1) + "\n")
     else:
-        _out.print_json(data=data)
+        from dfx.report.profile import print_profile
+
+        print_profile(p, _out)
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from dfx import __version__
+
+        sys.stdout.write(f"dfx {__version__}\n")
+        raise typer.Exit()
+
+
+@app.callback()
+def _app_options(
+    version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True, help="Print the version and exit."),
+) -> None:
+    """dfx, the dataflow explorer."""
 
 
 # Commands that live beside their package: each module's `register(app)` adds its commands, and an

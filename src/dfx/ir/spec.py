@@ -10,7 +10,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["DTYPE_ITEMSIZE_BYTES", "TensorSpec", "itemsize_bytes", "normalize_dtype"]
+__all__ = ["DTYPE_ITEMSIZE_BYTES", "InputShape", "TensorSpec", "itemsize_bytes", "normalize_dtype"]
 
 # Bytes per element of every dtype dfx knows, keyed by torch's own dtype name (``str(torch.float32)``
 # without the ``torch.`` prefix). Sub-byte types are rounded up to the byte they are stored in
@@ -67,6 +67,28 @@ def normalize_dtype(name: str) -> str:
         known = ", ".join(sorted(set(_DTYPE_ALIASES) | set(DTYPE_ITEMSIZE_BYTES)))
         raise ValueError(f"unknown dtype {name!r}; expected one of: {known}")
     return key
+
+
+class InputShape(tuple):
+    """A file model's input shape and the dtype of the input made for it (``--input-shape 4,128:int64``).
+
+    A ``tuple`` of ints, so wherever a shape is expected it is one; ``dtype`` is a normalized dtype
+    name, or ``None`` for the model's float dtype. An integer dtype makes token ids (zeros).
+
+    >>> s = InputShape((4, 128), "int64")
+    >>> s, s.dtype
+    ((4, 128), 'int64')
+    """
+
+    dtype: str | None
+
+    def __new__(cls, dims: Any, dtype: str | None = None) -> "InputShape":
+        obj = super().__new__(cls, dims)
+        obj.dtype = None if dtype is None else normalize_dtype(dtype)
+        return obj
+
+    def __getnewargs__(self) -> tuple[Any, ...]:
+        return (tuple(self), self.dtype)
 
 
 def itemsize_bytes(dtype: str) -> int:

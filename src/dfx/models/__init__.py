@@ -9,9 +9,9 @@ torch.Size([1, 1024, 768])
 Hugging Face config such as ``hf:llama-2-7b``, or a path to a ``config.json``). See ``docs/models.md``.
 """
 
-from dfx.models.hf import build_hf, shipped_configs
+from dfx.models.hf import build_hf, describe_config, shipped_configs
 from dfx.models.registry import PRESETS, Preset, available, build, describe
 from dfx.models.resolve import resolve
 from dfx.models.spec import ModelSpec
 
-__all__ = ["PRESETS", "ModelSpec", "Preset", "available", "build", "build_hf", "describe", "resolve", "shipped_configs"]
+__all__ = ["PRESETS", "ModelSpec", "Preset", "available", "build", "build_hf", "describe", "describe_config", "resolve", "shipped_configs"]

@@ -17,6 +17,7 @@ import torch
 import torch.nn as nn
 
 from dfx.errors import ModelSpecError, user_code
+from dfx.ir.spec import InputShape
 from dfx.models.spec import ModelSpec, close_matches, parse_dtype
 
 __all__ = ["build_from_file", "is_file_spec"]
@@ -67,9 +68,21 @@ def build_from_file(
     if not isinstance(model, nn.Module):
         raise ModelSpecError(f"{spec} gave a {type(model).__name__}, not a torch.nn.Module")
     model = model.to(dtype=torch_dtype).eval()
-    args = tuple(torch.randn(s, dtype=torch_dtype, device=device) for s in shapes)
-    shown = ", ".join(str(s) for s in shapes)
+    args = tuple(_example_input(s, torch_dtype, device) for s in shapes)
+    shown = ", ".join(str(tuple(s)) + (f" {s.dtype}" if getattr(s, "dtype", None) else "") for s in shapes)
     return ModelSpec(spec, model, args, {}, f"{type(model).__name__} from {path}; inputs {shown}")
+
+
+def _example_input(shape: tuple[int, ...], float_dtype: torch.dtype, device: str | torch.device) -> torch.Tensor:
+    """The input for one shape: random in the model's float dtype, or zeros (valid token ids) in an
+    integer or bool dtype given as ``--input-shape 4,128:int64`` (an :class:`~dfx.ir.spec.InputShape`)."""
+    name = getattr(shape, "dtype", None)
+    if name is None:
+        return torch.randn(shape, dtype=float_dtype, device=device)
+    dtype = getattr(torch, name)
+    if dtype.is_floating_point or dtype.is_complex:
+        return torch.randn(tuple(shape), dtype=dtype, device=device)
+    return torch.zeros(tuple(shape), dtype=dtype, device=device)
 
 
 def _check_shapes(spec: str, input_shapes: list[tuple[int, ...]] | None) -> list[tuple[int, ...]]:
@@ -78,7 +91,7 @@ def _check_shapes(spec: str, input_shapes: list[tuple[int, ...]] | None) -> list
             f"{spec} needs its input shapes: pass --input-shape once per positional input, "
             "e.g. --input-shape 1,3,224,224"
         )
-    shapes = [tuple(s) for s in input_shapes]
+    shapes = [s if isinstance(s, InputShape) else tuple(s) for s in input_shapes]
     for s in shapes:
         if not s or any(isinstance(d, bool) or not isinstance(d, int) or d <= 0 for d in s):
             raise ModelSpecError(f"input shape {s!r} for {spec} must be positive integers, e.g. 1,3,224,224")

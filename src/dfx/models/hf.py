@@ -23,7 +23,7 @@ from dfx.models.gpt2 import GPT2, GPT2Config
 from dfx.models.llama import Llama, LlamaConfig
 from dfx.models.spec import ModelSpec, check_positive, close_matches, parse_dtype
 
-__all__ = ["CONFIG_DIR", "IMPLEMENTATIONS", "build_hf", "load_config", "shipped_configs"]
+__all__ = ["CONFIG_DIR", "IMPLEMENTATIONS", "build_hf", "describe_config", "load_config", "shipped_configs"]
 
 CONFIG_DIR = Path(__file__).parent / "hf_configs"
 IMPLEMENTATIONS = ("auto", "transformers", "dfx")
@@ -34,6 +34,23 @@ _DEFAULT_SEQ = 128  # when a config names no context length
 def shipped_configs() -> list[str]:
     """Names of the configs that ship with dfx (``hf:NAME``)."""
     return sorted(p.stem for p in CONFIG_DIR.glob("*.json"))
+
+
+def describe_config(name: str) -> str:
+    """One line about a shipped config: its architecture, layers, width and context length.
+
+    Examples
+    --------
+    >>> describe_config("gpt2")
+    'GPT2LMHeadModel (gpt2): 12 layers, hidden 768, 12 heads, context 1024; input input_ids (B, seq)'
+    """
+    config, _ = load_config(name)
+    arch = (config.get("architectures") or [config["model_type"]])[0]
+    layers = config.get("num_hidden_layers", config.get("n_layer"))
+    hidden = config.get("hidden_size", config.get("n_embd"))
+    heads = config.get("num_attention_heads", config.get("n_head"))
+    context = config.get("max_position_embeddings", config.get("n_positions"))
+    return f"{arch} ({config['model_type']}): {layers} layers, hidden {hidden}, {heads} heads, context {context}; input input_ids (B, seq)"
 
 
 def load_config(name_or_path: str) -> tuple[dict[str, Any], str]:

@@ -40,6 +40,34 @@ def guards_command(
     sys.stdout.write((json.dumps(doc, indent=1) if as_json else guards_text(doc)) + "\n")
 
 
+def _file_analyzer(templates: List[str]):
+    """For a file model: ``--input-shape 1,seq:int64`` (``seq`` is the bucket length) as an analyzer
+    ``(model, seq, hardware) -> SeqCost`` for :func:`dfx.shapes.api.buckets`."""
+    from dfx.errors import DfxError
+    from dfx.ir.spec import InputShape
+
+    parsed = []
+    for text in templates:
+        dims_text, _, dtype = text.partition(":")
+        dims = [d.strip().lower() for d in dims_text.replace("x", ",").split(",") if d.strip()]
+        if not all(d == "seq" or (d.isdigit() and int(d) > 0) for d in dims) or not dims:
+            raise DfxError(f"bad --input-shape {text!r}; expected positive integers and seq (the bucket length), e.g. 1,seq:int64")
+        parsed.append((dims, dtype.strip() or None))
+    if not any("seq" in dims for dims, _ in parsed):
+        raise DfxError("with buckets, a file model's --input-shape needs a seq dimension (the bucket length), e.g. 1,seq:int64")
+
+    def analyzer(model: str, seq: int, hardware: str):
+        from dfx.analysis import analyze
+        from dfx.shapes.cost import SeqCost
+
+        shapes = [InputShape([seq if d == "seq" else int(d) for d in dims], dtype) for dims, dtype in parsed]
+        doc = analyze(model, hardware=[hardware], input_shapes=shapes).to_dict()
+        (hw_doc,) = doc["hardware"].values()
+        return SeqCost(seq, float(doc["totals"]["flops"]), float(hw_doc["serial_time_s"]))
+
+    return analyzer
+
+
 def buckets_command(
     model: Optional[str] = typer.Argument(None, help=_MODEL_HELP + " Optional: adds FLOP waste and predicted time."),
     lengths: Optional[Path] = typer.Option(None, "--lengths", help="File of input lengths, one integer a line."),
@@ -51,6 +79,7 @@ def buckets_command(
     ladder: Optional[str] = typer.Option(None, "--ladder", help="pow2 or linear:STEP."),
     overflow: str = typer.Option("error", "--overflow", help="Lengths beyond the largest bucket: error or split."),
     hw: str = typer.Option("nvidia-h100-sxm", "--hw", help="Hardware profile for predicted time (with MODEL)."),
+    input_shape: Optional[List[str]] = typer.Option(None, "--input-shape", help="A file model's input shape with seq for the bucket length, e.g. 1,seq:int64; repeat per input."),
     as_json: bool = typer.Option(False, "--json", help="Print the dfx.buckets/1 document."),
     out: Optional[Path] = typer.Option(None, "--out", help="Write buckets.json and waste.svg into this folder."),
     force: bool = typer.Option(False, "--force", help="Overwrite files that already exist in --out."),
@@ -64,6 +93,7 @@ def buckets_command(
         str(lengths) if lengths is not None else None, dist=dist, samples=samples, seed=seed,
         sizes=parse_int_list(sizes, "--buckets") if sizes is not None else None, optimize=optimize,
         ladder=ladder, overflow=overflow, model=model, hardware=hw,
+        analyzer=_file_analyzer(input_shape) if input_shape else None,
     )  # fmt: skip
     doc = plan.to_dict()
     text = json.dumps(doc, indent=1)

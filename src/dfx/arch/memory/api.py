@@ -10,7 +10,7 @@ import math
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from dfx.arch.memory.capacity import CapacityReport, capacity_report, onchip_memory
 from dfx.arch.memory.energy import EnergyReport, energy_report
@@ -43,12 +43,16 @@ def dtype_name(dtype: str) -> str:
         raise DfxError(f"unknown dtype {dtype!r}; expected fp32, bf16 or fp16 (or float32, bfloat16, float16)") from None
 
 
-def capture_costed(model: str, *, dtype: str, batch: int = 1, seq: int | None = None) -> CostedGraph:
-    """Capture and cost ``model`` (a spec string, see :func:`dfx.models.resolve`)."""
+def capture_costed(model: str, *, dtype: str, batch: int = 1, seq: int | None = None,
+                   input_shapes: Sequence[tuple[int, ...]] | None = None) -> CostedGraph:
+    """Capture and cost ``model`` (a spec string, see :func:`dfx.models.resolve`; a file model takes
+    ``input_shapes``, each a shape or an :class:`~dfx.ir.spec.InputShape` with its dtype)."""
     from dfx.analysis import capture_spec
     from dfx.costs import annotate
 
-    graph, _ = capture_spec(model, batch=batch, seq=seq, dtype=dtype)
+    if input_shapes:  # a file model: its shapes say batch and sequence
+        batch, seq = None, None
+    graph, _ = capture_spec(model, batch=batch, seq=seq, dtype=dtype, input_shapes=input_shapes)
     return annotate(graph)
 
 
@@ -85,7 +89,7 @@ def _default_seq(model: str, config: dict[str, Any] | None, seq: int | None) -> 
 
 
 def model_capacity(model: str, hw: str | HardwareProfile, *, dtype: str = "bf16", batch: int = 1,
-                   seq: int | None = None) -> CapacityReport:
+                   seq: int | None = None, input_shapes: Sequence[tuple[int, ...]] | None = None) -> CapacityReport:
     """Weights, activations and KV cache of ``model`` against ``hw``'s memories.
 
     ``hf:`` configs: parameters and KV geometry in closed form from the config; activations from
@@ -104,7 +108,7 @@ def model_capacity(model: str, hw: str | HardwareProfile, *, dtype: str = "bf16"
                    "causal": geometry.causal, "from": "config"}
         sources = {"parameters": "closed form from the config", "activations": "one-layer capture"}
     else:
-        costed = capture_costed(model, dtype=dtype, batch=batch, seq=seq)
+        costed = capture_costed(model, dtype=dtype, batch=batch, seq=seq, input_shapes=input_shapes)
         seq_used = _default_seq(model, config, seq)
         count, params_bytes = costed.unique_parameter_count(), costed.unique_parameter_bytes()
         kv = graph_kv_cache_bytes(costed.graph)
@@ -121,18 +125,18 @@ def model_capacity(model: str, hw: str | HardwareProfile, *, dtype: str = "bf16"
 
 
 def model_lifetime(model: str, hw: str | HardwareProfile, *, dtype: str = "bf16", batch: int = 1,
-                   seq: int | None = None) -> Lifetime:
+                   seq: int | None = None, input_shapes: Sequence[tuple[int, ...]] | None = None) -> Lifetime:
     """Live ranges of ``model``'s activations placed in ``hw``'s on-chip memory."""
     profile = profile_of(hw)
-    costed = capture_costed(model, dtype=dtype_name(dtype), batch=batch, seq=seq)
+    costed = capture_costed(model, dtype=dtype_name(dtype), batch=batch, seq=seq, input_shapes=input_shapes)
     level = onchip_memory(profile)
     return lifetime(costed.graph, level.capacity_bytes if level else 0.0, _categories(costed))
 
 
 def model_energy(model: str, hw: str | HardwareProfile, *, dtype: str = "bf16", batch: int = 1,
-                 seq: int | None = None) -> EnergyReport:
+                 seq: int | None = None, input_shapes: Sequence[tuple[int, ...]] | None = None) -> EnergyReport:
     """Eager versus dataflow energy of ``model`` on ``hw`` (see :mod:`.energy`)."""
-    return energy_report(capture_costed(model, dtype=dtype_name(dtype), batch=batch, seq=seq), profile_of(hw))
+    return energy_report(capture_costed(model, dtype=dtype_name(dtype), batch=batch, seq=seq, input_shapes=input_shapes), profile_of(hw))
 
 
 def machine_for(profile: HardwareProfile, dtype: str) -> Machine:
@@ -189,9 +193,9 @@ def tile_gemms(found: list[Gemm], hw: str | HardwareProfile, *, dtype: str = "bf
 
 
 def tile_model(model: str, hw: str | HardwareProfile, *, dtype: str = "bf16", batch: int = 1, seq: int | None = None,
-               double_buffer: bool = True) -> TileReport:
+               double_buffer: bool = True, input_shapes: Sequence[tuple[int, ...]] | None = None) -> TileReport:
     """Tile every matmul of ``model`` on ``hw``."""
-    costed = capture_costed(model, dtype=dtype_name(dtype), batch=batch, seq=seq)
+    costed = capture_costed(model, dtype=dtype_name(dtype), batch=batch, seq=seq, input_shapes=input_shapes)
     found = gemms(costed)
     if not found:
         raise DfxError(f"model {model!r} has no mm/bmm matmul to tile")

@@ -17,6 +17,18 @@ __all__ = ["register"]
 _MODEL_HELP = "A built-in model (see `dfx models`), path/to/file.py:Class, or hf:NAME_OR_CONFIG."
 _HW_HELP = "Hardware profile id, alias or file."
 _DTYPE_HELP = "fp32, bf16 or fp16."
+_SHAPE_HELP = "Input shape for a file model, e.g. 2,128,64 (4,128:int64 for token ids); repeat per input."
+_INPUT_DTYPE_HELP = "Dtype of a file model's inputs (e.g. int64): once for all, or once per --input-shape."
+
+
+def _shapes(input_shape: Optional[List[str]], input_dtype: Optional[List[str]], batch: Optional[int], seq: Optional[int]) -> Any:
+    """``--input-shape``/``--input-dtype`` as shapes for a file model, which takes no --batch or --seq."""
+    from dfx.cli import parse_input_shapes
+    from dfx.errors import DfxError
+
+    if input_shape and (batch is not None or seq is not None):
+        raise DfxError("--batch and --seq apply to built-in and hf: models; a file model's --input-shape gives them")
+    return parse_input_shapes(input_shape, input_dtype)
 
 
 def _emit(doc: dict[str, Any], lines: list[str], as_json: bool) -> None:
@@ -46,8 +58,10 @@ def capacity(
     model: str = typer.Argument("gpt2-block", help=_MODEL_HELP),
     hw: str = typer.Option(..., "--hw", help=_HW_HELP),
     dtype: str = typer.Option("bf16", help=_DTYPE_HELP),
-    batch: int = typer.Option(1, help="Batch size."),
+    batch: Optional[int] = typer.Option(None, help="Batch size (default 1; built-in and hf: models)."),
     seq: Optional[int] = typer.Option(None, help="Sequence length (default: the model's own)."),
+    input_shape: Optional[List[str]] = typer.Option(None, "--input-shape", help=_SHAPE_HELP),
+    input_dtype: Optional[List[str]] = typer.Option(None, "--input-dtype", help=_INPUT_DTYPE_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print the dfx.capacity/1 document."),
 ) -> None:
     """Weights, activations and KV cache against the on- and off-chip capacity of --hw."""
@@ -56,7 +70,7 @@ def capacity(
 
     _positive("--batch", batch)
     _positive("--seq", seq)
-    r = model_capacity(model, hw, dtype=dtype, batch=batch, seq=seq)
+    r = model_capacity(model, hw, dtype=dtype, batch=batch or 1, seq=seq, input_shapes=_shapes(input_shape, input_dtype, batch, seq))
     _emit(r.to_dict(), capacity_lines(r.to_dict()), as_json)
 
 
@@ -65,9 +79,11 @@ def tile(
     gemm: Optional[str] = typer.Option(None, "--gemm", help="One GEMM M,K,N instead of a model."),
     hw: str = typer.Option(..., "--hw", help=_HW_HELP),
     dtype: str = typer.Option("bf16", help=_DTYPE_HELP),
-    batch: int = typer.Option(1, help="Batch size (models only)."),
+    batch: Optional[int] = typer.Option(None, help="Batch size (default 1; built-in and hf: models)."),
     seq: Optional[int] = typer.Option(None, help="Sequence length (models only)."),
     double_buffer: bool = typer.Option(True, "--double-buffer/--no-double-buffer", help="Double-buffer the input tiles."),
+    input_shape: Optional[List[str]] = typer.Option(None, "--input-shape", help=_SHAPE_HELP),
+    input_dtype: Optional[List[str]] = typer.Option(None, "--input-dtype", help=_INPUT_DTYPE_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print the dfx.tile/1 document."),
 ) -> None:
     """Scratchpad tiles per matmul: working set, off-chip traffic, intensity and time on --hw."""
@@ -86,7 +102,8 @@ def tile(
         g = Gemm(m, k, n, itemsize_bytes(dtype_name(dtype)), 1, f"gemm {m}x{k}x{n}")
         r = tile_gemms([g], hw, dtype=dtype, double_buffer=double_buffer)
     else:
-        r = tile_model(model, hw, dtype=dtype, batch=batch, seq=seq, double_buffer=double_buffer)
+        r = tile_model(model, hw, dtype=dtype, batch=batch or 1, seq=seq, double_buffer=double_buffer,
+                       input_shapes=_shapes(input_shape, input_dtype, batch, seq))
     _emit(r.to_dict(), tile_lines(r.to_dict()), as_json)
 
 
@@ -94,8 +111,10 @@ def energy(
     model: str = typer.Argument("gpt2-block", help=_MODEL_HELP),
     hw: str = typer.Option(..., "--hw", help=_HW_HELP),
     dtype: str = typer.Option("bf16", help=_DTYPE_HELP),
-    batch: int = typer.Option(1, help="Batch size."),
+    batch: Optional[int] = typer.Option(None, help="Batch size (default 1; built-in and hf: models)."),
     seq: Optional[int] = typer.Option(None, help="Sequence length (default: the model's own)."),
+    input_shape: Optional[List[str]] = typer.Option(None, "--input-shape", help=_SHAPE_HELP),
+    input_dtype: Optional[List[str]] = typer.Option(None, "--input-dtype", help=_INPUT_DTYPE_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print the dfx.energy/1 document."),
 ) -> None:
     """Energy per node and in total: eager (all through off-chip memory) vs dataflow (forwarded on chip)."""
@@ -104,7 +123,7 @@ def energy(
 
     _positive("--batch", batch)
     _positive("--seq", seq)
-    doc = model_energy(model, hw, dtype=dtype, batch=batch, seq=seq).to_dict()
+    doc = model_energy(model, hw, dtype=dtype, batch=batch or 1, seq=seq, input_shapes=_shapes(input_shape, input_dtype, batch, seq)).to_dict()
     doc["model"] = model
     _emit(doc, energy_lines(doc), as_json)
 
