@@ -2,7 +2,7 @@
 
 import pytest
 
-from dfx.compile import compile_program, core_count
+from dfx.compile import compile_program, core_count, passes_for
 from dfx.compile.placement import kernel_cores
 from dfx.costs import annotate
 from dfx.hardware import load_profile
@@ -44,14 +44,22 @@ def test_core_counts_come_from_the_profiles():
 ])
 def test_a_gpu_gemm_occupies_one_sm_per_tile(m, n, cores):
     costed = annotate(mm_graph(m, 64, n))
-    program = compile_program(costed, load_profile("h100"))
+    program = compile_program(costed, load_profile("h100"), passes=_untiled("h100"))
     (kernel,) = program.kernels
     assert kernel.cores == cores
+    # after the GPU tiling pass (Triton programs, docs/gpu.md): one SM per program, at most 132
+    (tiled,) = compile_program(costed, load_profile("h100")).kernels
+    assert tiled.tile_shape and tiled.cores == min(tiled.tiles, 132)
+
+
+def _untiled(profile: str):
+    """The target's pipeline without its tiling pass: placement estimates the tiles (module docstring)."""
+    return tuple(p for p in passes_for(load_profile(profile)) if p.name != "tiling")
 
 
 def test_a_gpu_pointwise_kernel_occupies_one_sm_per_block_of_1024():
     costed = annotate(mm_graph(128, 64, 128, relu=True))
-    program = compile_program(costed, load_profile("h100"))
+    program = compile_program(costed, load_profile("h100"), passes=_untiled("h100"))
     relu = next(k for k in program.kernels if k.nodes == ("relu",))
     assert relu.cores == 16  # 128 * 128 = 16,384 elements / 1,024 = 16 blocks
 

@@ -26,6 +26,16 @@ def two_mms(n: int = 256) -> Graph:
     ))
 
 
+def untiled(costed, hw: str = "h100"):
+    """The compiled program without its tiling pass: placement estimates 128 x 128 output tiles per
+    GEMM (compile/placement.py); the GPU tiling pass's Triton programs are tested in
+    tests/compile/test_tiling_gpu.py."""
+    from dfx.compile import compile_program, passes_for
+
+    profile = load_profile(hw)
+    return compile_program(costed, profile, passes=tuple(p for p in passes_for(profile) if p.name != "tiling"))
+
+
 # One 256 x 256 x 256 bf16 GEMM on an H100:
 #   FLOPs 2 * 256^3 = 33,554,432 -> 33,554,432 / 989.4e12 = 33.9 ns on the whole GPU
 #   bytes 3 * 256 * 256 * 2 = 393,216 -> / 3.35e12 = 117.4 ns on the whole GPU: memory-bound
@@ -34,7 +44,8 @@ ONE_MM_S = 393_216 / H100_HBM * 132 / 4 + H100_LAUNCH
 
 
 def test_kernel_time_on_its_share_of_the_gpu():
-    r = evaluate(annotate(two_mms()), "h100", execution_model="compiled")
+    costed = annotate(two_mms())
+    r = evaluate(costed, "h100", execution_model="compiled", program=untiled(costed))
     (k1, k2) = r.program.kernels
     assert (k1.cores, k2.cores) == (4, 4)
     assert k1.bound is Bound.MEMORY
@@ -44,7 +55,8 @@ def test_kernel_time_on_its_share_of_the_gpu():
 
 def test_independent_kernels_share_the_gpu_dynamically():
     # 4 + 4 SMs of 132: both run at once. Makespan one kernel, serial two, critical path one.
-    r = evaluate(annotate(two_mms()), "h100", execution_model=ExecutionModel.COMPILED)
+    costed = annotate(two_mms())
+    r = evaluate(costed, "h100", execution_model=ExecutionModel.COMPILED, program=untiled(costed))
     assert r.execution_model is ExecutionModel.COMPILED
     assert r.program.policy.value == "dynamic"
     assert r.makespan_s == pytest.approx(ONE_MM_S)
@@ -80,14 +92,15 @@ def test_node_level_models_quote_the_serial_time():
 
 
 def test_compiled_export_fields():
-    d = evaluate(annotate(two_mms()), "h100", execution_model="compiled").to_dict()
+    costed = annotate(two_mms())
+    d = evaluate(costed, "h100", execution_model="compiled", program=untiled(costed)).to_dict()
     assert d["execution_model"] == "compiled"
     assert d["makespan_s"] == pytest.approx(ONE_MM_S)
     prog = d["program"]
     assert prog["schedule_policy"] == "dynamic" and prog["cores"] == 132 and prog["kernel_count"] == 2
     # 2 kernels x 4 SMs busy for the whole makespan of 132 SMs
     assert prog["core_utilization"] == pytest.approx(8 / 132)
-    assert [s["name"] for s in prog["stages"]] == ["lower", "fusion", "tiling", "placement", "schedule"]
+    assert [s["name"] for s in prog["stages"]] == ["lower", "fusion", "placement", "schedule"]
     assert {k["name"]: k["cores"] for k in prog["kernels"]} == {"k0_mm1": 4, "k1_mm2": 4}
     assert d["critical_path"]["nodes"][-1] == "output"
 

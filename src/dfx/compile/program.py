@@ -70,6 +70,10 @@ class Kernel:
     region : str
         On a dataflow chip, the streaming region it belongs to: kernels of one region pass their
         tensors on chip (``""`` elsewhere).
+    tile_time_s : float or None
+        Its time from its tiles' waves on the machine, per-kernel overhead included, where the
+        tiling pass has a tile model for the target (the GPU's Triton programs, :mod:`dfx.arch.gpu`);
+        ``None`` elsewhere.
     """
 
     name: str
@@ -86,6 +90,7 @@ class Kernel:
     chip: int = 0
     reason: str = ""
     region: str = ""
+    tile_time_s: float | None = None
 
     @property
     def bytes(self) -> int:
@@ -112,6 +117,7 @@ class Kernel:
             "chip": self.chip,
             "reason": self.reason,
             "region": self.region,
+            "tile_time_s": self.tile_time_s,
         }
 
 

@@ -7,6 +7,8 @@ the peak FLOP/s *and* ``c / C`` of each memory level's bandwidth::
                                                                             architecture model's)
     memory_full  = max(offchip_bytes / off-chip bandwidth, onchip_bytes / on-chip bandwidth)
     time         = max(compute_full, memory_full) * C / c + op_overhead   (one launch per kernel)
+    time         = max(time, tile_time_s)   where the tiling pass gave one (a GPU kernel's Triton waves,
+                                            docs/gpu.md: the tail wave and masked tiles add time)
 
 Why bandwidth is shared in proportion to cores: a core draws memory bandwidth through its own
 load/store path, and the bytes it can have in flight bound what it can draw (Little's law:
@@ -163,7 +165,10 @@ def kernel_timing(kernel: Kernel, nodes: Mapping[str, NodeTiming], profile: Hard
         bound = Bound.NONE if not (kernel.flops or kernel.bytes) else Bound.COMPUTE
     else:
         bound = Bound.COMPUTE if compute >= memory else Bound.MEMORY
-    return KernelTiming(kernel.name, kernel.kind.value, kernel.nodes, bound, max(compute, memory) * share + overhead,
+    time_s = max(compute, memory) * share + overhead
+    if kernel.tile_time_s is not None:  # a tile model's waves (GPU: dfx.arch.gpu) only add time: tail, masked tiles
+        time_s = max(time_s, kernel.tile_time_s)
+    return KernelTiming(kernel.name, kernel.kind.value, kernel.nodes, bound, time_s,
                         compute, memory, overhead, kernel.cores, kernel.tiles, kernel.flops, kernel.offchip_bytes,
                         kernel.onchip_bytes)
 

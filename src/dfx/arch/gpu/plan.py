@@ -9,7 +9,7 @@ can call them without a cycle):
   bytes, or ``None`` where the model does not apply (attention, memory and collective kernels, a
   profile without a ``simt`` section).
 
-A fused kernel's kind decides the model: ``gemm`` -> the Triton GEMM of its (first) contraction,
+A fused kernel's kind decides the model: ``gemm`` -> the Triton GEMM of each contraction,
 elementwise epilogue taken as fused (Inductor's mm template epilogue); ``reduction`` -> an inner
 reduction over the last dimension of its reduced node's first input; ``pointwise`` -> a 1-D kernel
 over its last node's output elements. The fused kernel's off-chip bytes and FLOPs replace the
@@ -83,6 +83,34 @@ def reduction_plan(rows: int, cols: int, offchip_bytes: float, flops: float, dty
     return _from_simt(reduction_kernel(rows, cols, profile, dtype=dtype, flops_per_element=per_element, hbm_bytes=offchip_bytes))
 
 
+_BATCHED_OPS = ("bmm", "baddbmm")  # their leading output dimension is a grid dimension, not rows
+
+
+def _gemm_dims(cn: CostedNode) -> tuple[int, int, int, int] | None:
+    """``(M, K, N, batch)`` of a contraction node, from its output shape and its matmul FLOPs.
+
+    ``K = matmul FLOPs / (2 * output elements)`` (the cost rules' ``2*M*K*N``), so no second copy
+    of the shape rules is needed. Rows: every leading output dimension flattened into M (Inductor
+    views a linear's input as 2-D), except ``bmm``/``baddbmm`` whose leading dimensions are the
+    batch; a convolution's ``N`` is its output channels (dimension 1), ``M`` the rest (im2col).
+    """
+    matmul = dict(cn.flops_by_category).get("matmul", 0)
+    if not matmul or not cn.node.outputs or not cn.node.outputs[0].shape:
+        return None
+    shape = tuple(int(d) for d in cn.node.outputs[0].shape)
+    numel = math.prod(shape)
+    ops = " ".join(c.op for c in cn.node.aten_calls)
+    if "convolution" in ops and len(shape) >= 3:
+        n, batch = shape[1], 1
+        m = numel // n
+    elif any(f"aten.{op}." in ops for op in _BATCHED_OPS) and len(shape) >= 3:
+        m, n, batch = shape[-2], shape[-1], math.prod(shape[:-2])
+    else:
+        m, n, batch = numel // shape[-1], shape[-1], 1
+    k = max(1, round(matmul / (2 * numel)))
+    return m, k, n, batch
+
+
 def _reduced_shape(nodes: Sequence[CostedNode]) -> tuple[int, int] | None:
     for cn in nodes:
         if cn.category is Category.NORMALIZATION or any("sum" in c.op or "mean" in c.op or "max" in c.op or "var" in c.op
@@ -116,12 +144,10 @@ def kernel_plan(kind: str, nodes: Sequence[CostedNode], offchip_bytes: float, fl
         return None
     dtype = dtype or "bfloat16"
     if kind == "gemm":
-        from dfx.arch.systolic.nodes import node_gemms
-
-        gemms = [g for cn in nodes for g in node_gemms(cn.node.aten_calls)]
+        gemms = [g for g in (_gemm_dims(cn) for cn in nodes) if g is not None]
         if not gemms:
             return None
-        plans = [gemm_plan(g.m, g.k, g.n, dtype, profile, batch=g.batch) for g in gemms]
+        plans = [gemm_plan(m, k, n, dtype, profile, batch=b) for m, k, n, b in gemms]
         first = plans[0]
         if len(plans) == 1:
             return first
