@@ -67,7 +67,7 @@ def test_graph_table_and_shapes():
     plain = dfx("graph", "mlp", "--method", "fx")
     assert plain.returncode == 0, plain.stderr
     assert "opcode" in plain.stdout and "call_module" in plain.stdout and "--shapes" in plain.stdout
-    shaped = dfx("graph", "mlp", "--shapes")
+    shaped = dfx("graph", "mlp", "--shapes", "--dtype", "fp32")
     assert shaped.returncode == 0
     assert "float32" in shaped.stdout and "stride" in shaped.stdout
 

@@ -231,13 +231,14 @@ def analyze(
     profiles = [_load(h) for h in hardware_ids]  # fail fast on a bad id, before capture
     model_name = _execution_model(execution_model)
     _check_distinct_ids(profiles)
-    if any(v is not None for v in (phase, prompt_len, kv_len, output_len, weight_dtype, kv_dtype)):
+    if any(v is not None for v in (phase, prompt_len, kv_len, output_len, weight_dtype, kv_dtype)) or _storage_only(dtype):
         from dfx.inference.analyze import analyze_phase
 
         return analyze_phase(
             model_or_name, profiles, phase=phase, dtype=dtype, batch=batch, seq=seq, method=method,
             prompt_len=prompt_len, kv_len=kv_len, output_len=output_len, weight_dtype=weight_dtype,
             kv_dtype=kv_dtype, evaluate=lambda c, p: evaluate_on(c, p, execution_model=model_name),
+            input_shapes=input_shapes,
         )
     info: dict[str, Any] = {}
     if isinstance(model_or_name, Graph):
@@ -291,6 +292,16 @@ def evaluate_on(costed: CostedGraph, profile: Any, *, execution_model: Any = Non
     if model is ExecutionModel.COMPILED and profile.kind is Kind.GPU:
         extras["eager"] = _eager_summary(evaluate(costed, profile, execution_model=ExecutionModel.EAGER, **timer))
     return evaluate(costed, profile, execution_model=model, extras=extras, **timer)
+
+
+def _storage_only(dtype: str | None) -> bool:
+    """Whether ``dtype`` is a width dfx re-prices a bf16 capture to (fp8, int8), not one torch builds in."""
+    from dfx.costs.precision import CAPTURE_DTYPES, storage_name
+
+    try:
+        return dtype is not None and storage_name(dtype) not in CAPTURE_DTYPES
+    except DfxError:
+        return False  # not a width at all: the capture path names the accepted dtypes
 
 
 def _check_distinct_ids(profiles: Sequence[Any]) -> None:

@@ -132,6 +132,10 @@ class Precision:
     def apply(self, costed: CostedGraph, is_cache: Callable[[str], bool] | None = None) -> CostedGraph:
         return apply_precision(costed, self, is_cache=is_cache)
 
+    def weight_bytes(self, costed: CostedGraph) -> int:
+        """Footprint of the parameters at the weight width: ``ceil(count * bits / 8)`` (buffers left out)."""
+        return math.ceil(costed.unique_parameter_count() * STORAGE_BITS[self.weight] / 8)
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "activation": self.activation, "weight": self.weight, "kv_cache": self.kv, "captured_in": self.capture,

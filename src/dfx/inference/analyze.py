@@ -24,6 +24,7 @@ def analyze_phase(
     weight_dtype: str | None,
     kv_dtype: str | None,
     evaluate: Callable[[Any, Any], Any],
+    input_shapes: Sequence[tuple[int, ...]] | None = None,
 ):
     """The analysis of ``model``'s ``phase`` step (or of its forward pass at another precision).
 
@@ -48,14 +49,19 @@ def analyze_phase(
             raise DfxError(f"{', '.join(given)} apply to an inference phase; add phase= (--phase prefill, decode or generate)")
         if not isinstance(model, str):
             raise DfxError("weight_dtype= applies to model names (a built-in, file or hf: spec)")
-        graph, info = capture_spec(model, batch=batch, seq=seq, dtype=precision.capture, method=method)
+        graph, info = capture_spec(
+            model, batch=batch, seq=seq, dtype=precision.capture, method=method, input_shapes=input_shapes
+        )
         costed = precision.apply(annotate(graph))
-        info = {**info, "dtype": precision.activation, "precision": precision.to_dict()}
+        info = {**info, "dtype": precision.activation,
+                "precision": {**precision.to_dict(), "weight_bytes": precision.weight_bytes(costed)}}
         return Analysis(costed, tuple(evaluate(costed, p) for p in profiles), info)
     try:
         kind = Phase(phase)
     except ValueError:
         raise DfxError(f"unknown phase {phase!r}; expected prefill, decode or generate") from None
+    if input_shapes:
+        raise DfxError("--input-shape does not apply with --phase; phases build their own inputs")
     if not isinstance(model, str):
         raise DfxError("phases apply to model names: a decoder built-in (gpt2-block, llama-layer, ...) or hf:CONFIG")
     if seq is not None:
@@ -69,15 +75,11 @@ def analyze_phase(
         kind, batch=1 if batch is None else batch, prompt_len=prompt, kv_len=prompt if kv_len is None else kv_len,
         output_len=DEFAULT_OUTPUT_LEN if output_len is None else output_len,
     )
-    from dfx.errors import ModelSpecError
-
-    try:
-        costed, results, inference = run_phase(
-            model, profiles, request, dtype=precision.capture, method=method, evaluate=evaluate,
-            precision=None if precision.is_identity else precision,
-        )
-    except ModelSpecError:
-        raise
+    costed, results, inference = run_phase(
+        model, profiles, request, dtype=precision.capture, method=method, evaluate=evaluate,
+        precision=precision,
+    )
     info = {"name": model, "dtype": precision.activation, "batch": request.batch, "phase": kind.value,
-            "seq": 1 if inference.graph_step.startswith("decode") else request.prompt_len}
+            "seq": 1 if inference.graph_step.startswith("decode") else request.prompt_len,
+            "precision": {**precision.to_dict(), "weight_bytes": precision.weight_bytes(costed)}}
     return Analysis(costed, results, info, inference)

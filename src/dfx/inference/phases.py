@@ -230,24 +230,26 @@ def run_phase(
         ``evaluate(costed, profile) -> HardwareResult`` (``dfx.analysis.evaluate_on``).
     precision : Precision, optional
         Weight, activation and KV-cache widths applied to each step's costs
-        (:func:`dfx.inference.precision.apply_precision`).
+        (:func:`dfx.costs.precision.apply_precision`); default: everything at ``dtype``.
 
     Returns
     -------
     (CostedGraph, tuple of HardwareResult, InferenceResult)
-        The step the document shows (the prefill for ``prefill``, the first decode step
-        otherwise), its results per profile, and the metrics.
+        The step the document shows (the first decode step, or the prefill where there is
+        none), its costs at ``precision``, its results per profile, and the metrics.
     """
+    from dfx.costs.precision import Precision, bytes_per_element
     from dfx.inference.steps import capture_step, is_cache_input
 
     check_request(request)
+    precision = precision if precision is not None else Precision.of(dtype)
     results: dict[tuple[int, int], tuple[Any, Any, tuple[Any, ...]]] = {}  # (tokens, kv_len) -> step
 
-    def step(tokens: int, kv_len: int, evaluated: bool = True):
+    def step(tokens: int, kv_len: int):
         key = (tokens, kv_len)
         if key not in results:
             s = capture_step(spec, batch=request.batch, tokens=tokens, kv_len=kv_len, dtype=dtype, method=method)
-            costed = s.costed if precision is None else precision.apply(s.costed, is_cache_input)
+            costed = precision.apply(s.costed, is_cache_input)
             results[key] = (s, costed, tuple(evaluate(costed, p) for p in profiles))
         return results[key]
 
@@ -259,15 +261,13 @@ def run_phase(
     for i, p in enumerate(profiles):
         prefill_s = latency(*prefill_key, i) if request.phase is not Phase.DECODE else None
         metrics.append(_metrics(request, p.id, prefill_s, lambda k, i=i: latency(1, k, i)))
-    shown = prefill_key if request.phase is Phase.PREFILL else (1, request.decode_kv_lens.start)
+    shown = (1, request.decode_kv_lens.start) if request.decode_kv_lens else prefill_key
     s, costed, hw = step(*shown)  # captured already, unless there are no profiles
     geometry = s.geometry
-    kv_dtype = precision.kv_dtype if precision is not None else dtype
-    from dfx.costs.precision import bytes_per_element
-
+    kv_dtype = precision.kv_dtype
     info = InferenceResult(
         request, geometry.n_layers, geometry.n_kv_heads, geometry.head_dim, kv_dtype, bytes_per_element(kv_dtype),
         graph_step=("prefill" if shown[1] == 0 else "decode") + f" step: {shown[0]} new token(s), kv_len {shown[1]}",
-        profiles=tuple(metrics), precision=precision.to_dict() if precision is not None else {"activation": dtype},
+        profiles=tuple(metrics), precision=precision.to_dict(),
     )
     return costed, hw, info

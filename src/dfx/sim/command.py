@@ -108,7 +108,7 @@ def simulate_command(
     steps: bool = typer.Option(False, "--steps", help="Print the firing sequence step by step."),
     batch: int = typer.Option(1, help="Batch size."),
     seq: Optional[int] = typer.Option(None, help="Sequence length (default: the model's own)."),
-    dtype: str = typer.Option("fp32", help="fp32, bf16 or fp16."),
+    dtype: str = typer.Option("bf16", help="bf16 (default: machines are compared at bf16), fp16 or fp32."),
     out: Optional[Path] = typer.Option(
         None, help="Write simulation.json, trace.json (Perfetto), gantt.png, analysis.json and report.html here."),
     force: bool = typer.Option(False, help="Overwrite files that already exist in --out."),
