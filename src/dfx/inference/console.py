@@ -26,7 +26,7 @@ def inference_lines(doc: dict[str, Any]) -> list[str]:
     prec = inf.get("precision") or {}
     widths = ", ".join(f"{k} {prec[k]}" for k in ("activation", "weight", "kv_cache") if k in prec)
     lines = [
-        f"{inf['phase']}: batch {inf['batch']}, {lengths}; {inf['n_layers']} layers x {inf['n_kv_heads']} KV heads x "
+        f"{inf['phase']}: batch {inf['batch']}, {lengths}; {inf['n_layers']} layer{'s' if inf['n_layers'] != 1 else ''} x {inf['n_kv_heads']} KV heads x "
         f"{inf['head_dim']}; KV cache {inf['kv_cache_bytes'] / 1e9:,.3f} GB for {inf['kv_cache_tokens']} tokens "
         f"({inf['kv_dtype']}){'; ' + widths if widths else ''}"
     ]
