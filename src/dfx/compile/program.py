@@ -67,6 +67,9 @@ class Kernel:
         The chip it is placed on (0 on one chip).
     reason : str
         Why these nodes form one kernel: the fusion rule and its source.
+    tile_traffic_bytes : int
+        Off-chip bytes its tiling implies, re-reads included (a GEMM tile loop re-reads A once per
+        column block); 0 before tiling. ``offchip_bytes`` counts each tensor once.
     region : str
         On a dataflow chip, the streaming region it belongs to: kernels of one region pass their
         tensors on chip (``""`` elsewhere).
@@ -91,6 +94,7 @@ class Kernel:
     reason: str = ""
     region: str = ""
     tile_time_s: float | None = None
+    tile_traffic_bytes: int = 0
 
     @property
     def bytes(self) -> int:
@@ -118,6 +122,7 @@ class Kernel:
             "reason": self.reason,
             "region": self.region,
             "tile_time_s": self.tile_time_s,
+            "tile_traffic_bytes": self.tile_traffic_bytes,
         }
 
 
