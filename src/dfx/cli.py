@@ -254,6 +254,7 @@ _COMMAND_MODULES = (
     "dfx.measure.command",
     "dfx.sim.dag_command",
     "dfx.arch.gpu.command",
+    "dfx.sweep.command",
 )
 
 

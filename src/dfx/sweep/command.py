@@ -1,0 +1,128 @@
+"""``dfx sweep``: a design-space sweep from a YAML file and/or flags (``docs/sweeps.md``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+__all__ = ["register"]
+
+
+def _ints(name: str, texts: Optional[List[str]]) -> Optional[list[int]]:
+    """``--batch 1,2,4`` (or repeated) as integers; a one-line error otherwise."""
+    from dfx.errors import DfxError
+
+    if not texts:
+        return None
+    out = []
+    for text in texts:
+        for part in text.split(","):
+            try:
+                out.append(int(part))
+            except ValueError:
+                raise DfxError(f"bad {name} value {part!r}; expected integers such as 1,2,4") from None
+    return out
+
+
+def _words(texts: Optional[List[str]]) -> Optional[list[str]]:
+    if not texts:
+        return None
+    return [w.strip() for t in texts for w in t.split(",") if w.strip()]
+
+
+def sweep(
+    spec_file: Optional[Path] = typer.Argument(None, help="SWEEP.yaml: axes models, hardware, batch, seq, dtype, phase, execution_model (see docs/sweeps.md). Flags add or replace axes."),
+    model: Optional[List[str]] = typer.Option(None, "--model", "-m", help="Model spec; repeat or comma-separate for several."),
+    hw: Optional[List[str]] = typer.Option(None, "--hw", help="Hardware profile; repeat or comma-separate for several."),
+    batch: Optional[List[str]] = typer.Option(None, "--batch", help="Batch sizes, e.g. 1,2,4."),
+    seq: Optional[List[str]] = typer.Option(None, "--seq", help="Sequence lengths (prompt length for prefill/generate, KV length for decode)."),
+    dtype: Optional[List[str]] = typer.Option(None, "--dtype", help="fp32, bf16, fp16; comma-separate for several."),
+    phase: Optional[List[str]] = typer.Option(None, "--phase", help="forward (default), prefill, decode, generate."),
+    execution_model: Optional[List[str]] = typer.Option(None, "--execution-model", help="default, compiled, eager, scratchpad."),
+    output_len: Optional[int] = typer.Option(None, "--output-len", help="Output tokens of a generate point (default 128)."),
+    max_points: Optional[int] = typer.Option(None, "--max-points", help="Refuse a sweep with more points (default 100,000)."),
+    out: Path = typer.Option(Path("out/sweep"), "--out", help="The sweep's folder: results table, sweep.json, graphs/, report."),
+    force: bool = typer.Option(False, help="Replace the results of a different sweep, or report files, already in --out."),
+    workers: Optional[int] = typer.Option(None, "--workers", help="Local worker processes (default: one per CPU); 1 runs in this process."),
+    ray: bool = typer.Option(False, "--ray", help="Run on a local Ray started by dfx (pip install dfx[ray])."),
+    ray_address: Optional[str] = typer.Option(None, "--ray-address", help="Run on the Ray cluster at ADDR."),
+    no_report: bool = typer.Option(False, "--no-report", help="Skip the summary, pictures and report.html."),
+) -> None:
+    """Sweep models x hardware x batch x seq x dtype x phase; resume by running it again."""
+    import time
+
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+    from dfx.errors import DfxError
+    from dfx.report.files import check_targets
+    from dfx.sweep import load_spec, run_sweep
+    from dfx.sweep.report import REPORT_FILES
+    from dfx.sweep.runner import SPEC_FILE
+
+    if workers is not None and workers <= 0:
+        raise DfxError(f"--workers must be a positive integer, got {workers}")
+    overrides = {"models": _words(model), "hardware": _words(hw), "batch": _ints("--batch", batch),
+                 "seq": _ints("--seq", seq), "dtype": _words(dtype), "phase": _words(phase),
+                 "execution_model": _words(execution_model), "output_len": output_len, "max_points": max_points}
+    spec = load_spec(spec_file, overrides)
+    if not no_report and not (out / SPEC_FILE).is_file():
+        check_targets(out, list(REPORT_FILES), force=force)  # someone else's report.html: refuse up front
+    err = Console(stderr=True)
+    progress = Progress(
+        TextColumn("[bold]sweep"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[rate]}"),
+        TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(), console=err, transient=False,
+    )
+    state = {"task": None, "t0": time.perf_counter(), "n": 0}
+
+    def on_start(todo: int, done: int) -> None:
+        if done:
+            err.print(f"resuming: {done:,} of {spec.n_points:,} points already in {out}", highlight=False, markup=False)
+        state["task"] = progress.add_task("sweep", total=todo, rate="")
+
+    def on_rows(rows: list) -> None:
+        state["n"] += len(rows)
+        rate = state["n"] / max(time.perf_counter() - state["t0"], 1e-9)
+        progress.update(state["task"], advance=len(rows), rate=f"{rate:,.1f} points/s")
+
+    with progress:
+        run = run_sweep(spec, out, workers=workers, ray=ray, ray_address=ray_address, force=force,
+                        on_rows=on_rows, on_start=on_start)
+    _finish(spec, run, out, no_report)
+
+
+def _finish(spec, run, out: Path, no_report: bool) -> None:
+    """Print the summary table and write the report."""
+    import sys
+
+    from rich.console import Console
+    from rich.table import Table
+
+    from dfx.sweep import ResultsTable
+    from dfx.sweep.report import summary_rows, write_report
+
+    console = Console(width=None if sys.stdout.isatty() else 200)
+    rows = ResultsTable(out).rows()
+    table = Table(title=f"dfx sweep: {len(rows):,} points")
+    for col in ("model", "hardware", "points", "best latency", "at", "best tokens/s"):
+        table.add_column(col)
+    for s in summary_rows(rows):
+        table.add_row(s["model"], s["hardware"], str(s["points"]), f"{s['best_latency_s'] * 1e3:.4g} ms", s["at"],
+                      f"{s['best_tokens_per_s']:,.0f}" if s["best_tokens_per_s"] > 0 else "-")
+    console.print(table)
+    errors = [r for r in rows if r["error"]]
+    if errors:
+        console.print(f"{len(errors)} points refused by dfx, e.g. {errors[0]['point_id']}: {errors[0]['error']}",
+                      highlight=False, markup=False)
+    console.print(f"ran {run.ran:,} points ({run.already_done:,} already done) in {run.wall_s:.1f} s on {run.executor}; "
+                  f"table {run.table}", highlight=False, markup=False)
+    if not no_report:
+        written = write_report(rows, out, force=True)
+        console.print("wrote " + ", ".join(str(p) for p in written), highlight=False, markup=False)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``dfx sweep`` to the CLI."""
+    app.command("sweep")(sweep)

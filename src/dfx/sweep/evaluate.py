@@ -1,0 +1,166 @@
+"""Evaluate one group of sweep points: one captured graph, every profile and execution model of the group.
+
+:func:`run_group` is what a worker process or a Ray task runs. It takes a plain task dict
+(:meth:`dfx.sweep.spec.Group.to_task`) and returns plain row dicts, so the local pool and Ray run
+the same function on the same data and give the same rows.
+
+A forward point is evaluated exactly as ``dfx.analyze(model, hardware=[profile], batch=, seq=,
+dtype=, execution_model=)`` does it: :func:`dfx.analysis.capture_spec`, :func:`dfx.costs.annotate`,
+:func:`dfx.analysis.evaluate_on`; the graph is captured once per (model, batch, seq, dtype) and
+kept (in this process, and as ``dfx.graph/1`` JSON in the sweep's cache folder, so a resumed sweep
+does not capture again). A phase point calls ``dfx.analyze(..., phase=...)`` itself; its steps are
+captured once per process by :func:`dfx.inference.steps.capture_step`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import tempfile
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from dfx.errors import DfxError
+from dfx.sweep.spec import FORWARD
+
+__all__ = ["METRICS", "costed_graph", "run_group"]
+
+# The numbers a row carries besides its key (docs/sweeps.md, "The results table").
+METRICS = ("latency_s", "tokens_per_s", "ttft_s", "tpot_s", "total_s", "flops", "bytes")
+
+
+def _graph_cache_path(cache_dir: str, key: tuple[Any, ...]) -> Path:
+    from dfx import __version__
+
+    digest = hashlib.sha256(repr((__version__, *key)).encode()).hexdigest()[:24]
+    return Path(cache_dir) / f"{digest}.graph.json"
+
+
+@lru_cache(maxsize=32)
+def costed_graph(model: str, batch: int, seq: int, dtype: str, method: str, cache_dir: str | None = None):
+    """The costed graph of a forward point, captured at most once per process and per cache folder.
+
+    Parameters
+    ----------
+    model : str
+        A model spec (built-in, ``hf:``).
+    batch, seq : int
+    dtype : str
+        torch's dtype name.
+    method : str
+        Capture method.
+    cache_dir : str, optional
+        Folder of captured graphs (``dfx.graph/1`` JSON, keyed by dfx version, model, sizes, dtype,
+        method); read if present, written after a capture.
+
+    Returns
+    -------
+    CostedGraph
+    """
+    from dfx.analysis import capture_spec
+    from dfx.costs import annotate
+    from dfx.ir import Graph
+
+    path = None if cache_dir is None else _graph_cache_path(cache_dir, (model, batch, seq, dtype, method))
+    if path is not None and path.is_file():
+        try:
+            return annotate(Graph.from_json(path.read_text(encoding="utf-8")))
+        except (OSError, ValueError, KeyError, TypeError):
+            pass  # a torn or stale file: capture again and replace it
+    graph, _ = capture_spec(model, batch=batch, seq=seq, dtype=dtype, method=method)
+    if path is not None:
+        _write_atomic(path, graph.to_json())
+    return annotate(graph)
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    os.replace(tmp, path)
+
+
+@lru_cache(maxsize=64)
+def _profile(ref: str):
+    from dfx.hardware import load_profile
+
+    return load_profile(ref)
+
+
+def _row(task: dict[str, Any], hardware: str, execution_model: str, **metrics: Any) -> dict[str, Any]:
+    from dfx.sweep.spec import Point
+
+    point = Point(task["model"], hardware, task["batch"], task["seq"], task["dtype"], task["phase"], execution_model)
+    row = {"point_id": point.point_id, **{k: getattr(point, k) for k in
+                                          ("model", "hardware", "batch", "seq", "dtype", "phase", "execution_model")}}
+    row.update({k: metrics.get(k, math.nan) for k in METRICS})
+    row["error"] = metrics.get("error", "")
+    return row
+
+
+def _forward_rows(task: dict[str, Any], cache_dir: str | None) -> list[dict[str, Any]]:
+    from dfx.analysis import evaluate_on
+
+    costed = costed_graph(task["model"], task["batch"], task["seq"], task["dtype"], task["method"], cache_dir)
+    total = costed.total
+    tokens = task["batch"] * task["seq"]
+    rows = []
+    for hw, em in task["points"]:
+        latency = evaluate_on(costed, _profile(task["profile_refs"][hw]), execution_model=_em(em)).latency_s
+        rows.append(_row(task, hw, em, latency_s=latency, tokens_per_s=tokens / latency if latency > 0 else math.nan,
+                         total_s=latency, flops=total.flops, bytes=total.bytes_read + total.bytes_written))
+    return rows
+
+
+def _phase_rows(task: dict[str, Any]) -> list[dict[str, Any]]:
+    from dfx.analysis import analyze
+
+    phase, seq = task["phase"], task["seq"]
+    lengths = {"decode": {"kv_len": seq}, "prefill": {"prompt_len": seq},
+               "generate": {"prompt_len": seq, "output_len": task["output_len"]}}[phase]
+    rows = []
+    for em in dict.fromkeys(em for _, em in task["points"]):  # one analyze per execution model
+        hws = [hw for hw, e in task["points"] if e == em]
+        a = analyze(task["model"], hardware=[_profile(task["profile_refs"][h]) for h in hws], batch=task["batch"],
+                    dtype=task["dtype"], method=task["method"], phase=phase, execution_model=_em(em), **lengths)
+        total = a.costed.total
+        for hw, result in zip(hws, a.hardware):
+            m = a.inference.metrics(result.profile.id)
+            tokens_per_s = m.prefill_tokens_per_s if phase == "prefill" else m.tokens_per_s
+            rows.append(_row(task, hw, em, latency_s=result.latency_s, tokens_per_s=tokens_per_s, ttft_s=_nan(m.ttft_s),
+                             tpot_s=_nan(m.tpot_s), total_s=_nan(m.total_s), flops=total.flops,
+                             bytes=total.bytes_read + total.bytes_written))
+    return rows
+
+
+def _nan(value: float | None) -> float:
+    return math.nan if value is None else value
+
+
+def _em(name: str) -> str | None:
+    return None if name == "default" else name
+
+
+def run_group(task: dict[str, Any], cache_dir: str | None = None) -> list[dict[str, Any]]:
+    """The result rows of one group task: one per (profile, execution model), in the task's order.
+
+    A point that dfx refuses (a phase on a model that is not a causal decoder, a capture failure)
+    gets a row with its one-line message under ``error`` and NaN numbers, so a resumed sweep does
+    not retry it.
+
+    Parameters
+    ----------
+    task : dict
+        :meth:`dfx.sweep.spec.Group.to_task`.
+    cache_dir : str, optional
+        Folder of captured graphs (see :func:`costed_graph`).
+    """
+    try:
+        return _forward_rows(task, cache_dir) if task["phase"] == FORWARD else _phase_rows(task)
+    except DfxError as exc:
+        from dfx.errors import one_line
+
+        return [_row(task, hw, em, error=one_line(str(exc), 300)) for hw, em in task["points"]]

@@ -1,0 +1,189 @@
+"""Run a sweep: skip the points already in the table, run the rest by group, append rows as they come.
+
+Three executors run the same :func:`dfx.sweep.evaluate.run_group` on the same tasks: in this process
+(``workers=1``), a pool of local worker processes (``workers>1``, the default when there is more
+than one group), or Ray (``ray=True`` starts a local Ray; ``ray_address`` joins a cluster).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from dfx.errors import DfxError
+from dfx.sweep.evaluate import run_group
+from dfx.sweep.spec import Group, SweepSpec
+from dfx.sweep.table import ResultsTable
+
+__all__ = ["SweepRun", "run_sweep", "SPEC_FILE", "CACHE_DIR"]
+
+SPEC_FILE = "sweep.json"  # the spec a folder's table belongs to; a resumed sweep must match it
+CACHE_DIR = "graphs"  # captured graphs (dfx.graph/1 JSON), so a resumed sweep does not capture again
+
+
+@dataclass(frozen=True)
+class SweepRun:
+    """What one invocation did: points in the sweep, found done, run now; groups run; wall time."""
+
+    points: int
+    already_done: int
+    ran: int
+    groups_ran: int
+    wall_s: float
+    executor: str
+    table: Path
+
+
+def _prepare(spec: SweepSpec, out: Path, force: bool) -> ResultsTable:
+    """The folder's table, after checking it belongs to this sweep (or ``force`` clears it)."""
+    import shutil
+
+    if out.exists() and not out.is_dir():
+        raise DfxError(f"--out {out} is a file, not a folder; choose a folder path")
+    spec_path = out / SPEC_FILE
+    mine = {"schema": "dfx.sweep/1", "fingerprint": spec.fingerprint(), "spec": spec.to_dict()}
+    table = ResultsTable(out)
+    if spec_path.is_file():
+        try:
+            theirs = json.loads(spec_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            theirs = {}
+        if theirs.get("fingerprint") != mine["fingerprint"]:
+            if not force:
+                raise DfxError(f"--out {out} holds a different sweep ({spec_path}); pass --force to replace its results "
+                               "or choose another --out")
+            for p in (out / "results.csv", out / "results.parquet"):
+                shutil.rmtree(p) if p.is_dir() else p.unlink(missing_ok=True)
+            table = ResultsTable(out)
+    elif table.path.exists() and not force:
+        raise DfxError(f"{table.path} already exists and no {SPEC_FILE} says which sweep wrote it; "
+                       "pass --force to replace it or choose another --out")
+    elif table.path.exists():
+        shutil.rmtree(table.path) if table.path.is_dir() else table.path.unlink()
+    out.mkdir(parents=True, exist_ok=True)
+    spec_path.write_text(json.dumps(mine, indent=1) + "\n", encoding="utf-8")
+    return table
+
+
+def _inline(tasks: list[dict[str, Any]], cache: str) -> Iterator[list[dict[str, Any]]]:
+    for t in tasks:
+        yield run_group(t, cache)
+
+
+def _pool(tasks: list[dict[str, Any]], cache: str, workers: int) -> Iterator[list[dict[str, Any]]]:
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    # fork: the workers start with dfx (and torch, if imported) already loaded; capture runs on
+    # fake tensors, so nothing a forked child inherits is in use
+    ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
+    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+        futures = [pool.submit(run_group, t, cache) for t in tasks]
+        try:
+            for f in as_completed(futures):
+                yield f.result()
+        finally:
+            for f in futures:
+                f.cancel()
+
+
+def _ray(tasks: list[dict[str, Any]], cache: str, workers: int, address: str | None) -> Iterator[list[dict[str, Any]]]:
+    try:
+        import ray
+    except ImportError:
+        raise DfxError("--ray needs Ray; install it with `pip install dfx[ray]`") from None
+    started = not ray.is_initialized()
+    if started:
+        env = {"env_vars": {"PYTHONPATH": os.environ.get("PYTHONPATH", "")}}
+        try:
+            if address:
+                ray.init(address=address, runtime_env=env, log_to_driver=False)
+            else:
+                ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False, runtime_env=env)
+        except Exception as exc:  # noqa: BLE001 - Ray's connection errors have no common base
+            from dfx.errors import one_line
+
+            raise DfxError(f"cannot start Ray{' at ' + address if address else ''}: {one_line(str(exc), 200)}") from None
+    try:
+        remote = ray.remote(num_cpus=1)(run_group)
+        pending = [remote.remote(t, cache) for t in tasks]
+        while pending:
+            done, pending = ray.wait(pending, num_returns=1)
+            yield ray.get(done[0])
+    finally:
+        if started:
+            ray.shutdown()
+
+
+def run_sweep(
+    spec: SweepSpec,
+    out: str | Path,
+    *,
+    workers: int | None = None,
+    ray: bool = False,
+    ray_address: str | None = None,
+    force: bool = False,
+    on_rows: Callable[[list[dict[str, Any]]], None] | None = None,
+    on_start: Callable[[int, int], None] | None = None,
+) -> SweepRun:
+    """Run the points of ``spec`` that ``out``'s table lacks, appending each group's rows as it finishes.
+
+    Parameters
+    ----------
+    spec : SweepSpec
+        A checked spec.
+    out : str or Path
+        The sweep's folder: ``sweep.json``, the results table, ``graphs/``.
+    workers : int, optional
+        Worker processes (local) or Ray CPUs (``ray=True``). Default: one per CPU, at most one per
+        group; 1 runs in this process.
+    ray, ray_address : optional
+        Run on a local Ray started here, or on the Ray cluster at ``ray_address``.
+    force : bool
+        Replace the results of a different sweep in ``out``.
+    on_rows : callable, optional
+        Called with each group's rows after they are in the table (progress bars; tests stop a sweep
+        by raising from it).
+    on_start : callable, optional
+        Called once with (points to run, points already done) before any work.
+
+    Raises
+    ------
+    DfxError
+        ``out`` holds another sweep's results (without ``force``), or Ray is missing or unreachable.
+    """
+    out = Path(out)
+    table = _prepare(spec, out, force)
+    done = table.done_ids()
+    todo = [p for p in spec.points() if p.point_id not in done]
+    groups: list[Group] = spec.groups(todo)
+    if on_start is not None:
+        on_start(len(todo), spec.n_points - len(todo))
+    tasks = [g.to_task() for g in groups]
+    cache = str(out / CACHE_DIR)
+    n = workers if workers is not None else max(1, min(os.cpu_count() or 1, len(tasks)))
+    if n <= 0:
+        raise DfxError(f"--workers must be a positive integer, got {workers}")
+    use_ray = ray or ray_address is not None
+    if use_ray:
+        stream, executor = _ray(tasks, cache, n, ray_address), "ray"
+    elif n == 1 or len(tasks) <= 1:
+        stream, executor = _inline(tasks, cache), "inline"
+    else:
+        stream, executor = _pool(tasks, cache, n), f"processes:{n}"
+    start = time.perf_counter()
+    ran = 0
+    try:
+        for rows in stream:
+            table.append(rows)
+            ran += len(rows)
+            if on_rows is not None:
+                on_rows(rows)
+    finally:
+        stream.close()  # stops the pool, or shuts down the Ray dfx started, even when interrupted
+    return SweepRun(spec.n_points, spec.n_points - len(todo), ran, len(tasks), time.perf_counter() - start,
+                    executor, table.path)

@@ -1,0 +1,318 @@
+"""What a sweep covers: its axes, read from a YAML file or flags, and the points they span.
+
+A sweep is the cross product of its axes (``docs/sweeps.md``)::
+
+    models x hardware x batch x seq x dtype x phase x execution_model
+
+Each :class:`Point` is one ``dfx.analyze`` call with one profile. Points that share a graph (the same
+model, batch, seq, dtype and phase) form a :class:`Group`: it is captured once and evaluated on
+every profile and execution model of the group.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from dfx.errors import DfxError
+
+__all__ = ["AXES", "DEFAULT_MAX_POINTS", "FORWARD", "Group", "Point", "SweepSpec", "load_spec"]
+
+# The refusal threshold: at the measured ~1 ms per evaluated point (bench/bench_sweep.py), 100,000
+# points are minutes of evaluation, before their captures; more is almost always a typo'd axis.
+DEFAULT_MAX_POINTS = 100_000
+FORWARD = "forward"  # the phase value of a plain forward pass (dfx analyze without --phase)
+PHASES = (FORWARD, "prefill", "decode", "generate")
+EXECUTION_MODELS = ("default", "compiled", "eager", "scratchpad")  # default: analyze's own default
+DTYPES = {"fp32": "float32", "float32": "float32", "bf16": "bfloat16", "bfloat16": "bfloat16",
+          "fp16": "float16", "float16": "float16"}
+AXES = ("models", "hardware", "batch", "seq", "dtype", "phase", "execution_model")
+_SCALARS = ("output_len", "method", "max_points")
+
+
+@dataclass(frozen=True, order=True)
+class Point:
+    """One sweep point: one model at one size, dtype and phase, on one profile.
+
+    ``seq`` is the model's length axis: the sequence length of a forward pass (``--seq``), the
+    prompt length of a prefill or generate (``--prompt-len``), the KV length of a decode step
+    (``--kv-len``).
+    """
+
+    model: str
+    hardware: str  # the profile's id
+    batch: int
+    seq: int
+    dtype: str  # torch's name: float32, bfloat16, float16
+    phase: str = FORWARD
+    execution_model: str = "default"
+
+    @property
+    def point_id(self) -> str:
+        """The key of the point's row in the results table."""
+        return "|".join(str(v) for v in (self.model, self.hardware, self.batch, self.seq, self.dtype,
+                                         self.phase, self.execution_model))
+
+    @property
+    def group_key(self) -> tuple[Any, ...]:
+        """Points with one group key share one captured graph."""
+        return (self.model, self.batch, self.seq, self.dtype, self.phase)
+
+
+@dataclass(frozen=True)
+class Group:
+    """Points sharing one graph: captured once, evaluated per (profile, execution model)."""
+
+    model: str
+    batch: int
+    seq: int
+    dtype: str
+    phase: str
+    points: tuple[Point, ...]
+    profile_refs: Mapping[str, str]  # profile id -> how to load it (id, or a user's file path)
+    output_len: int
+    method: str
+
+    def to_task(self) -> dict[str, Any]:
+        """A picklable description a worker process (or a Ray task) runs (:func:`dfx.sweep.evaluate.run_group`)."""
+        return {
+            "model": self.model, "batch": self.batch, "seq": self.seq, "dtype": self.dtype, "phase": self.phase,
+            "output_len": self.output_len, "method": self.method,
+            "points": [(p.hardware, p.execution_model) for p in self.points],
+            "profile_refs": dict(self.profile_refs),
+        }
+
+
+@dataclass(frozen=True)
+class SweepSpec:
+    """The axes of a sweep (each a tuple of values) and its scalar settings.
+
+    Attributes
+    ----------
+    models : tuple of str
+        Model specs, as ``dfx analyze`` takes them (built-ins, ``hf:`` configs).
+    hardware : tuple of str
+        Profile ids, aliases or files; stored as given, resolved by :meth:`profile_refs`.
+    batch, seq : tuple of int
+    dtype : tuple of str
+        torch's names (``float32``); ``fp32``/``bf16``/``fp16`` are accepted on input.
+    phase : tuple of str
+        ``forward``, ``prefill``, ``decode``, ``generate``.
+    execution_model : tuple of str
+        ``default`` (analyze's default), ``compiled``, ``eager``, ``scratchpad``.
+    output_len : int
+        Output tokens of a ``generate`` point.
+    method : str
+        Capture method.
+    max_points : int
+        A sweep with more points is refused before any work.
+    """
+
+    models: tuple[str, ...]
+    hardware: tuple[str, ...]
+    batch: tuple[int, ...] = (1,)
+    seq: tuple[int, ...] = (128,)
+    dtype: tuple[str, ...] = ("float32",)
+    phase: tuple[str, ...] = (FORWARD,)
+    execution_model: tuple[str, ...] = ("default",)
+    output_len: int = 128
+    method: str = "auto"
+    max_points: int = DEFAULT_MAX_POINTS
+    _ids: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def n_points(self) -> int:
+        """The number of points: the product of the axis lengths (hardware counted once per profile)."""
+        n = 1
+        for axis in AXES:
+            n *= len(getattr(self, axis))
+        return n
+
+    def check(self) -> SweepSpec:
+        """This spec, validated; every value checked before any capture.
+
+        Raises
+        ------
+        DfxError
+            An empty axis, a value of the wrong kind, an unknown dtype/phase/execution model, an
+            unknown hardware profile, or more than ``max_points`` points (one line, with the count).
+        """
+        for axis in AXES:
+            values = getattr(self, axis)
+            if not values:
+                raise DfxError(f"sweep axis {axis!r} is empty; give it at least one value")
+            if len(set(values)) != len(values):
+                raise DfxError(f"sweep axis {axis!r} repeats a value: {list(values)}; list each value once")
+        for axis in ("batch", "seq"):
+            for v in getattr(self, axis):
+                if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
+                    raise DfxError(f"sweep {axis} values must be positive integers, got {v!r}")
+        for axis, allowed in (("phase", PHASES), ("execution_model", EXECUTION_MODELS)):
+            bad = [v for v in getattr(self, axis) if v not in allowed]
+            if bad:
+                raise DfxError(f"unknown sweep {axis} {bad[0]!r}; expected one of {', '.join(allowed)}")
+        if isinstance(self.output_len, bool) or not isinstance(self.output_len, int) or self.output_len <= 1:
+            raise DfxError(f"sweep output_len must be an integer of at least 2, got {self.output_len!r}")
+        if isinstance(self.max_points, bool) or not isinstance(self.max_points, int) or self.max_points <= 0:
+            raise DfxError(f"sweep max_points must be a positive integer, got {self.max_points!r}")
+        if self.n_points > self.max_points:
+            raise DfxError(
+                f"sweep has {self.n_points:,} points, more than max_points {self.max_points:,}; "
+                "narrow an axis, or raise max_points (--max-points) if you mean it"
+            )
+        self.profile_refs()  # unknown profiles fail here, before any capture
+        return self
+
+    def profile_refs(self) -> dict[str, str]:
+        """Profile id -> the reference a worker loads it by (the id itself for a shipped profile).
+
+        Raises
+        ------
+        DfxError
+            An unknown profile, or two references to one id.
+        """
+        if self._ids:
+            return dict(self._ids)
+        from dfx.hardware import load_profile
+
+        out: dict[str, str] = {}
+        for ref in self.hardware:
+            pid = load_profile(ref).id
+            if pid in out:
+                raise DfxError(f"hardware {ref!r} is profile {pid!r} again; list each profile once")
+            shipped = _is_shipped(ref)
+            out[pid] = pid if shipped else str(Path(ref).resolve()) if not ref.startswith("quick:") else ref
+        self._ids.update(out)
+        return out
+
+    def points(self) -> list[Point]:
+        """Every point, in axis order (models outermost, execution model innermost)."""
+        ids = list(self.profile_refs())
+        return [
+            Point(m, h, b, s, d, ph, em)
+            for m, h, b, s, d, ph, em in itertools.product(
+                self.models, ids, self.batch, self.seq, self.dtype, self.phase, self.execution_model
+            )
+        ]
+
+    def groups(self, points: Iterable[Point] | None = None) -> list[Group]:
+        """``points`` (default: all) grouped by graph, in first-seen order."""
+        refs = self.profile_refs()
+        by_key: dict[tuple[Any, ...], list[Point]] = {}
+        for p in self.points() if points is None else points:
+            by_key.setdefault(p.group_key, []).append(p)
+        return [
+            Group(*key, points=tuple(pts), profile_refs={p.hardware: refs[p.hardware] for p in pts},
+                  output_len=self.output_len, method=self.method)
+            for key, pts in by_key.items()
+        ]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The spec as plain data (written to ``sweep.json`` in ``--out``; a resumed sweep must match it)."""
+        return {
+            "models": list(self.models), "hardware": list(self.profile_refs()), "batch": list(self.batch),
+            "seq": list(self.seq), "dtype": list(self.dtype), "phase": list(self.phase),
+            "execution_model": list(self.execution_model), "output_len": self.output_len, "method": self.method,
+        }
+
+    def fingerprint(self) -> str:
+        """A short hash of :meth:`to_dict` minus the axes' order: what a resumed sweep must share."""
+        d = self.to_dict()
+        text = repr(sorted((k, sorted(map(str, v)) if isinstance(v, list) else v) for k, v in d.items()))
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _is_shipped(ref: str) -> bool:
+    from dfx.hardware.loader import _aliases, _looks_like_path
+
+    return not _looks_like_path(ref) and ref.strip().lower() in _aliases()
+
+
+def _as_tuple(axis: str, value: Any) -> tuple[Any, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, (list, tuple)):
+        return tuple(value)
+    if isinstance(value, (str, int)) and not isinstance(value, bool):
+        return (value,)
+    raise DfxError(f"sweep axis {axis!r} must be a value or a list of values, got {type(value).__name__}")
+
+
+def _dtype(value: Any) -> str:
+    name = DTYPES.get(str(value).strip().lower())
+    if name is None:
+        raise DfxError(f"unknown sweep dtype {value!r}; expected fp32, bf16 or fp16")
+    return name
+
+
+def from_mapping(data: Mapping[str, Any], origin: str = "the sweep") -> SweepSpec:
+    """A spec from a mapping with the keys of :data:`AXES` plus ``output_len``, ``method``, ``max_points``.
+
+    ``model`` is accepted for ``models``. Unknown keys are refused (a typo would silently sweep the
+    default).
+
+    Raises
+    ------
+    DfxError
+        An unknown key, a missing ``models`` or ``hardware``, or a bad value (:meth:`SweepSpec.check`).
+    """
+    if not isinstance(data, Mapping):
+        raise DfxError(f"{origin} must be a mapping of axis names to values, got {type(data).__name__}")
+    data = dict(data)
+    if "model" in data and "models" not in data:
+        data["models"] = data.pop("model")
+    unknown = [k for k in data if k not in AXES + _SCALARS]
+    if unknown:
+        raise DfxError(f"unknown key {unknown[0]!r} in {origin}; expected {', '.join(AXES + _SCALARS)}")
+    kwargs: dict[str, Any] = {}
+    for axis in AXES:
+        if axis in data:
+            kwargs[axis] = _as_tuple(axis, data[axis])
+    for key in ("models", "hardware"):
+        if not kwargs.get(key):
+            raise DfxError(f"{origin} names no {key}; give at least one (--{'model' if key == 'models' else 'hw'})")
+    if "dtype" in kwargs:
+        kwargs["dtype"] = tuple(_dtype(v) for v in kwargs["dtype"])
+    for axis in ("models", "hardware", "phase", "execution_model"):
+        if axis in kwargs:
+            kwargs[axis] = tuple(str(v) for v in kwargs[axis])
+    for key in _SCALARS:
+        if key in data:
+            kwargs[key] = data[key]
+    return SweepSpec(**kwargs)
+
+
+def load_spec(path: str | Path | None, overrides: Mapping[str, Any] | None = None) -> SweepSpec:
+    """Read a sweep YAML file (or nothing) and apply ``overrides`` (flags: axis -> values), then check it.
+
+    Raises
+    ------
+    DfxError
+        A missing or unreadable file, YAML that is not a mapping, or a bad spec.
+    """
+    import yaml
+
+    data: dict[str, Any] = {}
+    origin = "the sweep flags"
+    if path is not None:
+        p = Path(path)
+        origin = str(p)
+        try:
+            loaded = yaml.safe_load(p.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise DfxError(f"sweep file {str(p)!r} does not exist") from None
+        except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+            raise DfxError(f"sweep file {str(p)!r} cannot be read: {exc}") from None
+        if loaded is None:
+            loaded = {}
+        if not isinstance(loaded, dict):
+            raise DfxError(f"sweep file {str(p)!r} must be a YAML mapping of axis names to values")
+        data.update(loaded)
+    for key, value in (overrides or {}).items():
+        if value is not None and value != () and value != []:
+            data[key] = value
+    return from_mapping(data, origin).check()
+
