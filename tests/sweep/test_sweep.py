@@ -1,0 +1,122 @@
+"""A sweep gives, point by point, the numbers of separate dfx.analyze calls; it resumes where it stopped."""
+
+import math
+import random
+import shutil
+
+import pytest
+
+import dfx
+from dfx.sweep import ResultsTable, run_sweep
+from dfx.sweep.runner import CACHE_DIR
+
+
+def test_sweep_covers_every_point_once(spec, full_sweep):
+    out, run, rows = full_sweep
+    assert spec.n_points == 3 * 6 * 4 * 3 == 216
+    assert run.ran == 216 and run.already_done == 0
+    # one capture per (model, batch, seq): 3 x 3 x 4 = 36 groups of 6 profiles
+    assert run.groups_ran == 36 and len(list((out / CACHE_DIR).glob("*.graph.json"))) == 36
+    assert len(rows) == 216 and not any(r["error"] for r in rows.values())
+
+
+def test_sample_of_points_equals_separate_analyze_calls(spec, full_sweep):
+    _, _, rows = full_sweep
+    sample = random.Random(17).sample(spec.points(), 8)
+    for p in sample:
+        a = dfx.analyze(p.model, hardware=[p.hardware], batch=p.batch, seq=p.seq, dtype="fp32")
+        row = rows[p.point_id]
+        assert row["latency_s"] == a.hardware[0].latency_s, p  # exactly, not approximately
+        assert row["flops"] == a.to_dict()["totals"]["flops"]
+        assert row["bytes"] == a.costed.total.bytes_read + a.costed.total.bytes_written
+        # a forward pass processes batch * seq tokens in latency_s
+        assert row["tokens_per_s"] == p.batch * p.seq / a.hardware[0].latency_s
+
+
+def test_latency_grows_with_batch(full_sweep):
+    # more work can never be faster on one machine: batch 4 takes at least as long as batch 1
+    _, _, rows = full_sweep
+    for r in rows.values():
+        if r["batch"] == 4:
+            small = rows[r["point_id"].replace("|4|", "|1|", 1)]
+            assert r["latency_s"] >= small["latency_s"] and r["flops"] > 3 * small["flops"]
+
+
+def _resume_folder(full_sweep, tmp_path):
+    """A fresh folder with the full sweep's captured graphs, so resuming evaluates without capturing."""
+    out = tmp_path / "resumed"
+    shutil.copytree(full_sweep[0] / CACHE_DIR, out / CACHE_DIR)
+    return out
+
+
+def test_stopped_sweep_resumes_only_the_missing_points(spec, full_sweep, tmp_path):
+    out = _resume_folder(full_sweep, tmp_path)
+    seen = []
+
+    def stop_halfway(rows):
+        seen.extend(rows)
+        if len(seen) >= 108:
+            raise KeyboardInterrupt  # what Ctrl-C does halfway
+
+    with pytest.raises(KeyboardInterrupt):
+        run_sweep(spec, out, workers=1, on_rows=stop_halfway)
+    table = ResultsTable(out)
+    first = table.path.read_text()
+    assert len(table.done_ids()) == 108  # 18 groups of 6 profiles made it to the table
+    again = run_sweep(spec, out, workers=1)
+    assert (again.already_done, again.ran, again.groups_ran) == (108, 108, 18)
+    assert table.path.read_text().startswith(first)  # the first half's rows were kept, not rewritten
+    rows = {r["point_id"]: r for r in table.rows()}
+    # from graphs read back from the cache folder: the same numbers as the live captures
+    assert rows == full_sweep[2]
+    assert run_sweep(spec, out, workers=1).ran == 0
+
+
+def test_torn_last_row_runs_again(spec, full_sweep, tmp_path):
+    out = _resume_folder(full_sweep, tmp_path)
+    run_sweep(spec, out, workers=1)
+    table = ResultsTable(out)
+    text = table.path.read_text()
+    last = text.rstrip("\n").rsplit("\n", 1)[1]
+    table.path.write_text(text[: len(text) - len(last) - 1] + last[: len(last) // 2])  # killed mid-write
+    assert len(table.done_ids()) == 215
+    again = run_sweep(spec, out, workers=1)
+    assert again.ran == 1 and len(table.done_ids()) == 216
+    assert {r["point_id"]: r for r in table.rows()} == full_sweep[2]
+
+
+def test_a_different_sweep_in_the_folder_is_refused(full_sweep, tmp_path):
+    from dfx.errors import DfxError
+    from dfx.sweep import load_spec
+
+    out = _resume_folder(full_sweep, tmp_path)
+    small = load_spec(None, {"models": ["bert-layer"], "hardware": ["ibm-spyre"], "seq": [8], "batch": [1]})
+    assert run_sweep(small, out, workers=1).ran == 1
+    other = load_spec(None, {"models": ["bert-layer"], "hardware": ["ibm-spyre"], "seq": [16], "batch": [1]})
+    with pytest.raises(DfxError, match="holds a different sweep"):
+        run_sweep(other, out, workers=1)
+    assert run_sweep(other, out, workers=1, force=True).ran == 1
+    assert [r["seq"] for r in ResultsTable(out).rows()] == [16]
+
+
+def test_phase_points_equal_analyze_with_phase(tmp_path):
+    from dfx.sweep import load_spec
+
+    spec = load_spec(None, {"models": ["gpt2-block", "bert-layer"], "hardware": ["nvidia-h100-sxm"], "seq": [16],
+                            "batch": [2], "phase": ["prefill", "decode"]})
+    run_sweep(spec, tmp_path / "p", workers=1)
+    rows = {r["point_id"]: r for r in ResultsTable(tmp_path / "p").rows()}
+    pre = dfx.analyze("gpt2-block", hardware=["h100"], batch=2, phase="prefill", prompt_len=16, dtype="fp32")
+    dec = dfx.analyze("gpt2-block", hardware=["h100"], batch=2, phase="decode", kv_len=16, dtype="fp32")
+    r = rows["gpt2-block|nvidia-h100-sxm|2|16|float32|prefill|default"]
+    m = pre.inference.metrics("nvidia-h100-sxm")
+    assert (r["latency_s"], r["ttft_s"], r["tokens_per_s"]) == (pre.hardware[0].latency_s, m.ttft_s, m.prefill_tokens_per_s)
+    assert math.isnan(r["tpot_s"])
+    r = rows["gpt2-block|nvidia-h100-sxm|2|16|float32|decode|default"]
+    m = dec.inference.metrics("nvidia-h100-sxm")
+    assert (r["latency_s"], r["tpot_s"], r["tokens_per_s"]) == (dec.hardware[0].latency_s, m.tpot_s, m.tokens_per_s)
+    # a decode step of batch 2 makes 2 tokens in one step's time
+    assert r["tokens_per_s"] == pytest.approx(2 / r["latency_s"], rel=1e-12)
+    # BERT is not a causal decoder: dfx refuses the phase, and the sweep records why instead of stopping
+    bert = rows["bert-layer|nvidia-h100-sxm|2|16|float32|decode|default"]
+    assert bert["error"] and math.isnan(bert["latency_s"])
