@@ -1,15 +1,19 @@
 """dfx sweep from the command line: the table, the report files, resuming, refusals."""
 
+import shutil
 import subprocess
 import sys
+
+from dfx.sweep.runner import CACHE_DIR
 
 
 def dfx(*args: str, cwd=None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "dfx.cli", *args], capture_output=True, text=True, timeout=600, cwd=cwd)
 
 
-def test_cli_sweep_report_and_resume(tmp_path):
+def test_cli_sweep_report_and_resume(full_sweep, tmp_path):
     out = tmp_path / "s"
+    shutil.copytree(full_sweep[0] / CACHE_DIR, out / CACHE_DIR)  # its graphs: the CLI evaluates, captures nothing
     args = ("sweep", "-m", "bert-layer", "--hw", "h100,spyre", "--batch", "1,2", "--seq", "8", "--out", str(out), "--workers", "1")
     r = dfx(*args)
     assert r.returncode == 0, r.stderr

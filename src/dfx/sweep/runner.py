@@ -81,6 +81,11 @@ def _pool(tasks: list[dict[str, Any]], cache: str, workers: int) -> Iterator[lis
     # fork: the workers start with dfx (and torch, if imported) already loaded; capture runs on
     # fake tensors, so nothing a forked child inherits is in use
     ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
+    if ctx is not None and tasks:
+        # The first capture in a process pays torch.export's one-time warm-up (about 20 s here);
+        # run one group first, so the forked workers start warm instead of paying it each.
+        yield run_group(tasks[0], cache)
+        tasks = tasks[1:]
     with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
         futures = [pool.submit(run_group, t, cache) for t in tasks]
         try:

@@ -1,0 +1,97 @@
+"""Benchmark: sweep points per second after capture, and the Ray path against one worker.
+
+The sweep is the test suite's: 3 models (gpt2-block, bert-layer, llama3-8b-layer) x 6 profiles x
+4 sequence lengths x 3 batch sizes = 216 points, 36 graphs. Reported:
+
+1. capture: seconds to capture the 36 graphs once (in this process, first capture's warm-up included);
+2. points per second after capture, evaluating every point from the captured graphs
+   (``dfx.sweep.evaluate.run_group`` on the in-process cache; goal: at least 1,000 per second),
+   in this process, best of ``--repeat`` passes;
+3. the whole sweep from a fresh folder holding only the captured graphs (``graphs/``): one worker
+   (in-process) against Ray on ``--workers`` CPUs started by dfx, and Ray's speed-up
+   = time(1 worker) / time(Ray), Ray's start-up included; and the same without the graph cache,
+   where each process captures (``--with-capture``; slow).
+
+Usage: python bench/bench_sweep.py [--repeat 3] [--workers 2] [--with-capture]
+This is a benchmark, not a test: it prints numbers, it asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+AXES = {
+    "models": ["gpt2-block", "bert-layer", "llama3-8b-layer"],
+    "hardware": ["nvidia-h100-sxm", "nvidia-a100-sxm-80gb", "google-tpu-v4", "groq-lpu", "cerebras-wse-3", "ibm-spyre"],
+    "seq": [8, 16, 24, 32],
+    "batch": [1, 2, 4],
+}
+
+
+def _timed_sweep(spec, out: Path, graphs: Path | None, **kwargs) -> float:
+    from dfx.sweep import run_sweep
+
+    if graphs is not None:
+        shutil.copytree(graphs, out / "graphs")
+    t0 = time.perf_counter()
+    run = run_sweep(spec, out, **kwargs)
+    assert run.ran == spec.n_points
+    return time.perf_counter() - t0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--with-capture", action="store_true", help="also time 1 worker vs Ray with captures")
+    args = parser.parse_args()
+
+    from dfx.sweep import load_spec
+    from dfx.sweep.evaluate import run_group
+
+    spec = load_spec(None, AXES)
+    tmp = Path(tempfile.mkdtemp(prefix="dfx-bench-sweep-"))
+    cache = str(tmp / "graphs")
+    tasks = [g.to_task() for g in spec.groups()]
+    t0 = time.perf_counter()
+    for t in tasks:
+        run_group(t, cache)  # captures each graph once, keeps it in this process and in graphs/
+    capture_s = time.perf_counter() - t0
+    print(f"sweep: {spec.n_points} points, {len(tasks)} graphs")
+    print(f"capture: {capture_s:.1f} s for {len(tasks)} graphs ({capture_s / len(tasks):.2f} s each)")
+
+    best = float("inf")
+    for _ in range(args.repeat):
+        t0 = time.perf_counter()
+        n = sum(len(run_group(t, cache)) for t in tasks)
+        best = min(best, time.perf_counter() - t0)
+    print(f"after capture, 1 process: {n / best:,.0f} points/s ({best * 1e3 / n:.2f} ms per point; goal >= 1,000 points/s)")
+
+    one = _timed_sweep(spec, tmp / "one", tmp / "graphs", workers=1)
+    print(f"whole sweep from cached graphs, 1 worker: {one:.2f} s ({spec.n_points / one:,.0f} points/s)")
+    pool = _timed_sweep(spec, tmp / "pool", tmp / "graphs", workers=args.workers)
+    print(f"whole sweep from cached graphs, {args.workers} local processes: {pool:.2f} s (speed-up {one / pool:.2f}x)")
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        print("ray: not installed (pip install dfx[ray]); no Ray numbers")
+        ray_ok = False
+    else:
+        ray_ok = True
+        r = _timed_sweep(spec, tmp / "ray", tmp / "graphs", workers=args.workers, ray=True)
+        print(f"whole sweep from cached graphs, Ray on {args.workers} CPUs: {r:.2f} s (speed-up over 1 worker {one / r:.2f}x, start-up included)")
+    if args.with_capture:
+        one = _timed_sweep(spec, tmp / "one-c", None, workers=1)
+        print(f"whole sweep with captures, 1 worker: {one:.1f} s")
+        if ray_ok:
+            r = _timed_sweep(spec, tmp / "ray-c", None, workers=args.workers, ray=True)
+            print(f"whole sweep with captures, Ray on {args.workers} CPUs: {r:.1f} s (speed-up {one / r:.2f}x)")
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
