@@ -197,9 +197,9 @@ def _gpu_tiles(program: Program, costed: CostedGraph, profile: HardwareProfile) 
 
     ops = dataflow(costed).ops
     by_name = {n.name: n for n in costed.nodes}
-    kernels, tiled = [], 0
+    kernels, tiled, cache = [], 0, {}
     for k in program.kernels:
-        plan = kernel_plan(k.kind.value, [by_name[n] for n in k.nodes], k.offchip_bytes, k.flops, k.dtype, profile)
+        plan = kernel_plan(k.kind.value, [by_name[n] for n in k.nodes], k.offchip_bytes, k.flops, k.dtype, profile, cache)
         if plan is None:
             kernels.append(k.with_(tile_traffic_bytes=k.offchip_bytes))
             continue

@@ -124,7 +124,7 @@ def _reduced_shape(nodes: Sequence[CostedNode]) -> tuple[int, int] | None:
 
 
 def kernel_plan(kind: str, nodes: Sequence[CostedNode], offchip_bytes: float, flops: float, dtype: str | None,
-                profile: HardwareProfile) -> TilePlan | None:
+                profile: HardwareProfile, cache: dict[tuple, TilePlan] | None = None) -> TilePlan | None:
     """The Triton plan of one compiled kernel on a GPU profile, or ``None`` where the model does not apply.
 
     Parameters
@@ -139,6 +139,9 @@ def kernel_plan(kind: str, nodes: Sequence[CostedNode], offchip_bytes: float, fl
         The dtype carrying most of its FLOPs (``bfloat16`` when unknown).
     profile : HardwareProfile
         Returns ``None`` unless it has a ``simt`` section.
+    cache : dict, optional
+        Plans already made for ``profile``, keyed by kind and numbers: a model of 80 identical
+        layers chooses each GEMM's config once. The caller owns it (one per profile).
     """
     if profile.simt is None or not nodes:
         return None
@@ -147,7 +150,8 @@ def kernel_plan(kind: str, nodes: Sequence[CostedNode], offchip_bytes: float, fl
         gemms = [g for g in (_gemm_dims(cn) for cn in nodes) if g is not None]
         if not gemms:
             return None
-        plans = [gemm_plan(m, k, n, dtype, profile, batch=b) for m, k, n, b in gemms]
+        plans = [_cached(cache, ("gemm", m, k, n, b, dtype), lambda: gemm_plan(m, k, n, dtype, profile, batch=b))
+                 for m, k, n, b in gemms]
         first = plans[0]
         if len(plans) == 1:
             return first
@@ -156,9 +160,19 @@ def kernel_plan(kind: str, nodes: Sequence[CostedNode], offchip_bytes: float, fl
     if kind == "reduction":
         shape = _reduced_shape(nodes)
         if shape is not None:
-            return reduction_plan(*shape, offchip_bytes, flops, dtype, profile)
+            return _cached(cache, ("reduction", *shape, offchip_bytes, flops, dtype),
+                           lambda: reduction_plan(*shape, offchip_bytes, flops, dtype, profile))
         kind = "pointwise"
     if kind == "pointwise":
         numel = sum(spec.numel for spec in nodes[-1].node.outputs) or 1
-        return pointwise_plan(numel, offchip_bytes, flops, dtype, profile)
+        return _cached(cache, ("pointwise", numel, offchip_bytes, flops, dtype),
+                       lambda: pointwise_plan(numel, offchip_bytes, flops, dtype, profile))
     return None
+
+
+def _cached(cache: dict[tuple, TilePlan] | None, key: tuple, make) -> TilePlan:
+    if cache is None:
+        return make()
+    if key not in cache:
+        cache[key] = make()
+    return cache[key]
