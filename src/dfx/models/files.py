@@ -18,7 +18,7 @@ import torch.nn as nn
 
 from dfx.errors import ModelSpecError, user_code
 from dfx.ir.spec import InputShape
-from dfx.models.spec import ModelSpec, close_matches, parse_dtype
+from dfx.models.spec import ModelSpec, check_input_numel, close_matches, parse_dtype
 
 __all__ = ["build_from_file", "is_file_spec"]
 
@@ -95,6 +95,7 @@ def _check_shapes(spec: str, input_shapes: list[tuple[int, ...]] | None) -> list
     for s in shapes:
         if not s or any(isinstance(d, bool) or not isinstance(d, int) or d <= 0 for d in s):
             raise ModelSpecError(f"input shape {s!r} for {spec} must be positive integers, e.g. 1,3,224,224")
+        check_input_numel(f"input shape of {spec}", s)
     return shapes
 
 

@@ -21,7 +21,7 @@ from dfx.errors import ModelSpecError
 from dfx.models.bert import Bert, BertConfig
 from dfx.models.gpt2 import GPT2, GPT2Config
 from dfx.models.llama import Llama, LlamaConfig
-from dfx.models.spec import ModelSpec, check_positive, close_matches, parse_dtype
+from dfx.models.spec import ModelSpec, check_input_numel, check_positive, close_matches, parse_dtype
 
 __all__ = ["CONFIG_DIR", "IMPLEMENTATIONS", "build_hf", "describe_config", "load_config", "shipped_configs"]
 
@@ -29,6 +29,16 @@ CONFIG_DIR = Path(__file__).parent / "hf_configs"
 IMPLEMENTATIONS = ("auto", "transformers", "dfx")
 _ALIASES = {"bert-base": "bert-base-uncased"}
 _DEFAULT_SEQ = 128  # when a config names no context length
+# Config fields that are sizes: each, when present and not null, must be a positive integer.
+_SIZE_FIELDS = (
+    "num_hidden_layers", "n_layer", "hidden_size", "n_embd", "num_attention_heads", "n_head",
+    "num_key_value_heads", "intermediate_size", "n_inner", "vocab_size", "max_position_embeddings",
+    "n_positions", "n_ctx", "head_dim", "type_vocab_size", "num_local_experts", "num_experts_per_tok",
+)
+_LAYER_FIELDS = ("num_hidden_layers", "n_layer")
+# Capture traces every layer (about 0.6 s of CPU each for Llama-2-7B here), so a config of 100,000
+# layers would run for hours; the deepest published decoders have about 126 (Llama 3.1 405B).
+MAX_LAYERS = 512
 
 
 def shipped_configs() -> list[str]:
@@ -108,7 +118,9 @@ def build_hf(
     check_positive(batch=batch, seq=seq)
     torch_dtype = parse_dtype(dtype)
     config, label = load_config(name_or_path)
+    _check_sizes(config, label)
     seq = _check_seq(config, seq)
+    check_input_numel("input_ids", (batch, seq))
     have_transformers = _have_transformers()
     if implementation == "transformers" and not have_transformers:
         raise ModelSpecError("implementation 'transformers' needs transformers: pip install 'dfx[hf]'")
@@ -122,6 +134,23 @@ def build_hf(
         f"{_layers(config)} layers; input_ids ({batch}, {seq}) int64"
     )
     return ModelSpec(f"hf:{name_or_path}", model, (input_ids,), {}, description)
+
+
+def _check_sizes(config: dict[str, Any], label: str) -> None:
+    """Refuse size fields that are not positive integers, and more layers than :data:`MAX_LAYERS`."""
+    from dfx.errors import DfxError
+    from dfx.limits import check_count, check_size
+
+    try:
+        for key in _SIZE_FIELDS:
+            if config.get(key) is not None:
+                check_size(f"{key} in config {label}", config[key], fix="fix the config.json")
+        for key in _LAYER_FIELDS:
+            if config.get(key) is not None:
+                check_count(f"{key} in config {label}", config[key], MAX_LAYERS, unit="layers",
+                            fix="analyse a config with fewer layers and scale per layer")
+    except DfxError as exc:
+        raise ModelSpecError(str(exc)) from None
 
 
 def _have_transformers() -> bool:

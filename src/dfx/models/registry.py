@@ -15,7 +15,7 @@ import torch.nn as nn
 
 from dfx.errors import ModelSpecError
 from dfx.models import bert, gpt2, llama, mlp, resnet
-from dfx.models.spec import ModelSpec, check_positive, close_matches, parse_dtype
+from dfx.models.spec import ModelSpec, check_input_numel, check_positive, close_matches, parse_dtype
 
 __all__ = ["PRESETS", "Preset", "available", "build", "describe"]
 
@@ -177,10 +177,11 @@ def build(
     check_positive(batch=batch, seq=seq)
     torch_dtype = parse_dtype(dtype)
     seq = preset.default_seq if seq is None else seq
+    shape = preset.input_shape(batch, seq)
+    check_input_numel(f"{name}'s input", shape)
     with torch.device(device):
         model = preset.make(seq)
     model = model.to(dtype=torch_dtype).eval()
-    shape = preset.input_shape(batch, seq)
     x = torch.randn(shape, dtype=torch_dtype, device=device)  # free on meta; real values elsewhere
     description = f"{preset.description}; input {tuple(shape)} {str(torch_dtype).removeprefix('torch.')}"
     return ModelSpec(name=name, model=model, args=(x,), kwargs={}, description=description)

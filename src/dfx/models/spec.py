@@ -10,7 +10,7 @@ import torch
 
 from dfx.errors import ModelSpecError
 
-__all__ = ["ModelSpec", "check_positive", "close_matches", "parse_dtype"]
+__all__ = ["ModelSpec", "check_input_numel", "check_positive", "close_matches", "parse_dtype"]
 
 
 @dataclass(frozen=True)
@@ -66,12 +66,30 @@ def parse_dtype(dtype: str | torch.dtype) -> torch.dtype:
 
 
 def check_positive(**values: int | None) -> None:
-    """Raise :class:`ModelSpecError` unless every given value is ``None`` or an int > 0."""
+    """Raise :class:`ModelSpecError` unless every given value is ``None`` or an int in 1 .. ``MAX_DIM``.
+
+    ``MAX_DIM`` (2**31 - 1, :mod:`dfx.limits`) keeps a batch or length from overflowing torch's sizes.
+    """
+    from dfx.limits import MAX_DIM
+
     for key, value in values.items():
         if value is None:
             continue
         if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
             raise ModelSpecError(f"{key} must be a positive integer, got {value!r}")
+        if value > MAX_DIM:
+            raise ModelSpecError(f"{key} {value:,} is above dfx's limit of {MAX_DIM:,} (2**31 - 1); give a smaller {key}")
+
+
+def check_input_numel(name: str, shape: tuple[int, ...]) -> None:
+    """Raise :class:`ModelSpecError` when ``shape`` has more elements than int64 counts (torch cannot make it)."""
+    from dfx.errors import DfxError
+    from dfx.limits import check_numel
+
+    try:
+        check_numel(name, shape, fix="give a smaller batch, sequence or input shape")
+    except DfxError as exc:
+        raise ModelSpecError(str(exc)) from None
 
 
 def close_matches(word: str, choices: list[str]) -> str:

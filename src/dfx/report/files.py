@@ -8,7 +8,7 @@ from pathlib import Path
 
 from dfx.errors import DfxError
 
-__all__ = ["check_targets", "write_outputs"]
+__all__ = ["check_target_file", "check_targets", "write_outputs"]
 
 
 def _umask() -> int:
@@ -37,6 +37,29 @@ def check_targets(out_dir: str | Path, names: list[str], *, force: bool = False)
         verb, pronoun = ("already exists", "it") if len(existing) == 1 else ("already exist", "them")
         raise DfxError(f"{listed} {verb}; pass --force to overwrite {pronoun} or choose another --out")
     return targets
+
+
+def check_target_file(path: str | Path, option: str, *, force: bool = False) -> Path:
+    """``path`` as a file a command may write, checked before the work: its folder exists, it is not
+    a folder, and it does not exist unless ``force``.
+
+    Raises
+    ------
+    DfxError
+        Naming ``option`` and the fix: an empty path, a missing folder, a folder, an existing file.
+    """
+    text = str(path)
+    if not text.strip():
+        raise DfxError(f"{option} is empty; give a file path")
+    target = Path(text).expanduser()
+    folder = target.parent
+    if not folder.is_dir():
+        raise DfxError(f"{option} {text}: folder {str(folder)!r} does not exist; create it or choose another path")
+    if target.is_dir():
+        raise DfxError(f"{option} {text} is a folder; give a file path")
+    if target.exists() and not force:
+        raise DfxError(f"{text} already exists; pass --force to overwrite it or choose another {option}")
+    return target
 
 
 def write_outputs(out_dir: str | Path, files: dict[str, str | bytes], *, force: bool = False) -> list[Path]:

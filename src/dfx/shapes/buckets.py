@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import Sequence
 
 from dfx.errors import DfxError
+from dfx.limits import MAX_DIM
 from dfx.shapes.cost import ModelCost
 
 __all__ = ["BucketRow", "BucketPlan", "check_buckets", "check_lengths", "pieces", "plan", "pow2_ladder", "linear_ladder"]
@@ -125,15 +126,26 @@ class BucketPlan:
         return d
 
 
+# Budgets: a length or bucket is a tensor dimension (at most 2**31 - 1, dfx.limits.MAX_DIM); a run
+# takes at most a million lengths (drawing them takes about 3 s of CPU here) and a ladder at most
+# 100,000 buckets (each is a graph to compile; no deployment compiles that many).
+MAX_LENGTHS = 1_000_000
+MAX_BUCKETS = 100_000
+
+
 def check_buckets(buckets: Sequence[int]) -> tuple[int, ...]:
     """The buckets as a tuple; a :class:`DfxError` unless non-empty, positive and strictly increasing."""
     b = tuple(buckets)
     if not b:
         raise DfxError("--buckets is empty; give sizes such as 128,256,512")
     if any(isinstance(x, bool) or not isinstance(x, int) or x <= 0 for x in b):
-        raise DfxError(f"--buckets must be positive integers, got {','.join(map(str, b))}")
+        raise DfxError(f"--buckets must be positive integers, got {_shown(b)}")
+    if max(b) > MAX_DIM:
+        raise DfxError(f"bucket {max(b):.3g} is above dfx's limit of {MAX_DIM:,} (2**31 - 1); give smaller buckets")
+    if len(b) > MAX_BUCKETS:
+        raise DfxError(f"{len(b):,} buckets is beyond dfx's budget of {MAX_BUCKETS:,}; give fewer")
     if any(x >= y for x, y in zip(b, b[1:])):
-        raise DfxError(f"--buckets must be strictly increasing, got {','.join(map(str, b))}; sort them")
+        raise DfxError(f"--buckets must be strictly increasing, got {_shown(b)}; sort them")
     return b
 
 
@@ -144,8 +156,18 @@ def check_lengths(lengths: Sequence[int]) -> tuple[int, ...]:
         raise DfxError("no lengths given; --lengths FILE needs one integer a line, or use --dist SPEC")
     bad = [x for x in ls if isinstance(x, bool) or not isinstance(x, int) or x <= 0]
     if bad:
-        raise DfxError(f"lengths must be positive integers; got {bad[0]!r} ({len(bad)} bad of {len(ls)})")
+        raise DfxError(f"lengths must be positive integers; got {_shown(bad[:1])} ({len(bad)} bad of {len(ls)})")
+    if len(ls) > MAX_LENGTHS:
+        raise DfxError(f"{len(ls):,} lengths is beyond dfx's budget of {MAX_LENGTHS:,}; give a sample of them")
+    if max(ls) > MAX_DIM:
+        raise DfxError(f"length {max(ls):.3g} is above dfx's limit of {MAX_DIM:,} (2**31 - 1); give real lengths")
     return ls
+
+
+def _shown(values: Sequence) -> str:
+    """Values for a message, huge ones in short form, at most 8 of them."""
+    parts = [f"{v:.3g}" if isinstance(v, int) and abs(v) > 10**12 else repr(v) for v in values[:8]]
+    return ",".join(parts) + (",..." if len(values) > 8 else "")
 
 
 def pieces(lengths: Sequence[int], largest: int, overflow: str) -> tuple[list[int], int]:
@@ -234,4 +256,7 @@ def linear_ladder(lengths: Sequence[int], step: int) -> tuple[int, ...]:
         raise DfxError(f"linear ladder step must be a positive integer, got {step!r}")
     first = -(-min(ls) // step)  # ceil
     last = -(-max(ls) // step)
+    if last - first + 1 > MAX_BUCKETS:
+        raise DfxError(f"linear:{step} gives {last - first + 1:,} buckets, beyond dfx's budget of {MAX_BUCKETS:,}; "
+                       "give a larger step")
     return tuple(step * k for k in range(first, last + 1))

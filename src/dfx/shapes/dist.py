@@ -38,6 +38,11 @@ class LengthDist:
         return f"{self.family}:{_fmt(self.a)}:{_fmt(self.b)}"
 
 
+# Budgets: draws per run (a million take about 3 s of CPU here) and rows of zipf's inverse-CDF table.
+MAX_SAMPLES = 1_000_000
+MAX_ZIPF = 10_000_000
+
+
 def _fmt(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else repr(x)
 
@@ -70,6 +75,8 @@ def _validate(family: str, a: float, b: float, text: str) -> None:
         raise DfxError(f"bad --dist {text!r}; the standard deviation must be >= 0")
     if family == "zipf" and not (a > 0 and b.is_integer() and b >= 1):
         raise DfxError(f"bad --dist {text!r}; zipf needs S > 0 and an integer MAX >= 1")
+    if family == "zipf" and b > MAX_ZIPF:
+        raise DfxError(f"bad --dist {text!r}; zipf's MAX is at most {MAX_ZIPF:,} (its table has MAX rows)")
 
 
 def sample_lengths(dist: LengthDist | str, samples: int = 1000, seed: int = 0) -> tuple[int, ...]:
@@ -84,7 +91,15 @@ def sample_lengths(dist: LengthDist | str, samples: int = 1000, seed: int = 0) -
     d = parse_dist(dist) if isinstance(dist, str) else dist
     if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
         raise DfxError(f"--samples must be an integer >= 1, got {samples!r}")
-    rng = random.Random(seed)
+    if samples > MAX_SAMPLES:
+        raise DfxError(f"--samples {samples:,} is beyond dfx's budget of {MAX_SAMPLES:,} draws; give fewer")
+    try:
+        return _draw(d, samples, random.Random(seed))
+    except OverflowError:
+        raise DfxError(f"--dist {d.spec()} draws lengths too large for a float; give smaller parameters") from None
+
+
+def _draw(d: LengthDist, samples: int, rng: random.Random) -> tuple[int, ...]:
     if d.family == "uniform":
         return tuple(rng.randint(int(d.a), int(d.b)) for _ in range(samples))
     if d.family == "normal":

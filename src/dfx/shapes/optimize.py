@@ -22,6 +22,11 @@ from dfx.errors import DfxError
 __all__ = ["optimal_buckets", "brute_force_buckets", "total_cost"]
 
 
+# K layers of the dynamic programme, each one pass over the distinct lengths: 20 million steps is
+# about 20 s of CPU here.
+OPTIMIZE_BUDGET = 20_000_000
+
+
 def total_cost(lengths: Sequence[int], buckets: Sequence[int], weight: Callable[[int], float]) -> float:
     """``sum(weight(b(s)))`` over ``lengths``, ``b(s)`` the smallest bucket >= s."""
     bs = sorted(buckets)
@@ -46,6 +51,9 @@ def optimal_buckets(lengths: Sequence[int], k: int, weight: Callable[[int], floa
     values = [v for v, _ in counts]
     if len(values) <= k:
         return tuple(values)
+    if k * len(values) > OPTIMIZE_BUDGET:
+        raise DfxError(f"--optimize {k} over {len(values):,} distinct lengths is {k * len(values):,} steps, beyond "
+                       f"dfx's budget of {OPTIMIZE_BUDGET:,}; give a smaller K")
     w = [float(weight(v)) for v in values]
     if any(b < a for a, b in zip(w, w[1:])):
         raise DfxError("the bucket cost must not decrease with length; the optimiser's exactness depends on it")

@@ -84,13 +84,23 @@ def parse_dynamic(text: str) -> DynamicDim:
         raise DfxError(f"bad --dynamic {text!r}; the dimension after ':' must be an integer") from None
 
 
+# A lengths file of a million 10-digit lines is 11 MB; larger files are refused before reading.
+MAX_LENGTHS_FILE_BYTES = 64 * 2**20
+
+
 def read_lengths(path: str | Path) -> tuple[int, ...]:
     """Read a lengths file: one integer a line; blank lines and ``#`` comments are skipped."""
     p = Path(path)
     try:
+        if p.is_file() and p.stat().st_size > MAX_LENGTHS_FILE_BYTES:
+            raise DfxError(f"--lengths {p} is {p.stat().st_size:,} bytes, beyond dfx's budget of "
+                           f"{MAX_LENGTHS_FILE_BYTES:,}; give a sample of the lengths")
         lines = p.read_text(encoding="utf-8").splitlines()
     except OSError as exc:
         raise DfxError(f"cannot read --lengths {p}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise DfxError(f"--lengths {p} is not a text file (byte {exc.start} is not UTF-8); "
+                       "give one integer a line") from None
     out = []
     for number, line in enumerate(lines, start=1):
         text = line.split("#", 1)[0].strip()
@@ -99,5 +109,5 @@ def read_lengths(path: str | Path) -> tuple[int, ...]:
         try:
             out.append(int(text))
         except ValueError:
-            raise DfxError(f"{p}:{number}: {text!r} is not an integer length; write one integer a line") from None
+            raise DfxError(f"{p}:{number}: {text[:40]!r} is not an integer length; write one integer a line") from None
     return tuple(out)

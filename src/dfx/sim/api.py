@@ -18,6 +18,14 @@ from dfx.sim.views import concurrency, firing_steps, live_bytes
 __all__ = ["best_plan", "parse_policy", "simulate"]
 
 _BOTH = "both"
+# Budgets, refused before any run: a run costs about 7 us of CPU per node and policy here
+# (gpt2-block's 37 nodes x 20,000 jittered runs: 5.3 s), and every run keeps one float per PE.
+MAX_PES = 1_000_000
+MAX_RUNS = 1_000_000
+SIM_WORK_BUDGET = 2_000_000  # distinct runs x (nodes + PEs): about 15 s of CPU
+# A lognormal of CV c has sigma = sqrt(ln(1 + c^2)); c = 100 gives sigma 3.03 (factors up to e^+-9
+# at 3 sigma). Far above it the draws overflow to inf and the event loop never ends.
+MAX_JITTER_CV = 100.0
 
 
 def parse_policy(policy: Policy | str) -> tuple[Policy, ...]:
@@ -39,6 +47,22 @@ def _check_options(pes: int, jitter_cv: float, runs: int) -> None:
             raise SimulationError(f"{name} must be an integer >= 1, got {value!r}")
     if not isinstance(jitter_cv, numbers.Real) or not (math.isfinite(jitter_cv) and jitter_cv >= 0):
         raise SimulationError(f"jitter must be a finite coefficient of variation >= 0, got {jitter_cv!r}")
+    if jitter_cv > MAX_JITTER_CV:
+        raise SimulationError(f"jitter {jitter_cv:g} is above {MAX_JITTER_CV:g} (a lognormal that wide has no "
+                              "finite draws); give a coefficient of variation such as 0.2")
+    for name, value, limit in (("pes", pes, MAX_PES), ("runs", runs, MAX_RUNS)):
+        if value > limit:
+            raise SimulationError(f"{name} {value:,} is beyond the simulator's budget of {limit:,}; give fewer")
+
+
+def _check_work(dag: SimDag, pes: int, distinct_runs: int) -> None:
+    """Refuse a simulation whose runs x (nodes + PEs) is beyond :data:`SIM_WORK_BUDGET`."""
+    work = distinct_runs * (len(dag.duration_s) + pes)
+    if work > SIM_WORK_BUDGET:
+        raise SimulationError(
+            f"{distinct_runs:,} runs x ({len(dag.duration_s):,} nodes + {pes:,} PEs) = {work:,} steps is beyond "
+            f"the simulator's budget of {SIM_WORK_BUDGET:,}; give fewer --runs or --pes"
+        )
 
 
 def _load(hw: Any):
@@ -208,6 +232,7 @@ def simulate(
     plan = best_plan(dag, pes, order) if Policy.STATIC in policies else None
     acc = {p: _Runs(pes) for p in policies}
     distinct = runs if jitter_cv > 0 else 1  # without jitter every run is the same run
+    _check_work(dag, pes, distinct)
     for actual in jittered_durations(dag.duration_s, jitter_cv, distinct, seed):
         for p in policies:
             run = run_static(dag, plan, actual, pes) if p is Policy.STATIC else run_dynamic(dag, pes, order, actual)

@@ -31,6 +31,7 @@ from typing import Any, Iterator
 
 from dfx.costs.terms import FMA_FLOPS
 from dfx.errors import DfxError
+from dfx.limits import MAX_DIM
 
 __all__ = ["Gemm", "Machine", "TileChoice", "choose_tile", "evaluate_tile", "offchip_elements", "working_set_bytes"]
 
@@ -50,6 +51,8 @@ class Gemm:
     def __post_init__(self) -> None:
         if min(self.m, self.k, self.n, self.elem_bytes, self.batch) < 1:
             raise DfxError(f"GEMM {self.name}: M, K, N, element size and batch must be >= 1, got {self}")
+        if max(self.m, self.k, self.n) > MAX_DIM:
+            raise DfxError(f"GEMM {self.name}: M, K and N must be at most {MAX_DIM:,} (2**31 - 1); give smaller sizes")
 
     @property
     def flops(self) -> int:
@@ -155,21 +158,35 @@ def _sides(dim: int, granule: int) -> list[int]:
     """Candidate tile sides: for every block count r, the smallest granule multiple covering dim/r.
 
     A side's traffic depends only on ceil(dim/side), so these are the only sides worth trying.
+    Block counts giving the same ceil(dim/r) are skipped, so the loop runs about 2*sqrt(dim) times.
     """
     out = set()
-    for blocks in range(1, dim + 1):
-        side = math.ceil(dim / blocks)
-        side = min(dim, granule * math.ceil(side / granule))
+    blocks = 1
+    while True:
+        raw = math.ceil(dim / blocks)
+        side = min(dim, granule * math.ceil(raw / granule))
         out.add(side)
-        if side <= granule:
+        if side <= granule or raw <= 1:
             break
+        blocks = max(blocks + 1, math.ceil(dim / (raw - 1)))  # the first r with ceil(dim/r) < raw
     return sorted(out)
+
+
+# Tile pairs (tm, tn) searched per GEMM: 4 million take a few seconds here. Sides number about
+# 2*sqrt(dim) per dimension, so this covers M and N up to about a million each.
+TILE_SEARCH_BUDGET = 4_000_000
 
 
 def _candidates(gemm: Gemm, machine: Machine, double_buffer: bool) -> Iterator[tuple[int, int, int]]:
     tk = min(gemm.k, machine.granule_k)  # the thinnest K slice: leaves the most room for tm x tn
-    for tm in _sides(gemm.m, machine.granule_m):
-        for tn in _sides(gemm.n, machine.granule_n):
+    sides_m, sides_n = _sides(gemm.m, machine.granule_m), _sides(gemm.n, machine.granule_n)
+    if len(sides_m) * len(sides_n) > TILE_SEARCH_BUDGET:
+        raise DfxError(
+            f"GEMM {gemm.name}: {len(sides_m) * len(sides_n):,} candidate tiles is beyond dfx's search budget of "
+            f"{TILE_SEARCH_BUDGET:,}; give M and N below about a million"
+        )
+    for tm in sides_m:
+        for tn in sides_n:
             if working_set_bytes(tm, tn, tk, gemm.elem_bytes, double_buffer) <= machine.scratchpad_bytes:
                 yield tm, tn, tk
 

@@ -51,6 +51,7 @@ def systolic_command(
     animate: Optional[str] = typer.Option(None, "--animate", help="Write the step-by-step frames as an animated GIF (a PNG strip without pillow)."),
     seed: int = typer.Option(0, "--seed", help=_STEP_SEED_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+    force: bool = typer.Option(False, "--force", help="Overwrite the --animate file if it exists."),
 ) -> None:
     """Cycles, folds, utilization and traffic of a GEMM or conv layer on a systolic array (SCALE-Sim's model)."""
     from dfx.arch.systolic import conv, gemm, parse_conv, parse_dataflow
@@ -63,9 +64,17 @@ def systolic_command(
                    word_bytes=word_bytes, pipelined=pipelined)
     layer = parse_conv(conv_layer) if conv_layer is not None else None
     m, k, n = layer.gemm_mkn if layer is not None else _ints(gemm_dims, 3, "--gemm")
+    if steps or animate:  # refuse before any work: sizes, then the file
+        from dfx.arch.systolic.stepsim import check_step_sizes
+
+        check_step_sizes(m, k, n, rows, cols)
+    if animate is not None:
+        from dfx.report.files import check_target_file
+
+        check_target_file(animate, "--animate", force=force)
     result = conv(layer, **options) if layer is not None else gemm(m, k, n, **options)
     doc = {"schema": "dfx.systolic/1", **({"conv": layer.to_dict()} if layer else {}), **result.to_dict()}
-    trace = _steps(m, k, n, rows, cols, flow, seed, animate, as_json) if (steps or animate) else None
+    trace = _steps(m, k, n, rows, cols, flow, seed, animate, as_json, force) if (steps or animate) else None
     if trace is not None:
         doc["steps"] = trace.to_dict()
     if as_json:
@@ -74,7 +83,7 @@ def systolic_command(
         _print(result)
 
 
-def _steps(m, k, n, rows, cols, flow, seed, animate, quiet):
+def _steps(m, k, n, rows, cols, flow, seed, animate, quiet, force=False):
     import numpy as np
 
     from dfx.arch.systolic.render import animate as write_animation
@@ -87,7 +96,7 @@ def _steps(m, k, n, rows, cols, flow, seed, animate, quiet):
     if not quiet:
         sys.stdout.write(f"X =\n{x}\nW =\n{w}\n\n{text_frames(trace)}\n\n")
     if animate:
-        written = write_animation(trace, animate)
+        written = write_animation(trace, animate, force=force)
         sys.stderr.write(f"wrote {written}\n")
     return trace
 

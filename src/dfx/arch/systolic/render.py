@@ -79,11 +79,41 @@ def _rect(r: int, c: int, color: str):
     return Rectangle((c - 0.45, r - 0.45), 0.9, 0.9, facecolor=color, edgecolor="#555555")
 
 
-def animate(trace: StepTrace, path: str | Path, *, fps: int = 2) -> Path:
+def animate(trace: StepTrace, path: str | Path, *, fps: int = 2, force: bool = False) -> Path:
     """Write the frames as an animated GIF at ``path`` (a PNG strip next to it without pillow).
 
-    Returns the path written. Raises :class:`DfxError` if matplotlib is missing.
+    The file is drawn under a temporary name in the same folder and renamed over ``path`` only when
+    complete; an existing ``path`` is kept unless ``force``.
+
+    Returns the path written.
+
+    Raises
+    ------
+    DfxError
+        matplotlib missing; ``path``'s folder missing, ``path`` a folder, or existing without ``force``.
     """
+    import os
+    import tempfile
+
+    from dfx.report.files import _umask, check_target_file
+
+    target = check_target_file(path, "--animate", force=force)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=target.suffix or ".gif", dir=target.parent)
+    os.close(fd)
+    try:
+        written = _animate(trace, Path(tmp), fps)
+        final = target if written.suffix == Path(tmp).suffix else target.with_suffix(written.suffix)
+        if final != target:
+            check_target_file(final, "--animate", force=force)
+        os.chmod(written, 0o666 & ~_umask())  # mkstemp makes 0600; give the user's usual mode
+        os.replace(written, final)
+        return final
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+        Path(tmp).with_suffix(".png").unlink(missing_ok=True)
+
+
+def _animate(trace: StepTrace, path: Path, fps: int) -> Path:
     try:
         import matplotlib
 

@@ -145,6 +145,21 @@ def _pad(a: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
     return out
 
 
+def check_step_sizes(m: int, k: int, n: int, rows: int, cols: int) -> None:
+    """Refuse a step simulation beyond :data:`MAX_CELLS` cells or dims above :data:`MAX_DIM`.
+
+    Call it before making the matrices: a 100,000 x 100,000 X alone would be 80 GB.
+
+    Raises
+    ------
+    DfxError
+        Naming the array and the GEMM.
+    """
+    if rows < 1 or cols < 1 or rows * cols > MAX_CELLS or max(m, k, n) > MAX_DIM:
+        raise DfxError(f"step mode is for small cases: at most {MAX_CELLS} cells and dims <= {MAX_DIM}, "
+                       f"got a {rows}x{cols} array and {m}x{k}x{n}")
+
+
 def step(x: np.ndarray, w: np.ndarray, *, rows: int, cols: int, dataflow: Dataflow | str = Dataflow.WS) -> StepTrace:
     """Simulate ``x @ w`` cycle by cycle on a ``rows x cols`` array.
 
@@ -173,9 +188,7 @@ def step(x: np.ndarray, w: np.ndarray, *, rows: int, cols: int, dataflow: Datafl
     if x.ndim != 2 or w.ndim != 2 or x.shape[1] != w.shape[0]:
         raise DfxError(f"step mode needs x [M, K] and w [K, N], got {x.shape} and {w.shape}")
     (m, k), n = x.shape, w.shape[1]
-    if rows < 1 or cols < 1 or rows * cols > MAX_CELLS or max(m, k, n) > MAX_DIM:
-        raise DfxError(f"step mode is for small cases: at most {MAX_CELLS} cells and dims <= {MAX_DIM}, "
-                       f"got a {rows}x{cols} array and {m}x{k}x{n}")
+    check_step_sizes(m, k, n, rows, cols)
     run, y = _Run(rows, cols), np.zeros((m, n))
     mp = flow.mapping
     size = {"m": m, "k": k, "n": n}

@@ -1,0 +1,36 @@
+"""The budget mechanisms themselves: faster searches give the same answers, forced writes still write."""
+
+import math
+
+from ._runner import run_main
+
+
+def _sides_by_every_block_count(dim: int, granule: int) -> list[int]:
+    # the definition: for every block count r, the smallest granule multiple covering ceil(dim / r)
+    out = set()
+    for blocks in range(1, dim + 1):
+        side = min(dim, granule * math.ceil(math.ceil(dim / blocks) / granule))
+        out.add(side)
+        if side <= granule:
+            break
+    return sorted(out)
+
+
+def test_tile_sides_skip_only_repeated_block_counts():
+    from dfx.arch.memory.tiling import _sides
+
+    for dim in [*range(1, 200), 4096, 4099, 12_288, 50_257, 65_537]:
+        for granule in (1, 7, 8, 64):
+            assert _sides(dim, granule) == _sides_by_every_block_count(dim, granule), (dim, granule)
+
+
+def test_animate_with_force_replaces_the_file_and_without_keeps_it(tmp_path):
+    (tmp_path / "user.gif").write_bytes(b"mine")
+    kept = run_main(["systolic", "--gemm", "2,2,2", "--array", "2x2", "--animate", "user.gif"], tmp_path)
+    assert kept.rc == 2 and (tmp_path / "user.gif").read_bytes() == b"mine"
+    forced = run_main(["systolic", "--gemm", "2,2,2", "--array", "2x2", "--animate", "user.gif", "--force", "--json"],
+                      tmp_path)
+    assert forced.rc == 0, forced.err
+    written = sorted(p.name for p in tmp_path.iterdir())
+    assert written in (["user.gif"], ["user.gif", "user.png"]), written  # a PNG strip where pillow is missing
+    assert (tmp_path / "user.gif").read_bytes() != b"mine" or (tmp_path / "user.png").exists()
