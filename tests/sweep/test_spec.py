@@ -23,6 +23,7 @@ def test_yaml_and_flags(tmp_path):
 @pytest.mark.parametrize("extra, message", [
     ({"batch": [0]}, "positive integers"),
     ({"dtype": ["int3"]}, "unknown sweep dtype"),
+    ({"dtype": ["int4"]}, "unknown sweep dtype"),
     ({"phase": ["train"]}, "unknown sweep phase"),
     ({"hardware": ["h100", "nvidia-h100-sxm"]}, "list each profile once"),
     ({"hardware": ["no-such-chip"]}, "unknown hardware profile"),

@@ -24,7 +24,8 @@ def test_sample_of_points_equals_separate_analyze_calls(spec, full_sweep):
     _, _, rows = full_sweep
     sample = random.Random(17).sample(spec.points(), 6)
     for p in sample:
-        a = dfx.analyze(p.model, hardware=[p.hardware], batch=p.batch, seq=p.seq, dtype="fp32")
+        assert p.dtype == "bfloat16"  # the sweep's default, as dfx analyze's
+        a = dfx.analyze(p.model, hardware=[p.hardware], batch=p.batch, seq=p.seq, dtype="bf16")
         row = rows[p.point_id]
         assert row["latency_s"] == a.hardware[0].latency_s, p  # exactly, not approximately
         assert row["flops"] == a.to_dict()["totals"]["flops"]
@@ -99,11 +100,29 @@ def test_a_different_sweep_in_the_folder_is_refused(full_sweep, tmp_path):
     assert [r["seq"] for r in ResultsTable(out).rows()] == [16]
 
 
+def test_fp8_and_int8_points_equal_analyze(full_sweep, tmp_path):
+    from dfx.sweep import load_spec
+
+    # fp8 and int8 re-price the bf16 capture, which the sweep already holds: nothing is captured again
+    spec = load_spec(None, {"models": ["bert-layer"], "hardware": ["nvidia-h100-sxm", "ibm-spyre"], "seq": [8],
+                            "batch": [1], "dtype": ["fp8", "int8"]})
+    out = _resume_folder(full_sweep, tmp_path)
+    run_sweep(spec, out, workers=1)
+    rows = {r["point_id"]: r for r in ResultsTable(out).rows()}
+    for dtype, name in (("fp8", "float8_e4m3fn"), ("int8", "int8")):
+        a = dfx.analyze("bert-layer", hardware=["nvidia-h100-sxm", "ibm-spyre"], batch=1, seq=8, dtype=dtype)
+        for result in a.hardware:
+            row = rows[f"bert-layer|{result.profile.id}|1|8|{name}|forward|default"]
+            assert row["latency_s"] == result.latency_s and row["bytes"] == a.to_dict()["totals"]["bytes_read"] + a.to_dict()["totals"]["bytes_written"]
+        bf16 = full_sweep[2]["bert-layer|nvidia-h100-sxm|1|8|bfloat16|forward|default"]
+        assert row["bytes"] < bf16["bytes"]  # 1-byte elements move fewer bytes than 2-byte ones
+
+
 def test_phase_points_equal_analyze_with_phase(tmp_path):
     from dfx.sweep import load_spec
 
     spec = load_spec(None, {"models": ["gpt2-block", "bert-layer"], "hardware": ["nvidia-h100-sxm"], "seq": [16],
-                            "batch": [2], "phase": ["prefill", "decode"]})
+                            "batch": [2], "phase": ["prefill", "decode"], "dtype": ["fp32"]})
     run_sweep(spec, tmp_path / "p", workers=1)
     rows = {r["point_id"]: r for r in ResultsTable(tmp_path / "p").rows()}
     pre = dfx.analyze("gpt2-block", hardware=["h100"], batch=2, phase="prefill", prompt_len=16, dtype="fp32")

@@ -103,8 +103,14 @@ def _row(task: dict[str, Any], hardware: str, execution_model: str, **metrics: A
 
 def _forward_rows(task: dict[str, Any], cache_dir: str | None) -> list[dict[str, Any]]:
     from dfx.analysis import evaluate_on
+    from dfx.costs.precision import Precision
 
-    costed = costed_graph(task["model"], task["batch"], task["seq"], task["dtype"], task["method"], cache_dir)
+    # as dfx.analyze does it: capture in the precision's capture dtype (bf16 for fp8/int8), and
+    # re-price the costs unless the capture dtype is the activation dtype
+    precision = Precision.of(task["dtype"])
+    costed = costed_graph(task["model"], task["batch"], task["seq"], precision.capture, task["method"], cache_dir)
+    if not precision.is_identity:
+        costed = precision.apply(costed)
     total = costed.total
     tokens = task["batch"] * task["seq"]
     rows = []

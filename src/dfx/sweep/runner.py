@@ -96,6 +96,13 @@ def _pool(tasks: list[dict[str, Any]], cache: str, workers: int) -> Iterator[lis
                 f.cancel()
 
 
+class _RayWorker:
+    """A Ray actor running :func:`run_group` (the same function as the local executors)."""
+
+    def run(self, task: dict[str, Any], cache: str) -> list[dict[str, Any]]:
+        return run_group(task, cache)
+
+
 def _ray(tasks: list[dict[str, Any]], cache: str, workers: int, address: str | None) -> Iterator[list[dict[str, Any]]]:
     try:
         import ray
@@ -114,11 +121,14 @@ def _ray(tasks: list[dict[str, Any]], cache: str, workers: int, address: str | N
 
             raise DfxError(f"cannot start Ray{' at ' + address if address else ''}: {one_line(str(exc), 200)}") from None
     try:
-        remote = ray.remote(num_cpus=1)(run_group)
-        pending = [remote.remote(t, cache) for t in tasks]
-        while pending:
-            done, pending = ray.wait(pending, num_returns=1)
-            yield ray.get(done[0])
+        from ray.util import ActorPool
+
+        # One long-lived actor per CPU: each imports dfx and warms torch.export once (about 20 s
+        # here), then runs group after group; a task per group would pay that in every new worker.
+        worker = ray.remote(num_cpus=1)(_RayWorker)
+        size = max(1, min(workers, len(tasks)))
+        pool = ActorPool([worker.remote() for _ in range(size)])
+        yield from pool.map_unordered(lambda actor, task: actor.run.remote(task, cache), tasks)
     finally:
         if started:
             ray.shutdown()

@@ -27,8 +27,6 @@ DEFAULT_MAX_POINTS = 100_000
 FORWARD = "forward"  # the phase value of a plain forward pass (dfx analyze without --phase)
 PHASES = (FORWARD, "prefill", "decode", "generate")
 EXECUTION_MODELS = ("default", "compiled", "eager", "scratchpad")  # default: analyze's own default
-DTYPES = {"fp32": "float32", "float32": "float32", "bf16": "bfloat16", "bfloat16": "bfloat16",
-          "fp16": "float16", "float16": "float16"}
 AXES = ("models", "hardware", "batch", "seq", "dtype", "phase", "execution_model")
 _SCALARS = ("output_len", "method", "max_points")
 
@@ -98,7 +96,9 @@ class SweepSpec:
         Profile ids, aliases or files; stored as given, resolved by :meth:`profile_refs`.
     batch, seq : tuple of int
     dtype : tuple of str
-        torch's names (``float32``); ``fp32``/``bf16``/``fp16`` are accepted on input.
+        Activation formats by their canonical names (``bfloat16``, ``float32``, ``float16``, and the
+        re-priced ``float8_e4m3fn``/``int8`` of ``dfx analyze --dtype fp8/int8``); short names such as
+        ``bf16`` are accepted on input. Default ``bfloat16``, as ``dfx analyze``.
     phase : tuple of str
         ``forward``, ``prefill``, ``decode``, ``generate``.
     execution_model : tuple of str
@@ -115,7 +115,7 @@ class SweepSpec:
     hardware: tuple[str, ...]
     batch: tuple[int, ...] = (1,)
     seq: tuple[int, ...] = (128,)
-    dtype: tuple[str, ...] = ("float32",)
+    dtype: tuple[str, ...] = ("bfloat16",)  # dfx analyze's default: machines are compared at bf16
     phase: tuple[str, ...] = (FORWARD,)
     execution_model: tuple[str, ...] = ("default",)
     output_len: int = 128
@@ -242,10 +242,12 @@ def _as_tuple(axis: str, value: Any) -> tuple[Any, ...]:
 
 
 def _dtype(value: Any) -> str:
-    name = DTYPES.get(str(value).strip().lower())
-    if name is None:
-        raise DfxError(f"unknown sweep dtype {value!r}; expected fp32, bf16 or fp16")
-    return name
+    from dfx.costs.precision import Precision
+
+    try:
+        return Precision.of(str(value)).activation  # fp8, int8: a bf16 capture re-priced, as dfx analyze does
+    except DfxError:
+        raise DfxError(f"unknown sweep dtype {value!r}; expected bf16, fp16, fp32, fp8 or int8") from None
 
 
 def from_mapping(data: Mapping[str, Any], origin: str = "the sweep") -> SweepSpec:
