@@ -117,3 +117,14 @@ def test_buckets_take_a_file_model_with_a_seq_dimension(token_model, tmp_path):
     # At seq S: the linear 2 * S * 64 * 1000 plus its bias add S * 1000 = 129,000 * S FLOPs, so the
     # padded inputs cost 129,000 * (128 + 256) = 49,536,000 FLOPs.
     assert doc["padded_flops"] == pytest.approx(49_536_000)
+
+
+def test_hw_compare_at_100_columns_keeps_words_whole():
+    result = runner.invoke(app, ["hw", "compare", "h100", "tpu-v4", "groq", "wse3", "spyre", "cpu"], env={"COLUMNS": "100"})
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 100
+    # Groq's interconnect cell, word for word (a split would put part of a word on each line)
+    text = " ".join(line.strip("│ ").strip() for line in lines)
+    for word in ("software-scheduled", "Dragonfly", "stalls-on-data", "cycle-exact"):
+        assert word in text

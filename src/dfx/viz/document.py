@@ -72,6 +72,7 @@ class DocNode:
     inputs: tuple[str, ...]
     shapes: tuple[tuple[int, ...], ...]
     params: tuple[str, ...]
+    input_kind: str | None = None  # placeholders: input, parameter, buffer or constant
 
     @property
     def bytes(self) -> int:
@@ -164,6 +165,7 @@ def _doc_node(d: Mapping[str, Any]) -> DocNode:
         inputs=tuple(d.get("inputs", ())),
         shapes=tuple(tuple(o.get("shape", ())) for o in d.get("outputs", ())),
         params=tuple(d.get("params", ())),
+        input_kind=d.get("input_kind"),
     )
 
 

@@ -75,6 +75,7 @@ class DisplayGraph:
     level: Level
     folds: tuple[Fold, ...]
     hidden_params: int  # parameter placeholders folded into their consumers (module level)
+    unused_inputs: tuple[str, ...] = ()  # parameters and buffers no node reads (num_batches_tracked): not drawn
 
 
 def _kind(n: DocNode, params: frozenset[str]) -> Kind:
@@ -184,9 +185,17 @@ def build_display_graph(doc: Doc, level: Level | str = Level.OP, fold: bool = Tr
         groups = _groups_op(doc, rep)
     else:
         groups = _groups_module(doc, rep, params, modules)
+    # A buffer nothing reads (BatchNorm's num_batches_tracked in eval mode) is a box with no edge:
+    # a ResNet-18 drew twenty of them side by side, 20,562 px wide. Leave them out and count them.
+    read = {e.src for e in doc.edges}
+    state = ("parameter", "buffer", "constant")
+    unused = tuple(n.name for n in doc.nodes if n.name not in read
+                   and (n.op == "get_attr" or (n.op == "placeholder" and n.input_kind in state)))
+    for name in unused:
+        groups.pop(name, None)
     critical = _critical_sets(doc)
     boxes = {bid: _box(doc, bid, members, modules, params, level, critical) for bid, members in groups.items()}
     owner = {m: bid for bid, members in groups.items() for m in members}
     owner.update({n: owner[r] for n, r in rep.items() if r in owner and n not in owner})
-    hidden = sum(1 for n in params if n not in owner)
-    return DisplayGraph(tuple(boxes.values()), _links(doc, owner, folding), level, folding.folds, hidden)
+    hidden = sum(1 for n in params if n not in owner and n not in unused)
+    return DisplayGraph(tuple(boxes.values()), _links(doc, owner, folding), level, folding.folds, hidden, unused)

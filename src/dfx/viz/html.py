@@ -27,6 +27,17 @@ def _inline_svg(svg: str) -> str:
     return _SVG_XMLNS.sub("", _SVG_PROLOG.sub("", svg)).strip()
 
 
+_PATH_HEAD, _PATH_TAIL = 6, 3  # nodes of a long critical path shown before it is expanded
+
+
+def _short_path(path: tuple[str, ...] | list[str]) -> str:
+    """The first and last nodes of a long path, the middle counted: ``a → b → … 12 more … → z``."""
+    if len(path) <= _PATH_HEAD + _PATH_TAIL + 1:
+        return " \u2192 ".join(path)
+    hidden = len(path) - _PATH_HEAD - _PATH_TAIL
+    return " \u2192 ".join([*path[:_PATH_HEAD], f"\u2026 {hidden} more \u2026", *path[-_PATH_TAIL:]])
+
+
 def _summaries(doc: Doc) -> list[dict[str, str]]:
     out = []
     for h in doc.hardware.values():
@@ -36,7 +47,8 @@ def _summaries(doc: Doc) -> list[dict[str, str]]:
             "counts": ", ".join(f"{k} {v}" for k, v in h.bound_counts.items()),
             "serial": format_seconds(h.serial_time_s), "critical": format_seconds(h.critical_time_s),
             "parallelism": f"{h.parallelism:.2f}", "shift": str(len(h.partition_shift)),
-            "path": " \u2192 ".join(h.critical_path),
+            "path": " \u2192 ".join(h.critical_path), "path_length": len(h.critical_path),
+            "path_short": _short_path(h.critical_path),
         })
     return out
 

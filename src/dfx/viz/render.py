@@ -92,6 +92,9 @@ def _render(d: Doc, color_by: str | None, level: Level | str, graphviz: bool, si
     note = f"Coloured by bound on {hw_id}; critical path bold." if hw_id else "No profile: nodes are not coloured."
     if graph.folds:
         note += " Repeated layers drawn once: " + ", ".join(f.label for f in graph.folds) + "."
+    if graph.unused_inputs:
+        shown = ", ".join(graph.unused_inputs[:3]) + (", ..." if len(graph.unused_inputs) > 3 else "")
+        note += f" {len(graph.unused_inputs)} buffer(s) or parameter(s) no node reads are not drawn ({shown})."
     timeline = timeline_context(sim, d, hw_id) if sim is not None else None
     if val is not None:
         check_same_model(val, d)

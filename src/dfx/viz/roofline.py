@@ -145,7 +145,8 @@ def _panel(ax, hw: HwSummary, roofs: Roofs, points, unplaced: int, x_range, y_ra
         notes.append(f"{unplaced} zero-FLOP not shown")
     ax.set_title(f"{hw.id}\n" + " \u00b7 ".join(notes), fontsize=8.5)
     if ax.get_legend_handles_labels()[0]:  # a document with no roof and no FLOPs has nothing to name
-        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=3, frameon=False)
+        # Two columns fit a panel's width, so no entry runs into the next panel or off the figure.
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2, frameon=False)
 
 
 def render_roofline(doc: Doc) -> RooflineImages | None:
@@ -161,8 +162,8 @@ def render_roofline(doc: Doc) -> RooflineImages | None:
     roofs = [roofs_for(h) for h in hws]
     panels = [roofline_points(h) for h in hws]
     x_range, y_range = _axis_ranges([p for pts, _ in panels for p in pts], roofs)
-    fig = Figure(figsize=(5.6 * len(hws), 5.1))
-    fig.subplots_adjust(left=0.7 / (5.6 * len(hws)) + 0.02, right=0.98, bottom=0.22, top=0.85, wspace=0.08)
+    fig = Figure(figsize=(5.6 * len(hws), 5.6))
+    fig.subplots_adjust(left=0.7 / (5.6 * len(hws)) + 0.02, right=0.98, bottom=0.27, top=0.86, wspace=0.1)
     axes = fig.subplots(1, len(hws), sharex=True, sharey=True, squeeze=False)[0]
     for ax, hw, rf, (pts, unplaced) in zip(axes, hws, roofs, panels):
         _panel(ax, hw, rf, pts, unplaced, x_range, y_range)
@@ -171,6 +172,7 @@ def render_roofline(doc: Doc) -> RooflineImages | None:
     axes[0].set_ylabel("attained FLOP/s (flops / time)")
     fig.suptitle(f"{doc.model_name}: roofline per profile (marker area = share of serial time)", fontsize=10)
     png, svg = io.BytesIO(), io.StringIO()
-    fig.savefig(png, format="png", dpi=110, metadata={"Software": None})
-    fig.savefig(svg, format="svg", metadata={"Date": None})
+    # "tight" grows the canvas to every artist (legends, rotated ridge labels), so nothing is cut off.
+    fig.savefig(png, format="png", dpi=110, metadata={"Software": None}, bbox_inches="tight", pad_inches=0.15)
+    fig.savefig(svg, format="svg", metadata={"Date": None}, bbox_inches="tight", pad_inches=0.15)
     return RooflineImages(png.getvalue(), svg.getvalue())

@@ -7,6 +7,7 @@ command imports its work when it runs. Thin: parse, call :mod:`dfx.arch.spatial`
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import List, Optional
@@ -22,6 +23,10 @@ def _profiles(ids: Optional[List[str]]):
     from dfx.hardware import list_profiles, load_profile
 
     return [load_profile(i) for i in ids] if ids else list_profiles()
+
+
+_COMPARE_LABEL_CHARS = 26  # the dimension column and the table's borders
+_COMPARE_CELL_CHARS = 22  # per profile: below this, words such as "software-scheduled" would be split
 
 
 def _format_cell(name: str, value) -> str:
@@ -65,6 +70,19 @@ def hw_compare(
     from rich.table import Table
 
     title = "design dimensions, from the profile files" + ("; layers: dfx's own six-layer synthesis" if layers else "")
+    console = Console(width=None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 200)
+    if console.width < _COMPARE_LABEL_CHARS + _COMPARE_CELL_CHARS * len(land.rows):
+        # Too narrow for one column per profile without breaking words: one table per profile.
+        for row in land.rows:
+            one = Table(title=f"{row.profile_id}: {title}", show_header=False)
+            one.add_column("dimension", style="bold", no_wrap=True)
+            one.add_column("value")
+            for name in DIMENSIONS:
+                one.add_row(name.replace("_", " "), _format_cell(name, row.cells()[name]))
+            for layer, text in (stack[row.profile_id].items() if layers else ()):
+                one.add_row(f"layer: {layer.replace('_', ' ')}", text or "\u2014")
+            console.print(one)
+        return
     table = Table(title=title)
     table.add_column("dimension", style="bold")
     for row in land.rows:
@@ -78,7 +96,7 @@ def hw_compare(
         for layer in ExecutionLayers.model_fields:
             label = f"layer: {layer.replace('_', ' ')}"
             table.add_row(label, *(stack[row.profile_id].get(layer) or "—" for row in land.rows))
-    Console(width=None if sys.stdout.isatty() else 200).print(table)
+    console.print(table)
 
 
 def groq(
