@@ -252,6 +252,7 @@ _COMMAND_MODULES = (
     "dfx.viz.command",
     "dfx.arch.spatial.command",
     "dfx.measure.command",
+    "dfx.compile.command",
     "dfx.sim.dag_command",
     "dfx.arch.gpu.command",
     "dfx.sweep.command",

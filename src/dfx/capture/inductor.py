@@ -34,7 +34,7 @@ import torch
 from dfx.capture.trace import capture_context
 from dfx.errors import DfxError
 
-__all__ = ["InductorKernel", "InductorPipeline", "inductor_kernels", "inductor_pipeline"]
+__all__ = ["InductorKernel", "InductorPipeline", "inductor_kernels", "inductor_pipeline", "runnable_model"]
 
 
 class _Stop(Exception):
@@ -249,3 +249,20 @@ def inductor_pipeline(model: torch.nn.Module, args: tuple, kwargs: dict | None =
         finally:
             torch._dynamo.reset()
     return pipeline
+
+
+def runnable_model(spec: str, *, batch: int = 1, seq: int | None = None, dtype: str = "float32") -> tuple[Any, tuple, dict]:
+    """The model a spec names, on the CPU with real (random) weights and inputs, ready for Inductor.
+
+    dfx's own capture builds models on the meta device; Inductor needs tensors it could run.
+
+    Raises
+    ------
+    DfxError
+        On a bad spec (see :func:`dfx.models.resolve`).
+    """
+    from dfx.models import resolve
+
+    with torch.no_grad():
+        built = resolve(spec, batch=batch, seq=seq, dtype=dtype, device="cpu")
+    return built.model.eval(), tuple(built.args), dict(built.kwargs or {})

@@ -1,0 +1,156 @@
+"""``dfx compile MODEL --hw ID``: the compiler's stages, its kernels, and (GPU) the real Inductor beside it.
+
+Thin: capture and cost the model, run :func:`dfx.compile.compile_program`, print or write. Torch is
+reached only through :mod:`dfx.analysis` (capture) and :mod:`dfx.capture.inductor`.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+
+__all__ = ["program_dot", "register"]
+
+MODEL_HELP = "A built-in model (see `dfx models`), path/to/file.py:ClassOrFactory, or hf:NAME_OR_CONFIG."
+INDUCTOR_HELP = ("Also run the real torch.compile on the CPU and show its Dynamo, AOTAutograd and post-grad graphs "
+                 "and Inductor's fused kernels beside dfx's (default: on for GPU profiles, except with --json).")
+_KIND_FILL = {"gemm": "#f6c9a8", "attention": "#f3b4c2", "reduction": "#bcd7f2", "pointwise": "#cfe8c8",
+              "memory": "#e6e6e6", "collective": "#fff2b3"}
+
+
+def program_dot(program_doc: dict[str, Any], graph_doc: dict[str, Any]) -> str:
+    """The graph after fusion as Graphviz DOT: one cluster per kernel, views and inputs outside.
+
+    ``program_doc`` is a ``dfx.compile/1`` document, ``graph_doc`` the ``dfx.graph/1`` document of
+    the graph it was compiled from.
+    """
+    from dfx.viz.dot import _attrs, _q
+
+    kernel_of = {n: k for k in program_doc["kernels"] for n in k["nodes"]}
+    lines = ["digraph compiled {", '  rankdir=TB; node [shape=box, style="rounded,filled", fontsize=10];']
+    for i, k in enumerate(program_doc["kernels"]):
+        label = f"{k['name']} ({k['kind']}, {k['offchip_bytes']} B off chip, {k['tiles']} tiles)"
+        lines.append(f"  subgraph cluster_{i} {{ label={_q(label)}; style=filled; color=\"#888888\"; "
+                     f"fillcolor={_q(_KIND_FILL.get(k['kind'], '#ffffff'))};")
+        for n in k["nodes"]:
+            lines.append(f"    {_q(n)} {_attrs({'fillcolor': '#ffffff', 'tooltip': k['reason']})};")
+        lines.append("  }")
+    for node in graph_doc["nodes"]:
+        if node["name"] not in kernel_of and node["op"] != "output":
+            lines.append(f"  {_q(node['name'])} {_attrs({'style': 'dashed', 'fontcolor': '#888888', 'fillcolor': '#fafafa'})};")
+    for node in graph_doc["nodes"]:
+        if node["op"] == "output":
+            continue
+        for src, _ in node["inputs"]:
+            lines.append(f"  {_q(src)} -> {_q(node['name'])};")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def _print_program(doc: dict[str, Any], console: Any, top: int) -> None:
+    from rich.table import Table
+
+    from dfx.report.console import format_bytes
+
+    console.print(f"[bold]{doc['graph_name']}[/bold] on [bold]{doc['profile']}[/bold]: target {doc['target']}, "
+                  f"schedule {doc['commitment']}")
+    stages = Table(title="stages", show_lines=False)
+    for col in ("stage", "nodes", "kernels", "tiles", "off-chip", "changed", "notes"):
+        stages.add_column(col, overflow="fold")
+    for s in doc["stages"]:
+        stages.add_row(s["name"], str(s["nodes"]), str(s["kernels"]), str(s["tiles"]), format_bytes(s["offchip_bytes"]),
+                       "yes" if s["modified"] else "no", "; ".join(s["notes"]))
+    console.print(stages)
+    kernels = Table(title=f"kernels ({min(top, len(doc['kernels']))} of {len(doc['kernels'])})")
+    for col in ("kernel", "kind", "nodes", "off-chip", "on-chip", "tiles", "tile", "why"):
+        kernels.add_column(col, overflow="fold")
+    for k in doc["kernels"][:top]:
+        kernels.add_row(k["name"], k["kind"], " ".join(k["nodes"]), format_bytes(k["offchip_bytes"]),
+                        format_bytes(k["onchip_bytes"]), str(k["tiles"]), "x".join(map(str, k["tile_shape"])), k["reason"])
+    console.print(kernels)
+
+
+def _print_inductor(inductor: dict[str, Any], console: Any) -> None:
+    console.print("[bold]torch.compile on this machine (Inductor, CPU backend)[/bold]")
+    for key, title in (("dynamo_graph", "Dynamo graph"), ("aot_forward_graph", "AOTAutograd forward graph"),
+                       ("post_grad_graph", "Inductor post-grad graph")):
+        text = inductor["pipeline"][key]
+        console.print(f"  {title}: {text.count(chr(10))} lines (written in full with --out)")
+    console.print("  Inductor's kernels after fusion (dfx nodes they compute):")
+    for k in inductor["kernels"]:
+        console.print(f"    {k['name']:28s} {k['kind']:9s} {' '.join(k['sources']) or k['ops'][0]}", highlight=False)
+    a = inductor["agreement"]
+    console.print(f"  dfx vs Inductor, non-GEMM operators: {a['agree']}/{a['operators']} agree ({a['fraction']:.0%})")
+    for line in a["disagreements"]:
+        console.print(f"    {line}", highlight=False)
+
+
+def _inductor(spec: str, batch: Optional[int], seq: Optional[int], dtype: str, program: Any, costed: Any) -> dict[str, Any]:
+    from dfx.capture.inductor import inductor_kernels, inductor_pipeline, runnable_model
+    from dfx.compile.compare import compare_groups
+
+    model, args, kwargs = runnable_model(spec, batch=batch or 1, seq=seq, dtype=dtype)
+    pipeline = inductor_pipeline(model, args, kwargs)
+    kernels = inductor_kernels(model, args, kwargs)
+    agreement = compare_groups(program, costed, [k.sources for k in kernels if k.kind != "extern"])
+    return {"pipeline": pipeline.to_dict(), "kernels": [k.to_dict() for k in kernels], "agreement": agreement.to_dict()}
+
+
+def compile_command(
+    model: str = typer.Argument("gpt2-block", help=MODEL_HELP),
+    hw: str = typer.Option("nvidia-h100-sxm", "--hw", help="Hardware profile id, alias or file."),
+    batch: Optional[int] = typer.Option(None, help="Batch size (default 1)."),
+    seq: Optional[int] = typer.Option(None, help="Sequence length (default: the model's own)."),
+    dtype: str = typer.Option("fp32", help="fp32, bf16 or fp16."),
+    as_json: bool = typer.Option(False, "--json", help="Print the dfx.compile/1 document to stdout."),
+    out: Optional[Path] = typer.Option(None, help="Write compile.json, fusion.dot (and .svg with Graphviz), and Inductor's graphs."),
+    force: bool = typer.Option(False, help="Overwrite files that already exist in --out."),
+    inductor: Optional[bool] = typer.Option(None, "--inductor/--no-inductor", help=INDUCTOR_HELP),
+    top: int = typer.Option(20, help="How many kernels to list."),
+) -> None:
+    """Compile MODEL for one machine and show each compiler stage: fusion, tiling, placement, schedule."""
+    from dfx.analysis import _load, capture_spec, normalize_dtype_or_fail
+    from dfx.cli import _out
+    from dfx.compile import compile_program
+    from dfx.costs import annotate
+    from dfx.hardware import Kind
+    from dfx.report.files import check_targets, write_outputs
+
+    profile = _load(hw)
+    dtype_name = normalize_dtype_or_fail(dtype)
+    if out is not None:
+        check_targets(out, ["compile.json", "fusion.dot"], force=force)
+    graph, _info = capture_spec(model, batch=batch, seq=seq, dtype=dtype_name)
+    costed = annotate(graph)
+    program = compile_program(costed, profile)
+    doc = program.to_dict()
+    run_inductor = inductor if inductor is not None else (profile.kind is Kind.GPU and not as_json)
+    if run_inductor:
+        doc["inductor"] = _inductor(model, batch, seq, dtype_name, program, costed)
+    if out is not None:
+        files: dict[str, str | bytes] = {"compile.json": json.dumps(doc, indent=1), "fusion.dot": program_dot(doc, graph.to_dict())}
+        from dfx.viz.dot import graphviz_available, render_dot
+
+        if graphviz_available():
+            svg = render_dot(files["fusion.dot"], "svg")
+            if svg is not None:
+                files["fusion.svg"] = svg
+        if "inductor" in doc:
+            for key in ("dynamo_graph", "aot_forward_graph", "post_grad_graph"):
+                files[f"inductor_{key}.txt"] = doc["inductor"]["pipeline"][key]
+        written = write_outputs(out, files, force=force)
+    if as_json:
+        print(json.dumps(doc, indent=1))
+        return
+    _print_program(doc, _out, top)
+    if "inductor" in doc:
+        _print_inductor(doc["inductor"], _out)
+    if out is not None:
+        _out.print("wrote " + ", ".join(str(p) for p in written))
+
+
+def register(app: typer.Typer) -> None:
+    app.command("compile")(compile_command)
