@@ -95,6 +95,7 @@ def _latency_vs_batch(rows: list[dict[str, Any]]) -> bytes:
         ax.set_yscale("log")
         ax.grid(True, alpha=0.3)
     axes[0][0].legend(fontsize=7)
+    fig.tight_layout()  # panels' y labels clear of their neighbours
     return _png(fig)
 
 
