@@ -297,6 +297,7 @@ class Interconnect(_Strict):
     base_latency_s: Seconds = 0.0  # once per collective (NCCL's baseLat)
     domain_chips: Optional[Count] = None
     torus_dims: tuple[Count, ...] = ()  # chips along each torus axis (TPU pods)
+    weights_on_chip: bool = False  # a model spread over chips keeps its weights in on-chip memory (Groq, Cerebras)
     description: str = ""
 
 

@@ -17,17 +17,19 @@ def wafer(usable: int, physical: int = 110) -> WaferCore:
     return WaferCore(usable, physical, 1e9, 1000.0, 1e9, 1e6)
 
 
-def test_cores_follow_work_and_the_bottleneck_has_the_most_work_per_core():
+def test_cores_follow_time_and_the_bottleneck_sets_the_cycle():
     stages = [StageWork("a", 7_000_000_000, 0, 0), StageWork("b", 2_000_000_000, 0, 0), StageWork("c", 1_000_000_000, 0, 0)]
     m = map_layers(stages, wafer(99))
-    # work on one core: 7, 2, 1 s; shares of 99 cores: 69.3, 19.8, 9.9 -> 69, 19, 9
+    # work on one core: 7, 2, 1 s. The shortest cycle T with ceil(7/T) + ceil(2/T) + ceil(1/T) <= 99:
+    # T = 0.1 needs 70 + 20 + 10 = 100; T = 7/69 = 0.10145 needs 69 + ceil(19.71) + ceil(9.86) = 99.
+    # (Shares in proportion to work rounded down, 69, 19, 9, would leave c at 1/9 = 0.111.)
     assert m.mode is WaferMode.LAYER_PIPELINED
-    assert m.cores_per_stage == {"a": 69, "b": 19, "c": 9}
-    assert sum(m.cores_per_stage.values()) == 97 <= m.usable_cores == 99
-    # stage times = work per core: 7/69 = 0.1014, 2/19 = 0.1053, 1/9 = 0.1111 -> c
-    assert m.bottleneck == "c"
-    assert m.cycle_s == pytest.approx(1 / 9)
-    assert m.busy_fraction == pytest.approx(10 / (99 * (1 / 9)))  # 0.909
+    assert m.cores_per_stage == {"a": 69, "b": 20, "c": 10}
+    assert sum(m.cores_per_stage.values()) == 99 == m.usable_cores
+    # stage times = work per core: 7/69 = 0.10145, 2/20 = 0.1, 1/10 = 0.1 -> a
+    assert m.bottleneck == "a"
+    assert m.cycle_s == pytest.approx(7 / 69)
+    assert m.busy_fraction == pytest.approx(10 / (99 * (7 / 69)))  # 0.996
     assert m.to_dict()["spare_cores"] == 110 - 99
 
 
@@ -89,3 +91,27 @@ def test_node_timer_runs_each_node_on_its_region():
     fc1 = cg["fc1"]
     expected = max(fc1.cost.flops / core.core_flop_per_s, fc1.cost.bytes / core.core_sram_bytes_per_s) / m.cores_per_stage["fc1"]
     assert result.node("fc1").time_s == pytest.approx(expected)
+
+
+def test_weights_too_big_for_one_wafer_continue_on_the_next():
+    # 10 cores of 1,000 B per wafer; stages need 6, 6 and 3 cores for their weights: a fills wafer 0
+    # (6 of 10), b does not fit beside it (12 > 10) and starts wafer 1 with c (6 + 3 = 9 <= 10).
+    stages = [StageWork("a", 1e9, 0, 6000), StageWork("b", 1e9, 0, 6000), StageWork("c", 1e9, 0, 3000)]
+    core = WaferCore(10, 10, 1e9, 1000.0, 1e9, None)
+    m = map_layers(stages, core, max_wafers=4)
+    assert m.mode is WaferMode.LAYER_PIPELINED and m.wafers == 2
+    assert {s.name: s.wafer for s in m.stages} == {"a": 0, "b": 1, "c": 1}
+    # wafer 0: a takes all 10 cores (1 s / 10); wafer 1: b keeps its 6 weight cores, c gets the
+    # other 4 (cycle 1 / 4 = 0.25 s; 5 and 5 would break b's floor)
+    assert m.cores_per_stage == {"a": 10, "b": 6, "c": 4}
+    with pytest.raises(DfxError, match="no off-chip level"):
+        map_layers(stages, core, max_wafers=1)
+
+
+def test_a_streamed_sample_pays_the_fill_once():
+    stages = [StageWork("a", 1e9, 0, 0), StageWork("b", 1e9, 0, 0)]
+    m = map_layers(stages, WaferCore(10, 10, 1e9, 1000.0, 1e9, None))
+    # 5 cores each: 0.2 s per stage for the whole sample. One row: 0.4 s; 100 rows streaming:
+    # cycle 0.2 + (0.4 - 0.2) / 100 = 0.202 s
+    assert m.latency_s(1) == pytest.approx(0.4)
+    assert m.latency_s(100) == pytest.approx(0.202)

@@ -115,9 +115,11 @@ class Stage:
     work_s: float  # on one core
     time_s: float  # on its region
     param_bytes: int
+    wafer: int = 0  # which wafer of a multi-wafer pipeline holds it
 
     def to_dict(self) -> dict[str, Any]:
-        return {"cores": self.cores, "time_s": self.time_s, "work_core_s": self.work_s, "param_bytes": self.param_bytes}
+        return {"cores": self.cores, "time_s": self.time_s, "work_core_s": self.work_s, "param_bytes": self.param_bytes,
+                "wafer": self.wafer}
 
 
 @dataclass(frozen=True)
@@ -125,9 +127,10 @@ class WaferMapping:
     """Layers on the wafer: cores and time per stage, the bottleneck, the busy fraction."""
 
     mode: WaferMode
-    usable_cores: int
+    usable_cores: int  # of one wafer
     physical_cores: int
     stages: tuple[Stage, ...]
+    wafers: int = 1
 
     @property
     def cores_per_stage(self) -> dict[str, int]:
@@ -149,7 +152,21 @@ class WaferMapping:
     def busy_fraction(self) -> float:
         """Fraction of the usable cores' time doing work: ``sum(work) / (usable_cores * cycle)``."""
         work = sum(s.work_s for s in self.stages)
-        return work / (self.usable_cores * self.cycle_s) if self.cycle_s else 0.0
+        return work / (self.wafers * self.usable_cores * self.cycle_s) if self.cycle_s else 0.0
+
+    def latency_s(self, rows: int = 1) -> float:
+        """One sample's time through the wafer(s) when it streams as ``rows`` rows (tokens).
+
+        Layer-pipelined, the rows follow each other through the stages, so the sample takes the
+        pipeline's fill plus its cycle: ``cycle + (sum(stage times) - cycle) / rows`` (one row
+        per stage per ``time_i / rows``). A decode step's single token (``rows = 1``) pays every
+        stage in turn. Weight streaming runs the layers one after the other: the sum. NB: hops
+        between wafers are not counted here (``dfx.parallel`` adds them).
+        """
+        total = sum(s.time_s for s in self.stages)
+        if self.mode is WaferMode.WEIGHT_STREAMING or rows <= 1:
+            return total
+        return self.cycle_s + (total - self.cycle_s) / rows
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -165,6 +182,8 @@ class WaferMapping:
             "cycle_s": self.cycle_s,
             "samples_per_s": 1.0 / self.cycle_s if self.cycle_s else None,
             "latency_s": sum(s.time_s for s in self.stages),
+            "wafers": self.wafers,
+            "wafer_of_stage": {s.name: s.wafer for s in self.stages},
         }
 
 
@@ -194,21 +213,48 @@ def stages_of(costed: CostedGraph, depth: int | None = None) -> tuple[StageWork,
 
 
 def _allocate(works: Sequence[float], floors: Sequence[int], cores: int) -> list[int]:
-    """Cores proportional to work, none below its floor (water-filling); the sum is <= ``cores``."""
-    pinned: set[int] = set()
-    while True:
-        free = cores - sum(floors[i] for i in pinned)
-        rest = [i for i in range(len(works)) if i not in pinned]
-        total = sum(works[i] for i in rest)
-        share = {i: (free * works[i] / total if total else 0.0) for i in rest}
-        low = {i for i in rest if floors[i] > share[i]}
-        if not low:
-            return [floors[i] if i in pinned else math.floor(share[i]) for i in range(len(works))]
-        pinned |= low
+    """Cores by time: the fewest per stage that finish within the shortest cycle the wafer allows.
+
+    ``cores_i = max(floor_i, ceil(work_i / T))`` for the smallest cycle ``T`` whose cores sum to at
+    most ``cores`` (found by bisection). Sharing cores in proportion to work and rounding down
+    instead leaves a small stage (an elementwise op needing 3.7 cores gets 3) as the pipeline's
+    bottleneck; here no stage's time exceeds ``T``.
+    """
+    def need(t: float) -> int:
+        return sum(max(f, math.ceil(w / t - 1e-9)) for w, f in zip(works, floors))
+
+    if not any(works):
+        return list(floors)
+    lo = sum(works) / cores  # every core busy: no cycle is shorter
+    hi = max(w / f for w, f in zip(works, floors))  # every stage on its floor
+    if need(hi) > cores:
+        return list(floors)
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        lo, hi = (lo, mid) if need(mid) <= cores else (mid, hi)
+    return [max(f, math.ceil(w / hi - 1e-9)) for w, f in zip(works, floors)]
 
 
-def map_layers(stages: Sequence[StageWork], wafer: WaferCore) -> WaferMapping:
+def _wafer_groups(floors: Sequence[int], usable: int) -> list[list[int]]:
+    """Stage indices per wafer: consecutive stages while their weights' cores fit one wafer."""
+    groups: list[list[int]] = [[]]
+    used = 0
+    for i, f in enumerate(floors):
+        if groups[-1] and used + f > usable:
+            groups.append([])
+            used = 0
+        groups[-1].append(i)
+        used += f
+    return groups
+
+
+def map_layers(stages: Sequence[StageWork], wafer: WaferCore, *, max_wafers: int = 1) -> WaferMapping:
     """Map ``stages`` onto the wafer: layer-pipelined if their weights fit, else weight streaming.
+
+    With ``max_wafers > 1`` (a profile whose interconnect keeps weights on chip: several CS-3
+    systems) stages that do not fit one wafer continue on the next, consecutive layers per wafer,
+    each wafer's cores given out by :func:`_allocate`; weight streaming is used only when even
+    ``max_wafers`` wafers cannot hold the weights.
 
     Raises
     ------
@@ -217,23 +263,32 @@ def map_layers(stages: Sequence[StageWork], wafer: WaferCore) -> WaferMapping:
     """
     works = [wafer.work_s(s.flops, s.bytes) for s in stages]
     floors = [max(1, math.ceil(s.param_bytes / wafer.core_sram_bytes)) for s in stages]
-    if sum(floors) <= wafer.usable_cores:
-        cores = _allocate(works, floors, wafer.usable_cores)
-        out = tuple(Stage(s.name, c, w, w / c, s.param_bytes) for s, w, c in zip(stages, works, cores))
-        return WaferMapping(WaferMode.LAYER_PIPELINED, wafer.usable_cores, wafer.physical_cores, out)
+    groups = _wafer_groups(floors, wafer.usable_cores)
+    if len(groups) <= max_wafers and all(sum(floors[i] for i in g) <= wafer.usable_cores for g in groups):
+        out: list[Stage] = []
+        for k, group in enumerate(groups):
+            cores = _allocate([works[i] for i in group], [floors[i] for i in group], wafer.usable_cores)
+            out += [Stage(stages[i].name, c, works[i], works[i] / c, stages[i].param_bytes, k) for i, c in zip(group, cores)]
+        return WaferMapping(WaferMode.LAYER_PIPELINED, wafer.usable_cores, wafer.physical_cores, tuple(out), len(groups))
     if wafer.stream_bytes_per_s is None:
         raise DfxError("the weights do not fit on the wafer and the profile has no off-chip level to stream them from")
     u = wafer.usable_cores
-    out = tuple(
+    out = [
         Stage(s.name, u, w, max(w / u, s.param_bytes / wafer.stream_bytes_per_s), s.param_bytes)
         for s, w in zip(stages, works)
-    )
-    return WaferMapping(WaferMode.WEIGHT_STREAMING, u, wafer.physical_cores, out)
+    ]
+    return WaferMapping(WaferMode.WEIGHT_STREAMING, u, wafer.physical_cores, tuple(out))
+
+
+def max_wafers(profile: HardwareProfile) -> int:
+    """Wafers a model may spread over: the interconnect's domain where it keeps weights on chip, else 1."""
+    link = profile.interconnect
+    return (link.domain_chips or 1) if link is not None and link.weights_on_chip else 1
 
 
 def map_graph(costed: CostedGraph, profile: HardwareProfile, depth: int | None = None) -> WaferMapping:
-    """:func:`map_layers` on the layers of ``costed`` (see :func:`stages_of`)."""
-    return map_layers(stages_of(costed, depth), WaferCore.from_profile(profile))
+    """:func:`map_layers` on the layers of ``costed`` (see :func:`stages_of`), over :func:`max_wafers`."""
+    return map_layers(stages_of(costed, depth), WaferCore.from_profile(profile), max_wafers=max_wafers(profile))
 
 
 def wafer_node_timer(costed: CostedGraph, profile: HardwareProfile) -> Callable[[CostedNode, NodeTiming], NodeTiming]:
@@ -242,7 +297,7 @@ def wafer_node_timer(costed: CostedGraph, profile: HardwareProfile) -> Callable[
     In weight-streaming mode a node's time is at least its weights' bytes / the MemoryX bandwidth.
     """
     wafer = WaferCore.from_profile(profile)
-    mapping = map_layers(stages_of(costed), wafer)
+    mapping = map_layers(stages_of(costed), wafer, max_wafers=max_wafers(profile))
     cores = mapping.cores_per_stage
     index = costed.graph.parameter_index
     streaming = mapping.mode is WaferMode.WEIGHT_STREAMING

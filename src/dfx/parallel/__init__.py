@@ -1,0 +1,30 @@
+"""Many chips: a parallel plan, collectives over each profile's interconnect, and placement.
+
+- :mod:`~dfx.parallel.plan`: ``ParallelPlan(tp, pp, ep)``, ``--parallel tp=8,pp=2``, the fewest
+  chips that hold a model (from ``dfx capacity``'s numbers).
+- :mod:`~dfx.parallel.collectives`: all-reduce, all-gather, reduce-scatter, all-to-all, send/recv
+  time on a ring (or directly, on Groq's Dragonfly) from the profile's ``interconnect``.
+- :mod:`~dfx.parallel.place`: one chip's result split over the plan's chips: latency and a
+  per-chip timeline of compute and communication (export fields ``chips``, ``parallel``).
+
+See ``docs/parallel.md``.
+"""
+
+from dfx.parallel.collectives import Collective, collective_s, interconnect_of
+from dfx.parallel.place import ParallelResult, Span, layer_of, place
+from dfx.parallel.plan import ParallelPlan, default_plan, fewest_chips, parse_parallel, plan_for_chips
+
+__all__ = [
+    "Collective",
+    "ParallelPlan",
+    "ParallelResult",
+    "Span",
+    "collective_s",
+    "default_plan",
+    "fewest_chips",
+    "interconnect_of",
+    "layer_of",
+    "parse_parallel",
+    "place",
+    "plan_for_chips",
+]

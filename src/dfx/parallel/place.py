@@ -1,0 +1,258 @@
+"""Place a model over several chips: per-chip work, collectives, a per-chip timeline, the latency.
+
+Composed at the result level (NB: not yet as COLLECTIVE kernels in the compiled program): a
+:class:`~dfx.roofline.HardwareResult` for the whole graph on one chip is split by the plan.
+
+**GPUs, TPUs** (weights in off-chip memory). Layers are the nodes under ``layers.N`` (``h.N``,
+``layer.N``, ``blocks.N``); nodes before the first layer join stage 0, nodes after the last join
+the last stage. With tensor parallelism each matmul node (linears, attention, the LM head) does
+``1/tp`` of its FLOPs and bytes on each chip; norms, residual adds and other elementwise nodes are
+replicated (Megatron-LM, Shoeybi et al. 2019, section 3; NB: the LM head's all-gather of logits is
+not charged)::
+
+    node_s    = max(compute_s / tp, memory_s / tp) + overhead_s        # matmul nodes
+    layer_s   = sum(node_s) + 2 * all_reduce(layer output bytes, tp)   # Megatron: 2 per layer, forward
+    stage_s   = sum(layer_s of its layers)        # pp stages, consecutive layers, as equal as they come
+    latency_s = sum(stage_s) + (pp - 1) * send_recv(layer output bytes)
+
+Expert parallelism: nodes under ``experts`` do ``1/ep`` of their work, and each MoE layer pays two
+all-to-alls of its output over ``ep`` chips (GShard). One request passes the stages in turn (no
+micro-batching), which is what a decode step's time per output token is.
+
+**Groq** (weights on chip; the TSP model already places nodes on chips in graph order): the
+latency is the compile-time schedule's makespan (:mod:`dfx.arch.spatial.groq_schedule`), which
+charges every chip-to-chip crossing where the data is needed.
+
+**Cerebras** (weights on chip): the wafer mapping spreads stages over wafers
+(:func:`dfx.arch.spatial.wafer.map_layers`); the latency is the mapping's, for the rows (tokens)
+streaming through it, plus one send/recv over the systems' links between consecutive wafers.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from types import MappingProxyType
+from typing import Any
+
+from dfx.costs.record import Category, CostedGraph
+from dfx.errors import DfxError
+from dfx.parallel.collectives import Collective, collective_s, interconnect_of
+from dfx.parallel.plan import ParallelPlan
+
+__all__ = ["ParallelResult", "Span", "layer_of", "place"]
+
+_LAYER = re.compile(r"(?:^|\.)(?:layers|h|layer|blocks)\.(\d+)(?:\.|$)")
+_EXPERTS = re.compile(r"(?:^|\.)experts(?:\.|$)")
+_TP_ALL_REDUCES_PER_LAYER = 2  # Megatron-LM: after attention's output projection and after the MLP
+_EP_ALL_TO_ALLS_PER_LAYER = 2  # GShard: dispatch tokens to their experts, and combine them back
+
+
+def layer_of(module_path: str) -> int | None:
+    """The layer index in a module path (``model.layers.7.mlp`` -> 7); ``None`` outside the layers."""
+    m = _LAYER.search(module_path or "")
+    return int(m.group(1)) if m else None
+
+
+@dataclass(frozen=True)
+class Span:
+    """One interval of a chip group's timeline."""
+
+    chips: tuple[int, int]  # first and last chip of the group doing it
+    kind: str  # "compute" or "communication"
+    name: str
+    start_s: float
+    end_s: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"chips": list(self.chips), "kind": self.kind, "name": self.name, "start_s": self.start_s, "end_s": self.end_s}
+
+
+@dataclass(frozen=True)
+class ParallelResult:
+    """A model over ``plan.chips`` chips: the latency and the per-chip timeline."""
+
+    plan: ParallelPlan
+    latency_s: float
+    compute_s: float  # summed over the timeline's compute spans
+    communication_s: float
+    timeline: tuple[Span, ...]
+    model: str  # how the split was timed
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "plan": self.plan.to_dict(),
+            "model": self.model,
+            "latency_s": self.latency_s,
+            "compute_s": self.compute_s,
+            "communication_s": self.communication_s,
+            "timeline": [s.to_dict() for s in self.timeline],
+        }
+
+
+def _result(plan: ParallelPlan, spans: list[Span], latency: float, model: str) -> ParallelResult:
+    compute = sum(s.end_s - s.start_s for s in spans if s.kind == "compute")
+    comm = sum(s.end_s - s.start_s for s in spans if s.kind == "communication")
+    return ParallelResult(plan, latency, compute, comm, tuple(spans), model)
+
+
+# -- GPUs and TPUs: tensor, pipeline and expert parallelism ------------------------------------------
+def _sharded_s(timing, category: str, tp: int, ep: int, experts: bool) -> float:
+    ways = (tp if category == Category.MATMUL.value else 1) * (ep if experts else 1)
+    if ways == 1 or timing.time_s == 0.0:
+        return timing.time_s
+    return max(timing.compute_time_s, timing.memory_time_s) / ways + timing.overhead_s
+
+
+def _layer_groups(costed: CostedGraph) -> tuple[list[int], dict[int, float], set[int], dict[int, bool]]:
+    """Per node its layer (``first - 1`` before the first, ``last + 1`` after); per layer its output
+    bytes (the last working node's output), the real layers, and whether a layer has experts."""
+    raw = [layer_of(cn.node.module_path) for cn in costed.nodes]
+    seen = [r for r in raw if r is not None]
+    first, last = (min(seen), max(seen)) if seen else (0, -1)
+    layers, current = [], None
+    for r in raw:
+        current = r if r is not None else current
+        layers.append(r if r is not None else (first - 1 if current is None else last + 1))
+    out_bytes: dict[int, float] = {}
+    moe: dict[int, bool] = {}
+    for cn, layer in zip(costed.nodes, layers):
+        if cn.cost.flops or cn.cost.bytes:
+            out_bytes[layer] = sum(o.nbytes for o in cn.node.outputs)  # the last working node's output
+        moe[layer] = moe.get(layer, False) or bool(_EXPERTS.search(cn.node.module_path or ""))
+    return layers, out_bytes, set(seen), moe
+
+
+def _split_layers(ordered: list[int], pp: int) -> list[list[int]]:
+    """``pp`` runs of consecutive layers, sizes differing by at most one."""
+    if pp > len(ordered):
+        raise DfxError(f"pp={pp} stages but the model has {len(ordered)} layer groups; use pp <= {len(ordered)}")
+    base, extra = divmod(len(ordered), pp)
+    out, i = [], 0
+    for s in range(pp):
+        n = base + (1 if s < extra else 0)
+        out.append(ordered[i:i + n])
+        i += n
+    return out
+
+
+def _tensor_pipeline(result, costed: CostedGraph, plan: ParallelPlan) -> ParallelResult:
+    link = interconnect_of(result.profile)
+    layers, out_bytes, real, moe = _layer_groups(costed)
+    per_layer: dict[int, float] = {}
+    for cn, timing, layer in zip(costed.nodes, result.nodes, layers):
+        experts = bool(_EXPERTS.search(cn.node.module_path or ""))
+        per_layer[layer] = per_layer.get(layer, 0.0) + _sharded_s(timing, cn.category.value, plan.tp, plan.ep, experts)
+    ordered = sorted(per_layer)
+    stages = _split_layers(ordered, plan.pp)
+    spans: list[Span] = []
+    t = 0.0
+    for s, group in enumerate(stages):
+        chips = (s * plan.tp * plan.ep, (s + 1) * plan.tp * plan.ep - 1)
+        for layer in group:
+            name = f"layer {layer}" if layer in real else ("before the layers" if layer == ordered[0] else "after the layers")
+            spans.append(Span(chips, "compute", name, t, t + per_layer[layer]))
+            t += per_layer[layer]
+            if plan.tp > 1 and layer in real:
+                ar = _TP_ALL_REDUCES_PER_LAYER * collective_s(link, Collective.ALL_REDUCE, out_bytes[layer], plan.tp)
+                spans.append(Span(chips, "communication", f"tp all-reduce x{_TP_ALL_REDUCES_PER_LAYER}, layer {layer}", t, t + ar))
+                t += ar
+            if plan.ep > 1 and moe.get(layer):
+                a2a = _EP_ALL_TO_ALLS_PER_LAYER * collective_s(link, Collective.ALL_TO_ALL, out_bytes[layer], plan.ep)
+                spans.append(Span(chips, "communication", f"ep all-to-all x2, layer {layer}", t, t + a2a))
+                t += a2a
+        if s < len(stages) - 1:
+            hop = collective_s(link, Collective.SEND_RECV, out_bytes.get(group[-1], 0.0), 2)
+            spans.append(Span(chips, "communication", f"pp send to stage {s + 1}", t, t + hop))
+            t += hop
+    return _result(plan, spans, t, "tensor/pipeline/expert split of the single-chip node times")
+
+
+# -- weights on chip: the architecture models place the layers --------------------------------------
+def _groq(result, plan: ParallelPlan) -> ParallelResult:
+    schedule = result.extras["schedule"]
+    clock = schedule["clock_hz"]
+    first: dict[int, int] = {}
+    last: dict[int, int] = {}
+    for node in schedule["nodes"].values():
+        if node["end_cycle"] > node["start_cycle"]:
+            c = node["chip"]
+            first[c] = min(first.get(c, node["start_cycle"]), node["start_cycle"])
+            last[c] = max(last.get(c, node["end_cycle"]), node["end_cycle"])
+    spans: list[Span] = []
+    prev_end = None
+    for c in sorted(first):
+        if prev_end is not None and first[c] > prev_end:
+            spans.append(Span((c, c), "communication", f"C2C into chip {c}", prev_end / clock, first[c] / clock))
+        spans.append(Span((c, c), "compute", f"chip {c}", first[c] / clock, last[c] / clock))
+        prev_end = last[c]
+    chips = schedule["chips"]
+    used = ParallelPlan(pp=chips, source=f"{plan.source}; the TSP model needs {chips} chips (weights in SRAM, graph order)")
+    return _result(used, spans, schedule["makespan_s"], "Groq compile-time schedule over the chips (groq_schedule)")
+
+
+def _rows(costed: CostedGraph) -> int:
+    """Rows (tokens) streaming through a pipeline: the elements of the largest integer user input."""
+    best = 1
+    for n in costed.graph.nodes:
+        if n.op == "placeholder" and n.input_kind not in ("parameter", "buffer", "constant"):
+            for o in n.outputs:
+                if o.dtype.startswith(("int", "uint")):
+                    best = max(best, o.numel if hasattr(o, "numel") else 1)
+    return best
+
+
+def _wafers(result, costed: CostedGraph, plan: ParallelPlan) -> ParallelResult:
+    from dfx.arch.spatial.wafer import map_graph
+
+    mapping = map_graph(costed, result.profile)
+    rows = _rows(costed)
+    link = interconnect_of(result.profile)
+    by_wafer: dict[int, list] = {}
+    for stage in mapping.stages:
+        by_wafer.setdefault(stage.wafer, []).append(stage)
+    total = mapping.latency_s(rows)
+    stage_sum = sum(s.time_s for s in mapping.stages) or 1.0
+    hop = collective_s(link, Collective.SEND_RECV, _boundary_bytes(costed), 2)
+    spans: list[Span] = []
+    t = 0.0
+    for w in sorted(by_wafer):
+        share = total * sum(s.time_s for s in by_wafer[w]) / stage_sum  # its part of the pipeline's latency
+        spans.append(Span((w, w), "compute", f"wafer {w}: {len(by_wafer[w])} stages", t, t + share))
+        t += share
+        if w < mapping.wafers - 1:
+            spans.append(Span((w, w + 1), "communication", f"send to wafer {w + 1}", t, t + hop))
+            t += hop
+    used = ParallelPlan(pp=mapping.wafers, source=f"{plan.source}; the wafer mapping needs {mapping.wafers} wafer(s)")
+    return _result(used, spans, t, f"Cerebras layer pipeline over wafers, {rows} row(s) streaming")
+
+
+def _boundary_bytes(costed: CostedGraph) -> float:
+    """The activation passed between wafers: the largest output of a layer's last working node."""
+    _, out_bytes, real, _ = _layer_groups(costed)
+    return max((b for layer, b in out_bytes.items() if layer in real), default=0.0)
+
+
+def place(result, costed: CostedGraph, plan: ParallelPlan):
+    """``result`` (one chip) spread over ``plan``'s chips: a new result whose latency is the split's.
+
+    The returned :class:`~dfx.roofline.HardwareResult` has ``makespan_s`` set to the parallel
+    latency (so ``latency_s`` quotes it) and export fields ``chips`` and ``parallel``
+    (:meth:`ParallelResult.to_dict`). One chip on a GPU or TPU returns ``result`` with
+    ``chips: 1``.
+
+    Raises
+    ------
+    DfxError
+        If the profile has no interconnect, or ``pp`` exceeds the model's layer groups.
+    """
+    if result.arch_model == "groq-tsp" and "schedule" in result.extras:
+        placed = _groq(result, plan)
+    elif result.arch_model == "cerebras-wafer":
+        placed = _wafers(result, costed, plan)
+    elif plan.chips == 1:
+        return replace(result, extras=MappingProxyType({**dict(result.extras), "chips": 1}))
+    else:
+        placed = _tensor_pipeline(result, costed, plan)
+    extras = {**dict(result.extras), "chips": placed.plan.chips, "parallel": placed.to_dict()}
+    return replace(result, makespan_s=placed.latency_s, extras=MappingProxyType(extras))

@@ -1,0 +1,121 @@
+"""A parallel plan: how many chips, split how (tensor, pipeline, expert parallelism).
+
+``chips = tp * pp * ep``. Tensor parallelism (``tp``) splits every layer's matmuls and attention
+heads over ``tp`` chips (Megatron-LM, Shoeybi et al. 2019); pipeline parallelism (``pp``) gives
+each of ``pp`` stages a contiguous run of layers (GPipe, Huang et al. 2019); expert parallelism
+(``ep``) puts each chip's share of a mixture-of-experts layer's experts on its own chip (GShard,
+Lepikhin et al. 2020).
+
+Without a plan, :func:`default_plan` takes the fewest chips that hold the model, from
+:func:`dfx.arch.memory.capacity.capacity_report` (the numbers ``dfx capacity`` prints): on a device
+that keeps its weights on chip (``interconnect.weights_on_chip``: Groq, Cerebras), its
+``chips_needed``; elsewhere the weights, inputs (the KV cache) and peak activations against the
+off-chip memory. Those chips form a pipeline on a weights-on-chip device (the architecture model
+places layers in order), else tensor parallelism up to the interconnect's domain, then pipeline.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from dfx.costs.record import CostedGraph
+from dfx.errors import DfxError
+from dfx.hardware import HardwareProfile
+
+__all__ = ["ParallelPlan", "default_plan", "fewest_chips", "parse_parallel", "plan_for_chips"]
+
+
+@dataclass(frozen=True)
+class ParallelPlan:
+    """``tp`` x ``pp`` x ``ep`` chips; ``source`` says how the plan was chosen."""
+
+    tp: int = 1
+    pp: int = 1
+    ep: int = 1
+    source: str = "given"
+
+    def __post_init__(self) -> None:
+        for name in ("tp", "pp", "ep"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < 1:
+                raise DfxError(f"parallel plan: {name}={value!r} must be a whole number >= 1")
+
+    @property
+    def chips(self) -> int:
+        return self.tp * self.pp * self.ep
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"tp": self.tp, "pp": self.pp, "ep": self.ep, "chips": self.chips, "source": self.source}
+
+
+def parse_parallel(text: str) -> ParallelPlan:
+    """``"tp=8,pp=2"`` -> ``ParallelPlan(tp=8, pp=2)``; keys ``tp``, ``pp``, ``ep``.
+
+    >>> parse_parallel("tp=8,pp=2").chips
+    16
+
+    Raises
+    ------
+    DfxError
+        On an unknown key, a repeated key or a value that is not a whole number >= 1.
+    """
+    values: dict[str, int] = {}
+    for part in (p.strip() for p in text.split(",") if p.strip()):
+        key, sep, value = part.partition("=")
+        key = key.strip().lower()
+        if not sep or key not in ("tp", "pp", "ep") or key in values:
+            raise DfxError(f"--parallel {text!r}: expected comma-separated tp=N, pp=N, ep=N, each once (e.g. tp=8,pp=2)")
+        try:
+            values[key] = int(value)
+        except ValueError:
+            raise DfxError(f"--parallel {text!r}: {key}={value!r} is not a whole number") from None
+    if not values:
+        raise DfxError(f"--parallel {text!r}: expected comma-separated tp=N, pp=N, ep=N (e.g. tp=8,pp=2)")
+    return ParallelPlan(**values)
+
+
+def _input_bytes(costed: CostedGraph) -> int:
+    """Bytes of the graph's user inputs (tokens, a decode step's KV cache)."""
+    return sum(
+        sum(o.nbytes for o in n.outputs)
+        for n in costed.graph.nodes
+        if n.op == "placeholder" and n.input_kind not in ("parameter", "buffer", "constant")
+    )
+
+
+def fewest_chips(costed: CostedGraph, profile: HardwareProfile) -> int:
+    """The fewest chips of ``profile`` that hold ``costed``'s model (module docstring), at least 1."""
+    from dfx.arch.memory.capacity import capacity_report
+    from dfx.arch.memory.lifetime import lifetime
+
+    activations = lifetime(costed.graph, math.inf, {n.name: n.category.value for n in costed.nodes}).peak_bytes
+    report = capacity_report(
+        profile, model=costed.graph.name, dtype="", batch=1, seq=1,
+        parameter_count=costed.unique_parameter_count(), parameter_bytes=costed.unique_parameter_bytes(),
+        activation_bytes=activations, kv_cache_bytes=_input_bytes(costed),
+    )  # fmt: skip
+    link = profile.interconnect
+    if (link is not None and link.weights_on_chip) or report.offchip_capacity_bytes is None:
+        return report.chips_needed or 1
+    return max(1, math.ceil(report.total_bytes / report.offchip_capacity_bytes))
+
+
+def plan_for_chips(profile: HardwareProfile, chips: int, source: str = "--chips") -> ParallelPlan:
+    """Split ``chips`` chips: a pipeline where weights stay on chip, else TP within the domain, then PP."""
+    if chips < 1:
+        raise DfxError(f"--chips {chips}: expected a whole number >= 1")
+    link = profile.interconnect
+    if chips == 1:
+        return ParallelPlan(source=source)
+    if link is not None and link.weights_on_chip:
+        return ParallelPlan(pp=chips, source=source)
+    domain = (link.domain_chips if link is not None else None) or chips
+    tp = math.gcd(chips, domain)
+    return ParallelPlan(tp=tp, pp=chips // tp, source=source)
+
+
+def default_plan(costed: CostedGraph, profile: HardwareProfile) -> ParallelPlan:
+    """The fewest chips that hold the model, split by :func:`plan_for_chips`."""
+    return plan_for_chips(profile, fewest_chips(costed, profile), source="fewest chips that fit (dfx capacity)")
