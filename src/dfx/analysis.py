@@ -182,6 +182,8 @@ def analyze(
     output_len: int | None = None,
     weight_dtype: str | None = None,
     kv_dtype: str | None = None,
+    chips: int | None = None,
+    parallel: str | None = None,
 ) -> Analysis:
     """Capture, cost and evaluate a model on hardware profiles.
 
@@ -214,6 +216,10 @@ def analyze(
     weight_dtype, kv_dtype : str, optional
         Storage of weights (``bf16``, ``fp16``, ``fp8``, ``int8``, ``int4``) and of the KV cache;
         default: ``dtype``. ``dtype`` may then also be ``fp8`` or ``int8`` (activations).
+    chips, parallel : optional
+        Spread the model over ``chips`` chips, or as ``parallel`` says (``"tp=8,pp=2"``); default:
+        the fewest chips that hold it (``docs/parallel.md``). Each result then reports ``chips``
+        and a per-chip timeline under ``parallel``, and its latency is the split's.
 
     Returns
     -------
@@ -231,13 +237,14 @@ def analyze(
     profiles = [_load(h) for h in hardware_ids]  # fail fast on a bad id, before capture
     model_name = _execution_model(execution_model)
     _check_distinct_ids(profiles)
+    split = _split_request(chips, parallel)
     if any(v is not None for v in (phase, prompt_len, kv_len, output_len, weight_dtype, kv_dtype)) or _storage_only(dtype):
         from dfx.inference.analyze import analyze_phase
 
         return analyze_phase(
             model_or_name, profiles, phase=phase, dtype=dtype, batch=batch, seq=seq, method=method,
             prompt_len=prompt_len, kv_len=kv_len, output_len=output_len, weight_dtype=weight_dtype,
-            kv_dtype=kv_dtype, evaluate=lambda c, p: evaluate_on(c, p, execution_model=model_name),
+            kv_dtype=kv_dtype, evaluate=lambda c, p: evaluate_on(c, p, execution_model=model_name, split=split),
             input_shapes=input_shapes,
         )
     info: dict[str, Any] = {}
@@ -247,7 +254,7 @@ def analyze(
     else:
         graph, info = _capture(model_or_name, args, kwargs, dtype, batch, seq, method, input_shapes)
     costed = annotate(graph)
-    results = tuple(evaluate_on(costed, p, execution_model=model_name) for p in profiles)
+    results = tuple(evaluate_on(costed, p, execution_model=model_name, split=split) for p in profiles)
     return Analysis(costed, results, info)
 
 
@@ -274,12 +281,39 @@ def _eager_summary(result: Any) -> dict[str, Any]:
     }
 
 
-def evaluate_on(costed: CostedGraph, profile: Any, *, execution_model: Any = None):
+def _split_request(chips: int | None, parallel: str | None) -> Any:
+    """The user's ``--chips`` / ``--parallel`` as a plan (or a chip count); ``None``: the fewest chips."""
+    from dfx.parallel import parse_parallel
+
+    if parallel is not None:
+        plan = parse_parallel(parallel)
+        if chips is not None and chips != plan.chips:
+            raise DfxError(f"--chips {chips} disagrees with --parallel {parallel} ({plan.chips} chips); give one of them")
+        return plan
+    return chips
+
+
+def _placed(result: Any, costed: CostedGraph, profile: Any, split: Any) -> Any:
+    """``result`` spread over chips (:func:`dfx.parallel.place`): the user's plan, else the fewest that fit."""
+    from dfx.parallel import ParallelPlan, default_plan, place, plan_for_chips
+
+    if isinstance(split, ParallelPlan):
+        plan = split
+    elif split is not None:
+        plan = plan_for_chips(profile, split)
+    else:
+        plan = default_plan(costed, profile)
+    return place(result, costed, plan)
+
+
+def evaluate_on(costed: CostedGraph, profile: Any, *, execution_model: Any = None, split: Any = None):
     """Evaluate ``costed`` on one profile, with its architecture model where dfx has one.
 
     ``execution_model`` (``"compiled"``, ``"eager"``, ``"scratchpad"``; default
     :data:`DEFAULT_EXECUTION_MODEL`) is how the profile runs the graph. A GPU evaluated compiled also
-    carries its eager numbers under ``eager``, so the report shows both.
+    carries its eager numbers under ``eager``, so the report shows both. ``split`` (a
+    :class:`dfx.parallel.ParallelPlan` or a chip count; ``None``: the fewest chips that hold the
+    model) spreads the result over chips (:func:`dfx.parallel.place`).
     """
     from dfx.arch import arch_model_for
     from dfx.hardware import Kind
@@ -291,7 +325,7 @@ def evaluate_on(costed: CostedGraph, profile: Any, *, execution_model: Any = Non
     extras = {} if arch is None else dict(arch.extras(costed, profile))
     if model is ExecutionModel.COMPILED and profile.kind is Kind.GPU:
         extras["eager"] = _eager_summary(evaluate(costed, profile, execution_model=ExecutionModel.EAGER, **timer))
-    return evaluate(costed, profile, execution_model=model, extras=extras, **timer)
+    return _placed(evaluate(costed, profile, execution_model=model, extras=extras, **timer), costed, profile, split)
 
 
 def _storage_only(dtype: str | None) -> bool:

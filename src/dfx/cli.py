@@ -98,6 +98,8 @@ def analyze(
     output_len: Optional[int] = typer.Option(None, "--output-len", help="With --phase generate: output tokens per sequence (default 128)."),
     weight_dtype: Optional[str] = typer.Option(None, "--weight-dtype", help="Weight storage: bf16, fp16, fp8, int8 or int4 (default: --dtype)."),
     kv_dtype: Optional[str] = typer.Option(None, "--kv-dtype", help="KV-cache storage with --phase: bf16, fp16, fp8 or int8 (default: --dtype)."),
+    chips: Optional[int] = typer.Option(None, "--chips", help="Spread the model over this many chips (default: the fewest that hold it; docs/parallel.md)."),
+    parallel: Optional[str] = typer.Option(None, "--parallel", help="How to split over chips: tp=N,pp=N,ep=N (e.g. tp=8,pp=2); sets the chip count."),
 ) -> None:
     """Capture and cost MODEL, classify every node and predict the makespan on each profile."""
     from dfx.analysis import analyze as run_analyze
@@ -106,6 +108,7 @@ def analyze(
     _check_positive("--batch", batch)
     _check_positive("--seq", seq)
     _check_positive("--top", top)
+    _check_positive("--chips", chips)
     if level not in ("op", "module"):
         raise DfxError(f"--level must be op or module, got {level!r}")
     if out is not None:  # refuse before the work, not after it
@@ -115,7 +118,7 @@ def analyze(
     analysis = run_analyze(
         model, hardware=hw or None, dtype=dtype, batch=batch, seq=seq, method=method,
         input_shapes=parse_input_shapes(input_shape, input_dtype), execution_model=execution_model, phase=phase, prompt_len=prompt_len, kv_len=kv_len,
-        output_len=output_len, weight_dtype=weight_dtype, kv_dtype=kv_dtype,
+        output_len=output_len, weight_dtype=weight_dtype, kv_dtype=kv_dtype, chips=chips, parallel=parallel,
     )
     doc = analysis.to_dict()
     if out is not None:

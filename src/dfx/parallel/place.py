@@ -151,7 +151,8 @@ def _tensor_pipeline(result, costed: CostedGraph, plan: ParallelPlan) -> Paralle
         chips = (s * plan.tp * plan.ep, (s + 1) * plan.tp * plan.ep - 1)
         for layer in group:
             name = f"layer {layer}" if layer in real else ("before the layers" if layer == ordered[0] else "after the layers")
-            spans.append(Span(chips, "compute", name, t, t + per_layer[layer]))
+            if per_layer[layer] > 0 or layer in real:
+                spans.append(Span(chips, "compute", name, t, t + per_layer[layer]))
             t += per_layer[layer]
             if plan.tp > 1 and layer in real:
                 ar = _TP_ALL_REDUCES_PER_LAYER * collective_s(link, Collective.ALL_REDUCE, out_bytes[layer], plan.tp)
@@ -192,14 +193,15 @@ def _groq(result, plan: ParallelPlan) -> ParallelResult:
 
 
 def _rows(costed: CostedGraph) -> int:
-    """Rows (tokens) streaming through a pipeline: the elements of the largest integer user input."""
-    best = 1
+    """Rows (tokens) streaming through a pipeline, from the graph's first user input: every element
+    of integer token ids ``[B, S]``, else every vector of hidden states ``[B, S, H]`` (``B * S``)."""
     for n in costed.graph.nodes:
-        if n.op == "placeholder" and n.input_kind not in ("parameter", "buffer", "constant"):
-            for o in n.outputs:
-                if o.dtype.startswith(("int", "uint")):
-                    best = max(best, o.numel if hasattr(o, "numel") else 1)
-    return best
+        if n.op == "placeholder" and n.input_kind not in ("parameter", "buffer", "constant") and n.outputs:
+            spec = n.outputs[0]
+            if spec.dtype.startswith(("int", "uint")) or len(spec.shape) < 2:
+                return max(1, spec.numel)
+            return max(1, spec.numel // spec.shape[-1])
+    return 1
 
 
 def _wafers(result, costed: CostedGraph, plan: ParallelPlan) -> ParallelResult:
@@ -207,13 +209,14 @@ def _wafers(result, costed: CostedGraph, plan: ParallelPlan) -> ParallelResult:
 
     mapping = map_graph(costed, result.profile)
     rows = _rows(costed)
-    link = interconnect_of(result.profile)
     by_wafer: dict[int, list] = {}
     for stage in mapping.stages:
         by_wafer.setdefault(stage.wafer, []).append(stage)
     total = mapping.latency_s(rows)
     stage_sum = sum(s.time_s for s in mapping.stages) or 1.0
-    hop = collective_s(link, Collective.SEND_RECV, _boundary_bytes(costed), 2)
+    hop = 0.0
+    if mapping.wafers > 1:  # only then do the systems' links matter
+        hop = collective_s(interconnect_of(result.profile), Collective.SEND_RECV, _boundary_bytes(costed), 2)
     spans: list[Span] = []
     t = 0.0
     for w in sorted(by_wafer):
