@@ -1,7 +1,6 @@
 """Whole models from Hugging Face configs with dfx's own implementations (no transformers needed)."""
 
 import json
-import time
 
 import pytest
 import torch
@@ -84,20 +83,21 @@ def test_whole_llama2_7b_flops_by_hand(flop_counter_total):
 
 @pytest.fixture(scope="module")
 def llama2_7b_graph():
-    """A whole Llama-2-7B at its default seq (4096), captured once on meta, and the seconds it took."""
-    t0 = time.perf_counter()
+    """A whole Llama-2-7B at its default seq (4096), captured once on meta.
+
+    How long that takes is bench/bench_capture.py's business, not a test's (a timed test fails on a busy machine).
+    """
     spec = build_hf("llama-2-7b", batch=1, seq=None, dtype="float32", implementation="dfx")
     g = capture(spec.model, spec.args, spec.kwargs)
-    return g, time.perf_counter() - t0
+    return g
 
 
 @pytest.mark.slow
 def test_whole_llama2_7b_captures_on_meta(llama2_7b_graph):
-    g, elapsed = llama2_7b_graph
+    g = llama2_7b_graph
     attention = [n for n in g.nodes if "scaled_dot_product_attention" in n.target]
     assert len(attention) == 32  # one per layer
     assert sum(p.spec.numel for p in g.parameters if p.kind == "parameter") == 6_738_415_616
-    assert elapsed < 60, f"capturing Llama-2-7B took {elapsed:.1f} s"
 
 
 @pytest.mark.slow
@@ -105,7 +105,7 @@ def test_whole_llama2_7b_matmul_flops_in_dfx(llama2_7b_graph, dfx_matmul_flops):
     # B = 1, T = 4096: 32 layers * 1,932,735,283,200 (test_models_flops: the llama-layer default)
     # + lm_head 2*4096*4096*32000 = 1,073,741,824,000 -> 61,847,529,062,400 + 1,073,741,824,000
     # = 62,921,270,886,400.
-    g, _ = llama2_7b_graph
+    g = llama2_7b_graph
     assert dfx_matmul_flops(g) == 62_921_270_886_400
 
 

@@ -33,9 +33,10 @@ def check_targets(out_dir: str | Path, names: list[str], *, force: bool = False)
     targets = [out / name for name in names]
     existing = [t for t in targets if t.exists()]
     if existing and not force:
-        listed = ", ".join(str(t) for t in existing)
+        # names inside the folder, not full paths: the fix must survive the one-line message cap
+        listed = ", ".join(t.name for t in existing)
         verb, pronoun = ("already exists", "it") if len(existing) == 1 else ("already exist", "them")
-        raise DfxError(f"{listed} {verb}; pass --force to overwrite {pronoun} or choose another --out")
+        raise DfxError(f"{listed} {verb} in {out}; pass --force to overwrite {pronoun} or choose another --out")
     return targets
 
 
