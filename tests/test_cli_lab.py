@@ -128,3 +128,10 @@ def test_hw_compare_at_100_columns_keeps_words_whole():
     text = " ".join(line.strip("│ ").strip() for line in lines)
     for word in ("software-scheduled", "Dragonfly", "stalls-on-data", "cycle-exact"):
         assert word in text
+
+
+def test_simulate_takes_a_file_model(token_model):
+    result = runner.invoke(app, ["simulate", token_model, "--hw", "spyre", "--pes", "2", "--input-shape", "4,128:int64", "--json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc["schema"] == "dfx.simulation/1" and doc["pes"] == 2

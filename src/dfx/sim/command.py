@@ -10,7 +10,7 @@ import math
 import os
 import sys
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, List, Optional
 
 import typer
 from rich.console import Console
@@ -43,8 +43,8 @@ def _check(pes: int, jitter: float, runs: int, policy: str) -> None:
     parse_policy(policy)
 
 
-def _document(model: str, hw: str, batch: int, seq: Optional[int], dtype: str,
-              execution_model: str = "compiled") -> dict[str, Any]:
+def _document(model: str, hw: str, batch: Optional[int], seq: Optional[int], dtype: str,
+              execution_model: str = "compiled", input_shapes: Any = None) -> dict[str, Any]:
     """The analysis export document: read from a saved ``.json`` file, or analysed now."""
     path = Path(model)
     if path.suffix.lower() == ".json" and path.is_file():
@@ -52,12 +52,15 @@ def _document(model: str, hw: str, batch: int, seq: Optional[int], dtype: str,
             return json.loads(path.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise DfxError(f"cannot read analysis {str(path)!r}: {exc}") from None
-    if batch < 1 or (seq is not None and seq < 1):
+    if (batch is not None and batch < 1) or (seq is not None and seq < 1):
         raise DfxError("--batch and --seq must be positive integers")
     from dfx.analysis import analyze
 
+    if input_shapes is None and batch is None:
+        batch = 1
     # compiled: the program's kernels, split into tiles or core shares, are the simulated tasks
-    return analyze(model, hardware=[hw], dtype=dtype, batch=batch, seq=seq, execution_model=execution_model).to_dict()
+    return analyze(model, hardware=[hw], dtype=dtype, batch=batch, seq=seq, execution_model=execution_model,
+                   input_shapes=input_shapes).to_dict()
 
 
 def _out_names(out: Path, model: str) -> list[str]:
@@ -106,9 +109,11 @@ def simulate_command(
     runs: int = typer.Option(1, "--runs", help="Number of jittered runs."),
     seed: int = typer.Option(0, "--seed", help="Seed of the jitter draws."),
     steps: bool = typer.Option(False, "--steps", help="Print the firing sequence step by step."),
-    batch: int = typer.Option(1, help="Batch size."),
+    batch: Optional[int] = typer.Option(None, help="Batch size (default 1; built-in and hf: models)."),
     seq: Optional[int] = typer.Option(None, help="Sequence length (default: the model's own)."),
     dtype: str = typer.Option("bf16", help="bf16 (default: machines are compared at bf16), fp16 or fp32."),
+    input_shape: Optional[List[str]] = typer.Option(None, "--input-shape", help="Input shape for a file model, e.g. 2,128,64 (4,128:int64 for token ids); repeat per input."),
+    input_dtype: Optional[List[str]] = typer.Option(None, "--input-dtype", help="Dtype of a file model's inputs: once for all, or once per --input-shape."),
     out: Optional[Path] = typer.Option(
         None, help="Write simulation.json, trace.json (Perfetto), gantt.png, analysis.json and report.html here."),
     force: bool = typer.Option(False, help="Overwrite files that already exist in --out."),
@@ -125,7 +130,9 @@ def simulate_command(
     names = _out_names(out, model) if out is not None else []
     if out is not None:
         check_targets(out, names, force=force)  # before the analysis, whose results would be refused
-    analysis = _document(model, hw, batch, seq, dtype, execution_model)
+    from dfx.cli import parse_input_shapes
+
+    analysis = _document(model, hw, batch, seq, dtype, execution_model, parse_input_shapes(input_shape, input_dtype))
     result = simulate(analysis, hw=hw, pes=pes, policy=policy, jitter_cv=jitter, runs=runs, seed=seed, steps=steps)
     doc = result.to_dict()
     if out is not None:
