@@ -92,6 +92,11 @@ def test_repeated_layers_equal_the_whole_capture(tiny_llama):
     assert step.costed.unique_parameter_count() == full.unique_parameter_count()
     assert sorted(p.name for p in step.graph.parameters) == sorted(p.name for p in full.graph.parameters)
     assert len(cache_inputs(step.graph)) == 2 * 4
+    # parameter placeholders carry the layer index as torch.export names them (p_layers_3_...)
+    def param_nodes(g):
+        return sorted(n.name for n in g.nodes if n.input_kind == "parameter")
+
+    assert param_nodes(step.graph) == param_nodes(full.graph)
     a100 = load_profile("nvidia-a100-sxm-80gb")
     assert evaluate(step.costed, a100).latency_s == pytest.approx(evaluate(full, a100).latency_s, rel=1e-12)
     out = step.graph.nodes[-1]

@@ -54,8 +54,8 @@ def repeat_layer(graph: Graph, prefix: str, count: int) -> Graph:
     Returns
     -------
     Graph
-        Copy ``k`` (``k = 2 .. count-1``) has node names ``<name>__L<k>``, module paths
-        ``prefix.k.*`` and parameters ``prefix.k.*``.
+        Copy ``k`` (``k = 2 .. count-1``) has node names ``<name>__L<k>`` (a parameter's
+        placeholder ``p_layers_k_*``), module paths ``prefix.k.*`` and parameters ``prefix.k.*``.
 
     Raises
     ------
@@ -72,10 +72,21 @@ def repeat_layer(graph: Graph, prefix: str, count: int) -> Graph:
     if not body1 or [n.target for n in layer0] != [n.target for n in body1]:
         raise ValueError(f"graph {graph.name!r}: {prefix}.0 and {prefix}.1 are not the same operators; cannot repeat")
     in_layer1 = {n.name for n in layer1}
+    params_of_layer1 = {n.name for n in layer1 if n.op == "placeholder" and n.input_kind in ("parameter", "buffer")}
     counterpart = {a.name: b.name for a, b in zip(layer0, body1)}  # layer 0 node -> same node in layer 1
 
+    taken = {n.name for n in graph.nodes}
+
     def name_in(k: int, name: str) -> str:
-        return name if k == 1 else f"{name}__L{k}"
+        """Copy ``k``'s name: a parameter placeholder's ``p_layers_1_*`` becomes ``p_layers_k_*``."""
+        if k == 1:
+            return name
+        flat = f"_{prefix}_1_"
+        if name in params_of_layer1 and flat in name:
+            renamed = name.replace(flat, f"_{prefix}_{k}_", 1)
+            if renamed not in taken:
+                return renamed
+        return f"{name}__L{k}"
 
     def copy(node: Node, k: int) -> Node:
         def edge(e: Edge) -> Edge:
