@@ -54,6 +54,16 @@ def test_fp8_activations_use_the_fp8_peak_or_say_it_is_missing():
     assert fp8.costed.total.bytes_read < bf16.costed.total.bytes_read * 0.51
 
 
+def test_weight_dtype_without_a_phase():
+    # the PB-05 MLP: every parameter (784*512 + 512 + 512*512 + 512 + 512*10 + 10 = 669,706) belongs
+    # to a linear layer, read once: int8 stores 1 byte per element where bf16 stores 2
+    bf16 = dfx.analyze("mlp", hardware=["h100"], dtype="bf16")
+    int8 = dfx.analyze("mlp", hardware=["h100"], dtype="bf16", weight_dtype="int8")
+    assert bf16.costed.total.bytes_read - int8.costed.total.bytes_read == 669_706
+    assert int8.model["precision"]["weight_bytes"] == 669_706
+    assert "inference" not in int8.to_dict()
+
+
 @pytest.mark.parametrize(
     "kwargs, message",
     [

@@ -10,8 +10,8 @@ aliases of :data:`_ALIASES`), never parsed.
 
 Where the bytes of a node come from (NB: the approximations):
 
-- weights: the parameters a **matmul** node reads (every ``nn.Linear``, conv, LM head), whole,
-  once per node. Norm scales, biases and embedding rows count as activations: they are a
+- weights: the parameters a **matmul** node reads (every ``nn.Linear``, conv, LM head: weight and
+  bias), whole, once per node. Norm scales and embedding rows count as activations: they are a
   negligible part of the traffic, and an embedding reads only the rows it gathers.
 - KV cache: the node's inputs that are a cache input of the graph, directly or through views
   (``dfx.inference.steps.cache_inputs``).
