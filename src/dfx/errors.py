@@ -12,8 +12,8 @@ from typing import Iterator
 
 __all__ = ["DfxError", "CaptureError", "ModelSpecError", "one_line", "user_code", "refuse_empty_paths"]
 
-# Longest message printed; a longer one (a document quoted back, a YAML alias bomb) is cut here.
-MAX_MESSAGE_CHARS = 600
+# Longest message printed; a longer one (a document quoted back, many paths) loses its middle.
+MAX_MESSAGE_CHARS = 1000
 
 
 class DfxError(Exception):
@@ -29,17 +29,22 @@ class ModelSpecError(DfxError):
 
 
 def one_line(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
-    """``text`` with every run of whitespace (newlines included) as one space, cut to ``limit`` chars.
+    """``text`` with every run of whitespace (newlines included) as one space, at most ``limit`` chars.
+
+    A longer text keeps its start (what is wrong) and its end (the fix), with `` ... `` between.
 
     Examples
     --------
     >>> one_line("bad\\nvalue  here")
     'bad value here'
-    >>> one_line("x" * 10, limit=6)
-    'xxx...'
+    >>> one_line("abcdefghijklmnop", limit=11)
+    'abc ... nop'
     """
     flat = " ".join(str(text).split())
-    return flat if len(flat) <= limit else flat[: max(limit - 3, 0)] + "..."
+    if len(flat) <= limit:
+        return flat
+    keep = max(limit - 5, 2)
+    return flat[: keep // 2] + " ... " + flat[len(flat) - (keep - keep // 2):]
 
 
 @contextlib.contextmanager

@@ -61,6 +61,61 @@ def write_user_files(folder: Path) -> None:
     (folder / "lengths.txt").write_text("10\n20\n30\n")
     (folder / "user.gif").write_bytes(b"GIF89a mine")
     _hf_configs(folder)
+    _profiles(folder)
+
+
+def _profiles(folder: Path) -> None:
+    """Profiles that are each wrong in one way, made from the shipped host-cpu profile."""
+    from importlib import resources
+
+    text = (resources.files("dfx.hardware") / "profiles" / "host-cpu.yaml").read_text(encoding="utf-8")
+    assert "float32: 6.81 TFLOP/s" in text and "  cores: 56\n" in text
+    variants = {
+        "huge_int": text.replace("float32: 6.81 TFLOP/s", "float32: 1" + "0" * 400),
+        "huge_quantity": text.replace("float32: 6.81 TFLOP/s", "float32: 1e400 TFLOP/s"),
+        "duplicate_key": text.replace("  cores: 56\n", "  cores: 56\n  cores: 57\n"),
+        "copy": text,
+        "copy_changed": text.replace("  cores: 56\n", "  cores: 55\n"),
+        "deep": "id: deep\nnotes: " + "[" * 5000 + "]" * 5000 + "\n",
+        "bomb": "\n".join(['a0: &a0 "xxxxxxxx"'] + [f"a{i}: &a{i} [" + ",".join([f"*a{i - 1}"] * 9) + "]"
+                                                  for i in range(1, 10)]) + "\npeak_flop_per_s:\n  float32: *a9\n",
+        "not_a_mapping": "- 1\n- 2\n",
+        "empty": "",
+    }
+    for name, body in variants.items():
+        (folder / f"{name}.yaml").write_text(body)
+    (folder / "profiles[old]" / "chip.yaml").write_text(text)
+    (folder / "deep_profile.json").write_text("[" * 100_000 + "]" * 100_000)
+    (folder / "nan.json").write_text('{"id": NaN}')
+
+
+def write_analyses(folder: Path, doc: dict) -> None:
+    """``ok.json`` (``doc``), and copies each damaged in one way: a missing node, a cycle, NaN, a string."""
+    import copy
+
+    def variant(name: str, change) -> None:
+        d = copy.deepcopy(doc)
+        change(d)
+        (folder / f"{name}.json").write_text(json.dumps(d))
+
+    names = [n["name"] for n in doc["nodes"]]
+    hw = next(iter(doc["hardware"]))
+    variant("ok", lambda d: None)
+    variant("missing_node", lambda d: d["edges"].append({"src": names[0], "dst": "ghost", "bytes": 4}))
+    variant("missing_input", lambda d: d["nodes"][-1]["inputs"].append("ghost"))
+    variant("cycle", lambda d: d["edges"].append({"src": names[-2], "dst": names[-3], "bytes": 4}))
+    variant("self_loop", lambda d: d["edges"].append({"src": names[-2], "dst": names[-2], "bytes": 4}))
+    variant("string_flops", lambda d: d["nodes"][-2].update(flops="lots"))
+    variant("negative_bytes", lambda d: d["nodes"][-2].update(bytes_read=-8))
+    variant("string_time", lambda d: d["hardware"][hw]["nodes"][names[-2]].update(time_s="nan"))
+    variant("duplicate_name", lambda d: d["nodes"].append(dict(d["nodes"][0])))
+    variant("nodes_not_list", lambda d: d.update(nodes={"a": 1}))
+    variant("timed_ghost", lambda d: d["hardware"][hw]["nodes"].update(ghost={"time_s": 1.0}))
+    text = json.dumps(doc)
+    (folder / "inf_time.json").write_text(text.replace('"time_s": 0.0', '"time_s": Infinity', 1))
+    (folder / "nan_time.json").write_text(text.replace('"time_s": 0.0', '"time_s": NaN', 1))
+    (folder / "huge_number.json").write_text(text.replace('"time_s": 0.0', '"time_s": 1e400', 1))
+    (folder / "duplicate_key.json").write_text(text.replace('{"schema"', '{"nodes": [], "schema"', 1))
 
 
 def _hf_configs(folder: Path) -> None:

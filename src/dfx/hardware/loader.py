@@ -16,6 +16,8 @@ from typing import Any, Mapping
 import yaml
 from pydantic import ValidationError
 
+from dfx.safe_load import load_json, load_yaml
+
 from dfx.hardware.errors import HardwareProfileError
 from dfx.hardware.schema import HardwareProfile
 from dfx.hardware.units import DIMENSIONS, accepted_units
@@ -83,7 +85,7 @@ def parse_profile(data: Any, origin: str = "<data>") -> HardwareProfile:
 
 def _read(text: str, origin: str, json_format: bool) -> HardwareProfile:
     try:
-        data = json.loads(text) if json_format else yaml.safe_load(text)
+        data = load_json(text) if json_format else load_yaml(text)
     except (yaml.YAMLError, json.JSONDecodeError) as exc:
         first = " ".join(str(exc).split())
         raise HardwareProfileError(f"hardware profile {origin}: not valid {'JSON' if json_format else 'YAML'}: {first}") from None

@@ -98,8 +98,10 @@ def _from_calibration(path: Optional[Path], hw: Optional[str]):
         raise DfxError(f"--calibration {path}: no such file; {fix}")
     if path.suffix in (".yaml", ".yml"):
         raise DfxError(f"--calibration {path} is a profile, not a calibration document; pass it as --hw {path}, or {fix}")
+    from dfx.safe_load import load_json
+
     try:
-        doc = json.loads(path.read_text())
+        doc = load_json(path.read_text())
     except (OSError, ValueError) as exc:
         raise DfxError(f"--calibration {path}: cannot read it as JSON ({type(exc).__name__}); {fix}") from None
     if not isinstance(doc, dict) or doc.get("schema") != "dfx.calibration/1":

@@ -10,7 +10,6 @@ The input is ``input_ids`` of shape (batch, seq), int64.
 from __future__ import annotations
 
 import importlib.util
-import json
 from pathlib import Path
 from typing import Any, Callable
 
@@ -18,6 +17,7 @@ import torch
 import torch.nn as nn
 
 from dfx.errors import ModelSpecError
+from dfx.safe_load import load_json
 from dfx.models.bert import Bert, BertConfig
 from dfx.models.gpt2 import GPT2, GPT2Config
 from dfx.models.llama import Llama, LlamaConfig
@@ -77,7 +77,7 @@ def load_config(name_or_path: str) -> tuple[dict[str, Any], str]:
                 f"(shipped: {', '.join(shipped_configs())}; or give a path to a config.json)"
             )
     try:
-        config = json.loads(path.read_text())
+        config = load_json(path.read_text())
     except (OSError, ValueError) as exc:
         raise ModelSpecError(f"cannot read {str(path)!r} as JSON ({' '.join(str(exc).split())})") from None
     if not isinstance(config, dict) or "model_type" not in config:

@@ -16,6 +16,7 @@ import typer
 from rich.console import Console
 
 from dfx.errors import DfxError
+from dfx.safe_load import load_json
 from dfx.report.files import check_targets
 
 __all__ = ["register", "simulate_command"]
@@ -49,9 +50,13 @@ def _document(model: str, hw: str, batch: Optional[int], seq: Optional[int], dty
     path = Path(model)
     if path.suffix.lower() == ".json" and path.is_file():
         try:
-            return json.loads(path.read_text(encoding="utf-8"))
+            doc = load_json(path.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise DfxError(f"cannot read analysis {str(path)!r}: {exc}") from None
+        from dfx.report.doccheck import check_analysis_document
+
+        check_analysis_document(doc, str(path))
+        return doc
     if (batch is not None and batch < 1) or (seq is not None and seq < 1):
         raise DfxError("--batch and --seq must be positive integers")
     from dfx.analysis import analyze

@@ -163,8 +163,10 @@ def _rows_from_text(text: str, origin: str, suffix: str) -> list[Mapping[str, An
         return list(csv.DictReader(io.StringIO("\n".join(lines)), skipinitialspace=True))
     import yaml
 
+    from dfx.safe_load import load_json, load_yaml
+
     try:
-        data = json.loads(text) if suffix == ".json" else yaml.safe_load(text)
+        data = load_json(text) if suffix == ".json" else load_yaml(text)
     except (yaml.YAMLError, json.JSONDecodeError) as exc:
         raise DagFileError(f"{origin}: not valid {'JSON' if suffix == '.json' else 'YAML'}: {' '.join(str(exc).split())}") from None
     if isinstance(data, Mapping) and "nodes" in data:

@@ -17,12 +17,12 @@ VALIDATION_HELP = ("A validation.json of this model (`dfx validate --out` or `--
 
 
 def _read_json(path: Path) -> object:
-    import json
-
     from dfx.errors import DfxError
 
+    from dfx.safe_load import load_json
+
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return load_json(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise DfxError(f"cannot read {path}: {exc}") from None
 
@@ -49,6 +49,9 @@ def report(
     if level not in ("op", "module"):
         raise DfxError(f"--level must be op or module, got {level!r}")
     doc = _read_json(analysis_json)
+    from dfx.report.doccheck import check_analysis_document
+
+    check_analysis_document(doc, str(analysis_json))
     sim = _read_json(simulation) if simulation is not None else None
     val = read_validation(_read_json(validation), source=str(validation)) if validation is not None else None
     written, notes = write_pictures(doc, out, force=force, color_by=color_by, level=level, simulation=sim,

@@ -106,6 +106,9 @@ class Landscape:
 def landscape(profiles: Iterable[HardwareProfile]) -> Landscape:
     """The landscape of ``profiles``, in the order given (a profile given twice appears once).
 
+    Two different profiles with the same id (a copied file edited but not renamed) are refused:
+    one would otherwise hide the other silently.
+
     Examples
     --------
     >>> from dfx.hardware import load_profile
@@ -114,7 +117,11 @@ def landscape(profiles: Iterable[HardwareProfile]) -> Landscape:
     ['scratchpad', 'static', 'cycle-exact']
     """
     seen: dict[str, LandscapeRow] = {}
+    first: dict[str, HardwareProfile] = {}
     for p in profiles:
+        if p.id in first and first[p.id] != p:
+            raise DfxError(f"two different profiles have the id {p.id!r}; give each file its own id to compare them")
+        first.setdefault(p.id, p)
         seen.setdefault(p.id, LandscapeRow.from_profile(p))
     if not seen:
         raise DfxError("no hardware profiles to compare; name at least one id (see `dfx hw list`)")
