@@ -17,6 +17,7 @@ so a one-node kernel moves exactly its eager traffic, and fusing never adds byte
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -71,12 +72,19 @@ class Dataflow:
         """TensorKey -> the working node that writes it."""
         return {key: name for name, outs in self.outputs.items() for key in outs}
 
+    @cached_property
+    def _successors(self) -> dict[str, tuple[str, ...]]:
+        out = {}
+        for name, outs in self.outputs.items():
+            seen: dict[str, None] = {}
+            for key in outs:
+                seen.update(dict.fromkeys(self.consumers.get(key, ())))
+            out[name] = tuple(seen)
+        return out
+
     def successors(self, name: str) -> tuple[str, ...]:
         """Working nodes reading any output of ``name``."""
-        seen: dict[str, None] = {}
-        for key in self.outputs[name]:
-            seen.update(dict.fromkeys(self.consumers.get(key, ())))
-        return tuple(seen)
+        return self._successors[name]
 
     def onchip_by_node(self, members: set[str] | frozenset[str]) -> dict[str, int]:
         """Per member, the bytes of its traffic that stay on chip when ``members`` run as one unit.
@@ -134,14 +142,28 @@ def _is_param_root(costed: CostedGraph, key: TensorKey) -> bool:
     return node.op == "get_attr" or node.input_kind in _PARAM_KINDS
 
 
+_CACHE: dict[int, tuple[weakref.ref, Dataflow]] = {}
+
+
 def dataflow(costed: CostedGraph) -> Dataflow:
-    """The tensor-level data flow of ``costed`` (working nodes only).
+    """The tensor-level data flow of ``costed`` (working nodes only), computed once per costed graph.
 
     >>> from dfx.costs import annotate
     >>> from dfx.ir import Graph
     >>> dataflow(annotate(Graph(name="empty", nodes=()))).ops
     {}
     """
+    hit = _CACHE.get(id(costed))
+    if hit is not None and hit[0]() is costed:
+        return hit[1]
+    flow = _dataflow(costed)
+    for key in [k for k, (ref, _) in _CACHE.items() if ref() is None]:
+        del _CACHE[key]
+    _CACHE[id(costed)] = (weakref.ref(costed), flow)
+    return flow
+
+
+def _dataflow(costed: CostedGraph) -> Dataflow:
     graph = costed.graph
     working_nodes = [n for n in costed.nodes if does_work(n)]
     working = {n.name for n in working_nodes}

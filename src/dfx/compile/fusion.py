@@ -51,6 +51,7 @@ class Group:
     last: int
     internal_bytes: int = 0  # bytes of tensors made and consumed inside the group
     reasons: list[str] = field(default_factory=list)
+    consumers: set[str] = field(default_factory=set)  # nodes outside the group reading it
 
     @property
     def is_reduction(self) -> bool:
@@ -102,6 +103,7 @@ def _singleton(name: str, flow: Dataflow) -> Group:
     return Group(
         nodes=[name], kinds={op.kind}, numel=op.numel, rnumel=op.rnumel, extern=int(op.extern),
         reads={**flow.reads[name], **flow.params[name]}, writes=dict(flow.outputs[name]), first=op.pos, last=op.pos,
+        consumers=set(flow.successors(name)) - {name},
     )
 
 
@@ -120,6 +122,7 @@ def _merge(a: Group, b: Group, reason: str) -> Group:
         extern=a.extern + b.extern, reads={**a.reads, **b.reads}, writes={**a.writes, **b.writes},
         first=min(a.first, b.first), last=max(a.last, b.last),
         internal_bytes=a.internal_bytes + b.internal_bytes + internal, reasons=a.reasons + b.reasons + [reason],
+        consumers=(a.consumers | b.consumers) - set(a.nodes) - set(b.nodes),
     )
 
 
@@ -138,9 +141,7 @@ class _State:
         return n
 
     def successors(self, root: str) -> set[str]:
-        out = set()
-        for n in self.groups[root].nodes:
-            out.update(self.find(s) for s in self.flow.successors(n))
+        out = {self.find(s) for s in self.groups[root].consumers}
         out.discard(root)
         return out
 

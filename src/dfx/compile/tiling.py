@@ -123,7 +123,7 @@ def _main_node(kernel: Kernel, ops: dict[str, OpInfo]) -> str:
 def _tile_gemm(kernel: Kernel, gemm, mem: CoreMemory) -> Kernel:
     g = mem.granule
     machine = _tiling().Machine(mem.per_core_bytes or _UNBOUNDED_BYTES, mem.cores, 1.0, 1.0, g, g, g)
-    choice = _choose(gemm, machine)
+    choice = _choose_tile(gemm, machine)
     tm, tn, tk = choice.tm, choice.tn, choice.tk
     tiles = gemm.batch * math.ceil(gemm.m / tm) * math.ceil(gemm.n / tn) * mem.span
     return kernel.with_(tiles=tiles, tile_shape=(tm, tn, tk), tile_traffic_bytes=_gemm_traffic(kernel, gemm, tm, tn))
@@ -139,6 +139,11 @@ def _gemm_traffic(kernel: Kernel, gemm, tm: int, tn: int) -> int:
 @lru_cache(maxsize=4096)
 def _choose(gemm, machine):
     return _tiling().choose_tile(gemm, machine)
+
+
+def _choose_tile(gemm, machine):
+    """``choose_tile``, cached by shape (a model's layers repeat the same GEMMs)."""
+    return _choose(replace(gemm, name="gemm"), machine)
 
 
 def _tile_attention(kernel: Kernel, node: CostedNode, mem: CoreMemory) -> Kernel:
