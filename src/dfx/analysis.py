@@ -27,9 +27,10 @@ DEFAULT_MODEL = "gpt2-block"
 # A GPU and a dataflow accelerator, side by side: the comparison dfx exists for.
 DEFAULT_HARDWARE: tuple[str, ...] = ("nvidia-h100-sxm", "ibm-spyre")
 
-# How analyze runs a graph on each profile unless told otherwise: None is the profile's node-level
-# model (eager for cache devices, scratchpad for scratchpad devices); "compiled" its compiled program.
-DEFAULT_EXECUTION_MODEL: str | None = None
+# How analyze runs a graph on each profile unless told otherwise: the target's compiled program (every
+# machine the course compares runs one), its kernels list-scheduled on the cores. "eager" and
+# "scratchpad" are the node-level models (one operator at a time on the whole machine).
+DEFAULT_EXECUTION_MODEL: str = "compiled"
 
 
 @dataclass(frozen=True)

@@ -94,13 +94,15 @@ class Dataflow:
         visited in topological order, so a repeated load is charged to the first reader.
         """
         out: dict[str, int] = {}
-        loaded: set[TensorKey] = set()
+        loaded: dict[TensorKey, int] = {}  # bytes of each tensor already brought on chip
         for name in sorted(members, key=lambda n: self.ops[n].pos):
             saved = 0
             for key, nbytes in {**self.reads[name], **self.params[name]}.items():
-                if self.producer.get(key) in members or key in loaded:
+                if self.producer.get(key) in members:
                     saved += nbytes
-                loaded.add(key)
+                else:  # a gather loads only its rows (no more than its traffic): a whole read loads the rest
+                    saved += min(nbytes, loaded.get(key, 0))
+                loaded[key] = max(loaded.get(key, 0), min(nbytes, self.traffic[name]))
             for key, nbytes in self.outputs[name].items():
                 readers = self.consumers.get(key, ())
                 if key not in self.graph_outputs and readers and all(r in members for r in readers):
