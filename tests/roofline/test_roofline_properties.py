@@ -74,12 +74,20 @@ def _compulsory_bytes(costed) -> int:
     return _weight_bytes(costed) + inputs + outputs
 
 
+def _compiled(costed, profile):
+    """The compiled program on one chip, architecture model included (before any multi-chip split)."""
+    from dfx.arch import arch_model_for
+    from dfx.roofline import evaluate
+
+    arch = arch_model_for(profile)
+    timer = {} if arch is None else {"node_timer": arch.node_timer(costed, profile), "arch_model": arch.name}
+    return evaluate(costed, profile, execution_model="compiled", **timer)
+
+
 @pytest.mark.parametrize("profile_id", PROFILES)
 def test_makespan_bounds_and_byte_order(costed, profile_id):
-    from dfx.analysis import evaluate_on
-
     profile = load_profile(profile_id)
-    r = evaluate_on(costed, profile, execution_model="compiled")
+    r = _compiled(costed, profile)
     makespan = r.makespan_s
     flops = costed.total.flops
     peak = max(profile.peak_flop_per_s.values())

@@ -10,9 +10,10 @@ held back; every profile cites it under ``sources``):
 - **CPU**: ``min(tiles, C)``: ``at::parallel_for`` hands each thread a grain of work. ``C``: 56 cores.
 - **TPU**: ``C``. XLA runs one fusion at a time on the whole chip (v4's megacore splits each op over
   both TensorCores). ``C``: v4 2, v5e and v6e 1 TensorCore.
-- **dataflow**: ``C`` until a tiling pass has run, then ``min(tiles, C)``. Spyre's work-division
-  planner divides each kernel over its 32 cores; the Groq TSP issues every instruction across all 20
-  superlanes; the Cerebras wafer in weight-streaming mode runs one layer at a time on all usable cores.
+- **dataflow**: ``C``, whatever the tiles. Spyre's work-division planner divides each kernel over its
+  32 cores (a 12-head attention is split along the sequence too); the Groq TSP issues every
+  instruction across all 20 superlanes; the Cerebras wafer in weight-streaming mode runs one layer at
+  a time on all usable cores. The tiles say how each core's share is cut to fit its memory.
 
 Before a tiling pass has run (``Kernel.tile_shape == ()``), a GPU or CPU kernel's tile count is
 estimated from its output elements: a GEMM or attention kernel in 128 x 128 output tiles (CUTLASS's
@@ -90,9 +91,7 @@ def kernel_cores(kernel: Kernel, costed: CostedGraph, profile: HardwareProfile) 
     total = core_count(profile)
     if profile.kind in _TILED_BY_BLOCKS:
         return min(estimate_tiles(kernel, costed, profile), total)
-    if profile.kind is Kind.TPU or not kernel.tile_shape:
-        return total
-    return max(1, min(kernel.tiles, total))
+    return total  # TPU and dataflow: every core
 
 
 def _place(program: Program, costed: CostedGraph, profile: HardwareProfile) -> PassResult:
