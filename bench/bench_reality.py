@@ -125,18 +125,68 @@ def _cs3_systems(row) -> Prediction:
     return Prediction(_chips_needed(model, "cerebras-wse-3"), "dfx capacity: bf16 weights / 44 GB SRAM per wafer")
 
 
+# -- model rows: a phase of a causal decoder (dfx.inference), eager kernels queued back to back -------
+def _phase(model: str, hw: str, *, runtime: str | None = _QUEUED, **kwargs):
+    from dfx.analysis import analyze
+
+    a = analyze(model, hardware=[hw], execution_model="eager", runtime=runtime, **kwargs)
+    return a.inference.metrics(a.hardware[0].profile.id), a.hardware[0]
+
+
+def _ft_gpt67(row) -> Prediction:
+    m, _ = _phase(f"hf:{CONFIGS / 'gpt-6.7b.json'}", row["hardware"], phase="generate", prompt_len=128, output_len=8, dtype="fp16")
+    return Prediction(1e3 * m.total_s, f"generate 128 + 8, fp16, eager, runtime {_QUEUED}")
+
+
+def _trt_ttft(row) -> Prediction:
+    m, _ = _phase("hf:llama-2-7b", row["hardware"], phase="prefill", prompt_len=128, dtype="fp16")
+    return Prediction(1e3 * m.ttft_s, f"prefill 128, fp16, eager, runtime {_QUEUED}")
+
+
+def _trt_b384(row) -> Prediction:
+    m, _ = _phase("hf:llama-2-7b", row["hardware"], phase="generate", prompt_len=128, output_len=128, batch=384, dtype="fp16")
+    return Prediction(m.tokens_per_s, f"generate 128 + 128 at batch 384, fp16, eager, runtime {_QUEUED}")
+
+
+def _bert(row) -> Prediction:
+    from dfx.analysis import analyze
+
+    # TensorRT compiles the encoder into fused kernels: the compiled execution model, whose GPU tiling
+    # pass times each small GEMM ([128 x 768] x [768 x 768]) by the waves of tiles it fills the SMs with
+    a = analyze("hf:bert-base-uncased", hardware=["nvidia-a100-sxm4-40gb"], seq=128, dtype="fp16",
+                execution_model="compiled", runtime=_QUEUED)
+    return Prediction(1e3 * a.hardware[0].latency_s, f"encoder forward, seq 128, fp16, compiled (fused, tile waves), runtime {_QUEUED}")
+
+
+def _groq_l70b(row) -> Prediction:
+    m, r = _phase("hf:llama-2-70b", "groq-lpu", runtime=None, phase="decode", kv_len=4096, dtype="bf16")
+    return Prediction(m.tokens_per_s_per_user, f"decode at 4,096 cached tokens, bf16, {r.extras.get('chips')} chips (the TSP schedule)")
+
+
+def _cs3_l8b(row) -> Prediction:
+    m, r = _phase("hf:llama-3-8b", "cerebras-wse-3", runtime=None, phase="decode", kv_len=1024, dtype="bf16")
+    return Prediction(m.tokens_per_s_per_user, f"decode at 1,024 cached tokens (not stated), bf16, {r.extras.get('chips')} wafer(s)")
+
+
 PREDICTORS: dict[str, Callable[[dict], Prediction]] = {
     "LLMC-A100-gemm-8192x4096x4096": _llmc_gemm_big,
     "LLMC-A100-gemm-8192x64x64": _llmc_gemm_tiny,
     "LLMC-A100-softmax-4096x4096": _llmc_softmax,
     "LLMC-A100-GPT3-decode-W1": _llmc_w1,
     "MAMF-H100-bf16": _mamf_h100,
+    "FT-6.7B-b1-128-8": _ft_gpt67,
+    "TRT-L7B-A100-TTFT-128": _trt_ttft,
+    "TRT-L7B-A100-b384-128-128": _trt_b384,
+    "TRT-BERTbase-A100-s128-b1": _bert,
+    "Groq-L70B-tok/s": _groq_l70b,
+    "CS3-L3.1-8B-tok/s": _cs3_l8b,
     "Groq-L70B-chips": _groq_chips,
     "CS3-L3.1-70B-systems": _cs3_systems,
 }
 
 NOT_EXPRESSED: dict[str, str] = {
     "MaxText-v6e-L3.1-8B-train": "a training step (backward pass and optimizer): dfx captures inference graphs only",
+    "MLPerf4-L70B-8xH100-offline": "offline serving with in-flight batching of OpenOrca requests: the batch and lengths per step are not in the log",
 }
 
 

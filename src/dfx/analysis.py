@@ -185,6 +185,7 @@ def analyze(
     kv_dtype: str | None = None,
     chips: int | None = None,
     parallel: str | None = None,
+    runtime: str | None = None,
 ) -> Analysis:
     """Capture, cost and evaluate a model on hardware profiles.
 
@@ -221,6 +222,9 @@ def analyze(
         Spread the model over ``chips`` chips, or as ``parallel`` says (``"tp=8,pp=2"``); default:
         the fewest chips that hold it (``docs/parallel.md``). Each result then reports ``chips``
         and a per-chip timeline under ``parallel``, and its latency is the split's.
+    runtime : str, optional
+        Time nodes as that runtime runs each profile (its ``runtimes`` entry: achieved fractions
+        of peak, fixed cost per kernel; ``docs/hardware.md``); default: the ideal roofline.
 
     Returns
     -------
@@ -245,7 +249,7 @@ def analyze(
         return analyze_phase(
             model_or_name, profiles, phase=phase, dtype=dtype, batch=batch, seq=seq, method=method,
             prompt_len=prompt_len, kv_len=kv_len, output_len=output_len, weight_dtype=weight_dtype,
-            kv_dtype=kv_dtype, evaluate=lambda c, p: evaluate_on(c, p, execution_model=model_name, split=split),
+            kv_dtype=kv_dtype, evaluate=lambda c, p: evaluate_on(c, p, execution_model=model_name, split=split, runtime=runtime),
             input_shapes=input_shapes,
         )
     info: dict[str, Any] = {}
@@ -255,7 +259,7 @@ def analyze(
     else:
         graph, info = _capture(model_or_name, args, kwargs, dtype, batch, seq, method, input_shapes)
     costed = annotate(graph)
-    results = tuple(evaluate_on(costed, p, execution_model=model_name, split=split) for p in profiles)
+    results = tuple(evaluate_on(costed, p, execution_model=model_name, split=split, runtime=runtime) for p in profiles)
     return Analysis(costed, results, info)
 
 
@@ -307,14 +311,16 @@ def _placed(result: Any, costed: CostedGraph, profile: Any, split: Any) -> Any:
     return place(result, costed, plan)
 
 
-def evaluate_on(costed: CostedGraph, profile: Any, *, execution_model: Any = None, split: Any = None):
+def evaluate_on(costed: CostedGraph, profile: Any, *, execution_model: Any = None, split: Any = None,
+                runtime: str | None = None):
     """Evaluate ``costed`` on one profile, with its architecture model where dfx has one.
 
     ``execution_model`` (``"compiled"``, ``"eager"``, ``"scratchpad"``; default
     :data:`DEFAULT_EXECUTION_MODEL`) is how the profile runs the graph. A GPU evaluated compiled also
     carries its eager numbers under ``eager``, so the report shows both. ``split`` (a
     :class:`dfx.parallel.ParallelPlan` or a chip count; ``None``: the fewest chips that hold the
-    model) spreads the result over chips (:func:`dfx.parallel.place`).
+    model) spreads the result over chips (:func:`dfx.parallel.place`); ``runtime`` names the
+    profile's runtime whose achieved fractions time the nodes (``None``: the ideal roofline).
     """
     from dfx.arch import arch_model_for
     from dfx.hardware import Kind
@@ -325,8 +331,11 @@ def evaluate_on(costed: CostedGraph, profile: Any, *, execution_model: Any = Non
     timer = {} if arch is None else {"node_timer": arch.node_timer(costed, profile), "arch_model": arch.name}
     extras = {} if arch is None else dict(arch.extras(costed, profile))
     if model is ExecutionModel.COMPILED and profile.kind is Kind.GPU:
-        extras["eager"] = _eager_summary(evaluate(costed, profile, execution_model=ExecutionModel.EAGER, **timer))
-    return _placed(evaluate(costed, profile, execution_model=model, extras=extras, **timer), costed, profile, split)
+        extras["eager"] = _eager_summary(
+            evaluate(costed, profile, execution_model=ExecutionModel.EAGER, runtime=runtime, **timer)
+        )
+    result = evaluate(costed, profile, execution_model=model, extras=extras, runtime=runtime, **timer)
+    return _placed(result, costed, profile, split)
 
 
 def _storage_only(dtype: str | None) -> bool:
