@@ -17,6 +17,7 @@ SHIPPED = [
     "host-cpu",
     "ibm-spyre",
     "nvidia-a100-sxm-80gb",
+    "nvidia-a100-sxm4-40gb",
     "nvidia-h100-sxm",
     "nvidia-h200",
 ]
