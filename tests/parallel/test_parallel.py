@@ -115,3 +115,39 @@ def test_a_profile_without_links_cannot_spread():
     with pytest.raises(DfxError, match="no interconnect"):
         place(one, cg, ParallelPlan(tp=2))
 
+
+
+def _groq_with_sram(capacity: str):
+    import copy
+    from importlib import resources
+
+    import yaml
+
+    from dfx.hardware.loader import parse_profile
+
+    text = (resources.files("dfx.hardware") / "profiles" / "groq-lpu.yaml").read_text(encoding="utf-8")
+    data = copy.deepcopy(yaml.safe_load(text))
+    data["memory"][0]["capacity_bytes"] = capacity
+    return parse_profile(data, "groq-small")
+
+
+def test_evaluate_on_spreads_groq_over_the_chips_its_weights_need():
+    from dfx.analysis import evaluate_on
+
+    small = _groq_with_sram("3 MB")
+    cg = annotate(two_layers())
+    # 2 x 2,097,152 B of weights on chips of 3,000,000 B: ceil(1.398) = 2 chips (dfx capacity's rule)
+    assert fewest_chips(cg, small) == 2
+    result = evaluate_on(cg, small, execution_model="scratchpad")
+    assert result.extras["chips"] == 2
+    assert result.latency_s == pytest.approx(result.extras["schedule"]["makespan_s"])  # the TSP schedule
+    kinds = [s["kind"] for s in result.extras["parallel"]["timeline"]]
+    assert kinds == ["compute", "communication", "compute"]  # chip 0, the C2C crossing, chip 1
+
+
+def test_chips_and_parallel_must_agree():
+    from dfx.analysis import _split_request
+
+    with pytest.raises(DfxError, match="--chips 4 disagrees with --parallel tp=8"):
+        _split_request(4, "tp=8")
+    assert _split_request(8, "tp=8").chips == 8
