@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from dfx.arch.gpu.configs import GemmConfig, PointwiseConfig, ReductionConfig, gemm_candidates, next_power_of_2
-from dfx.arch.gpu.kernel import GemmKernel, SimtKernel, choose_gemm_config, gemm_kernel, pointwise_kernel, reduction_kernel
+from dfx.arch.gpu.kernel import GemmKernel, SimtKernel, gemm_kernel, pointwise_kernel, reduction_kernel
 from dfx.errors import DfxError
 from dfx.hardware import HardwareProfile, load_profile
 
