@@ -34,3 +34,27 @@ def test_animate_with_force_replaces_the_file_and_without_keeps_it(tmp_path):
     written = sorted(p.name for p in tmp_path.iterdir())
     assert written in (["user.gif"], ["user.gif", "user.png"]), written  # a PNG strip where pillow is missing
     assert (tmp_path / "user.gif").read_bytes() != b"mine" or (tmp_path / "user.png").exists()
+
+
+def test_a_dot_that_never_returns_is_stopped_and_dag_dot_kept(tmp_path, monkeypatch):
+    """A `dot` (a shell wrapper whose child sleeps) past its budget: killed, dag.dot alone, one note."""
+    import json
+    import os
+    import time
+
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "dot").write_text("#!/bin/sh\nsleep 1000\n")
+    (fake / "dot").chmod(0o755)
+    made = run_main(["analyze", "mlp", "--hw", "h100", "--json"], tmp_path)
+    assert made.rc == 0, made.err
+    (tmp_path / "a.json").write_text(json.dumps(json.loads(made.out)))
+    monkeypatch.setenv("PATH", f"{fake}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("DFX_DOT_TIMEOUT_S", "1")
+    start = time.perf_counter()
+    result = run_main(["report", "a.json", "--out", "pictures"], tmp_path)
+    assert time.perf_counter() - start < 60
+    assert result.rc == 0, result.err
+    written = {p.name for p in (tmp_path / "pictures").iterdir()}
+    assert "dag.dot" in written and not written & {"dag.svg", "dag.png"}, written
+    assert "did not finish in 1 s and was stopped" in result.err

@@ -130,15 +130,58 @@ def graphviz_available() -> bool:
     return shutil.which("dot") is not None
 
 
-def render_dot(dot_text: str, fmt: str, timeout_s: float = 120.0) -> bytes | None:
-    """Lay out ``dot_text`` with Graphviz into ``fmt`` (``svg``, ``png``); ``None`` without Graphviz."""
+# Graphviz lays out a few thousand boxes in seconds; a layout still running after this long is
+# stopped (a huge graph, or a broken `dot`) and the pictures go on without dag.svg and dag.png.
+# DFX_DOT_TIMEOUT_S overrides it.
+DOT_TIMEOUT_S = 60.0
+
+
+class GraphvizTimeout(Exception):
+    """``dot`` did not finish within its budget; the message is the note to print."""
+
+
+def dot_timeout_s() -> float:
+    """The layout budget in seconds: ``DFX_DOT_TIMEOUT_S`` if set to a positive number, else :data:`DOT_TIMEOUT_S`."""
+    import os
+
+    try:
+        value = float(os.environ.get("DFX_DOT_TIMEOUT_S", DOT_TIMEOUT_S))
+    except ValueError:
+        return DOT_TIMEOUT_S
+    return value if value > 0 else DOT_TIMEOUT_S
+
+
+def render_dot(dot_text: str, fmt: str, timeout_s: float | None = None) -> bytes | None:
+    """Lay out ``dot_text`` with Graphviz into ``fmt`` (``svg``, ``png``); ``None`` without Graphviz.
+
+    Raises
+    ------
+    GraphvizTimeout
+        When ``dot`` runs past ``timeout_s`` (default :func:`dot_timeout_s`); it is killed first.
+    DfxError
+        When ``dot`` fails.
+    """
     exe = shutil.which("dot")
     if exe is None:
         return None
+    budget = dot_timeout_s() if timeout_s is None else timeout_s
     args = [exe, f"-T{fmt}"] + (["-Gdpi=110"] if fmt == "png" else [])
-    result = subprocess.run(args, input=dot_text.encode("utf-8"), capture_output=True, timeout=timeout_s, check=False)
-    if result.returncode != 0:
+    # its own process group, so a `dot` wrapper's children die with it and release the pipes
+    proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    try:
+        stdout, stderr = proc.communicate(dot_text.encode("utf-8"), timeout=budget)
+    except subprocess.TimeoutExpired:
+        import os
+        import signal
+
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        raise GraphvizTimeout(f"Graphviz dot -T{fmt} did not finish in {budget:g} s and was stopped: wrote dag.dot "
+                              "without dag.svg and dag.png; lay it out yourself (dot -Tsvg dag.dot) or draw "
+                              "--level module") from None
+    if proc.returncode != 0:
         from dfx.errors import DfxError
 
-        raise DfxError(f"Graphviz dot -T{fmt} failed: {result.stderr.decode(errors='replace').strip()[:300]}")
-    return result.stdout
+        raise DfxError(f"Graphviz dot -T{fmt} failed: {stderr.decode(errors='replace').strip()[:300]}")
+    return stdout

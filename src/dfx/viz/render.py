@@ -8,7 +8,7 @@ from typing import Any, Mapping
 
 from dfx.errors import DfxError
 from dfx.viz.document import Doc, read_document
-from dfx.viz.dot import GRAPHVIZ_HINT, graphviz_available, render_dot, to_dot
+from dfx.viz.dot import GRAPHVIZ_HINT, GraphvizTimeout, graphviz_available, render_dot, to_dot
 from dfx.viz.graph import Level, build_display_graph
 from dfx.viz.html import render_html
 from dfx.viz.roofline import render_roofline
@@ -79,12 +79,17 @@ def _render(d: Doc, color_by: str | None, level: Level | str, graphviz: bool, si
     dot_text = to_dot(d, graph, hw_id)
     files: dict[str, str | bytes] = {"dag.dot": dot_text}
     notes = []
-    svg = render_dot(dot_text, "svg") if graphviz else None
+    try:
+        svg = render_dot(dot_text, "svg") if graphviz else None
+        png = (render_dot(dot_text, "png") or b"") if svg is not None and dag_png else None
+    except GraphvizTimeout as exc:  # a layout past its budget: dag.dot alone, and say so
+        svg = png = None
+        notes.append(str(exc))
     if svg is not None:
         files["dag.svg"] = svg.decode("utf-8")
-        if dag_png:
-            files["dag.png"] = render_dot(dot_text, "png") or b""
-    else:
+        if png is not None:
+            files["dag.png"] = png
+    elif not notes:
         notes.append(GRAPHVIZ_HINT)
     roof = render_roofline(d)
     if roof is not None:
