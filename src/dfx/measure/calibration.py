@@ -237,7 +237,7 @@ def hierarchy_contradictions(bandwidth: Mapping[str, float]) -> list[tuple[str, 
 
     Examples
     --------
-    >>> hierarchy_contradictions({"L2": 1e9, "L3": 150e9, "DRAM": 200e9})
+    >>> hierarchy_contradictions({"L2": 1e9, "L3": 170e9, "DRAM": 200e9})
     [('L2', 'L3'), ('L2', 'DRAM')]
     >>> hierarchy_contradictions({"L2": 400e9, "L3": 180e9, "DRAM": 200e9})  # within the slack
     []
