@@ -105,6 +105,8 @@ class XlaRules:
         if a.extern or b.extern:
             return self._output_fusion(a, b, vertical, flow)
         if not vertical:
+            if not iteration_spaces_fuse(a, b):  # multi_output_fusion.cc: ShapesCompatibleForMultiOutputFusion
+                return False, f"xla: siblings' loop shapes differ ({a.numel}x{a.rnumel} vs {b.numel}x{b.rnumel})"
             return True, f"xla: sibling (multi-output) fusion of consumers of one operand [{XLA_SOURCE}]"
         if a.is_reduction:
             return False, "xla: a reduce is the root of its fusion; its consumers form their own"
