@@ -38,3 +38,17 @@ def test_compile_bad_profile_is_one_line():
     result = dfx("compile", "gpt2-block", "--hw", "no-such-chip")
     assert result.returncode == 2
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_compile_shows_the_real_torch_compile_pipeline_beside_dfx():
+    result = dfx("compile", "gpt2-block", "--hw", "h100", "--seq", "32", "--inductor", "--json")
+    assert result.returncode == 0, result.stderr
+    inductor = json.loads(result.stdout)["inductor"]
+    pipeline = inductor["pipeline"]
+    for key in ("dynamo_graph", "aot_forward_graph", "post_grad_graph"):
+        assert "placeholder" in pipeline[key], key  # an fx graph's text
+    # Inductor's kernels: 4 addmm library calls (c_attn, c_proj, c_fc, mlp c_proj) and SDPA among them
+    kernels = inductor["kernels"]
+    assert sum("addmm" in k["ops"][0] for k in kernels if k["kind"] == "extern") == 4
+    assert inductor["agreement"]["operators"] == 5  # 2 layer norms, gelu, 2 residual adds
+    assert inductor["agreement"]["fraction"] >= 0.9
