@@ -26,7 +26,8 @@ from dfx.arch.memory.tiling import RooflineTime
 from dfx.hardware import HardwareProfile
 from dfx.ir import itemsize_bytes
 
-__all__ = ["AttentionBlock", "AttentionOnChip", "attention_on_chip", "render_case_study"]
+__all__ = ["AttentionBlock", "AttentionOnChip", "attention_graph", "attention_on_chip", "compiler_stages",
+           "render_case_study", "render_stages"]
 
 _MATMULS = 2  # S = Q K^T and O = P V, 2*N*N*d FLOPs each
 
@@ -181,8 +182,9 @@ def _why(a: AttentionOnChip, b: AttentionOnChip) -> list[str]:
     return lines
 
 
-def render_case_study(results: list[AttentionOnChip]) -> str:
-    """The markdown report: one section per machine, then the differences between the first two."""
+def render_case_study(results: list[AttentionOnChip], stages: list[dict[str, Any]] | None = None) -> str:
+    """The markdown report: one section per machine, the differences between the first two, then
+    (given :func:`compiler_stages`) the block through each compiler stage."""
     blk = results[0].block
     head = [
         "# Attention case study",
@@ -194,4 +196,123 @@ def render_case_study(results: list[AttentionOnChip]) -> str:
     ]
     body = [line for r in results for line in _section(r)]
     tail = _why(results[0], results[1]) if len(results) > 1 else []
-    return "\n".join(head + body + tail) + "\n"
+    staged = ["", render_stages(stages)] if stages else []
+    return "\n".join(head + body + tail + staged) + "\n"
+
+
+# -- the block through the compiler stages --------------------------------------------------------
+
+
+def attention_graph(block: AttentionBlock):
+    """The block as a graph (torch-free): x [B*N, H*d] -> q, k, v projections -> SDPA -> output projection.
+
+    The four weights are graph inputs of ``[H*d, H*d]``; SDPA reads q, k, v as ``[B, H, N, d]``.
+    """
+    from dfx.ir import AtenCall, Edge, Graph, Node, TensorSpec
+
+    e = block.heads * block.head_dim
+    flat = TensorSpec((block.batch * block.seq, e), block.dtype)
+    weight = TensorSpec((e, e), block.dtype)
+    heads = TensorSpec((block.batch, block.heads, block.seq, block.head_dim), block.dtype)
+
+    def mm(name: str, src: str, w: str) -> Node:
+        return Node(name, "call_function", "aten.mm.default", inputs=(Edge(src), Edge(w)), outputs=(flat,),
+                    module_path=f"attn.{name}", aten_calls=(AtenCall("aten.mm.default", (flat, weight), (), (flat,)),))
+
+    nodes = [Node("x", "placeholder", "x", outputs=(flat,), input_kind="input")]
+    nodes += [Node(w, "placeholder", w, outputs=(weight,), input_kind="input") for w in ("w_q", "w_k", "w_v", "w_o")]
+    nodes += [mm("q", "x", "w_q"), mm("k", "x", "w_k"), mm("v", "x", "w_v")]
+    sdpa = "aten.scaled_dot_product_attention.default"
+    nodes.append(Node("sdpa", "call_function", sdpa, inputs=(Edge("q"), Edge("k"), Edge("v")), outputs=(heads,),
+                      module_path="attn.sdpa", aten_calls=(AtenCall(sdpa, (heads, heads, heads), (), (heads,)),)))
+    nodes += [mm("o", "sdpa", "w_o"), Node("output", "output", "output", inputs=(Edge("o"),))]
+    return Graph(name="attention-block", nodes=tuple(nodes))
+
+
+def _level(profile: HardwareProfile) -> str:
+    lv = profile.on_chip_level() or onchip_memory(profile)
+    if lv is None:
+        return "no on-chip level with a published capacity"
+    per = lv.capacity_per_instance_bytes
+    return f"{lv.name} {_mb(lv.capacity_bytes)} ({_mb(per)} per core)" if lv.instances > 1 else f"{lv.name} {_mb(lv.capacity_bytes)}"
+
+
+def _array(profile: HardwareProfile) -> str:
+    c = profile.compute
+    return f"{c.array_rows}x{c.array_cols} {c.unit_kind or 'array'}" if c.array_rows and c.array_cols else "array size unpublished"
+
+
+# stage -> (what to compare, the hardware figure that decides it)
+_CAUSES = {
+    "lower": lambda p: "none: eager lowering is one kernel per operator on every machine",
+    "fusion": lambda p: f"memory model {p.memory_model.value}, on chip {_level(p)}",
+    "tiling": lambda p: f"per-core on-chip memory {_level(p)}, matrix unit {_array(p)}",
+    "placement": lambda p: f"compute.cores = {p.compute.cores}",
+    "schedule": lambda p: f"scheduling commitment {p.scheduling.commitment.value}",
+}
+
+
+def compiler_stages(block: AttentionBlock, profiles: list[HardwareProfile]) -> list[dict[str, Any]]:
+    """Per compiler stage, each machine's program after it and the hardware figure behind it.
+
+    Returns one entry per stage (``lower``, the target's passes, then ``evaluate``): ``stage``,
+    ``machines`` (per profile id: ``kernels``, ``tiles``, ``offchip_bytes``, ``notes``, ``cause``)
+    and ``differs`` (whether the stage changed the machines' programs differently, or for a
+    different hardware reason).
+    """
+    from dfx.costs import annotate
+    from dfx.roofline import evaluate
+
+    costed = annotate(attention_graph(block))
+    results = {p.id: evaluate(costed, p, execution_model="compiled") for p in profiles}
+    by_id = {p.id: p for p in profiles}
+    names = list(dict.fromkeys(s.name for r in results.values() for s in r.program.program.stages))
+    out = []
+    before: dict[str, tuple[int, int, int]] = {pid: (0, 0, 0) for pid in results}
+    for name in names:
+        machines, changes = {}, set()
+        for pid, r in results.items():
+            rec = next((s for s in r.program.program.stages if s.name == name), None)
+            if rec is None:
+                continue
+            cause = _CAUSES.get(name, lambda p: "")(by_id[pid])
+            machines[pid] = {"kernels": rec.kernels, "tiles": rec.tiles, "offchip_bytes": rec.offchip_bytes,
+                             "notes": list(rec.notes), "cause": cause}
+            now = (rec.kernels, rec.tiles, rec.offchip_bytes)
+            changes.add((tuple(a - b for a, b in zip(now, before[pid])), cause))  # what this stage did, and why
+            before[pid] = now
+        out.append({"stage": name, "machines": machines, "differs": len(changes) > 1})
+    evaluation = {}
+    for pid, r in results.items():
+        p = by_id[pid]
+        off = p.off_chip_level()
+        evaluation[pid] = {
+            "makespan_s": r.makespan_s, "critical_path_s": r.critical_path.time_s, "serial_time_s": r.serial_time_s,
+            "policy": r.program.policy.value,
+            "cause": f"peak {p.peak(block.dtype).flop_per_s / 1e12:,.0f} TFLOP/s ({p.peak(block.dtype).used}), "
+                     f"off chip {off.name} {off.bandwidth_bytes_per_s / 1e9:,.0f} GB/s" if off else "",
+        }
+    out.append({"stage": "evaluate", "machines": evaluation, "differs": True})
+    return out
+
+
+def render_stages(stages: list[dict[str, Any]]) -> str:
+    """The markdown section ``Through the compiler stages`` for :func:`compiler_stages`."""
+    lines = ["## Through the compiler stages", "",
+             "The same block compiled for each machine (`dfx.compile`), stage by stage: the program after "
+             "each pass, what differs between the machines, and the hardware figure that decides it.", ""]
+    for s in stages:
+        verdict = "differs" if s["differs"] else "same on every machine"
+        lines.append(f"### {s['stage']} ({verdict})")
+        lines.append("")
+        for pid, m in s["machines"].items():
+            if s["stage"] == "evaluate":
+                lines.append(f"- {pid}: makespan {m['makespan_s'] * 1e6:,.1f} us ({m['policy']} schedule; critical "
+                             f"path {m['critical_path_s'] * 1e6:,.1f} us, serial {m['serial_time_s'] * 1e6:,.1f} us). "
+                             f"Because of: {m['cause']}.")
+            else:
+                note = f"; {m['notes'][0]}" if m["notes"] else ""
+                lines.append(f"- {pid}: {m['kernels']} kernels, {m['tiles']} tiles, {_mb(m['offchip_bytes'])} off chip"
+                             f"{note}. Because of: {m['cause']}.")
+        lines.append("")
+    return "\n".join(lines)

@@ -139,17 +139,20 @@ def attention(
 ) -> None:
     """Follow one attention block through two machines: tiling, what stays on chip, traffic, time."""
     from dfx.arch.memory.api import dtype_name, profile_of
-    from dfx.arch.memory.casestudy import AttentionBlock, attention_on_chip, render_case_study
+    from dfx.arch.memory.casestudy import AttentionBlock, attention_on_chip, compiler_stages, render_case_study
 
     for name, value in (("--seq", seq), ("--heads", heads), ("--head-dim", head_dim), ("--batch", batch)):
         _positive(name, value)
     block = AttentionBlock(seq, heads, head_dim, batch, dtype_name(dtype))
-    results = [attention_on_chip(block, profile_of(h)) for h in (hw or ["ibm-spyre", "google-tpu-v4"])]
+    profiles = [profile_of(h) for h in (hw or ["ibm-spyre", "google-tpu-v4"])]
+    results = [attention_on_chip(block, p) for p in profiles]
+    stages = compiler_stages(block, profiles)
     if as_json:
-        doc = {"schema": "dfx.casestudy.attention/1", "block": block.__dict__, "machines": [r.to_dict() for r in results]}
+        doc = {"schema": "dfx.casestudy.attention/1", "block": block.__dict__, "machines": [r.to_dict() for r in results],
+               "stages": stages}
         sys.stdout.write(json.dumps(doc, indent=1) + "\n")
     else:
-        sys.stdout.write(render_case_study(results))
+        sys.stdout.write(render_case_study(results, stages))
 
 
 def register(app: typer.Typer) -> None:
