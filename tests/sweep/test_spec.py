@@ -36,6 +36,12 @@ def test_bad_specs_are_one_line_errors(extra, message):
     assert "\n" not in str(info.value)
 
 
+def test_models_are_required_and_hardware_defaults_to_analyzes():
+    with pytest.raises(DfxError, match="no models to sweep"):
+        load_spec(None, {"hardware": ["h100"]})
+    assert load_spec(None, {"models": ["mlp"]}).profile_refs() == {"nvidia-h100-sxm": "nvidia-h100-sxm", "ibm-spyre": "ibm-spyre"}
+
+
 def test_absurd_sweep_is_refused_before_any_work():
     # 1 x 1 x 100 x 100 x 1 = 10,000 points > 5,000
     with pytest.raises(DfxError, match="sweep has 10,000 points, more than max_points 5,000"):

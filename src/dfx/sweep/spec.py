@@ -93,7 +93,8 @@ class SweepSpec:
     models : tuple of str
         Model specs, as ``dfx analyze`` takes them (built-ins, ``hf:`` configs).
     hardware : tuple of str
-        Profile ids, aliases or files; stored as given, resolved by :meth:`profile_refs`.
+        Profile ids, aliases or files; stored as given, resolved by :meth:`profile_refs`. Default
+        (in a file or flags): ``dfx analyze``'s, ``nvidia-h100-sxm`` and ``ibm-spyre``.
     batch, seq : tuple of int
     dtype : tuple of str
         Activation formats by their canonical names (``bfloat16``, ``float32``, ``float16``, and the
@@ -273,9 +274,12 @@ def from_mapping(data: Mapping[str, Any], origin: str = "the sweep") -> SweepSpe
     for axis in AXES:
         if axis in data:
             kwargs[axis] = _as_tuple(axis, data[axis])
-    for key in ("models", "hardware"):
-        if not kwargs.get(key):
-            raise DfxError(f"{origin} names no {key}; give at least one (--{'model' if key == 'models' else 'hw'})")
+    if not kwargs.get("models"):
+        raise DfxError(f"no models to sweep in {origin}; give at least one (--model, or models: in SWEEP.yaml)")
+    if not kwargs.get("hardware"):
+        from dfx.analysis import DEFAULT_HARDWARE
+
+        kwargs["hardware"] = DEFAULT_HARDWARE  # as dfx analyze: a GPU and a dataflow accelerator
     if "dtype" in kwargs:
         kwargs["dtype"] = tuple(_dtype(v) for v in kwargs["dtype"])
     for axis in ("models", "hardware", "phase", "execution_model"):
@@ -298,7 +302,7 @@ def load_spec(path: str | Path | None, overrides: Mapping[str, Any] | None = Non
     import yaml
 
     data: dict[str, Any] = {}
-    origin = "the sweep flags"
+    origin = "the flags"
     if path is not None:
         p = Path(path)
         origin = str(p)
