@@ -148,7 +148,7 @@ def test_file_models_take_shapes_not_batch(tmp_path):
 
 
 def test_execution_model_is_selectable_and_a_gpu_shows_both():
-    compiled = dfx.analyze("mlp", hardware=["h100", "google-tpu-v4"], execution_model="compiled").to_dict()
+    compiled = dfx.analyze("mlp", hardware=["h100", "google-tpu-v4"]).to_dict()  # compiled is the default
     eager = dfx.analyze("mlp", hardware=["h100", "google-tpu-v4"], execution_model="eager").to_dict()
     h100, tpu = compiled["hardware"]["nvidia-h100-sxm"], compiled["hardware"]["google-tpu-v4"]
     assert h100["execution_model"] == tpu["execution_model"] == "compiled"  # TPU v4: XLA, not eager
@@ -159,5 +159,10 @@ def test_execution_model_is_selectable_and_a_gpu_shows_both():
     for hw in compiled["hardware"].values():
         assert hw["critical_path"]["time_s"] <= hw["makespan_s"] * (1 + 1e-12)
         assert hw["makespan_s"] <= hw["serial_time_s"] * (1 + 1e-12)
+    from dfx.viz import render_report
+
+    html = render_report(compiled).files["report.html"]
+    assert "makespan (the latency to quote)" in html and "infinite-resource lower bound" in html
+    assert "eager: serial / makespan" in html
     with pytest.raises(DfxError, match="unknown execution model 'jit'"):
         dfx.analyze("mlp", hardware=[], execution_model="jit")

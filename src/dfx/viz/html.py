@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import re
 from pathlib import Path
+from typing import Any
 
 from dfx.viz.document import Doc, DocNode
 from dfx.viz.facts import BOUND_FILL, BOUND_LABEL, box_facts, format_bytes, format_flops, format_intensity, format_seconds, format_shape
@@ -15,7 +16,9 @@ __all__ = ["render_html"]
 _TEMPLATES = Path(__file__).parent / "templates"
 _SUMMARY_ROWS = [
     ("execution model", "execution_model"), ("ridge (FLOP/byte)", "ridges"), ("bound counts", "counts"),
-    ("serial time", "serial"), ("critical-path time", "critical"), ("parallelism (work / span)", "parallelism"),
+    ("serial time (one stream)", "serial"), ("critical path (infinite-resource lower bound)", "critical"),
+    ("makespan (the latency to quote)", "makespan"), ("kernels, cores, schedule", "program"),
+    ("eager: serial / makespan", "eager"), ("parallelism (work / span)", "parallelism"),
     ("nodes whose bound shifts on chip", "shift"),
 ]
 # Inline SVG needs no namespace declarations in HTML; dropping them (and the XML prolog) leaves no URL.
@@ -38,6 +41,21 @@ def _short_path(path: tuple[str, ...] | list[str]) -> str:
     return " \u2192 ".join([*path[:_PATH_HEAD], f"\u2026 {hidden} more \u2026", *path[-_PATH_TAIL:]])
 
 
+def _program_cell(program: Any) -> str:
+    """A compiled program in one cell: kernels on how many cores, the schedule's policy and busy share."""
+    if not program:
+        return "-"
+    return (f"{program['kernel_count']} kernels on {program['cores']} cores, {program['schedule_policy']}, "
+            f"{100 * program['core_utilization']:.0f}% busy")
+
+
+def _eager_cell(eager: Any) -> str:
+    """A GPU's eager numbers beside its compiled ones (``hardware.<id>.eager``)."""
+    if not eager:
+        return "-"
+    return f"{format_seconds(eager['serial_time_s'])} / {format_seconds(eager['makespan_s'])}"
+
+
 def _summaries(doc: Doc) -> list[dict[str, str]]:
     out = []
     for h in doc.hardware.values():
@@ -46,6 +64,8 @@ def _summaries(doc: Doc) -> list[dict[str, str]]:
             "ridges": ", ".join(f"{k} {v:.3g}" for k, v in h.ridge_flop_per_byte.items()) + f" ({h.ridge_dtype})",
             "counts": ", ".join(f"{k} {v}" for k, v in h.bound_counts.items()),
             "serial": format_seconds(h.serial_time_s), "critical": format_seconds(h.critical_time_s),
+            "makespan": format_seconds(float(h.raw.get("makespan_s", h.serial_time_s))),
+            "program": _program_cell(h.raw.get("program")), "eager": _eager_cell(h.raw.get("eager")),
             "parallelism": f"{h.parallelism:.2f}", "shift": str(len(h.partition_shift)),
             "path": " \u2192 ".join(h.critical_path), "path_length": len(h.critical_path),
             "path_short": _short_path(h.critical_path),
