@@ -35,16 +35,7 @@ from dfx.compile.passes import PassResult
 from dfx.compile.program import Kernel, KernelKind, Program
 from dfx.costs.record import Category, CostedGraph, CostedNode
 from dfx.costs.terms import FMA_FLOPS
-from dfx.errors import DfxError
 from dfx.hardware import HardwareProfile, Kind
-
-
-def _tiling():
-    """:mod:`dfx.arch.memory.tiling`, imported on first use: ``dfx.arch``'s package imports the roofline,
-    which imports this stage, so a module-level import would be circular."""
-    from dfx.arch.memory import tiling
-
-    return tiling
 
 
 __all__ = ["CoreMemory", "core_memory", "gemm_of", "tile_kernel", "tiling_pass"]
@@ -53,6 +44,14 @@ GPU_XBLOCK = 1024  # Inductor's largest pointwise XBLOCK (triton_heuristics poin
 FLASH_BLOCK_M = 128  # FlashAttention-2 query rows per thread block (Dao 2023, section 3.3; Br = 128 on A100/H100)
 _UNBOUNDED_BYTES = 1e30  # a profile with no on-chip capacity: tiles limited by the matrix unit and the cores only
 _DOUBLE_BUFFER = 2  # a streaming tile holds the block being computed and the next being loaded
+
+
+def _tiling():
+    """:mod:`dfx.arch.memory.tiling`, imported on first use: ``dfx.arch``'s package imports the roofline,
+    which imports this stage, so a module-level import would be circular."""
+    from dfx.arch.memory import tiling
+
+    return tiling
 
 
 @dataclass(frozen=True)
