@@ -37,7 +37,6 @@ from dfx.costs.record import Category, CostedGraph, CostedNode
 from dfx.costs.terms import FMA_FLOPS
 from dfx.hardware import HardwareProfile, Kind
 
-
 __all__ = ["CoreMemory", "core_memory", "gemm_of", "tile_kernel", "tiling_pass"]
 
 GPU_XBLOCK = 1024  # Inductor's largest pointwise XBLOCK (triton_heuristics pointwise: max block 1024 per program)
