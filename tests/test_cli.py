@@ -93,3 +93,35 @@ def test_out_that_cannot_be_a_folder_is_one_line(tmp_path):
 def test_usage_errors_are_one_line():
     line = _one_line_error(dfx("analyze", "mlp", "--frobnicate"))
     assert "No such option: --frobnicate" in line and "dfx analyze --help" in line
+
+
+def test_a_reader_closing_the_pipe_ends_quietly_with_sigpipe_status(monkeypatch, tmp_path, capsys):
+    # `dfx hw list | head -1`: the reader leaves, stdout writes raise BrokenPipeError. rich's Console
+    # turns that into SystemExit(1), which must not read as a model calling sys.exit().
+    import sys
+
+    from dfx import cli
+
+    sink = open(tmp_path / "sink", "w")
+
+    class ClosedPipe:
+        encoding = "utf-8"
+
+        def write(self, text):
+            raise BrokenPipeError(32, "Broken pipe")
+
+        def flush(self):
+            raise BrokenPipeError(32, "Broken pipe")
+
+        def isatty(self):
+            return False
+
+        def fileno(self):
+            return sink.fileno()  # where the quiet exit points stdout (devnull) instead
+
+    monkeypatch.setattr(sys, "stdout", ClosedPipe())
+    monkeypatch.setattr(sys, "argv", ["dfx", "hw", "list"])
+    with pytest.raises(SystemExit) as exited:
+        cli.main()
+    assert exited.value.code == 141  # 128 + SIGPIPE (13), as git and coreutils end
+    assert capsys.readouterr().err == ""  # nothing said about sys.exit() or the model

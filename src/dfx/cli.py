@@ -292,6 +292,22 @@ def _say(kind: str, message: str) -> None:
     _err.print(text, highlight=False)
 
 
+# A process whose reader closed the pipe ends as if killed by SIGPIPE (128 + 13), as git and
+# coreutils do, so `dfx ... | head` is quiet and `set -o pipefail` still sees that output was cut.
+_BROKEN_PIPE_STATUS = 141
+
+
+def _quiet_broken_pipe() -> None:
+    """Exit quietly after the reader of stdout went away (Python's documented recipe: point stdout
+    at devnull so the interpreter's final flush does not raise again)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    sys.exit(_BROKEN_PIPE_STATUS)
+
+
 def main() -> None:
     """Entry point: run the app; a :class:`DfxError` is one line on stderr and exit status 2.
 
@@ -326,7 +342,11 @@ def main() -> None:
         message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
         _say("error", f"{message} (see `{where} --help`)")
         sys.exit(exc.exit_code)
+    except BrokenPipeError:  # `dfx ... | head`: the reader left; say nothing more
+        _quiet_broken_pipe()
     except SystemExit as exc:  # code of the user's (a model file's) that called sys.exit()
+        if isinstance(exc.__context__, BrokenPipeError):  # rich's Console exits 1 on a closed pipe
+            _quiet_broken_pipe()
         code = exc.code if isinstance(exc.code, int) and exc.code != 0 else 1
         _say("error", f"stopped by sys.exit({exc.code!r}) before the command finished; "
                       "remove the sys.exit() call from the model's code")
