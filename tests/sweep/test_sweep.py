@@ -51,9 +51,6 @@ def test_latency_grows_with_batch(full_sweep):
     assert _batch_4_faster_than_1(full_sweep[2], gpus=False) == []
 
 
-@pytest.mark.xfail(strict=True, reason="GPU compiled model: a GEMM of M = 16 rows gets 16 tiles, is placed on 16 of "
-                   "132 SMs and timed on their share of HBM bandwidth, so llama3-8b-layer at batch 1 (0.57 ms on an "
-                   "H100) is predicted slower than at batch 4 (0.34 ms); no split-K. Reported to the lead.")
 def test_latency_grows_with_batch_on_gpus(full_sweep):
     assert _batch_4_faster_than_1(full_sweep[2], gpus=True) == []
 

@@ -38,3 +38,28 @@ def test_kernel_plan_on_a_compiled_graph():
     k = program.kernels[0]
     assert kernel_plan(k.kind.value, [by_name[n] for n in k.nodes], k.offchip_bytes, k.flops, k.dtype, tpu) is None
     assert kernel_plan("attention", [by_name[n] for n in k.nodes], k.offchip_bytes, k.flops, k.dtype, H100) is None
+
+
+def test_a_decode_gemm_is_split_over_k_to_fill_the_sms_and_streams_its_weights_at_hbm_speed():
+    # Llama decode projection on an A100: [1, 4096] @ [4096, 4096] bf16. Its weights are
+    # 4096 * 4096 * 2 B = 33,554,432 B; at 2.039 TB/s that is 16.46 us of HBM time, whatever the tiles.
+    from dfx.arch.gpu.plan import gemm_plan
+    from dfx.hardware import load_profile
+
+    a100 = load_profile("nvidia-a100-sxm-80gb")
+    plan = gemm_plan(1, 4096, 4096, "bf16", a100)
+    assert plan.config["split_k"] > 1
+    assert plan.tiles >= 108  # split-K fills the A100's 108 SMs instead of leaving most idle
+    weights_s = 4096 * 4096 * 2 / 2.039e12
+    assert weights_s <= plan.time_s - a100.op_overhead_s <= 1.5 * weights_s
+
+
+def test_more_rows_never_make_a_skinny_gemm_faster():
+    # M = 1, 4, 16, 32 rows (decode batches) of the same [4096, 14336] weight: the work only grows, so
+    # must the time. Without split-K, M = 1 ran on a few SMs and came out slower than M = 32.
+    from dfx.arch.gpu.plan import gemm_plan
+    from dfx.hardware import load_profile
+
+    h100 = load_profile("nvidia-h100-sxm")
+    times = [gemm_plan(m, 4096, 14336, "bf16", h100).time_s for m in (1, 4, 16, 32)]
+    assert times == sorted(times)

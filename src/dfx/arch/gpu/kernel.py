@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Sequence
 
 from dfx.arch.gpu.configs import (
     GemmConfig, PointwiseConfig, ReductionConfig, gemm_candidates, gemm_registers_per_thread,
@@ -43,7 +43,8 @@ from dfx.hardware import HardwareProfile
 from dfx.ir import DTYPE_ITEMSIZE_BYTES, normalize_dtype
 
 __all__ = [
-    "GemmKernel", "SimtKernel", "WaveTime", "choose_gemm_config", "gemm_kernel", "gemm_kernel_time_s",
+    "GemmKernel", "SimtKernel", "WaveTime", "autotune_pick", "choose_gemm_config", "fitting_gemm_configs", "gemm_kernel",
+    "gemm_kernel_time_s",
     "pointwise_kernel", "reduction_kernel",
 ]
 
@@ -303,7 +304,7 @@ def gemm_kernel(m: int, k: int, n: int, profile: HardwareProfile, *, dtype: str 
         raise DfxError(f"GEMM sizes must be >= 1, got M={m}, K={k}, N={n}, batch={batch}")
     if config is None:
         config = choose_gemm_config(m, k, n, dtype, profile, batch=batch)
-        return _evaluate(m, k, n, batch, dtype, profile, config, registers_per_thread, len(_fitting(m, k, n, dtype, profile)))
+        return _evaluate(m, k, n, batch, dtype, profile, config, registers_per_thread, len(fitting_gemm_configs(m, k, n, dtype, profile)))
     return _evaluate(m, k, n, batch, dtype, profile, config, registers_per_thread, 1)
 
 
@@ -324,8 +325,8 @@ def _evaluate(m, k, n, batch, dtype, profile, c: GemmConfig, regs, chosen_from) 
                       spec.sms, chosen_from, notes)
 
 
-def _fitting(m: int, k: int, n: int, dtype: str, profile: HardwareProfile) -> list[GemmConfig]:
-    """Candidates that fit one SM (shared memory, registers) and would not surely spill."""
+def fitting_gemm_configs(m: int, k: int, n: int, dtype: str, profile: HardwareProfile) -> list[GemmConfig]:
+    """Inductor's candidates that fit one SM (shared memory, registers) and would not surely spill."""
     spec = simt_spec(profile)
     _, elem = _dtype_bytes(dtype)
     lim = spec.limits
@@ -359,12 +360,22 @@ def choose_gemm_config(m: int, k: int, n: int, dtype: str, profile: HardwareProf
     >>> choose_gemm_config(4096, 4096, 4096, "bf16", load_profile("h100")).to_dict()["BLOCK_M"]
     128
     """
-    fitting = _fitting(m, k, n, dtype, profile)
+    fitting = fitting_gemm_configs(m, k, n, dtype, profile)
     if not fitting:
         raise DfxError(f"no Inductor GEMM config fits an SM of {profile.id} for M={m}, K={k}, N={n}")
-    timed = [(_evaluate(m, k, n, batch, dtype, profile, c, None, 1).time_s, i, c) for i, c in enumerate(fitting)]
-    best = min(t for t, _, _ in timed)
-    tied = [(-c.block_m * c.block_n, -c.block_k, i, c) for t, i, c in timed if t <= best * (1 + _TIE_TOLERANCE)]
+    timed = [(_evaluate(m, k, n, batch, dtype, profile, c, None, 1).time_s, c) for c in fitting]
+    return fitting[autotune_pick(timed)]
+
+
+def autotune_pick(timed: Sequence[tuple[float, GemmConfig]]) -> int:
+    """The index of the config an autotuner keeps among ``(predicted seconds, config)`` pairs.
+
+    The fastest wins; configs within 1% of it count as tied, and the tie goes to the largest output
+    tile (``BM * BN``: the operand reuse the model's roofs under-count), then the largest
+    ``BLOCK_K``, then the order given.
+    """
+    best = min(t for t, _ in timed)
+    tied = [(-c.block_m * c.block_n, -c.block_k, i) for i, (t, c) in enumerate(timed) if t <= best * (1 + _TIE_TOLERANCE)]
     return min(tied)[-1]
 
 

@@ -19,14 +19,18 @@ single-op ones.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
-from dfx.arch.gpu.kernel import GemmKernel, SimtKernel, gemm_kernel, pointwise_kernel, reduction_kernel
+from dfx.arch.gpu.kernel import (
+    GemmKernel, SimtKernel, autotune_pick, fitting_gemm_configs, gemm_kernel, pointwise_kernel, reduction_kernel,
+)
 from dfx.costs.record import Category, CostedNode
 from dfx.hardware import HardwareProfile
 
-__all__ = ["TilePlan", "gemm_plan", "kernel_plan", "pointwise_plan", "reduction_plan"]
+__all__ = ["TilePlan", "gemm_plan", "kernel_plan", "pointwise_plan", "reduction_plan", "split_k_factor"]
+
+_PARTIAL_SUM_BYTES = 4  # split-K partial sums are fp32 (the accumulator's dtype)
 
 
 @dataclass(frozen=True)
@@ -58,8 +62,41 @@ def _from_simt(k: SimtKernel) -> TilePlan:
                     k.waves.count, k.time_s, k.config.to_dict())
 
 
+def split_k_factor(output_tiles: int, k: int, block_k: int, sms: int) -> int:
+    """How many slices a GEMM library cuts K into when its output tiles cannot fill the SMs.
+
+    A skinny GEMM (decode: M of 1 to a few dozen rows) has fewer output tiles than SMs; cuBLAS and
+    CUTLASS then split the K loop over several programs per output tile (split-K, or Stream-K's
+    work-centric split) whose partial sums are reduced after, so that every SM streams its share of
+    the weights. Sources: NVIDIA CUTLASS docs, "Efficient GEMM in CUDA" (parallelized reductions:
+    split-K); Osama et al., "Stream-K: Work-centric Parallel Decomposition for Dense Matrix-Matrix
+    Multiplication on the GPU", PPoPP 2023 (the decomposition cuBLAS ships for Ampere and Hopper).
+
+    The factor fills the SMs, ``ceil(sms / output_tiles)``, but keeps each slice at least one
+    ``block_k`` step long; 1 when the output tiles already fill the SMs.
+
+    >>> split_k_factor(32, 4096, 64, 108)   # M = 1, N = 4096 in 128-wide tiles on an A100
+    4
+    >>> split_k_factor(512, 4096, 64, 132)  # a square GEMM fills the SMs by itself
+    1
+    >>> split_k_factor(8, 64, 64, 132)      # K is one block step: nothing to split
+    1
+    """
+    if output_tiles >= sms:
+        return 1
+    return max(1, min(math.ceil(sms / output_tiles), k // block_k))
+
+
 def gemm_plan(m: int, k: int, n: int, dtype: str, profile: HardwareProfile, *, batch: int = 1) -> TilePlan:
-    """The Triton GEMM Inductor's autotuning would keep, as tiles and a time.
+    """The GEMM as the compile stage runs it: Inductor's Triton tiles, split over K when they cannot fill the SMs.
+
+    Every config that fits an SM is timed as it would run, split-K included, and the fastest is
+    kept (the autotuner's benchmark, with dfx's wave model as the clock).
+
+    With ``s = split_k_factor(...)`` slices (:func:`split_k_factor`), the kernel launches ``s`` times
+    the output tiles, each running ``1 / s`` of the K loop: every wave's compute and shared-memory
+    roofs shrink by ``s``; its HBM bytes grow by the fp32 partial sums written and read back,
+    ``2 * (s - 1) * batch * M * N * 4`` (NB: small beside the weights of a skinny GEMM).
 
     Examples
     --------
@@ -67,8 +104,30 @@ def gemm_plan(m: int, k: int, n: int, dtype: str, profile: HardwareProfile, *, b
     >>> p = gemm_plan(4096, 4096, 4096, "bf16", load_profile("h100"))
     >>> p.tiles, p.tile_shape                     # 4096/128 x 4096/256
     (512, (128, 256, 64))
+    >>> gemm_plan(1, 4096, 4096, "bf16", load_profile("a100")).config["split_k"] > 1   # a decode GEMM
+    True
     """
-    return _from_gemm(gemm_kernel(m, k, n, profile, dtype=dtype, batch=batch))
+    kernels = [gemm_kernel(m, k, n, profile, dtype=dtype, batch=batch, config=c)
+               for c in fitting_gemm_configs(m, k, n, dtype, profile)]
+    if not kernels:  # gemm_kernel names the problem
+        kernels = [gemm_kernel(m, k, n, profile, dtype=dtype, batch=batch)]
+    # the autotuner times each config as it would run, split-K included
+    plans = [_split_over_k(kern, profile) for kern in kernels]
+    return plans[autotune_pick([(p.time_s, kern.config) for p, kern in zip(plans, kernels)])]
+
+
+def _split_over_k(kern: GemmKernel, profile: HardwareProfile) -> TilePlan:
+    plan = _from_gemm(kern)
+    split = split_k_factor(kern.programs, kern.k, kern.config.block_k, kern.sms)
+    if split == 1:
+        return replace(plan, config={**plan.config, "split_k": 1})
+    partial_bytes = 2 * (split - 1) * kern.batch * kern.m * kern.n * _PARTIAL_SUM_BYTES
+    hbm_bytes_per_s = profile.off_chip_level().bandwidth_bytes_per_s
+    waves_s = sum(max(w.compute_s / split, w.smem_s / split, w.hbm_s) for w in kern.wave_times)
+    tiles = kern.programs * split
+    return replace(plan, tiles=tiles, waves=math.ceil(tiles / (kern.sms * max(kern.occupancy.blocks_per_sm, 1))),
+                   time_s=waves_s + partial_bytes / hbm_bytes_per_s + kern.overhead_s,
+                   config={**plan.config, "split_k": split})
 
 
 def pointwise_plan(numel: int, offchip_bytes: float, flops: float, dtype: str, profile: HardwareProfile) -> TilePlan:
