@@ -80,8 +80,8 @@ def capture_guards(
     DfxError
         On a bad ``dynamic`` or ``check`` entry, or when Dynamo cannot compile the model.
     """
-    params = _param_names(model)
     inputs = _fresh_inputs(args)
+    params = _param_names(model, len(inputs))
     marks = _resolve_dynamic(dynamic, params, inputs)
     for index, dim in marks:
         dynamo.mark_dynamic(inputs[index], dim)
@@ -101,9 +101,14 @@ def capture_guards(
     )  # fmt: skip
 
 
-def _param_names(model: torch.nn.Module) -> list[str]:
+def _param_names(model: torch.nn.Module, n_inputs: int = 0) -> list[str]:
+    """Names of forward's positional inputs; a ``*args`` gives ``args[0]``, ``args[1]``, ... for the rest."""
     sig = inspect.signature(model.forward)
-    return [p.name for p in sig.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    names = [p.name for p in sig.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    star = next((p.name for p in sig.parameters.values() if p.kind == p.VAR_POSITIONAL), None)
+    if star is not None:
+        names += [f"{star}[{k}]" for k in range(max(n_inputs - len(names), 0))]
+    return names
 
 
 def _fresh_inputs(args: Sequence[Any]) -> list[Any]:

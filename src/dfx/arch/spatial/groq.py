@@ -205,6 +205,11 @@ class DecoderThroughput:
         }
 
 
+# The largest published decoders have about 2e12 parameters; 1e15 leaves room and keeps chip
+# counts within int64.
+MAX_PARAMETERS = 1e15
+
+
 def decoder_throughput(
     profile: HardwareProfile,
     parameters: float,
@@ -228,6 +233,8 @@ def decoder_throughput(
     DfxError
         On a non-positive size, batch or ``in_flight``, or a profile without the TSP figures.
     """
+    if not math.isfinite(parameters) or parameters > MAX_PARAMETERS:
+        raise DfxError(f"decoder_throughput: parameters must be a finite count up to {MAX_PARAMETERS:.0e}, got {parameters!r}")
     if parameters <= 0 or hidden_size < 1 or batch < 1 or in_flight < 1 or bytes_per_parameter <= 0:
         raise DfxError("decoder_throughput: parameters, hidden size, batch, in_flight and bytes per parameter must be positive")
     org = TspOrganisation.from_profile(profile)

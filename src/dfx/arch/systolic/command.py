@@ -33,7 +33,7 @@ def _sram(text: Optional[str]):
         values = tuple(float(p) for p in parts)
     except ValueError:
         values = ()
-    if len(values) != 3 or min(values) <= 0:
+    if len(values) != 3 or min(values) <= 0 or not all(v < float("inf") for v in values):  # NaN and inf fail too
         raise DfxError(f"--sram-kb wants IFMAP,FILTER,OFMAP sizes in KiB (e.g. 64,64,64), got {text!r}")
     return values
 
