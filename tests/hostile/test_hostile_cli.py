@@ -150,6 +150,18 @@ CASES = [
     case("simulate mlp --hw h100 --policy fifo", "unknown policy 'fifo'"),
     case("simulate mlp --hw h100 --jitter -1", "--jitter must be"),
     case("graph mlp --method jit", "unknown capture method 'jit'"),
+    case("capacity hf:deep.json --hw h100", "beyond dfx's budget of 512 layers"),
+    case("capacity hf:neg.json --hw h100", "must be a positive integer, got -64"),
+    case("energy hf:frac.json --hw h100", "must be a positive integer, got 2.5"),
+    case("tile hf:zero.json --hw spyre", "vocab_size in config zero.json must be a positive integer, got 0"),
+    case("simulate hf:deep.json --hw h100", "beyond dfx's budget of 512 layers"),
+    case("buckets hf:deep.json --dist uniform:1:64 --buckets 16,64 --hw h100", "beyond dfx's budget of 512 layers"),
+    case("analyze mlp --hw huge_int.yaml", "is too large for a float"),
+    case("simulate mlp --hw duplicate_key.yaml", "duplicate key 'cores'"),
+    case("hw compare deep_profile.json host-cpu", "nested too deeply to read"),
+    case("systolic --gemm 4,4,4 --array 4x4 --animate ''", "--animate is empty"),
+    case("analyze '[/red].py:Net' --input-shape 2", "model file '[/red].py' not found"),
+    case("hw show '[bold]'", "unknown hardware profile '[bold]'"),
 ]
 
 # A saved analysis damaged in one way: report and simulate refuse it before drawing or simulating.

@@ -82,7 +82,9 @@ def load_config(name_or_path: str) -> tuple[dict[str, Any], str]:
         raise ModelSpecError(f"cannot read {str(path)!r} as JSON ({' '.join(str(exc).split())})") from None
     if not isinstance(config, dict) or "model_type" not in config:
         raise ModelSpecError(f"{str(path)!r} is not a Hugging Face config: it has no \"model_type\"")
-    return config, name if path.parent == CONFIG_DIR else str(path)
+    label = name if path.parent == CONFIG_DIR else str(path)
+    _check_sizes(config, label)  # every reader (build, capacity, decode) gets checked sizes
+    return config, label
 
 
 def build_hf(
@@ -118,7 +120,6 @@ def build_hf(
     check_positive(batch=batch, seq=seq)
     torch_dtype = parse_dtype(dtype)
     config, label = load_config(name_or_path)
-    _check_sizes(config, label)
     seq = _check_seq(config, seq)
     check_input_numel("input_ids", (batch, seq))
     have_transformers = _have_transformers()
