@@ -24,8 +24,8 @@ latency is the compile-time schedule's makespan (:mod:`dfx.arch.spatial.groq_sch
 charges every chip-to-chip crossing where the data is needed.
 
 **Cerebras** (weights on chip): the wafer mapping spreads stages over wafers
-(:func:`dfx.arch.spatial.wafer.map_layers`); the latency is the mapping's, for the rows (tokens)
-streaming through it, plus one send/recv over the systems' links between consecutive wafers.
+(:func:`dfx.arch.spatial.wafer.map_layers`); the latency is one sample through every stage, plus
+one send/recv over the systems' links between consecutive wafers.
 """
 
 from __future__ import annotations
@@ -192,27 +192,17 @@ def _groq(result, plan: ParallelPlan) -> ParallelResult:
     return _result(used, spans, schedule["makespan_s"], "Groq compile-time schedule over the chips (groq_schedule)")
 
 
-def _rows(costed: CostedGraph) -> int:
-    """Rows (tokens) streaming through a pipeline, from the graph's first user input: every element
-    of integer token ids ``[B, S]``, else every vector of hidden states ``[B, S, H]`` (``B * S``)."""
-    for n in costed.graph.nodes:
-        if n.op == "placeholder" and n.input_kind not in ("parameter", "buffer", "constant") and n.outputs:
-            spec = n.outputs[0]
-            if spec.dtype.startswith(("int", "uint")) or len(spec.shape) < 2:
-                return max(1, spec.numel)
-            return max(1, spec.numel // spec.shape[-1])
-    return 1
-
-
 def _wafers(result, costed: CostedGraph, plan: ParallelPlan) -> ParallelResult:
     from dfx.arch.spatial.wafer import map_graph
 
     mapping = map_graph(costed, result.profile)
-    rows = _rows(costed)
+    # NB: one row through every stage (latency_s(1)), not the streamed latency_s(rows): a stage's
+    # work charges its weight reads once per sample, so dividing it by the rows made a bigger batch
+    # faster than a smaller one. Streaming needs per-row work (a weight read per row) first.
     by_wafer: dict[int, list] = {}
     for stage in mapping.stages:
         by_wafer.setdefault(stage.wafer, []).append(stage)
-    total = mapping.latency_s(rows)
+    total = mapping.latency_s(1)
     stage_sum = sum(s.time_s for s in mapping.stages) or 1.0
     hop = 0.0
     if mapping.wafers > 1:  # only then do the systems' links matter
@@ -227,7 +217,7 @@ def _wafers(result, costed: CostedGraph, plan: ParallelPlan) -> ParallelResult:
             spans.append(Span((w, w + 1), "communication", f"send to wafer {w + 1}", t, t + hop))
             t += hop
     used = ParallelPlan(pp=mapping.wafers, source=f"{plan.source}; the wafer mapping needs {mapping.wafers} wafer(s)")
-    return _result(used, spans, t, f"Cerebras layer pipeline over wafers, {rows} row(s) streaming")
+    return _result(used, spans, t, "Cerebras layer pipeline over wafers, one sample through every stage")
 
 
 def _boundary_bytes(costed: CostedGraph) -> float:
