@@ -17,6 +17,21 @@ from dfx.ir import AtenCall, TensorSpec
 __all__ = ["matmul_flops"]
 
 M, E = Category.MATMUL, Category.ELEMENTWISE
+# A complex multiply-accumulate is 4 real multiplies and 4 real adds ((a+bi)(c+di) = (ac-bd) +
+# (ad+bc)i: 4 muls, 2 adds; accumulating re and im: 2 adds) = 8 real FLOPs, 4 x a real MAC's 2.
+# A complex product with nothing to accumulate (outer) is 4 muls and 2 adds = 6 real FLOPs.
+_COMPLEX_MAC_FACTOR = 4
+_COMPLEX_MUL_FLOPS = 6
+
+
+def _is_complex(*specs: TensorSpec) -> bool:
+    return any(str(s.dtype).removeprefix("torch.").startswith("complex") for s in specs)
+
+
+def _product(a: TensorSpec, b: TensorSpec, b_shape: tuple[int, ...] | None = None) -> int:
+    """Real FLOPs of the contraction ``a @ b`` (``b_shape`` overrides b's shape, e.g. a transpose)."""
+    flops = matmul_flops(a.shape, b.shape if b_shape is None else b_shape)
+    return flops * _COMPLEX_MAC_FACTOR if _is_complex(a, b) else flops
 
 
 def _tensor(call: AtenCall, index: int, name: str) -> TensorSpec:
@@ -63,14 +78,14 @@ def _biased_product(call: AtenCall, product: int, out_elems: int) -> dict[Catego
 @register_cost(["aten.mm", "aten._int_mm"], category=M)
 def mm(call: AtenCall) -> Cost:
     a, b = _tensor(call, 0, "self"), _tensor(call, 1, "mat2")
-    return io_cost(call, matmul_flops(a.shape, b.shape))  # [M, K] x [K, N]
+    return io_cost(call, _product(a, b))  # [M, K] x [K, N]
 
 
 @register_cost(["aten.addmm"], category=M)
 def addmm(call: AtenCall) -> dict[Category, Cost]:
     # self[.., N] broadcast to [M, N] + mat1[M, K] x mat2[K, N]; bias adds M*N (PB-03 case 5)
     a, b = _tensor(call, 1, "mat1"), _tensor(call, 2, "mat2")
-    return _biased_product(call, matmul_flops(a.shape, b.shape), a.shape[0] * b.shape[1])
+    return _biased_product(call, _product(a, b), a.shape[0] * b.shape[1])
 
 
 @register_cost(["aten._addmm_activation"], category=M)
@@ -85,52 +100,52 @@ def addmm_activation(call: AtenCall) -> dict[Category, Cost]:
 @register_cost(["aten.bmm"], category=M)
 def bmm(call: AtenCall) -> Cost:
     a, b = _tensor(call, 0, "self"), _tensor(call, 1, "mat2")
-    return io_cost(call, matmul_flops(a.shape, b.shape))  # [B, M, K] x [B, K, N]
+    return io_cost(call, _product(a, b))  # [B, M, K] x [B, K, N]
 
 
 @register_cost(["aten.baddbmm"], category=M)
 def baddbmm(call: AtenCall) -> dict[Category, Cost]:
     # self + [B, M, K] x [B, K, N]: bias adds B*M*N
     a, b = _tensor(call, 1, "batch1"), _tensor(call, 2, "batch2")
-    return _biased_product(call, matmul_flops(a.shape, b.shape), a.shape[0] * a.shape[1] * b.shape[2])
+    return _biased_product(call, _product(a, b), a.shape[0] * a.shape[1] * b.shape[2])
 
 
 @register_cost(["aten.addbmm"], category=M)
 def addbmm(call: AtenCall) -> dict[Category, Cost]:
     # self[M, N] + sum_b [B, M, K] x [B, K, N]: the sum over b is part of the 2*B*M*K*N accumulation
     a, b = _tensor(call, 1, "batch1"), _tensor(call, 2, "batch2")
-    return _biased_product(call, matmul_flops(a.shape, b.shape), a.shape[1] * b.shape[2])
+    return _biased_product(call, _product(a, b), a.shape[1] * b.shape[2])
 
 
 @register_cost(["aten.mv"], category=M)
 def mv(call: AtenCall) -> Cost:
     a, v = _tensor(call, 0, "self"), _tensor(call, 1, "vec")
-    return io_cost(call, matmul_flops(a.shape, v.shape))  # [M, K] x [K] -> [M]: 2*M*K
+    return io_cost(call, _product(a, v))  # [M, K] x [K] -> [M]: 2*M*K
 
 
 @register_cost(["aten.addmv"], category=M)
 def addmv(call: AtenCall) -> dict[Category, Cost]:
     a, v = _tensor(call, 1, "mat"), _tensor(call, 2, "vec")
-    return _biased_product(call, matmul_flops(a.shape, v.shape), a.shape[0])  # + self[M]
+    return _biased_product(call, _product(a, v), a.shape[0])  # + self[M]
 
 
 @register_cost(["aten.dot", "aten.vdot"], category=M)
 def dot(call: AtenCall) -> Cost:
     a, b = _tensor(call, 0, "self"), _tensor(call, 1, "tensor")
-    return io_cost(call, matmul_flops(a.shape, b.shape))  # [K] . [K]: 2*K
+    return io_cost(call, _product(a, b))  # [K] . [K]: 2*K
 
 
 @register_cost(["aten.outer", "aten.ger"], category=M)
 def outer(call: AtenCall) -> Cost:
     # [M] x [N] -> [M, N]: M*N multiplies and nothing to accumulate (K = 1 without the add)
     a, b = _tensor(call, 0, "self"), _tensor(call, 1, "vec2")
-    return io_cost(call, a.numel * b.numel)
+    return io_cost(call, a.numel * b.numel * (_COMPLEX_MUL_FLOPS if _is_complex(a, b) else 1))
 
 
 @register_cost(["aten.matmul"], category=M)
 def matmul(call: AtenCall) -> Cost:
     a, b = _tensor(call, 0, "self"), _tensor(call, 1, "other")
-    return io_cost(call, matmul_flops(a.shape, b.shape))
+    return io_cost(call, _product(a, b))
 
 
 @register_cost(["aten.linear"], category=M)
@@ -138,7 +153,7 @@ def linear(call: AtenCall) -> Cost | dict[Category, Cost]:
     # x[.., K] x weight[N, K]^T (+ bias[N]) -> [.., N]; the bias adds one FLOP per output (PB-03 case 4)
     x, w, bias = _tensor(call, 0, "input"), _tensor(call, 1, "weight"), tensor_arg(call, 2, "bias")
     w_t = (w.shape[1], w.shape[0]) if w.ndim == 2 else tuple(w.shape)  # [N, K] -> [K, N]
-    product = io_cost(call, matmul_flops(x.shape, w_t))
+    product = io_cost(call, _product(x, w, w_t))
     if bias is None:
         return product
     out = numel(x.shape[:-1]) * (w.shape[0] if w.ndim == 2 else 1)
@@ -151,4 +166,4 @@ def scaled_mm(call: AtenCall) -> dict[Category, Cost]:
     a, b = _tensor(call, 0, "self"), _tensor(call, 1, "mat2")
     out = a.shape[0] * b.shape[1]
     bias = tensor_arg(call, 4, "bias") is not None
-    return {M: io_cost(call, matmul_flops(a.shape, b.shape)), E: Cost(out * (1 + bias))}
+    return {M: io_cost(call, _product(a, b)), E: Cost(out * (1 + bias))}
