@@ -81,11 +81,15 @@ def test_one_bar_per_scheduled_node_per_policy(mlp_sim, mlp_report):
 
 def test_each_bar_has_a_tooltip_and_the_dag_colour(mlp_doc, mlp_report):
     per_node = mlp_doc["hardware"][HW]["nodes"]
+    # a compiled program's bar is a tile of a kernel (kernel#i, kernel:done): the DAG colours that
+    # kernel's nodes by the kernel's bound
+    kernels = {k["name"]: k["nodes"] for k in (mlp_doc["hardware"][HW].get("program") or {}).get("kernels", ())}
     for svg in charts(mlp_report).values():
         for bar in bars(svg):
             name, tip = bar.get("data-node"), bar.find("title").text
             assert tip.startswith(f"{name} \u00b7 PE {bar.get('data-pe')} \u00b7 start ") and " \u00b7 end " in tip
-            assert bar.get("fill") == BOUND_FILL[per_node[name]["bound"]]  # as the DAG and its legend colour it
+            node = name if name in per_node else kernels[name.split("#")[0].removesuffix(":done")][0]
+            assert bar.get("fill") == BOUND_FILL[per_node[node]["bound"]]  # as the DAG and its legend colour it
     assert f"Bars coloured by bound on {HW}" in mlp_report
 
 
