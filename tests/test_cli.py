@@ -120,6 +120,8 @@ def test_a_reader_closing_the_pipe_ends_quietly_with_sigpipe_status(monkeypatch,
             return sink.fileno()  # where the quiet exit points stdout (devnull) instead
 
     monkeypatch.setattr(sys, "stdout", ClosedPipe())
+    # rich's Console goes quiet for good on a broken pipe; restore the shared console after the test
+    monkeypatch.setattr(cli._out, "quiet", cli._out.quiet)
     monkeypatch.setattr(sys, "argv", ["dfx", "hw", "list"])
     with pytest.raises(SystemExit) as exited:
         cli.main()
