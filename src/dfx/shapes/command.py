@@ -63,7 +63,7 @@ def _file_analyzer(templates: List[str]):
         shapes = [InputShape([seq if d == "seq" else int(d) for d in dims], dtype) for dims, dtype in parsed]
         doc = analyze(model, hardware=[hardware], input_shapes=shapes).to_dict()
         (hw_doc,) = doc["hardware"].values()
-        return SeqCost(seq, float(doc["totals"]["flops"]), float(hw_doc["serial_time_s"]))
+        return SeqCost(seq, float(doc["totals"]["flops"]), float(hw_doc["makespan_s"]))
 
     return analyzer
 

@@ -99,7 +99,7 @@ class ModelCost:
         return self.analysed[seq].flops if seq in self.analysed else self.flops_fit(seq)
 
     def time_s(self, seq: int) -> float:
-        """Predicted serial time of one input of length ``seq`` on ``hardware``."""
+        """Predicted latency (the makespan to quote) of one input of length ``seq`` on ``hardware``."""
         return self.analysed[seq].time_s if seq in self.analysed else self.time_fit(seq)
 
     def to_dict(self) -> dict:
@@ -121,7 +121,7 @@ def analyze_seq(model: str, seq: int, hardware: str) -> SeqCost:
 
     doc = analyze(model, seq=seq, hardware=[hardware]).to_dict()
     (hw_doc,) = doc["hardware"].values()
-    return SeqCost(seq, float(doc["totals"]["flops"]), float(hw_doc["serial_time_s"]))
+    return SeqCost(seq, float(doc["totals"]["flops"]), float(hw_doc["makespan_s"]))
 
 
 def model_cost(
