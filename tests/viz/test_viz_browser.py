@@ -17,11 +17,12 @@ CHROMIUM = next((p for p in map(shutil.which, ("chromium", "chromium-browser", "
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium is not installed (apt-get install chromium)")
 
 
-def _chromium(tmp_path, *args: str) -> subprocess.CompletedProcess:
+def _chromium(tmp_path, *args: str, timeout_s: float = 120) -> subprocess.CompletedProcess:
+    """Headless Chromium, offline, with a profile under ``tmp_path``, run on ``args`` (flags, then a page)."""
     flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
              "--disable-background-networking", "--disable-component-update", "--disable-sync",
              f"--user-data-dir={tmp_path / 'profile'}", "--enable-logging=stderr", "--v=0"]
-    return subprocess.run([CHROMIUM, *flags, *args], capture_output=True, text=True, timeout=120)
+    return subprocess.run([CHROMIUM, *flags, *args], capture_output=True, text=True, timeout=timeout_s)
 
 
 @pytest.fixture(scope="module")

@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
-import subprocess
 
 import pytest
 
-CHROMIUM = next((p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None)
+from .test_viz_browser import CHROMIUM, _chromium
+
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium is not installed (apt-get install chromium)")
 
 # Appended to a copy of the report: measures the laid-out page and writes the facts into the DOM.
@@ -48,10 +47,8 @@ def llama_report(tmp_path_factory):
 def test_summary_before_the_first_picture_and_nothing_overflows(tmp_path, llama_report):
     doc, path = llama_report
     assert len(doc["hardware"]["nvidia-h100-sxm"]["critical_path"]["nodes"]) > 100  # a long path to fold away
-    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-             "--disable-component-update", "--disable-sync", f"--user-data-dir={tmp_path / 'profile'}",
-             "--window-size=1280,900", "--virtual-time-budget=5000", "--dump-dom"]
-    result = subprocess.run([CHROMIUM, *flags, path.as_uri()], capture_output=True, text=True, timeout=180)
+    result = _chromium(tmp_path, "--window-size=1280,900", "--virtual-time-budget=5000", "--dump-dom", path.as_uri(),
+                       timeout_s=180)
     assert result.returncode == 0, result.stderr[-2000:]
     match = re.search(r'data-probe="([^"]*)"', result.stdout)
     assert match, "the probe did not run"
