@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from dfx.compile.dataflow import does_work
 from dfx.compile.program import Kernel, KernelKind, Program
 from dfx.costs.record import Category, CostedGraph, CostedNode
 from dfx.hardware import HardwareProfile
@@ -29,10 +30,6 @@ def kernel_kind(node: CostedNode) -> KernelKind:
     if node.category is Category.MEMORY:
         return KernelKind.MEMORY
     return KernelKind.POINTWISE
-
-
-def _does_work(node: CostedNode) -> bool:
-    return node.cost.flops > 0 or node.cost.bytes > 0
 
 
 def producer_kernels(costed: CostedGraph, kernel_of: dict[str, str]) -> dict[str, tuple[str, ...]]:
@@ -67,7 +64,7 @@ def lower_eager(costed: CostedGraph, profile: HardwareProfile) -> Program:
     >>> (program.target, len(program.kernels))
     ('eager', 0)
     """
-    working = [n for n in costed.nodes if _does_work(n)]
+    working = [n for n in costed.nodes if does_work(n)]
     kernel_of = {n.name: f"k{i}_{n.name}" for i, n in enumerate(working)}
     deps = producer_kernels(costed, kernel_of)
     kernels = tuple(
