@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 TORCH_VERSION ?= 2.13.0
 OUT ?= out/demo
 
-.PHONY: venv test demo bench clean graphviz chromium images
+.PHONY: venv lint test demo bench clean graphviz chromium images
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -25,6 +25,10 @@ graphviz:
 
 chromium:
 	@scripts/install_system_deps.sh chromium
+
+# ruff's lint rules (pyproject.toml [tool.ruff.lint]); .ci/run runs it before the tests.
+lint: venv
+	$(VENV)/bin/ruff check .
 
 # The suite runs on every core (pytest-xdist): about 4 minutes on this project's 2-core machine.
 test: venv graphviz chromium

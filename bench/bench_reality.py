@@ -17,7 +17,7 @@ import argparse
 import csv
 import math
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Callable
 
@@ -222,7 +222,7 @@ def predict_row(row: dict) -> Outcome:
     return Outcome(row, None, NOT_EXPRESSED.get(rid, "not expressed yet"))
 
 
-@lru_cache(maxsize=None)
+@cache
 def outcomes(path: str) -> tuple[Outcome, ...]:
     return tuple(predict_row(r) for r in read_rows(Path(path)))
 

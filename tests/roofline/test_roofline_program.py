@@ -15,8 +15,11 @@ H100_LAUNCH = 1.5e-6  # s, op_overhead_s
 def two_mms(n: int = 256) -> Graph:
     """x [n, n] @ w1 and x @ w2, both bf16 graph outputs: two independent GEMMs."""
     t = TensorSpec((n, n), "bfloat16")
-    mm = lambda name, w: Node(name, "call_function", "aten.mm.default", inputs=(Edge("x"), Edge(w)), outputs=(t,),
-                              aten_calls=(AtenCall("aten.mm.default", (t, t), (), (t,)),))
+
+    def mm(name: str, w: str) -> Node:
+        return Node(name, "call_function", "aten.mm.default", inputs=(Edge("x"), Edge(w)), outputs=(t,),
+                    aten_calls=(AtenCall("aten.mm.default", (t, t), (), (t,)),))
+
     return Graph(name="two_mms", nodes=(
         Node("x", "placeholder", "x", outputs=(t,), input_kind="input"),
         Node("w1", "placeholder", "w1", outputs=(t,), input_kind="input"),

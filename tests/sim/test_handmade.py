@@ -163,8 +163,8 @@ def test_bad_priority_and_pes(six):
 
 
 def test_cli_errors_exit_2(six):
-    from dfx.cli import main
-    import subprocess, sys
+    import subprocess
+    import sys
 
     proc = subprocess.run([sys.executable, "-c", "from dfx.cli import main; main()", "dag", str(six), "--priority", "zz"],
                           capture_output=True, text=True)

@@ -19,14 +19,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Union
 
 from dfx.costs.record import CATEGORY_RANK, CallCost, Category, Cost
 from dfx.ir import AtenCall
 
 __all__ = ["REGISTRY", "CostRule", "Registry", "RuleResult", "cost_of_call", "lookup_keys", "register_cost", "rule_for"]
 
-RuleResult = Union[Cost, Mapping[Category, Cost]]
+RuleResult = Cost | Mapping[Category, Cost]
 RuleFn = Callable[[AtenCall], RuleResult]
 
 # "namespace.op" or "namespace.op.overload", e.g. "aten.mm", "aten.add.Tensor", "aten.__and__.Tensor".

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import difflib
 import json
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any, Mapping
@@ -92,7 +92,7 @@ def _read(text: str, origin: str, json_format: bool) -> HardwareProfile:
     return parse_profile(data, origin)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _shipped() -> dict[str, HardwareProfile]:
     folder = resources.files("dfx.hardware") / "profiles"
     profiles: dict[str, HardwareProfile] = {}
@@ -107,7 +107,7 @@ def _shipped() -> dict[str, HardwareProfile]:
     return profiles
 
 
-@lru_cache(maxsize=None)
+@cache
 def _aliases() -> dict[str, str]:
     table: dict[str, str] = {}
     for profile in _shipped().values():

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Iterator, Union
+from typing import Any, Iterator
 
 from dfx.ir.spec import TensorSpec
 
@@ -19,7 +19,7 @@ OPCODES = ("placeholder", "get_attr", "call_function", "call_module", "call_meth
 
 # A non-tensor argument is kept as its JSON-able value; a tensor argument as its TensorSpec;
 # lists and tuples of either as tuples.
-ArgValue = Union[TensorSpec, int, float, bool, str, None, tuple["ArgValue", ...]]
+ArgValue = TensorSpec | int | float | bool | str | None | tuple["ArgValue", ...]
 
 
 def _encode_arg(value: ArgValue) -> Any:

@@ -82,7 +82,7 @@ class InputShape(tuple):
 
     dtype: str | None
 
-    def __new__(cls, dims: Any, dtype: str | None = None) -> "InputShape":
+    def __new__(cls, dims: Any, dtype: str | None = None) -> InputShape:
         obj = super().__new__(cls, dims)
         obj.dtype = None if dtype is None else normalize_dtype(dtype)
         return obj

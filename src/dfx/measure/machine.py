@@ -152,7 +152,7 @@ class MachineModel:
         object.__setattr__(self, "_grid", (axes, grid))
 
     @classmethod
-    def from_calibration(cls, doc: Mapping[str, Any]) -> "MachineModel":
+    def from_calibration(cls, doc: Mapping[str, Any]) -> MachineModel:
         """Read the tables of a ``dfx.calibration/1`` document (missing tables are left empty)."""
         table = tuple(
             GemmRate(int(p["rows"]), int(p["k"]), int(p["n"]), float(p["flop_per_s"]))

@@ -17,7 +17,7 @@ A dfx ``Graph`` carries no durations, so it needs a mapping or a callable.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Hashable, Mapping, Union
+from typing import Any, Callable, Hashable, Mapping
 
 import networkx as nx
 
@@ -25,7 +25,7 @@ from dfx.ir import Graph
 
 __all__ = ["CriticalPath", "Parallelism", "critical_path", "parallelism", "serial_time"]
 
-Weight = Union[str, Mapping[Any, float], Callable[[Any], float]]
+Weight = str | Mapping[Any, float] | Callable[[Any], float]
 
 
 @dataclass(frozen=True)
@@ -73,9 +73,12 @@ def _durations(graph: Graph | nx.DiGraph, order: list[Hashable], weight: Weight,
         if isinstance(graph, Graph):
             raise TypeError("a dfx Graph has no node attributes; pass weight as a mapping or a callable (node name -> seconds)")
         attrs = graph.nodes
-        lookup: Callable[[Hashable], Any] = lambda v: attrs[v].get(weight, default_weight)
+
+        def lookup(v: Hashable) -> Any:
+            return attrs[v].get(weight, default_weight)
     elif isinstance(weight, Mapping):
-        lookup = lambda v: weight.get(v, default_weight)
+        def lookup(v: Hashable) -> Any:
+            return weight.get(v, default_weight)
     elif callable(weight):
         lookup = weight
     else:

@@ -73,7 +73,7 @@ class BucketPlan:
     lengths: int = 0
     split_inputs: int = 0
     cost: ModelCost | None = None
-    compare: "BucketPlan | None" = None
+    compare: BucketPlan | None = None
     notes: tuple[str, ...] = field(default_factory=tuple)
 
     @property

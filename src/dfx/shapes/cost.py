@@ -44,7 +44,7 @@ class QuadraticFit:
         return self.a * s * s + self.b * s + self.c
 
     @classmethod
-    def through(cls, points: Iterable[tuple[float, float]]) -> "QuadraticFit":
+    def through(cls, points: Iterable[tuple[float, float]]) -> QuadraticFit:
         """Least-squares quadratic through ``(s, y)`` points (at least 3 distinct ``s``).
 
         Examples

@@ -84,7 +84,7 @@ def dag_from_program(doc: Mapping[str, Any], hw_id: str, pes: int) -> nx.DiGraph
         out = _output_bytes(last) if last else 0
         category = _CATEGORY.get(k["kind"], "")
         tasks = [name] if n == 1 else [f"{name}#{i}" for i in range(n)]
-        for i, task in enumerate(tasks):
+        for task in tasks:
             g.add_node(task, duration_s=seconds, category=category, kernel=name,
                        output_bytes=out if n == 1 else 0, aliases_inputs=False)
             for dep in k.get("deps", ()):

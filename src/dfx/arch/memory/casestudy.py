@@ -14,7 +14,6 @@ softmax's exponentials and the causal mask are ignored (the FLOP convention of d
 
 from __future__ import annotations
 
-from dfx.roofline.bound import Bound
 
 import math
 from dataclasses import dataclass
