@@ -8,7 +8,6 @@ puts it, filled like the DAG. ``dfx simulate --out`` writes the report with it; 
 from __future__ import annotations
 
 import copy
-import doctest
 import json
 import re
 import subprocess
@@ -17,8 +16,6 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-import dfx.viz.simdoc
-import dfx.viz.timeline
 from dfx.errors import DfxError
 from dfx.viz import render_pictures, render_report
 from dfx.viz.facts import BOUND_FILL
@@ -141,12 +138,6 @@ def test_a_simulation_of_another_graph_or_schema_is_refused():
         render_pictures(layered_doc(1), simulation=sim, graphviz=False)
     with pytest.raises(DfxError, match="dfx.simulation/1"):
         render_pictures(layered_doc(1), simulation={"schema": "dfx.analysis/1"}, graphviz=False)
-
-
-@pytest.mark.parametrize("module", [dfx.viz.simdoc, dfx.viz.timeline], ids=lambda m: m.__name__)
-def test_doctests(module):
-    result = doctest.testmod(module)
-    assert result.attempted > 0 and result.failed == 0
 
 
 def test_report_cli_adds_the_timeline_without_torch(tmp_path, mlp_doc, mlp_sim):

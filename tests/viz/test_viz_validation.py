@@ -7,16 +7,12 @@ SVG. ``dfx report --validation`` adds the section to a saved analysis's report w
 
 from __future__ import annotations
 
-import doctest
 import json
 import re
 import xml.etree.ElementTree as ET
 
 import pytest
 
-import dfx.measure.plot
-import dfx.viz.valdoc
-import dfx.viz.validation
 from dfx.errors import DfxError
 from dfx.viz import render_pictures, render_report
 
@@ -164,12 +160,6 @@ def test_wrong_schema_is_refused():
     del broken["end_to_end"]
     with pytest.raises(DfxError, match="end_to_end"):
         render_pictures(layered_doc(2), validation=broken, graphviz=False)
-
-
-@pytest.mark.parametrize("module", [dfx.viz.valdoc, dfx.viz.validation, dfx.measure.plot], ids=lambda m: m.__name__)
-def test_doctests(module):
-    result = doctest.testmod(module)
-    assert result.attempted > 0 and result.failed == 0
 
 
 def test_report_cli_adds_the_section_without_torch(tmp_path):
