@@ -8,11 +8,10 @@ Two sources, one per kind of model:
   each equals the captured unique parameter count on a small config. KV geometry is
   ``num_hidden_layers`` (``n_layer``), ``num_key_value_heads`` (else the query heads) and
   ``head_dim`` (else ``hidden_size / num_attention_heads``).
-* Built-ins and file models: the captured graph. Each ``scaled_dot_product_attention`` node's key
-  and value operands have shape (B, H_kv, S, D) at the model's dtype, so their bytes are what a
-  decoder caches for that layer: KV heads, not query heads, because the built-in Llama passes the
-  un-repeated K/V with ``enable_gqa`` (the preset's ``n_kv_heads``). Non-causal attention (BERT,
-  ViT) keeps no cache.
+* Built-ins and file models: the captured graph. :mod:`.kv_cache` finds each causal attention
+  (SDPA or eager, ``is_causal`` or an explicit causal mask) and the key and value tensors before any
+  GQA ``repeat_kv`` expansion, so their bytes are what a decoder caches: KV heads, not query heads.
+  Non-causal attention (BERT, ViT) keeps no cache.
 """
 
 from __future__ import annotations
@@ -21,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dfx.errors import DfxError
+from dfx.arch.memory.kv_cache import cached_attentions, kv_cache_bytes
 from dfx.ir import Graph
 
 __all__ = ["KvGeometry", "graph_kv_cache_bytes", "graph_kv_geometry", "kv_geometry_from_config", "parameter_count_from_config"]
@@ -114,27 +114,14 @@ def parameter_count_from_config(config: dict[str, Any]) -> int | None:
     return None
 
 
-def _is_causal(node: Any) -> bool:
-    args = [a.strip() for a in node.args_repr.split(",")]
-    return "is_causal=True" in node.args_repr or (len(args) > 5 and args[5] == "True") or any(
-        c.op == "aten.tril.default" for c in node.aten_calls
-    )
-
-
 def graph_kv_cache_bytes(graph: Graph) -> int:
-    """Bytes of the key and value operands of every causal attention node in ``graph``."""
-    total = 0
-    for node in graph.nodes:
-        if "scaled_dot_product" in node.target and _is_causal(node):
-            specs = graph.input_specs(node)
-            total += sum(s.nbytes for s in specs[1:3])  # (q, k, v, ...): k and v
-    return total
+    """Bytes of the key and value tensors a decoder caches, read from ``graph`` (:mod:`.kv_cache`)."""
+    return kv_cache_bytes(graph)
 
 
 def graph_kv_geometry(graph: Graph) -> KvGeometry | None:
-    """Layers (causal attention nodes), KV heads and head size read off the key operand's shape."""
-    nodes = [n for n in graph.nodes if "scaled_dot_product" in n.target and _is_causal(n)]
-    if not nodes:
+    """Layers (cached attentions), KV heads and head size of the first one; None without a cache."""
+    found = cached_attentions(graph)
+    if not found:
         return None
-    k = graph.input_specs(nodes[0])[1]  # (B, H_kv, S, D)
-    return KvGeometry(len(nodes), k.shape[-3] if k.ndim >= 3 else 1, k.shape[-1])
+    return KvGeometry(len(found), found[0].kv_heads, found[0].head_dim)
