@@ -11,6 +11,7 @@ import csv
 import io
 import json
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, Sequence
 
 from dfx.costs import CostedGraph, annotate
@@ -18,10 +19,13 @@ from dfx.costs.terms import FMA_FLOPS
 from dfx.errors import DfxError
 from dfx.ir import Graph
 from dfx.ir.spec import normalize_dtype
+from dfx.schema.analysis import (
+    AnalysisDoc, CoverageRecord, EdgeRecord, NodeRecord, TotalsRecord, UnknownOpRecord, read_analysis,
+)
+from dfx.schema.ids import ANALYSIS_SCHEMA as SCHEMA
 
 __all__ = ["Analysis", "DEFAULT_EXECUTION_MODEL", "DEFAULT_HARDWARE", "DEFAULT_MODEL", "SCHEMA", "analyze", "capture_spec"]
 
-SCHEMA = "dfx.analysis/1"
 DEFAULT_MODEL = "gpt2-block"
 
 # A GPU and a dataflow accelerator, side by side: the comparison dfx exists for.
@@ -56,66 +60,67 @@ class Analysis:
     def graph(self) -> Graph:
         return self.costed.graph
 
-    def to_dict(self) -> dict[str, Any]:
-        """The export document, schema ``dfx.analysis/1`` (see ``docs/export-format.md``)."""
+    def to_record(self) -> AnalysisDoc:
+        """The export document as its record (:mod:`dfx.schema.analysis`)."""
         from dfx import __version__
 
         costed = self.costed
         graph = costed.graph
         total = costed.total
         by_category = costed.flops_by_category()
-        nodes = []
-        for cn in costed.nodes:
-            n = cn.node
-            nodes.append(
-                {
-                    "name": n.name,
-                    "op": n.op,
-                    "target": n.target,
-                    "module_path": n.module_path,
-                    "category": cn.category.value,
-                    "flops": cn.cost.flops,
-                    "bytes_read": cn.cost.bytes_read,
-                    "bytes_written": cn.cost.bytes_written,
-                    "intensity": cn.cost.intensity,
-                    "dtype": cn.dtype,
-                    "input_kind": n.input_kind or None,
-                    "inputs": list(dict.fromkeys(e.src for e in n.inputs)),
-                    "outputs": [o.to_dict() for o in n.outputs],
-                    "params": list(n.params),
-                    "aten_ops": [c.op for c in n.aten_calls],
-                    "unknown_ops": list(cn.unknown_ops),
-                }
+        nodes = tuple(
+            NodeRecord(
+                name=cn.node.name,
+                op=cn.node.op,
+                target=cn.node.target,
+                module_path=cn.node.module_path,
+                category=cn.category.value,
+                flops=cn.cost.flops,
+                bytes_read=cn.cost.bytes_read,
+                bytes_written=cn.cost.bytes_written,
+                intensity_flop_per_byte=cn.cost.intensity,
+                dtype=cn.dtype,
+                input_kind=cn.node.input_kind or None,
+                inputs=tuple(dict.fromkeys(e.src for e in cn.node.inputs)),
+                outputs=tuple(MappingProxyType(o.to_dict()) for o in cn.node.outputs),
+                params=tuple(cn.node.params),
+                aten_ops=tuple(c.op for c in cn.node.aten_calls),
+                unknown_ops=tuple(cn.unknown_ops),
             )
+            for cn in costed.nodes
+        )
         nxg = graph.to_networkx()
-        edges = [{"src": u, "dst": v, "bytes": d["bytes"]} for u, v, d in nxg.edges(data=True)]
-        return {
-            "schema": SCHEMA,
-            "dfx_version": __version__,
-            "model": {**self.model, "graph_name": graph.name, "capture_method": graph.capture_method, **dict(graph.meta)},
-            "totals": {
-                "flops": total.flops,
-                "bytes_read": total.bytes_read,
-                "bytes_written": total.bytes_written,
-                "intensity": total.intensity,
-                "flops_by_category": by_category,
-                "matmul_macs": by_category["matmul"] // FMA_FLOPS,
-                "unique_parameter_count": costed.unique_parameter_count(),
-                "unique_parameter_bytes": costed.unique_parameter_bytes(),
-                "parameter_traffic_bytes": costed.parameter_traffic_bytes(),
-                "node_count": len(graph.nodes),
-            },
-            "coverage": {
-                "unknown_ops": [
-                    {"target": u.target, "count": u.count, "nodes": list(u.nodes)} for u in costed.unknown_ops
-                ],
-                "aten_calls": sum(len(n.aten_calls) for n in graph.nodes),
-            },
-            "nodes": nodes,
-            "edges": edges,
-            "hardware": {r.profile.id: r.to_dict() for r in self.hardware},
-            **({"inference": self.inference.to_dict()} if self.inference is not None else {}),
-        }
+        return AnalysisDoc(
+            schema=SCHEMA,
+            dfx_version=__version__,
+            model=MappingProxyType({**self.model, "graph_name": graph.name, "capture_method": graph.capture_method,
+                                    **dict(graph.meta)}),
+            totals=TotalsRecord(
+                flops=total.flops,
+                bytes_read=total.bytes_read,
+                bytes_written=total.bytes_written,
+                intensity_flop_per_byte=total.intensity,
+                flops_by_category=MappingProxyType(dict(by_category)),
+                matmul_macs=by_category["matmul"] // FMA_FLOPS,
+                unique_parameter_count=costed.unique_parameter_count(),
+                unique_parameter_bytes=costed.unique_parameter_bytes(),
+                parameter_traffic_bytes=costed.parameter_traffic_bytes(),
+                node_count=len(graph.nodes),
+            ),
+            coverage=CoverageRecord(
+                unknown_ops=tuple(UnknownOpRecord(target=u.target, count=u.count, nodes=tuple(u.nodes))
+                                  for u in costed.unknown_ops),
+                aten_calls=sum(len(n.aten_calls) for n in graph.nodes),
+            ),
+            nodes=nodes,
+            edges=tuple(EdgeRecord(src=u, dst=v, bytes=d["bytes"]) for u, v, d in nxg.edges(data=True)),
+            hardware=MappingProxyType({r.profile.id: r.to_record() for r in self.hardware}),
+            inference=None if self.inference is None else MappingProxyType(self.inference.to_dict()),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The export document, schema ``dfx.analysis/1`` (see ``docs/export-format.md``)."""
+        return self.to_record().to_dict()
 
     def to_json(self, indent: int | None = 1) -> str:
         return json.dumps(self.to_dict(), indent=indent)
@@ -125,18 +130,19 @@ class Analysis:
 
         ``doc`` is this analysis's :meth:`to_dict`, when the caller already has it.
         """
-        doc = doc if doc is not None else self.to_dict()
+        record = self.to_record() if doc is None else read_analysis(doc)
         buf = io.StringIO()
         cols = ["name", "op", "target", "module_path", "category", "dtype", "flops", "bytes_read", "bytes_written", "intensity"]
-        hw_ids = list(doc["hardware"])
+        hw_ids = list(record.hardware)
         header = cols + [f"{h}:{k}" for h in hw_ids for k in ("bound", "time_s")]
         writer = csv.writer(buf)
         writer.writerow(header)
-        for node in doc["nodes"]:
-            row = [node[c] for c in cols]
+        for n in record.nodes:
+            row = [n.name, n.op, n.target, n.module_path, n.category, n.dtype, n.flops, n.bytes_read, n.bytes_written,
+                   n.intensity_flop_per_byte]
             for h in hw_ids:
-                per = doc["hardware"][h]["nodes"].get(node["name"], {})
-                row += [per.get("bound", ""), per.get("time_s", "")]
+                per = record.hardware[h].nodes
+                row += [per[n.name].bound.value, per[n.name].time_s] if n.name in per else ["", ""]
             writer.writerow(row)
         return buf.getvalue()
 

@@ -48,7 +48,9 @@ def layered_doc(layers: int, *, odd_shape_in: int | None = None) -> dict[str, An
     serial = sum(p["time_s"] for p in per.values())
     return {
         "schema": "dfx.analysis/1", "dfx_version": "test", "model": {"name": "layered"},
-        "totals": {"flops": sum(n["flops"] for n in nodes), "bytes_read": 0, "bytes_written": 0},
+        "totals": {"flops": sum(n["flops"] for n in nodes), "bytes_read": 0, "bytes_written": 0, "intensity": 0.0,
+                   "flops_by_category": {}, "matmul_macs": 0, "unique_parameter_count": 0, "unique_parameter_bytes": 0,
+                   "parameter_traffic_bytes": 0, "node_count": len(nodes)},
         "coverage": {"unknown_ops": [], "aten_calls": 0}, "nodes": nodes, "edges": edges,
         "hardware": {"toy": {
             "execution_model": "eager", "off_chip_level": "MEM", "on_chip_level": None, "ridge_dtype": "float32",

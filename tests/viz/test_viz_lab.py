@@ -46,8 +46,11 @@ def test_dag_is_scaled_to_its_box(mlp_pictures):
 
 def _doc_with_unread_buffer(mlp_doc):
     doc = copy.deepcopy(mlp_doc)
-    doc["nodes"].insert(0, {"name": "b_bn_num_batches_tracked", "op": "placeholder", "target": "b_bn_num_batches_tracked",
-                            "input_kind": "buffer", "category": "none", "outputs": [{"shape": [], "dtype": "int64"}]})
+    from dfx.schema.analysis import example_analysis
+
+    buffer = {"name": "b_bn_num_batches_tracked", "op": "placeholder", "input_kind": "buffer",
+              "outputs": [{"shape": [], "dtype": "int64", "stride": []}]}
+    doc["nodes"].insert(0, example_analysis(nodes=[buffer])["nodes"][0])
     return doc
 
 

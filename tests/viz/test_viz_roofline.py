@@ -32,8 +32,12 @@ def test_points_are_attained_flop_rate_at_intensity():
 
 
 def test_roofs_of_a_shipped_profile():
-    hw = read_document({"schema": "dfx.analysis/1", "nodes": [], "edges": [], "hardware": {"nvidia-h100-sxm": {
-        "ridge_dtype": "bfloat16", "ridge_flop_per_byte": {"HBM3": 989.4e12 / 3.35e12}, "nodes": {}}}}).hardware["nvidia-h100-sxm"]
+    from dfx.schema.analysis import example_analysis, example_hardware
+
+    # a document written before peak_flop_per_s and bandwidth_bytes_per_s existed: the roofs come from the profile
+    h100 = example_hardware(ridge_dtype="bfloat16", ridge_flop_per_byte={"HBM3": 989.4e12 / 3.35e12})
+    del h100["peak_flop_per_s"], h100["bandwidth_bytes_per_s"]
+    hw = read_document(example_analysis(hardware={"nvidia-h100-sxm": h100})).hardware["nvidia-h100-sxm"]
     roofs = roofs_for(hw)
     # H100 SXM datasheet: 3.35 TB/s HBM3, 989.4 TFLOP/s dense bf16
     assert abs(roofs.bandwidth_bytes_per_s["HBM3"] - 3.35e12) < 1e6

@@ -15,9 +15,12 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any
 
+from dfx.schema.analysis import StageRecord as StageDoc
+from dfx.schema.ids import COMPILE_SCHEMA
+
 __all__ = ["SCHEMA", "Kernel", "KernelKind", "Program", "StageRecord"]
 
-SCHEMA = "dfx.compile/1"
+SCHEMA = COMPILE_SCHEMA
 
 
 class KernelKind(str, Enum):
@@ -138,16 +141,13 @@ class StageRecord:
     modified: bool
     notes: tuple[str, ...] = ()
 
+    def to_record(self) -> StageDoc:
+        """The documents' stage record (``stages[]`` of ``dfx.compile/1`` and of ``program``)."""
+        return StageDoc(name=self.name, nodes=self.nodes, kernels=self.kernels, tiles=self.tiles,
+                        offchip_bytes=self.offchip_bytes, modified=self.modified, notes=tuple(self.notes))
+
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "nodes": self.nodes,
-            "kernels": self.kernels,
-            "tiles": self.tiles,
-            "offchip_bytes": self.offchip_bytes,
-            "modified": self.modified,
-            "notes": list(self.notes),
-        }
+        return self.to_record().to_dict()
 
 
 @dataclass(frozen=True)

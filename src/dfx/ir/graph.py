@@ -12,6 +12,7 @@ from functools import cached_property
 from typing import Any, Iterator
 
 from dfx.ir.spec import TensorSpec
+from dfx.schema.ids import GRAPH_SCHEMA as _GRAPH_SCHEMA
 
 __all__ = ["ArgValue", "AtenCall", "Edge", "Graph", "Node", "ParameterInfo", "OPCODES"]
 
@@ -223,7 +224,7 @@ class Node:
         )
 
 
-GRAPH_SCHEMA = "dfx.graph/1"
+GRAPH_SCHEMA = _GRAPH_SCHEMA
 
 
 @dataclass(frozen=True)

@@ -41,6 +41,7 @@ from dfx.measure.machine import GemmRate, gemm_curve
 from dfx.measure.microbench import (
     REFERENCE_SHAPE, Sample, attention_rates, reference_flop_per_s, conv_points, gemm_flop_per_s, gemm_table, op_overhead_s, overhead_curve, resident_bytes, stream_bytes_per_s, vector_rates,
 )  # fmt: skip
+from dfx.schema.ids import CALIBRATION_SCHEMA
 
 __all__ = ["MAX_BUDGET_S", "CacheLevel", "Calibration", "calibrate", "check_calibrate_args", "host_caches"]
 
@@ -138,7 +139,7 @@ class Calibration:
         if self.resident is not None:
             raw["resident_bytes"] = self.resident
         return {
-            "schema": "dfx.calibration/1",
+            "schema": CALIBRATION_SCHEMA,
             "device": self.device,
             "threads": self.threads,
             "torch_version": self.torch_version,

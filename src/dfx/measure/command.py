@@ -13,6 +13,8 @@ from typing import List, Optional
 
 import typer
 
+from dfx.schema.ids import CALIBRATION_SCHEMA
+
 __all__ = ["register"]
 
 _MODEL_HELP = "A built-in model (see `dfx models`), path/to/file.py:ClassOrFactory, or hf:NAME_OR_CONFIG."
@@ -104,7 +106,7 @@ def _from_calibration(path: Optional[Path], hw: Optional[str]):
         doc = load_json(path.read_text())
     except (OSError, ValueError) as exc:
         raise DfxError(f"--calibration {path}: cannot read it as JSON ({type(exc).__name__}); {fix}") from None
-    if not isinstance(doc, dict) or doc.get("schema") != "dfx.calibration/1":
+    if not isinstance(doc, dict) or doc.get("schema") != CALIBRATION_SCHEMA:
         raise DfxError(f"--calibration {path} is not a dfx.calibration/1 document; {fix}")
     if not isinstance(doc.get("profile"), dict):
         raise DfxError(f"--calibration {path} has no profile; {fix}")

@@ -20,11 +20,12 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from dfx.schema.ids import VALIDATION_SCHEMA
 from dfx.stats import percentile as _percentile
 
 __all__ = ["CategoryError", "EndToEnd", "NodeComparison", "Validation", "compare", "percentile"]
 
-SCHEMA = "dfx.validation/1"
+SCHEMA = VALIDATION_SCHEMA
 _GOOD_LOW, _GOOD_HIGH = 0.8, 1.25  # a category whose median ratio is inside this band is "right"
 _P90 = 90.0
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping
 
 from rich.console import Console
 from rich.table import Table
+
+from dfx.schema.analysis import AnalysisDoc, ProgramRecord, read_analysis
+from dfx.schema.bound import Bound
 
 __all__ = ["format_bytes", "format_flops", "format_seconds", "print_analysis", "print_graph"]
 
@@ -34,27 +37,33 @@ def format_bytes(b: float) -> str:
     return f"{b:.0f} B"
 
 
-def print_analysis(doc: dict[str, Any], console: Console | None = None, top: int = 10) -> None:
-    """Print the per-profile summary (serial time, critical path, makespan), the top nodes by time and each critical path."""
+def print_analysis(doc: Mapping[str, Any] | AnalysisDoc, console: Console | None = None, top: int = 10) -> None:
+    """Print the per-profile summary (serial time, critical path, makespan), the top nodes by time and each critical path.
+
+    ``doc`` is read through :func:`dfx.schema.analysis.read_analysis`: a missing key is a
+    :class:`~dfx.schema.SchemaError` naming it.
+    """
     console = console or Console()
-    model, totals = doc["model"], doc["totals"]
+    d = doc if isinstance(doc, AnalysisDoc) else read_analysis(doc)
+    totals = d.totals
+    shown = {k: d.model_field(k) for k in ("batch", "seq", "dtype", "capture_method")}  # optional model fields
     console.print(
-        f"[bold]{model.get('name', model.get('graph_name'))}[/bold]  "
-        f"batch={model.get('batch', '-')} seq={model.get('seq', '-')} dtype={model.get('dtype', '-')}  "
-        f"capture={model.get('capture_method')}  nodes={totals['node_count']}"
+        f"[bold]{d.model_name}[/bold]  "
+        + " ".join(f"{k}={'-' if shown[k] is None else shown[k]}" for k in ("batch", "seq", "dtype"))
+        + f"  capture={shown['capture_method']}  nodes={totals.node_count}"
     )
-    cats = ", ".join(f"{k} {format_flops(v)}" for k, v in totals["flops_by_category"].items() if v)
+    cats = ", ".join(f"{k} {format_flops(v)}" for k, v in totals.flops_by_category.items() if v)
     console.print(
-        f"FLOPs {format_flops(totals['flops'])} ({cats}; {totals['matmul_macs']:,} matmul MACs); traffic {format_bytes(totals['bytes_read'] + totals['bytes_written'])}; "
-        f"parameters {totals['unique_parameter_count']:,} ({format_bytes(totals['unique_parameter_bytes'])} unique)"
+        f"FLOPs {format_flops(totals.flops)} ({cats}; {totals.matmul_macs:,} matmul MACs); traffic {format_bytes(totals.bytes_read + totals.bytes_written)}; "
+        f"parameters {totals.unique_parameter_count:,} ({format_bytes(totals.unique_parameter_bytes)} unique)"
     )
-    for u in doc["coverage"]["unknown_ops"]:
+    for u in d.coverage.unknown_ops:
         console.print(
-            f"[yellow]no cost rule for {u['target']} ({u['count']} calls, in {', '.join(u['nodes'][:3])}): "
+            f"[yellow]no cost rule for {u.target} ({u.count} calls, in {', '.join(u.nodes[:3])}): "
             "its cost is unknown, not zero; the times of those nodes are lower bounds[/yellow]",
             highlight=False,
         )
-    hw = doc["hardware"]
+    hw = d.hardware
     if not hw:
         return
     ids = list(hw)
@@ -62,48 +71,52 @@ def print_analysis(doc: dict[str, Any], console: Console | None = None, top: int
     summary.add_column("")
     for h in ids:
         summary.add_column(h, justify="right")
-    levels = sorted({lvl for h in ids for lvl in hw[h]["ridge_flop_per_byte"]})
+    levels = sorted({lvl for h in ids for lvl in hw[h].ridge_flop_per_byte})
     for lvl in levels:
         summary.add_row(
             f"ridge vs {lvl} (FLOP/B)",
-            *[_num(hw[h]["ridge_flop_per_byte"].get(lvl)) for h in ids],
+            *[_num(hw[h].ridge_flop_per_byte[lvl] if lvl in hw[h].ridge_flop_per_byte else None) for h in ids],
         )
-    for bound in ("compute", "memory"):
-        summary.add_row(f"{bound}-bound nodes", *[str(hw[h].get("bound_counts", {}).get(bound, 0)) for h in ids])
-    summary.add_row("execution model", *[str(hw[h].get("execution_model", "-")) for h in ids])
-    programs = {h: hw[h].get("program") for h in ids}
-    if any(programs.values()):
+    for bound in (Bound.COMPUTE, Bound.MEMORY):
+        summary.add_row(f"{bound}-bound nodes", *[str(hw[h].bound_counts[bound.value]) for h in ids])
+    summary.add_row("execution model", *[hw[h].execution_model for h in ids])
+    programs = {h: hw[h].program for h in ids}
+    if any(p is not None for p in programs.values()):
         summary.add_row("kernels (cores)", *[_kernels(programs[h]) for h in ids])
-        summary.add_row("schedule", *[programs[h]["schedule_policy"] if programs[h] else "-" for h in ids])
-    summary.add_row("serial time (one stream)", *[format_seconds(hw[h]["serial_time_s"]) for h in ids])
+        summary.add_row("schedule", *[programs[h].schedule_policy if programs[h] else "-" for h in ids])
+    summary.add_row("serial time (one stream)", *[format_seconds(hw[h].serial_time_s) for h in ids])
     summary.add_row(
-        "critical path (infinite-resource lower bound)", *[format_seconds(hw[h]["critical_path"]["time_s"]) for h in ids]
+        "critical path (infinite-resource lower bound)", *[format_seconds(hw[h].critical_path.time_s) for h in ids]
     )
-    summary.add_row("[bold]makespan (latency to quote)[/bold]", *[_makespan(hw[h]) for h in ids])
-    eager = {h: hw[h].get("eager") for h in ids}
-    if any(eager.values()):
-        summary.add_row("eager serial time", *[format_seconds(eager[h]["serial_time_s"]) if eager[h] else "-" for h in ids])
-        summary.add_row("eager makespan (one stream)", *[format_seconds(eager[h]["makespan_s"]) if eager[h] else "-" for h in ids])
-    summary.add_row("parallelism (work/span)", *[_num(hw[h].get("parallelism", {}).get("parallelism")) for h in ids])
-    summary.add_row("partition shift (nodes)", *[str(len(hw[h].get("partition_shift", []))) for h in ids])
+    summary.add_row("[bold]makespan (latency to quote)[/bold]", *[f"[bold]{format_seconds(hw[h].makespan_s)}[/bold]" for h in ids])
+    eager = {h: hw[h].eager for h in ids}
+    if any(e is not None for e in eager.values()):
+        summary.add_row("eager serial time", *[format_seconds(eager[h].serial_time_s) if eager[h] else "-" for h in ids])
+        summary.add_row("eager makespan (one stream)", *[format_seconds(eager[h].makespan_s) if eager[h] else "-" for h in ids])
+    summary.add_row("parallelism (work/span)", *[_num(hw[h].parallelism.parallelism) for h in ids])
+    summary.add_row("partition shift (nodes)", *[str(len(hw[h].partition_shift)) for h in ids])
     console.print(summary)
     for h in ids:
-        for requested, used in hw[h].get("dtype_fallbacks", {}).items():
+        for requested, used in hw[h].dtype_fallbacks.items():
             console.print(
                 f"[yellow]{h} lists no {requested} peak: {requested} nodes are timed at its {used} peak[/yellow]",
                 highlight=False,
             )
-    _print_top_nodes(doc, ids, console, top)
+    _print_top_nodes(d, ids, console, top)
     for h in ids:
-        path = hw[h]["critical_path"]["nodes"]
-        shown = " -> ".join(path if len(path) <= 12 else path[:6] + ["..."] + path[-5:])
-        console.print(f"[bold]critical path on {h}[/bold] ({len(path)} nodes): {shown}")
+        path = list(hw[h].critical_path.nodes)
+        shown_path = " -> ".join(path if len(path) <= 12 else path[:6] + ["..."] + path[-5:])
+        console.print(f"[bold]critical path on {h}[/bold] ({len(path)} nodes): {shown_path}")
 
 
-def _print_top_nodes(doc: dict[str, Any], ids: list[str], console: Console, top: int) -> None:
-    hw = doc["hardware"]
+def _print_top_nodes(d: AnalysisDoc, ids: list[str], console: Console, top: int) -> None:
+    hw = d.hardware
     first = ids[0]
-    ranked = sorted(doc["nodes"], key=lambda n: -hw[first]["nodes"].get(n["name"], {}).get("time_s", 0.0))
+
+    def time_on(h: str, name: str) -> float:
+        return hw[h].nodes[name].time_s if name in hw[h].nodes else 0.0
+
+    ranked = sorted(d.nodes, key=lambda n: -time_on(first, n.name))
     table = Table(title=f"Top {top} nodes by time on {first}")
     for col in ("node", "category", "FLOPs", "bytes", "FLOP/B"):
         table.add_column(col, justify="left" if col in ("node", "category") else "right")
@@ -111,29 +124,24 @@ def _print_top_nodes(doc: dict[str, Any], ids: list[str], console: Console, top:
         table.add_column(f"{h}", justify="right")
     for n in ranked[:top]:
         cells = [
-            n["name"],
-            n["category"],
-            format_flops(n["flops"]),
-            format_bytes(n["bytes_read"] + n["bytes_written"]),
-            f"{n['intensity']:.1f}",
+            n.name,
+            n.category,
+            format_flops(n.flops),
+            format_bytes(n.bytes_read + n.bytes_written),
+            f"{n.intensity_flop_per_byte:.1f}",
         ]
         for h in ids:
-            per = hw[h]["nodes"].get(n["name"], {})
-            unknown = "  (+ unknown ops)" if n["unknown_ops"] else ""
-            cells.append(f"{format_seconds(per.get('time_s', 0.0))} {per.get('bound', '')}{unknown}")
+            bound = hw[h].nodes[n.name].bound.value if n.name in hw[h].nodes else ""
+            unknown = "  (+ unknown ops)" if n.unknown_ops else ""
+            cells.append(f"{format_seconds(time_on(h, n.name))} {bound}{unknown}")
         table.add_row(*cells)
     console.print(table)
 
 
-def _makespan(h: dict[str, Any]) -> str:
-    value = h.get("makespan_s", h["serial_time_s"])
-    return f"[bold]{format_seconds(value)}[/bold]"
-
-
-def _kernels(program: dict[str, Any] | None) -> str:
-    if not program:
+def _kernels(program: ProgramRecord | None) -> str:
+    if program is None:
         return "-"
-    return f"{program['kernel_count']} on {program['cores']} cores, {100 * program['core_utilization']:.0f}% busy"
+    return f"{program.kernel_count} on {program.cores} cores, {100 * program.core_utilization:.0f}% busy"
 
 
 def _num(v: Any) -> str:

@@ -8,22 +8,10 @@ used, so no faster memory would help).
 
 from __future__ import annotations
 
-from enum import Enum
-
 from dfx.hardware import HardwareProfile
+from dfx.schema.bound import Bound  # the document's vocabulary, owned by dfx.schema
 
 __all__ = ["Bound", "classify", "ridge_point", "ridge_points"]
-
-
-class Bound(str, Enum):
-    """What limits a node's time."""
-
-    COMPUTE = "compute"  # FLOPs / peak >= bytes / bandwidth at every level (the tie is compute)
-    MEMORY = "memory"  # some level's bytes / bandwidth exceeds FLOPs / peak
-    NONE = "none"  # no work: 0 FLOPs and 0 bytes (placeholders, outputs, views)
-
-    def __str__(self) -> str:
-        return self.value
 
 
 def ridge_point(peak_flop_per_s: float, bandwidth_bytes_per_s: float) -> float:

@@ -21,6 +21,10 @@ from dfx.roofline.execution import ExecutionModel, default_execution_model, node
 from dfx.roofline.latency import NodeTiming, node_timing
 from dfx.roofline.program import ProgramResult, evaluate_program
 from dfx.schedule import CriticalPath, Parallelism, critical_path, parallelism
+from dfx.schema.analysis import (
+    CriticalPathRecord, EagerRecord, HardwareRecord, ParallelismRecord, ShiftRecord,
+)
+from dfx.schema.ids import ANALYSIS_SCHEMA
 
 __all__ = ["BoundShift", "HardwareResult", "evaluate", "partition_shift"]
 
@@ -38,7 +42,7 @@ class BoundShift:
     to_bound: Bound  # against the on-chip level
 
     def to_dict(self) -> dict[str, str]:
-        return {"node": self.node, "from": self.from_bound.value, "to": self.to_bound.value}
+        return ShiftRecord(node=self.node, from_bound=self.from_bound, to_bound=self.to_bound).to_dict()
 
 
 def partition_shift(nodes: Iterable[NodeTiming]) -> tuple[BoundShift, ...]:
@@ -101,31 +105,46 @@ class HardwareResult:
         counts = Counter(t.bound for t in self.nodes)
         return {b.value: counts.get(b, 0) for b in Bound}
 
-    def to_dict(self) -> dict[str, Any]:
-        """The export fields for this profile (documented in ``docs/hardware.md``)."""
+    def to_record(self) -> HardwareRecord:
+        """This result as the document's ``hardware.<id>`` record (:mod:`dfx.schema.analysis`).
+
+        ``extras`` (what an architecture model or :mod:`dfx.parallel` adds) go in as they are;
+        ``eager`` and ``chips`` among them are typed by the record.
+        """
         on, off = self.profile.on_chip_level(), self.profile.off_chip_level()
-        return {
-            "execution_model": self.execution_model.value,
-            "off_chip_level": off.name if off else None,
-            "on_chip_level": on.name if on else None,
-            "ridge_dtype": self.ridge_dtype,
-            "ridge_flop_per_byte": dict(self.ridge_flop_per_byte),
-            "peak_flop_per_s": self.profile.peak(self.ridge_dtype).flop_per_s,
-            "bandwidth_bytes_per_s": {
+        extras = dict(self.extras)
+        eager = extras.pop("eager", None)
+        chips = extras.pop("chips", None)
+        return HardwareRecord(
+            id=self.profile.id,
+            execution_model=self.execution_model.value,
+            off_chip_level=off.name if off else None,
+            on_chip_level=on.name if on else None,
+            ridge_dtype=self.ridge_dtype,
+            ridge_flop_per_byte=MappingProxyType(dict(self.ridge_flop_per_byte)),
+            peak_flop_per_s=self.profile.peak(self.ridge_dtype).flop_per_s,
+            bandwidth_bytes_per_s=MappingProxyType({
                 lv.name: lv.bandwidth_bytes_per_s for lv in self.profile.memory if lv.bandwidth_bytes_per_s
-            },
-            "nodes": {t.name: t.to_dict() for t in self.nodes},
-            "serial_time_s": self.serial_time_s,
-            "makespan_s": self.latency_s,
-            "critical_path": self.critical_path.to_dict(),
-            "partition_shift": [s.to_dict() for s in self.partition_shift],
-            "parallelism": self.parallelism.to_dict(),
-            "bound_counts": self.bound_counts,
-            "dtype_fallbacks": dict(self.dtype_fallbacks),
-            "arch_model": self.arch_model,
-            "program": self.program.to_dict() if self.program is not None else None,
-            **dict(self.extras),
-        }
+            }),
+            nodes=MappingProxyType({t.name: t.to_record() for t in self.nodes}),
+            serial_time_s=self.serial_time_s,
+            makespan_s=self.latency_s,
+            critical_path=CriticalPathRecord(time_s=self.critical_path.time_s, nodes=tuple(self.critical_path.nodes)),
+            partition_shift=tuple(ShiftRecord(node=s.node, from_bound=s.from_bound, to_bound=s.to_bound)
+                                  for s in self.partition_shift),
+            parallelism=ParallelismRecord(**self.parallelism.to_dict()),
+            bound_counts=MappingProxyType(self.bound_counts),
+            dtype_fallbacks=MappingProxyType(dict(self.dtype_fallbacks)),
+            arch_model=self.arch_model,
+            program=self.program.to_record() if self.program is not None else None,
+            eager=None if eager is None else EagerRecord.from_dict(eager, ANALYSIS_SCHEMA, f"hardware.{self.profile.id}.eager"),
+            chips=chips,
+            extras=MappingProxyType(extras),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The export fields for this profile (documented in ``docs/export-format.md``)."""
+        return self.to_record().to_dict()
 
 
 def _ridge_dtype(costed: CostedGraph, dtype: str | None) -> str:

@@ -29,6 +29,7 @@ from dfx.hardware.schema import Efficiency
 from dfx.ir import Graph
 from dfx.roofline.bound import Bound, classify
 from dfx.roofline.execution import ExecutionModel, level_traffic
+from dfx.schema.analysis import HwNodeRecord
 
 __all__ = ["NodeTiming", "node_timing"]
 
@@ -65,25 +66,28 @@ class NodeTiming:
         """FLOP/byte; ``0.0`` when no bytes move."""
         return self.flops / self.bytes if self.bytes else 0.0
 
+    def to_record(self) -> HwNodeRecord:
+        """This timing as the document's ``hardware.<id>.nodes.<name>`` record (:mod:`dfx.schema.analysis`)."""
+        return HwNodeRecord(
+            name=self.name,
+            bound=self.bound,
+            time_s=self.time_s,
+            compute_time_s=self.compute_time_s,
+            memory_time_s=self.memory_time_s,
+            overhead_s=self.overhead_s,
+            flops=self.flops,
+            bytes=self.bytes,
+            intensity_flop_per_byte=self.intensity,
+            dtype=self.dtype,
+            peak_dtype=self.peak_dtype,
+            bytes_by_level=MappingProxyType(dict(self.bytes_by_level)),
+            bound_off_chip=self.bound_off_chip,
+            bound_on_chip=self.bound_on_chip,
+            unknown_ops=self.unknown_ops,
+        )
+
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "bound": self.bound.value,
-            "time_s": self.time_s,
-            "compute_time_s": self.compute_time_s,
-            "memory_time_s": self.memory_time_s,
-            "overhead_s": self.overhead_s,
-            "flops": self.flops,
-            "bytes": self.bytes,
-            "intensity_flop_per_byte": self.intensity,
-            "dtype": self.dtype,
-            "peak_dtype": self.peak_dtype,
-            "bytes_by_level": dict(self.bytes_by_level),
-            "bound_off_chip": self.bound_off_chip.value if self.bound_off_chip else None,
-            "bound_on_chip": self.bound_on_chip.value if self.bound_on_chip else None,
-        }
-        if self.unknown_ops:
-            out["unknown_ops"] = list(self.unknown_ops)
-        return out
+        return self.to_record().to_dict()
 
 
 def _against(level: MemoryLevel | None, flops: int, nbytes: int, peak: float) -> Bound | None:

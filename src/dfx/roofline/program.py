@@ -43,6 +43,7 @@ from dfx.roofline.bound import Bound
 from dfx.roofline.execution import home_level
 from dfx.roofline.latency import NodeTiming
 from dfx.schedule import CriticalPath
+from dfx.schema.analysis import KernelRecord, ProgramRecord
 
 __all__ = ["KernelTiming", "ProgramResult", "evaluate_program", "kernel_timing"]
 
@@ -68,14 +69,17 @@ class KernelTiming:
     end_s: float = 0.0
     deps: tuple[str, ...] = ()  # kernels whose outputs it reads
 
+    def to_record(self) -> KernelRecord:
+        """The document's ``program.kernels[]`` record (:mod:`dfx.schema.analysis`)."""
+        return KernelRecord(
+            name=self.name, kind=str(self.kind), nodes=tuple(self.nodes), bound=self.bound, time_s=self.time_s,
+            compute_time_s=self.compute_time_s, memory_time_s=self.memory_time_s, overhead_s=self.overhead_s,
+            cores=self.cores, tiles=self.tiles, flops=self.flops, offchip_bytes=self.offchip_bytes,
+            onchip_bytes=self.onchip_bytes, start_s=self.start_s, end_s=self.end_s, deps=tuple(self.deps),
+        )
+
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name, "kind": self.kind, "nodes": list(self.nodes), "bound": self.bound.value,
-            "time_s": self.time_s, "compute_time_s": self.compute_time_s, "memory_time_s": self.memory_time_s,
-            "overhead_s": self.overhead_s, "cores": self.cores, "tiles": self.tiles, "flops": self.flops,
-            "offchip_bytes": self.offchip_bytes, "onchip_bytes": self.onchip_bytes,
-            "start_s": self.start_s, "end_s": self.end_s, "deps": list(self.deps),
-        }
+        return self.to_record().to_dict()
 
 
 @dataclass(frozen=True)
@@ -117,24 +121,27 @@ class ProgramResult:
             out.append(replace(t, bound=bound, time_s=time_s))
         return tuple(out)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_record(self) -> ProgramRecord:
         """The ``program`` export field under ``hardware.<id>`` (``docs/export-format.md``)."""
         program = self.program
-        return {
-            "target": program.target,
-            "commitment": program.commitment,
-            "schedule_policy": self.policy.value,
-            "cores": self.total_cores,
-            "kernel_count": len(self.kernels),
-            "tile_count": program.tile_count,
-            "flops": program.flops,
-            "offchip_bytes": program.offchip_bytes,
-            "core_utilization": self.schedule.core_seconds() / (self.total_cores * self.makespan_s)
+        return ProgramRecord(
+            target=program.target,
+            commitment=program.commitment,
+            schedule_policy=self.policy.value,
+            cores=self.total_cores,
+            kernel_count=len(self.kernels),
+            tile_count=program.tile_count,
+            flops=program.flops,
+            offchip_bytes=program.offchip_bytes,
+            core_utilization=self.schedule.core_seconds() / (self.total_cores * self.makespan_s)
             if self.makespan_s > 0 and self.total_cores else 0.0,
-            "critical_path_kernels": list(self.critical_path.nodes),
-            "stages": [s.to_dict() for s in program.stages],
-            "kernels": [k.to_dict() for k in self.kernels],
-        }
+            critical_path_kernels=tuple(self.critical_path.nodes),
+            stages=tuple(s.to_record() for s in program.stages),
+            kernels=tuple(k.to_record() for k in self.kernels),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.to_record().to_dict()
 
 
 def _level_time(nbytes: int, bandwidth: float | None) -> float:

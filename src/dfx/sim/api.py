@@ -6,7 +6,7 @@ import math
 import numbers
 from typing import Any, Mapping
 
-from dfx.sim.dag import SimDag, as_sim_dag, dag_from_analysis, from_networkx
+from dfx.sim.dag import SimDag, analysis_record, as_sim_dag, dag_from_analysis, from_networkx
 from dfx.sim.engine import Policy, Schedule, StaticPlan, plan_static, run_dynamic, run_static
 from dfx.sim.errors import SimulationError
 from dfx.sim.jitter import jittered_durations
@@ -93,12 +93,13 @@ def _prepare(dag_or_doc: Any, hw: Any, pes: int = 1) -> tuple[SimDag, dict[str, 
         return as_sim_dag(dag_or_doc), {"hardware": None if profile is None else profile.id}, profile
     from dfx.errors import DfxError
 
-    timed = dag_or_doc.get("hardware") or {}
+    doc = analysis_record(dag_or_doc)
+    timed = doc.hardware
     key = hw if hw is None or (isinstance(hw, str) and hw in timed) else _load(hw).id
     if key is None and len(timed) == 1:
         key = next(iter(timed))
-    compiled = key is not None and has_program(dag_or_doc, key)
-    g = dag_from_program(dag_or_doc, key, pes) if compiled else dag_from_analysis(dag_or_doc, key)
+    compiled = key is not None and has_program(doc, key)
+    g = dag_from_program(doc, key, pes) if compiled else dag_from_analysis(doc, key)
     try:
         profile = _load(hw if hw is not None else g.graph["hardware"])
     except DfxError:

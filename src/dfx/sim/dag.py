@@ -21,11 +21,12 @@ from typing import Any, Iterable, Mapping
 
 import networkx as nx
 
+from dfx.schema.analysis import AnalysisDoc, NodeRecord, read_analysis
+from dfx.schema.ids import ANALYSIS_SCHEMA, ANALYSIS_SCHEMAS_READ
 from dfx.sim.errors import SimulationError
 
-__all__ = ["ANALYSIS_SCHEMA", "SimDag", "as_sim_dag", "dag_from_analysis", "dag_from_lists", "from_networkx"]
-
-ANALYSIS_SCHEMA = "dfx.analysis/1"
+__all__ = ["ANALYSIS_SCHEMA", "SimDag", "analysis_record", "as_sim_dag", "dag_from_analysis", "dag_from_lists",
+           "from_networkx"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -216,7 +217,7 @@ def dag_from_lists(
     return g
 
 
-def _output_bytes(node: Mapping[str, Any]) -> float:
+def _output_bytes(node: NodeRecord) -> float:
     """Bytes a node's outputs occupy: product of each shape times its dtype's width.
 
     Falls back to ``bytes_written`` when a shape is symbolic or a dtype unknown.
@@ -225,28 +226,46 @@ def _output_bytes(node: Mapping[str, Any]) -> float:
 
     total = 0
     try:
-        for out in node.get("outputs", ()):
+        for out in node.outputs:
             total += math.prod(int(d) for d in out["shape"]) * itemsize_bytes(out["dtype"])
     except (KeyError, TypeError, ValueError):
-        return float(node.get("bytes_written") or 0)
+        return float(node.bytes_written)
     return total
 
 
 _SOURCE_OPS = ("placeholder", "get_attr")  # inputs and weights: they own their storage
 
 
-def _aliases_inputs(node: Mapping[str, Any]) -> bool:
+def _aliases_inputs(node: NodeRecord) -> bool:
     """A view, or any computing node the cost model says writes no bytes: it owns no new storage.
 
     ``split``/``getitem``/``view``/``transpose`` and the fx ``output`` node are of this kind; their
     outputs are aliases of their inputs, so they keep those inputs live instead.
     """
-    if node.get("op") in _SOURCE_OPS:
+    if node.op in _SOURCE_OPS:
         return False
-    return node.get("category") == "view" or node.get("bytes_written", 1) == 0
+    return node.category == "view" or node.bytes_written == 0
 
 
-def dag_from_analysis(doc: Mapping[str, Any], hw_id: str | None = None) -> nx.DiGraph:
+def analysis_record(doc: Mapping[str, Any] | AnalysisDoc) -> AnalysisDoc:
+    """``doc`` read through :func:`dfx.schema.analysis.read_analysis` (a record is returned as is).
+
+    Raises
+    ------
+    SimulationError
+        If ``doc`` is not an analysis document at all.
+    SchemaError
+        If it is one but lacks a key (naming the key).
+    """
+    if isinstance(doc, AnalysisDoc):
+        return doc
+    schema = doc["schema"] if isinstance(doc, Mapping) and "schema" in doc else None
+    if schema not in ANALYSIS_SCHEMAS_READ:
+        raise SimulationError(f"expected an analysis document (schema {ANALYSIS_SCHEMA}), got schema {schema!r}")
+    return read_analysis(doc)
+
+
+def dag_from_analysis(doc: Mapping[str, Any] | AnalysisDoc, hw_id: str | None = None) -> nx.DiGraph:
     """The DAG of an analysis export document, timed on one of its hardware profiles.
 
     Reads only the document (schema ``dfx.analysis/1``): ``nodes`` (name, category, outputs),
@@ -254,8 +273,8 @@ def dag_from_analysis(doc: Mapping[str, Any], hw_id: str | None = None) -> nx.Di
 
     Parameters
     ----------
-    doc : mapping
-        ``Analysis.to_dict()`` or a loaded ``analysis.json``.
+    doc : mapping or AnalysisDoc
+        ``Analysis.to_dict()``, a loaded ``analysis.json``, or its record.
     hw_id : str, optional
         A key of ``doc["hardware"]``; may be omitted when the document holds exactly one.
 
@@ -273,36 +292,33 @@ def dag_from_analysis(doc: Mapping[str, Any], hw_id: str | None = None) -> nx.Di
     ------
     SimulationError
         If the document is not ``dfx.analysis/1`` or ``hw_id`` is not among its profiles.
+    SchemaError
+        If the document lacks a key (naming it).
     """
-    if doc.get("schema") != ANALYSIS_SCHEMA:
-        raise SimulationError(f"expected an analysis document (schema {ANALYSIS_SCHEMA}), got schema {doc.get('schema')!r}")
-    profiles = doc.get("hardware") or {}
+    record = analysis_record(doc)
+    profiles = record.hardware
     if hw_id is None:
         if len(profiles) != 1:
             raise SimulationError(f"the analysis has {len(profiles)} hardware profiles ({', '.join(profiles)}); choose one with --hw")
         hw_id = next(iter(profiles))
     if hw_id not in profiles:
         raise SimulationError(f"the analysis has no timings for {hw_id!r}; it has: {', '.join(profiles) or 'none'}")
-    timings = profiles[hw_id].get("nodes", {})
-    g = nx.DiGraph(hardware=hw_id, model=(doc.get("model") or {}).get("name"), untimed=[])
-    for node in doc["nodes"]:
-        name = node["name"]
-        time_s = (timings.get(name) or {}).get("time_s")
-        if time_s is None:
+    timings = profiles[hw_id].nodes
+    g = nx.DiGraph(hardware=hw_id, model=record.model_name, untimed=[])
+    for node in record.nodes:
+        name = node.name
+        if name not in timings:
             g.graph["untimed"].append(name)
         view = _aliases_inputs(node)
         g.add_node(
             name,
-            duration_s=0.0 if time_s is None else time_s,
-            category=node.get("category", ""),
+            duration_s=timings[name].time_s if name in timings else 0.0,
+            category=node.category,
             output_bytes=0 if view else _output_bytes(node),
             aliases_inputs=view,
         )
-    if "edges" in doc:
-        for e in doc["edges"]:
-            g.add_edge(e["src"], e["dst"], bytes=e.get("bytes", 0))
-    else:
-        g.add_edges_from((src, node["name"]) for node in doc["nodes"] for src in node.get("inputs", ()))
+    for e in record.edges:
+        g.add_edge(e.src, e.dst, bytes=e.bytes)
     return g
 
 
@@ -312,7 +328,7 @@ def as_sim_dag(dag: Any, hw_id: str | None = None) -> SimDag:
         return dag
     if isinstance(dag, nx.Graph):
         return from_networkx(dag)
-    if isinstance(dag, Mapping) and "schema" in dag:
+    if isinstance(dag, AnalysisDoc) or (isinstance(dag, Mapping) and "schema" in dag):
         return from_networkx(dag_from_analysis(dag, hw_id))
     if isinstance(dag, tuple) and len(dag) == 2:
         return from_networkx(dag_from_lists(*dag))

@@ -49,6 +49,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import networkx as nx
 
 from dfx.errors import DfxError
+from dfx.schema.ids import DAG_SCHEMA
 from dfx.sim.dag import from_networkx
 from dfx.sim.engine import Schedule, run_dynamic
 from dfx.sim.priority import lower_bounds, priority_order, upward_rank
@@ -56,7 +57,7 @@ from dfx.sim.views import Step, firing_steps, live_bytes
 
 __all__ = ["SCHEMA", "DagResult", "HandNode", "read_dag", "solve_dag", "parse_priority"]
 
-SCHEMA = "dfx.dag/1"
+SCHEMA = DAG_SCHEMA
 
 _NAME_KEYS = ("node", "name")
 _KNOWN = {"node", "name", "inputs", "flops", "bytes", "time_s", "time", "output_bytes"}

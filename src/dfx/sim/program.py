@@ -26,7 +26,8 @@ from typing import Any, Mapping
 
 import networkx as nx
 
-from dfx.sim.dag import _output_bytes
+from dfx.schema.analysis import AnalysisDoc
+from dfx.sim.dag import _output_bytes, analysis_record
 from dfx.sim.errors import SimulationError
 
 __all__ = ["MAX_TASKS_PER_PE", "dag_from_program", "has_program", "task_count"]
@@ -37,9 +38,10 @@ _CATEGORY = {"gemm": "matmul", "attention": "matmul", "pointwise": "elementwise"
              "memory": "memory", "collective": "memory"}
 
 
-def has_program(doc: Mapping[str, Any], hw_id: str) -> bool:
+def has_program(doc: Mapping[str, Any] | AnalysisDoc, hw_id: str) -> bool:
     """Whether ``doc`` holds a compiled program for ``hw_id``."""
-    return bool(((doc.get("hardware") or {}).get(hw_id) or {}).get("program"))
+    hardware = analysis_record(doc).hardware
+    return hw_id in hardware and hardware[hw_id].program is not None
 
 
 def task_count(cores: int, tiles: int, pes: int) -> int:
@@ -53,7 +55,7 @@ def task_count(cores: int, tiles: int, pes: int) -> int:
     return max(1, min(max(tiles, cores), MAX_TASKS_PER_PE * pes))
 
 
-def dag_from_program(doc: Mapping[str, Any], hw_id: str, pes: int) -> nx.DiGraph:
+def dag_from_program(doc: Mapping[str, Any] | AnalysisDoc, hw_id: str, pes: int) -> nx.DiGraph:
     """The task DAG of ``doc``'s compiled program on ``hw_id``, for ``pes`` PEs (see the module docstring).
 
     Returns
@@ -68,26 +70,25 @@ def dag_from_program(doc: Mapping[str, Any], hw_id: str, pes: int) -> nx.DiGraph
     SimulationError
         If the profile's entry has no program (an analysis run with ``--execution-model eager``).
     """
-    hw = (doc.get("hardware") or {}).get(hw_id) or {}
-    program = hw.get("program")
-    if not program:
+    record = analysis_record(doc)
+    program = record.hardware[hw_id].program if hw_id in record.hardware else None
+    if program is None:
         raise SimulationError(f"the analysis of {hw_id!r} has no compiled program; analyse with --execution-model compiled")
-    nodes = {n["name"]: n for n in doc.get("nodes", ())}
-    g = nx.DiGraph(hardware=hw_id, model=(doc.get("model") or {}).get("name"), untimed=[],
-                   kernels=len(program["kernels"]))
+    nodes = {n.name: n for n in record.nodes}
+    g = nx.DiGraph(hardware=hw_id, model=record.model_name, untimed=[], kernels=len(program.kernels))
     done: dict[str, str] = {}  # kernel -> the node its readers wait for
-    for k in program["kernels"]:
-        name, cores = k["name"], int(k["cores"])
-        n = task_count(cores, int(k.get("tiles", 1)), pes)
-        seconds = float(k["time_s"]) * (cores / n if cores else 1.0)
-        last = nodes.get(k["nodes"][-1]) if k["nodes"] else None
+    for k in program.kernels:
+        name, cores = k.name, k.cores
+        n = task_count(cores, k.tiles, pes)
+        seconds = k.time_s * (cores / n if cores else 1.0)
+        last = nodes[k.nodes[-1]] if k.nodes and k.nodes[-1] in nodes else None
         out = _output_bytes(last) if last else 0
-        category = _CATEGORY.get(k["kind"], "")
+        category = _CATEGORY[k.kind]  # every kernel kind of dfx.compile (KernelKind) has its category
         tasks = [name] if n == 1 else [f"{name}#{i}" for i in range(n)]
         for task in tasks:
             g.add_node(task, duration_s=seconds, category=category, kernel=name,
                        output_bytes=out if n == 1 else 0, aliases_inputs=False)
-            for dep in k.get("deps", ()):
+            for dep in k.deps:
                 if dep in done:
                     g.add_edge(done[dep], task)
         if n == 1:

@@ -9,6 +9,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+from dfx.schema.ids import SIMULATION_SCHEMA
 from dfx.sim.dag import SimDag
 from dfx.sim.engine import Policy, Schedule
 from dfx.sim.priority import LowerBounds
@@ -17,7 +18,7 @@ from dfx.stats import percentile
 
 __all__ = ["SCHEMA", "Comparison", "MakespanStats", "PolicyResult", "SimulationResult", "percentile"]
 
-SCHEMA = "dfx.simulation/1"
+SCHEMA = SIMULATION_SCHEMA
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from dfx.errors import DfxError
+from dfx.schema.ids import SWEEP_SCHEMA
 from dfx.sweep.evaluate import run_group
 from dfx.sweep.spec import Group, SweepSpec
 from dfx.sweep.table import ResultsTable
@@ -45,7 +46,7 @@ def _prepare(spec: SweepSpec, out: Path, force: bool) -> ResultsTable:
     if out.exists() and not out.is_dir():
         raise DfxError(f"--out {out} is a file, not a folder; choose a folder path")
     spec_path = out / SPEC_FILE
-    mine = {"schema": "dfx.sweep/1", "fingerprint": spec.fingerprint(), "spec": spec.to_dict()}
+    mine = {"schema": SWEEP_SCHEMA, "fingerprint": spec.fingerprint(), "spec": spec.to_dict()}
     table = ResultsTable(out)
     if spec_path.is_file():
         try:

@@ -133,7 +133,7 @@ def _box(doc: Doc, box_id: str, members: list[str], modules: dict[str, str], par
 
 
 def _critical_sets(doc: Doc) -> dict[str, frozenset[str]]:
-    return {h: frozenset(s.critical_path) for h, s in doc.hardware.items()}
+    return {h: frozenset(s.critical_path.nodes) for h, s in doc.hardware.items()}
 
 
 def _box_hw(doc: Doc, hw_id: str, members: list[str], critical: frozenset[str]) -> BoxHw:
@@ -149,7 +149,7 @@ def _box_hw(doc: Doc, hw_id: str, members: list[str], critical: frozenset[str]) 
 
 def _links(doc: Doc, owner: dict[str, str], folding: Folding) -> tuple[Link, ...]:
     """Edges between boxes; edges from one instance of a folded layer to the next are dropped."""
-    paths = {h: s.critical_path for h, s in doc.hardware.items()}
+    paths = {h: s.critical_path.nodes for h, s in doc.hardware.items()}
     steps = {h: {(a, b) for a, b in zip(p, p[1:])} for h, p in paths.items()}
     links: dict[tuple[str, str], dict] = {}
     for e in doc.edges:
@@ -171,9 +171,9 @@ def build_display_graph(doc: Doc, level: Level | str = Level.OP, fold: bool = Tr
 
     Examples
     --------
+    >>> from dfx.schema.analysis import example_analysis
     >>> from dfx.viz.document import read_document
-    >>> d = read_document({"schema": "dfx.analysis/1", "model": {}, "edges": [],
-    ...     "nodes": [{"name": "x", "op": "placeholder", "outputs": [{"shape": [2]}]}]})
+    >>> d = read_document(example_analysis(nodes=[{"name": "x", "op": "placeholder", "outputs": [{"shape": [2]}]}]))
     >>> [b.title for b in build_display_graph(d).boxes]
     ['x']
     """

@@ -5,8 +5,8 @@ from __future__ import annotations
 import base64
 import re
 from pathlib import Path
-from typing import Any
 
+from dfx.schema.analysis import EagerRecord, ProgramRecord
 from dfx.viz.document import Doc, DocNode
 from dfx.viz.facts import BOUND_FILL, BOUND_LABEL, box_facts, format_bytes, format_flops, format_intensity, format_seconds, format_shape
 from dfx.viz.graph import DisplayGraph
@@ -41,19 +41,19 @@ def _short_path(path: tuple[str, ...] | list[str]) -> str:
     return " \u2192 ".join([*path[:_PATH_HEAD], f"\u2026 {hidden} more \u2026", *path[-_PATH_TAIL:]])
 
 
-def _program_cell(program: Any) -> str:
+def _program_cell(program: ProgramRecord | None) -> str:
     """A compiled program in one cell: kernels on how many cores, the schedule's policy and busy share."""
-    if not program:
+    if program is None:
         return "-"
-    return (f"{program['kernel_count']} kernels on {program['cores']} cores, {program['schedule_policy']}, "
-            f"{100 * program['core_utilization']:.0f}% busy")
+    return (f"{program.kernel_count} kernels on {program.cores} cores, {program.schedule_policy}, "
+            f"{100 * program.core_utilization:.0f}% busy")
 
 
-def _eager_cell(eager: Any) -> str:
+def _eager_cell(eager: EagerRecord | None) -> str:
     """A GPU's eager numbers beside its compiled ones (``hardware.<id>.eager``)."""
-    if not eager:
+    if eager is None:
         return "-"
-    return f"{format_seconds(eager['serial_time_s'])} / {format_seconds(eager['makespan_s'])}"
+    return f"{format_seconds(eager.serial_time_s)} / {format_seconds(eager.makespan_s)}"
 
 
 def _summaries(doc: Doc) -> list[dict[str, str]]:
@@ -64,11 +64,11 @@ def _summaries(doc: Doc) -> list[dict[str, str]]:
             "ridges": ", ".join(f"{k} {v:.3g}" for k, v in h.ridge_flop_per_byte.items()) + f" ({h.ridge_dtype})",
             "counts": ", ".join(f"{k} {v}" for k, v in h.bound_counts.items()),
             "serial": format_seconds(h.serial_time_s), "critical": format_seconds(h.critical_time_s),
-            "makespan": format_seconds(float(h.raw.get("makespan_s", h.serial_time_s))),
-            "program": _program_cell(h.raw.get("program")), "eager": _eager_cell(h.raw.get("eager")),
-            "parallelism": f"{h.parallelism:.2f}", "shift": str(len(h.partition_shift)),
-            "path": " \u2192 ".join(h.critical_path), "path_length": len(h.critical_path),
-            "path_short": _short_path(h.critical_path),
+            "makespan": format_seconds(h.makespan_s),
+            "program": _program_cell(h.program), "eager": _eager_cell(h.eager),
+            "parallelism": f"{h.parallelism.parallelism:.2f}", "shift": str(len(h.partition_shift)),
+            "path": " \u2192 ".join(h.critical_path.nodes), "path_length": len(h.critical_path.nodes),
+            "path_short": _short_path(h.critical_path.nodes),
         })
     return out
 
@@ -98,11 +98,12 @@ def _columns(doc: Doc) -> list[dict[str, object]]:
 
 
 def _lines(doc: Doc) -> tuple[str, str]:
-    m, t = doc.model, doc.totals
-    model_line = ", ".join(f"{k} {m[k]}" for k in ("batch", "seq", "dtype", "capture_method", "torch_version") if m.get(k) is not None)
-    totals_line = (f"{len(doc.nodes)} nodes; {format_flops(t.get('flops', 0))}; "
-                   f"traffic {format_bytes(t.get('bytes_read', 0) + t.get('bytes_written', 0))}; "
-                   f"parameters {format_bytes(t.get('unique_parameter_bytes', 0))} unique")
+    t = doc.totals
+    shown = ("batch", "seq", "dtype", "capture_method", "torch_version")  # optional model fields
+    model_line = ", ".join(f"{k} {doc.model_field(k)}" for k in shown if doc.model_field(k) is not None)
+    totals_line = (f"{len(doc.nodes)} nodes; {format_flops(t.flops)}; "
+                   f"traffic {format_bytes(t.bytes_read + t.bytes_written)}; "
+                   f"parameters {format_bytes(t.unique_parameter_bytes)} unique")
     return model_line, totals_line
 
 

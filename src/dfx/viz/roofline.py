@@ -43,7 +43,7 @@ class RooflineImages:
 def roofline_points(hw: HwSummary) -> tuple[list[RooflinePoint], int]:
     """The points of one panel, and how many nodes with work could not be placed (0 FLOPs)."""
     serial = hw.serial_time_s or 1.0
-    shifted = {s[0] for s in hw.partition_shift}
+    shifted = {s.node for s in hw.partition_shift}
     points, unplaced = [], 0
     for name, n in hw.nodes.items():
         if n.flops <= 0 or n.time_s <= 0 or n.bytes <= 0:
@@ -61,9 +61,10 @@ def peak_label(peak_flop_per_s: float, hw: HwSummary) -> str:
 
     Examples
     --------
+    >>> from dfx.schema.analysis import example_analysis, example_hardware
     >>> from dfx.viz.document import read_document
-    >>> hw = read_document({"schema": "dfx.analysis/1", "nodes": [], "edges": [], "hardware": {"ibm-spyre": {
-    ...     "ridge_dtype": "float32", "dtype_fallbacks": {"float32": "float16"}}}}).hardware["ibm-spyre"]
+    >>> spyre = example_hardware(ridge_dtype="float32", dtype_fallbacks={"float32": "float16"})
+    >>> hw = read_document(example_analysis(hardware={"ibm-spyre": spyre})).hardware["ibm-spyre"]
     >>> peak_label(75e12, hw)
     'peak 75 TFLOP/s (float16, float32 not listed)'
     """

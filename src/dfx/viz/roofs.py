@@ -48,9 +48,8 @@ def _derived_peak(hw: HwSummary) -> float:
 def roofs_for(hw: HwSummary) -> Roofs:
     """The roofs of profile ``hw``; every bandwidth satisfies ``peak / bandwidth == ridge``."""
     ridges = hw.ridge_flop_per_byte
-    doc_peak, doc_bw = hw.raw.get("peak_flop_per_s"), hw.raw.get("bandwidth_bytes_per_s")
-    if isinstance(doc_peak, (int, float)) and isinstance(doc_bw, dict):
-        return Roofs(float(doc_peak), {k: float(v) for k, v in doc_bw.items()}, ridges, "document")
+    if hw.peak_flop_per_s is not None and hw.bandwidth_bytes_per_s is not None:
+        return Roofs(hw.peak_flop_per_s, dict(hw.bandwidth_bytes_per_s), ridges, "document")
     bws = _from_profile(hw)
     if bws and ridges:
         level = next(iter(ridges))

@@ -11,11 +11,12 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from dfx.errors import DfxError
+from dfx.schema.ids import SIMULATION_SCHEMA
 from dfx.viz.document import Doc
 
 __all__ = ["SIM_SCHEMA", "SimDoc", "SimPolicy", "SimRun", "check_matches", "read_simulation"]
 
-SIM_SCHEMA = "dfx.simulation/1"
+SIM_SCHEMA = SIMULATION_SCHEMA
 
 
 @dataclass(frozen=True)
@@ -121,7 +122,7 @@ def check_matches(sim: SimDoc, doc: Doc) -> None:
     """
     known = {n.name for n in doc.nodes}
     for hw in doc.hardware.values():  # a compiled program's tasks are its kernels' tiles: k#i, k:done
-        known |= {k["name"] for k in (hw.raw.get("program") or {}).get("kernels", ())}
+        known |= {k.name for k in hw.program.kernels} if hw.program is not None else set()
     stray = sorted({r.name.split("#")[0].removesuffix(":done") for p in sim.policies for r in p.schedule} - known)
     if stray:
         listed = ", ".join(stray[:5]) + (" ..." if len(stray) > 5 else "")

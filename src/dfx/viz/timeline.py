@@ -52,10 +52,9 @@ def bar_fills(doc: Doc, hw_id: str | None) -> dict[str, str]:
     """Node name -> fill: its bound on ``hw_id``, as the DAG colours it (``none`` without that profile)."""
     nodes = doc.hardware[hw_id].nodes if hw_id in doc.hardware else {}
     fills = {n.name: BOUND_FILL[nodes[n.name].bound if n.name in nodes else "none"] for n in doc.nodes}
-    program = doc.hardware[hw_id].raw.get("program") if hw_id in doc.hardware else None
-    for k in (program or {}).get("kernels", ()):  # a compiled program's tasks: k#i and k:done, by kernel bound
-        fill = BOUND_FILL.get(k.get("bound", "none"), BOUND_FILL["none"])
-        fills[k["name"]] = fills[f"{k['name']}:done"] = fill
+    program = doc.hardware[hw_id].program if hw_id in doc.hardware else None
+    for k in program.kernels if program is not None else ():  # a compiled program's tasks: k#i and k:done
+        fills[k.name] = fills[f"{k.name}:done"] = BOUND_FILL[k.bound]
     return fills
 
 

@@ -12,11 +12,12 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from dfx.errors import DfxError
+from dfx.schema.ids import VALIDATION_SCHEMA
 from dfx.viz.document import Doc
 
 __all__ = ["VAL_SCHEMA", "NodeMismatch", "ValCategory", "ValDoc", "ValNode", "node_mismatch", "read_validation"]
 
-VAL_SCHEMA = "dfx.validation/1"
+VAL_SCHEMA = VALIDATION_SCHEMA
 _UNTIMED_OPS = ("placeholder", "get_attr", "output")  # validate times only the nodes that run
 
 
@@ -144,9 +145,9 @@ def check_same_model(val: ValDoc, doc: Doc, source: str = "the validation docume
 
     Examples
     --------
+    >>> from dfx.schema.analysis import example_analysis
     >>> from dfx.viz.document import read_document
-    >>> d = read_document({"schema": "dfx.analysis/1", "model": {"name": "gpt2-block", "batch": 1, "seq": 1024,
-    ...     "dtype": "float32"}, "nodes": [], "edges": []})
+    >>> d = read_document(example_analysis("gpt2-block", model={"batch": 1, "seq": 1024, "dtype": "float32"}))
     >>> v = read_validation({"schema": "dfx.validation/1", "hardware": "h", "prediction": "roofline", "nodes": [],
     ...     "model": {"name": "gpt2-block", "batch": 1, "seq": 64, "dtype": "float32"}, "median_abs_error": 0.0,
     ...     "p90_abs_error": 0.0, "end_to_end": {"predicted_s": 1.0, "measured_s": 1.0, "error": 0.0}})
@@ -157,7 +158,7 @@ def check_same_model(val: ValDoc, doc: Doc, source: str = "the validation docume
     """
     if not val.model:
         raise DfxError(f"{source} does not say which model it measured (no model field); write it again with `dfx validate --out`")
-    ours = doc.model or {}
+    ours = doc.model
     differ = [f for f in _SAME_MODEL_FIELDS if f in val.model and f in ours and val.model[f] != ours[f]]
     if not differ:
         return
@@ -180,9 +181,10 @@ def node_mismatch(val: ValDoc, doc: Doc) -> NodeMismatch:
 
     Examples
     --------
+    >>> from dfx.schema.analysis import example_analysis
     >>> from dfx.viz.document import read_document
-    >>> d = read_document({"schema": "dfx.analysis/1", "nodes": [{"name": "x", "op": "placeholder"},
-    ...     {"name": "relu", "op": "call_function"}, {"name": "contiguous", "op": "call_function"}], "edges": []})
+    >>> d = read_document(example_analysis(nodes=[{"name": "x", "op": "placeholder"},
+    ...     {"name": "relu", "op": "call_function"}, {"name": "contiguous", "op": "call_function"}]))
     >>> v = read_validation({"schema": "dfx.validation/1", "hardware": "h", "prediction": "roofline",
     ...     "nodes": [{"name": "relu", "predicted_s": 1.0, "measured_s": 1.0, "counted": True}],
     ...     "median_abs_error": 0.0, "p90_abs_error": 0.0, "end_to_end": {"predicted_s": 1.0, "measured_s": 1.0, "error": 0.0}})

@@ -1,0 +1,161 @@
+"""Frozen document records with one symmetric ``to_dict`` / ``from_dict``, driven by field metadata.
+
+A record is a frozen dataclass whose fields are declared with :func:`key`: the JSON key, how to
+read its value (``kind``), and, only for keys the schema documents as optional, the value their
+absence means (``absent``). :func:`read` and :func:`write` walk those declarations, so reading and
+writing cannot drift apart; a field declared with :func:`rest` collects every key the record does
+not declare (fields an architecture model adds) and writes them back unchanged.
+
+Examples
+--------
+>>> from dataclasses import dataclass
+>>> @dataclass(frozen=True)
+... class Edge(Record):
+...     src: str = key(as_str)
+...     dst: str = key(as_str)
+...     bytes: int = key(as_int)
+>>> e = Edge.from_dict({"src": "a", "dst": "b", "bytes": 4}, "dfx.analysis/1", "edges[0]")
+>>> e.to_dict()
+{'src': 'a', 'dst': 'b', 'bytes': 4}
+>>> Edge.from_dict({"src": "a", "dst": "b"}, "dfx.analysis/1", "edges[0]")
+Traceback (most recent call last):
+...
+dfx.schema.errors.SchemaError: dfx.analysis/1: edges[0].bytes is missing; the document was written by another dfx version or edited: write it again with `dfx analyze --out DIR` (or `--json`)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from enum import Enum
+from types import MappingProxyType
+from typing import Any, Callable, Mapping
+
+from dfx.schema.fields import Obj, as_int, as_str
+
+__all__ = ["Record", "key", "map_key", "nested", "nested_list", "nested_map", "read", "rest", "write"]
+
+_REQUIRED = object()
+_NEVER = object()
+
+
+@dataclasses.dataclass(frozen=True)
+class _Key:
+    name: str | None  # JSON key; None: the field's own name
+    kind: Callable[[Any], Any] | None  # converter of a plain value
+    record: Any = None  # a Record class: the value is one nested object...
+    shape: str = "one"  # ... "one", a "list" of them or a "map" name -> object
+    absent: Any = _REQUIRED  # the value an absent optional key means
+    omit: Any = _NEVER  # written only when the value differs from this (an optional key)
+    nullable: bool = False  # a required key whose value may be null
+
+
+def key(kind: Callable[[Any], Any], *, name: str | None = None, absent: Any = _REQUIRED, omit: Any = _NEVER) -> Any:
+    """A document key read through ``kind``; ``absent`` makes it optional (documented as such)."""
+    meta = _Key(name, kind, absent=absent, omit=omit)
+    if absent is _REQUIRED:
+        return dataclasses.field(metadata={"doc": meta})
+    return dataclasses.field(default=absent, metadata={"doc": meta})
+
+
+def nested(record: Any, *, name: str | None = None, absent: Any = _REQUIRED, omit: Any = _NEVER,
+           nullable: bool = False) -> Any:
+    """A key holding one object of ``record``; ``nullable``: or null (``None`` here)."""
+    meta = _Key(name, None, record, "one", absent, omit, nullable)
+    return dataclasses.field(metadata={"doc": meta}) if absent is _REQUIRED else dataclasses.field(default=absent, metadata={"doc": meta})
+
+
+def nested_list(record: Any, *, name: str | None = None) -> Any:
+    """A key holding a list of ``record`` objects (a tuple of records here)."""
+    return dataclasses.field(metadata={"doc": _Key(name, None, record, "list")})
+
+
+def nested_map(record: Any, *, name: str | None = None) -> Any:
+    """A key holding an object name -> ``record`` object (a read-only mapping here, in order)."""
+    return dataclasses.field(metadata={"doc": _Key(name, None, record, "map")})
+
+
+def map_key() -> Any:
+    """Not a key of the object: the name it is filed under in its parent map (a profile id, a node name)."""
+    return dataclasses.field(default="", metadata={"map_key": True})
+
+
+def rest() -> Any:
+    """The keys a record does not declare, kept in order and written back unchanged."""
+    return dataclasses.field(default_factory=lambda: MappingProxyType({}), metadata={"rest": True})
+
+
+class Record:
+    """Base of every document record: ``from_dict(d, document, path)`` and ``to_dict()``."""
+
+    @classmethod
+    def from_dict(cls, d: Any, document: str, path: str = "") -> Any:
+        return read(cls, Obj(d, document, path))
+
+    def to_dict(self) -> dict[str, Any]:
+        return write(self)
+
+
+def _read_value(meta: _Key, obj: Obj, json_key: str) -> Any:
+    if meta.record is None:
+        return obj.req(json_key, meta.kind) if meta.absent is _REQUIRED else obj.opt(json_key, meta.kind, meta.absent)
+    if meta.absent is not _REQUIRED and (not obj.has(json_key) or obj.d[json_key] is None):
+        return meta.absent
+    if meta.nullable and obj.req(json_key) is None:
+        return None
+    if meta.shape == "list":
+        return tuple(read(meta.record, o) for o in obj.objs(json_key))
+    if meta.shape == "map":
+        return MappingProxyType({k: read(meta.record, o, k) for k, o in obj.mapping(json_key).items()})
+    return read(meta.record, obj.obj(json_key))
+
+
+def read(cls: Any, obj: Obj, filed_as: str = "") -> Any:
+    """``cls`` built from ``obj``: every declared key read strictly, the rest kept if ``cls`` has a rest field."""
+    kwargs: dict[str, Any] = {}
+    declared: set[str] = set()
+    rest_field = None
+    for f in dataclasses.fields(cls):
+        meta = f.metadata.get("doc")
+        if meta is None:
+            rest_field = f.name if f.metadata.get("rest") else rest_field
+            if f.metadata.get("map_key"):
+                kwargs[f.name] = filed_as
+            continue
+        json_key = meta.name or f.name
+        declared.add(json_key)
+        kwargs[f.name] = _read_value(meta, obj, json_key)
+    if rest_field is not None:
+        kwargs[rest_field] = MappingProxyType({k: v for k, v in obj.d.items() if k not in declared})
+    return cls(**kwargs)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Record):
+        return write(value)
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (tuple, list)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def write(record: Any) -> dict[str, Any]:
+    """The JSON object of ``record``: declared keys in declaration order, then the rest."""
+    out: dict[str, Any] = {}
+    for f in dataclasses.fields(record):
+        value = getattr(record, f.name)
+        meta = f.metadata.get("doc")
+        if meta is None:
+            if f.metadata.get("rest"):
+                out.update({k: v for k, v in value.items() if k not in out})
+            continue
+        if meta.omit is not _NEVER and value == meta.omit:
+            continue
+        out[meta.name or f.name] = _plain(value)
+    return out
+
+
+# re-exported for doctests and record modules
+__all__ += ["as_int", "as_str"]
