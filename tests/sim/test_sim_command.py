@@ -30,18 +30,15 @@ def analysis_json(tmp_path):
     """A saved analysis: s -> {a, b} -> j, timed 1, 2, 3, 1 us on profile h100-like key."""
     names = ["s", "a", "b", "j"]
     inputs = {"s": [], "a": ["s"], "b": ["s"], "j": ["a", "b"]}
-    doc = {
-        "schema": "dfx.analysis/1",
-        "model": {"name": "fork"},
-        "nodes": [
-            {"name": n, "op": "call_function", "category": "elementwise", "bytes_written": 64,
-             "outputs": [{"shape": [16], "dtype": "float32"}], "inputs": inputs[n]}
-            for n in names
-        ],
-        "edges": [{"src": u, "dst": v, "bytes": 64} for v in names for u in inputs[v]],
-        "hardware": {"nvidia-h100-sxm": {"nodes": {"s": {"time_s": 1e-6}, "a": {"time_s": 2e-6},
-                                                  "b": {"time_s": 3e-6}, "j": {"time_s": 1e-6}}}},
-    }
+    from dfx.schema.analysis import example_analysis, example_hardware
+
+    times = {"s": 1e-6, "a": 2e-6, "b": 3e-6, "j": 1e-6}
+    doc = example_analysis("fork", [
+        {"name": n, "op": "call_function", "category": "elementwise", "bytes_written": 64,
+         "outputs": [{"shape": [16], "dtype": "float32"}], "inputs": inputs[n]}
+        for n in names
+    ], hardware={"nvidia-h100-sxm": example_hardware({n: {"time_s": t} for n, t in times.items()})})
+    doc["edges"] = [{"src": u, "dst": v, "bytes": 64} for v in names for u in inputs[v]]
     path = tmp_path / "analysis.json"
     path.write_text(json.dumps(doc))
     return path

@@ -105,10 +105,9 @@ def test_lognormal_factor_has_mean_one_and_the_asked_cv():
 def _doc():
     """A hand-made analysis document: x, w -> mm -> t (a view) -> out."""
     f32 = "float32"
-    return {
-        "schema": "dfx.analysis/1",
-        "model": {"name": "tiny"},
-        "nodes": [
+    from dfx.schema.analysis import example_analysis, example_hardware
+
+    doc = example_analysis("tiny", [
             {"name": "x", "op": "placeholder", "category": "none", "bytes_written": 0,
              "outputs": [{"shape": [2, 4], "dtype": f32}], "inputs": []},
             {"name": "w", "op": "placeholder", "category": "none", "bytes_written": 0,
@@ -119,13 +118,13 @@ def _doc():
              "outputs": [{"shape": [4, 2], "dtype": f32}], "inputs": ["mm"]},
             {"name": "out", "op": "output", "category": "none", "bytes_written": 0, "outputs": [], "inputs": ["t"]},
         ],
-        "edges": [
-            {"src": "x", "dst": "mm", "bytes": 32}, {"src": "w", "dst": "mm", "bytes": 64},
-            {"src": "mm", "dst": "t", "bytes": 32}, {"src": "t", "dst": "out", "bytes": 32},
-        ],
-        "hardware": {"my-chip": {"nodes": {"x": {"time_s": 0.0}, "w": {"time_s": 0.0}, "mm": {"time_s": 2e-6},
-                                           "t": {"time_s": 0.0}}}},
-    }
+        hardware={"my-chip": example_hardware({"x": {"time_s": 0.0}, "w": {"time_s": 0.0}, "mm": {"time_s": 2e-6},
+                                               "t": {"time_s": 0.0}})})
+    doc["edges"] = [
+        {"src": "x", "dst": "mm", "bytes": 32}, {"src": "w", "dst": "mm", "bytes": 64},
+        {"src": "mm", "dst": "t", "bytes": 32}, {"src": "t", "dst": "out", "bytes": 32},
+    ]
+    return doc
 
 
 def test_dag_from_analysis():

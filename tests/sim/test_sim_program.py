@@ -9,10 +9,11 @@ from dfx.sim.program import dag_from_program, task_count
 
 
 def _doc(kernels, cores=32):
+    from dfx.schema.analysis import example_analysis, example_hardware, example_program
+
     nodes = [{"name": n, "outputs": [{"shape": [4, 4], "dtype": "float32"}]} for k in kernels for n in k["nodes"]]
-    program = {"cores": cores, "kernels": kernels}
-    return {"schema": "dfx.analysis/1", "model": {"name": "hand"}, "nodes": nodes,
-            "hardware": {"hw": {"nodes": {}, "program": program}}}
+    program = example_program(kernels, cores=cores)
+    return example_analysis("hand", nodes, hardware={"hw": example_hardware(program=program)})
 
 
 def _kernel(name, cores, time_s, deps=(), tiles=1):

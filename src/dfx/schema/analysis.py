@@ -24,7 +24,7 @@ from dfx.schema.record import Record, key, map_key, nested, nested_list, nested_
 __all__ = [
     "AnalysisDoc", "CoverageRecord", "CriticalPathRecord", "EagerRecord", "EdgeRecord", "HardwareRecord",
     "HwNodeRecord", "KernelRecord", "NodeRecord", "ParallelismRecord", "ProgramRecord", "ShiftRecord",
-    "StageRecord", "TotalsRecord", "UnknownOpRecord", "example_analysis", "example_hardware", "migrate_analysis", "read_analysis",
+    "StageRecord", "TotalsRecord", "UnknownOpRecord", "example_analysis", "example_hardware", "example_program", "migrate_analysis", "read_analysis",
 ]
 
 
@@ -433,4 +433,31 @@ def example_hardware(nodes: dict[str, dict[str, Any]] | None = None, **fields: A
         "bound_counts": {b.value: sum(n["bound"] == b.value for n in per.values()) for b in Bound},
         "dtype_fallbacks": {}, "arch_model": None,
     }
+    return {**base, **fields}
+
+
+def example_program(kernels: list[dict[str, Any]], cores: int = 1, **fields: Any) -> dict[str, Any]:
+    """A valid ``hardware.<id>.program`` object from partial ``kernels[]`` objects.
+
+    Each kernel needs ``name``; the rest default to a one-core, one-tile ``gemm`` of its own name,
+    0 s and no dependences, scheduled back to back.
+
+    Examples
+    --------
+    >>> p = ProgramRecord.from_dict(example_program([{"name": "k", "time_s": 2.0}], cores=4), ANALYSIS_SCHEMA)
+    >>> p.kernels[0].nodes, p.kernels[0].end_s, p.cores
+    (('k',), 2.0, 4)
+    """
+    full, clock = [], 0.0
+    for k in kernels:
+        time_s = k["time_s"] if "time_s" in k else 0.0
+        base = {"name": k["name"], "kind": "gemm", "nodes": [k["name"]], "bound": "compute", "time_s": time_s,
+                "compute_time_s": time_s, "memory_time_s": 0.0, "overhead_s": 0.0, "cores": 1, "tiles": 1,
+                "flops": 0, "offchip_bytes": 0, "onchip_bytes": 0, "start_s": clock, "end_s": clock + time_s,
+                "deps": []}
+        full.append({**base, **k})
+        clock += time_s
+    base = {"target": "inductor", "commitment": "dynamic", "schedule_policy": "dynamic", "cores": cores,
+            "kernel_count": len(full), "tile_count": sum(k["tiles"] for k in full), "flops": 0, "offchip_bytes": 0,
+            "core_utilization": 0.0, "critical_path_kernels": [k["name"] for k in full], "stages": [], "kernels": full}
     return {**base, **fields}
