@@ -7,10 +7,14 @@ reached only through :mod:`dfx.analysis` (capture) and :mod:`dfx.capture.inducto
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Mapping, Optional
 
 import typer
+
+if TYPE_CHECKING:
+    from dfx.schema.compile import CompileDoc
 
 __all__ = ["program_dot", "register"]
 
@@ -21,22 +25,23 @@ _KIND_FILL = {"gemm": "#f6c9a8", "attention": "#f3b4c2", "reduction": "#bcd7f2",
               "memory": "#e6e6e6", "collective": "#fff2b3"}
 
 
-def program_dot(program_doc: dict[str, Any], graph_doc: dict[str, Any]) -> str:
+def program_dot(program: CompileDoc, graph_doc: dict[str, Any]) -> str:
     """The graph after fusion as Graphviz DOT: one cluster per kernel, views and inputs outside.
 
-    ``program_doc`` is a ``dfx.compile/1`` document, ``graph_doc`` the ``dfx.graph/1`` document of
-    the graph it was compiled from.
+    ``program`` is a ``dfx.compile/1`` document's record (``Program.to_record()`` or
+    :func:`dfx.schema.compile.read_compile`), ``graph_doc`` the ``dfx.graph/1`` document of the
+    graph it was compiled from.
     """
     from dfx.viz.dot import _attrs, _q
 
-    kernel_of = {n: k for k in program_doc["kernels"] for n in k["nodes"]}
+    kernel_of = {n: k for k in program.kernels for n in k.nodes}
     lines = ["digraph compiled {", '  rankdir=TB; node [shape=box, style="rounded,filled", fontsize=10];']
-    for i, k in enumerate(program_doc["kernels"]):
-        label = f"{k['name']} ({k['kind']}, {k['offchip_bytes']} B off chip, {k['tiles']} tiles)"
+    for i, k in enumerate(program.kernels):
+        label = f"{k.name} ({k.kind}, {k.offchip_bytes} B off chip, {k.tiles} tiles)"
         lines.append(f"  subgraph cluster_{i} {{ label={_q(label)}; style=filled; color=\"#888888\"; "
-                     f"fillcolor={_q(_KIND_FILL.get(k['kind'], '#ffffff'))};")
-        for n in k["nodes"]:
-            lines.append(f"    {_q(n)} {_attrs({'fillcolor': '#ffffff', 'tooltip': k['reason']})};")
+                     f"fillcolor={_q(_KIND_FILL.get(k.kind, '#ffffff'))};")
+        for n in k.nodes:
+            lines.append(f"    {_q(n)} {_attrs({'fillcolor': '#ffffff', 'tooltip': k.reason})};")
         lines.append("  }")
     for node in graph_doc["nodes"]:
         if node["name"] not in kernel_of and node["op"] != "output":
@@ -50,30 +55,30 @@ def program_dot(program_doc: dict[str, Any], graph_doc: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _print_program(doc: dict[str, Any], console: Any, top: int) -> None:
+def _print_program(doc: CompileDoc, console: Any, top: int) -> None:
     from rich.table import Table
 
     from dfx.report.console import format_bytes
 
-    console.print(f"[bold]{doc['graph_name']}[/bold] on [bold]{doc['profile']}[/bold]: target {doc['target']}, "
-                  f"schedule {doc['commitment']}")
+    console.print(f"[bold]{doc.graph_name}[/bold] on [bold]{doc.profile}[/bold]: target {doc.target}, "
+                  f"schedule {doc.commitment}")
     stages = Table(title="stages", show_lines=False)
     for col in ("stage", "nodes", "kernels", "tiles", "off-chip", "changed", "notes"):
         stages.add_column(col, overflow="fold")
-    for s in doc["stages"]:
-        stages.add_row(s["name"], str(s["nodes"]), str(s["kernels"]), str(s["tiles"]), format_bytes(s["offchip_bytes"]),
-                       "yes" if s["modified"] else "no", "; ".join(s["notes"]))
+    for s in doc.stages:
+        stages.add_row(s.name, str(s.nodes), str(s.kernels), str(s.tiles), format_bytes(s.offchip_bytes),
+                       "yes" if s.modified else "no", "; ".join(s.notes))
     console.print(stages)
-    kernels = Table(title=f"kernels ({min(top, len(doc['kernels']))} of {len(doc['kernels'])})")
+    kernels = Table(title=f"kernels ({min(top, len(doc.kernels))} of {len(doc.kernels)})")
     for col in ("kernel", "kind", "nodes", "off-chip", "on-chip", "tiles", "tile", "why"):
         kernels.add_column(col, overflow="fold")
-    for k in doc["kernels"][:top]:
-        kernels.add_row(k["name"], k["kind"], " ".join(k["nodes"]), format_bytes(k["offchip_bytes"]),
-                        format_bytes(k["onchip_bytes"]), str(k["tiles"]), "x".join(map(str, k["tile_shape"])), k["reason"])
+    for k in doc.kernels[:top]:
+        kernels.add_row(k.name, k.kind, " ".join(k.nodes), format_bytes(k.offchip_bytes),
+                        format_bytes(k.onchip_bytes), str(k.tiles), "x".join(map(str, k.tile_shape)), k.reason)
     console.print(kernels)
 
 
-def _print_inductor(inductor: dict[str, Any], console: Any) -> None:
+def _print_inductor(inductor: Mapping[str, Any], console: Any) -> None:
     console.print("[bold]torch.compile on this machine (Inductor, CPU backend)[/bold]")
     for key, title in (("dynamo_graph", "Dynamo graph"), ("aot_forward_graph", "AOTAutograd forward graph"),
                        ("post_grad_graph", "Inductor post-grad graph")):
@@ -126,28 +131,29 @@ def compile_command(
     graph, _info = capture_spec(model, batch=batch, seq=seq, dtype=dtype_name)
     costed = annotate(graph)
     program = compile_program(costed, profile)
-    doc = program.to_dict()
+    record = program.to_record()
     run_inductor = inductor if inductor is not None else (profile.kind is Kind.GPU and not as_json)
     if run_inductor:
-        doc["inductor"] = _inductor(model, batch, seq, dtype_name, program, costed)
+        record = replace(record, inductor=_inductor(model, batch, seq, dtype_name, program, costed))
+    doc = record.to_dict()
     if out is not None:
-        files: dict[str, str | bytes] = {"compile.json": json.dumps(doc, indent=1), "fusion.dot": program_dot(doc, graph.to_dict())}
+        files: dict[str, str | bytes] = {"compile.json": json.dumps(doc, indent=1), "fusion.dot": program_dot(record, graph.to_dict())}
         from dfx.viz.dot import graphviz_available, render_dot
 
         if graphviz_available():
             svg = render_dot(files["fusion.dot"], "svg")
             if svg is not None:
                 files["fusion.svg"] = svg
-        if "inductor" in doc:
+        if record.inductor is not None:
             for key in ("dynamo_graph", "aot_forward_graph", "post_grad_graph"):
-                files[f"inductor_{key}.txt"] = doc["inductor"]["pipeline"][key]
+                files[f"inductor_{key}.txt"] = record.inductor["pipeline"][key]
         written = write_outputs(out, files, force=force)
     if as_json:
         print(json.dumps(doc, indent=1))
         return
-    _print_program(doc, _out, top)
-    if "inductor" in doc:
-        _print_inductor(doc["inductor"], _out)
+    _print_program(record, _out, top)
+    if record.inductor is not None:
+        _print_inductor(record.inductor, _out)
     if out is not None:
         _out.print("wrote " + ", ".join(str(p) for p in written))
 

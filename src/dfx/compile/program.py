@@ -16,6 +16,7 @@ from enum import Enum
 from typing import Any
 
 from dfx.schema.analysis import StageRecord as StageDoc
+from dfx.schema.compile import CompileDoc, CompileKernelRecord, CompileTotalsRecord
 from dfx.schema.ids import COMPILE_SCHEMA
 
 __all__ = ["SCHEMA", "Kernel", "KernelKind", "Program", "StageRecord"]
@@ -108,25 +109,17 @@ class Kernel:
         """A copy with ``changes`` applied (kernels are frozen)."""
         return replace(self, **changes)
 
+    def to_record(self) -> CompileKernelRecord:
+        """The document's kernel record (``kernels[]`` of ``dfx.compile/1``)."""
+        return CompileKernelRecord(
+            name=self.name, nodes=tuple(self.nodes), kind=self.kind.value, flops=self.flops,
+            offchip_bytes=self.offchip_bytes, onchip_bytes=self.onchip_bytes, deps=tuple(self.deps), dtype=self.dtype,
+            tiles=self.tiles, tile_shape=tuple(self.tile_shape), cores=self.cores, chip=self.chip, reason=self.reason,
+            region=self.region, tile_time_s=self.tile_time_s, tile_traffic_bytes=self.tile_traffic_bytes,
+        )
+
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "nodes": list(self.nodes),
-            "kind": self.kind.value,
-            "flops": self.flops,
-            "offchip_bytes": self.offchip_bytes,
-            "onchip_bytes": self.onchip_bytes,
-            "deps": list(self.deps),
-            "dtype": self.dtype,
-            "tiles": self.tiles,
-            "tile_shape": list(self.tile_shape),
-            "cores": self.cores,
-            "chip": self.chip,
-            "reason": self.reason,
-            "region": self.region,
-            "tile_time_s": self.tile_time_s,
-            "tile_traffic_bytes": self.tile_traffic_bytes,
-        }
+        return self.to_record().to_dict()
 
 
 @dataclass(frozen=True)
@@ -199,21 +192,16 @@ class Program:
         """This program's :class:`StageRecord` after the pass ``name``."""
         return StageRecord(name, self.node_count, len(self.kernels), self.tile_count, self.offchip_bytes, modified, notes)
 
+    def to_record(self) -> CompileDoc:
+        """The ``dfx.compile/1`` document as its record (``dfx.schema.compile``)."""
+        return CompileDoc(
+            schema=SCHEMA, graph_name=self.graph_name, profile=self.profile_id, target=self.target,
+            commitment=self.commitment, stages=tuple(s.to_record() for s in self.stages),
+            kernels=tuple(k.to_record() for k in self.kernels),
+            totals=CompileTotalsRecord(kernels=len(self.kernels), nodes=self.node_count, tiles=self.tile_count,
+                                       flops=self.flops, offchip_bytes=self.offchip_bytes),
+        )
+
     def to_dict(self) -> dict[str, Any]:
         """The ``dfx.compile/1`` document (see ``docs/export-format.md``)."""
-        return {
-            "schema": SCHEMA,
-            "graph_name": self.graph_name,
-            "profile": self.profile_id,
-            "target": self.target,
-            "commitment": self.commitment,
-            "stages": [s.to_dict() for s in self.stages],
-            "kernels": [k.to_dict() for k in self.kernels],
-            "totals": {
-                "kernels": len(self.kernels),
-                "nodes": self.node_count,
-                "tiles": self.tile_count,
-                "flops": self.flops,
-                "offchip_bytes": self.offchip_bytes,
-            },
-        }
+        return self.to_record().to_dict()

@@ -30,9 +30,10 @@ from enum import Enum
 from types import MappingProxyType
 from typing import Any, Callable, Mapping
 
+from dfx.schema.errors import SchemaError
 from dfx.schema.fields import Obj, as_int, as_str
 
-__all__ = ["Record", "key", "map_key", "nested", "nested_list", "nested_map", "read", "rest", "write"]
+__all__ = ["Record", "key", "map_key", "nested", "nested_list", "nested_map", "read", "read_tagged", "rest", "write"]
 
 _REQUIRED = object()
 _NEVER = object()
@@ -159,3 +160,16 @@ def write(record: Any) -> dict[str, Any]:
 
 # re-exported for doctests and record modules
 __all__ += ["as_int", "as_str"]
+
+
+def read_tagged(cls: Any, doc: Any, schema: str, origin: str, fix: str, accepted: tuple[str, ...] = ()) -> Any:
+    """``cls`` read from ``doc`` after checking its ``schema`` tag is ``schema`` (or one of ``accepted``).
+
+    ``origin`` names where the document came from (a path, "--calibration FILE"), ``fix`` what to
+    pass instead; both go into the :class:`SchemaError` a wrong tag raises.
+    """
+    obj = Obj(doc, schema, "")
+    tag = obj.d["schema"] if "schema" in obj.d else None
+    if tag != schema and tag not in accepted:
+        raise SchemaError(schema, "schema", f"is {tag!r} in {origin}, not a {schema.split('/')[0]} document", fix=fix)
+    return read(cls, obj)
