@@ -17,6 +17,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from dfx.errors import DfxError
+from dfx.schema.simulation import example_simulation
 from dfx.viz import render_pictures, render_report
 from dfx.viz.facts import BOUND_FILL
 
@@ -50,19 +51,8 @@ def mlp_report(mlp_doc, mlp_sim) -> str:
 
 def _sim_doc(schedule: dict[str, list[tuple[str, int, float, float]]], pes: int = 2) -> dict:
     """A hand-written dfx.simulation/1 document with the given run-0 schedules (no dfx.sim involved)."""
-    policies = {}
-    for name, runs in schedule.items():
-        makespan = max(end for *_, end in runs)
-        policies[name] = {
-            "makespan_s": {"mean": makespan, "p50": makespan, "p95": makespan, "min": makespan, "max": makespan},
-            "makespans_s": [makespan], "predicted_makespan_s": makespan,
-            "utilization": [0.5] * pes, "mean_utilization": 0.5,
-            "memory": {"peak_bytes": 64.0, "capacity_bytes": None},
-            "schedule": [{"name": n, "pe": pe, "start_s": s, "end_s": e} for n, pe, s, e in runs],
-        }
-    return {"schema": "dfx.simulation/1", "pes": pes, "runs": 1, "jitter_cv": 0.0, "seed": 0, "hardware": "toy",
-            "model": "layered", "lower_bounds": {"critical_path_s": 110e-9, "work_over_pes_s": 55e-9, "work_s": 110e-9},
-            "policies": policies}
+    return example_simulation(schedule, pes=pes, hardware="toy", model="layered",
+                              lower_bounds={"critical_path_s": 110e-9, "work_over_pes_s": 55e-9, "work_s": 110e-9})
 
 
 def test_one_bar_per_scheduled_node_per_policy(mlp_sim, mlp_report):

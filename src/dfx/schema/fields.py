@@ -95,6 +95,16 @@ def as_float(v: Any) -> float:
     return float(v)
 
 
+def as_number(v: Any) -> int | float:
+    """A JSON number kept as written (an integer stays an integer), so it writes back unchanged."""
+    as_float(v)
+    return v
+
+
+def as_opt_number(v: Any) -> int | float | None:
+    return None if v is None else as_number(v)
+
+
 def as_finite(v: Any) -> float:
     f = as_float(v)
     if not math.isfinite(f):

@@ -65,9 +65,10 @@ def nested(record: Any, *, name: str | None = None, absent: Any = _REQUIRED, omi
     return dataclasses.field(metadata={"doc": meta}) if absent is _REQUIRED else dataclasses.field(default=absent, metadata={"doc": meta})
 
 
-def nested_list(record: Any, *, name: str | None = None) -> Any:
-    """A key holding a list of ``record`` objects (a tuple of records here)."""
-    return dataclasses.field(metadata={"doc": _Key(name, None, record, "list")})
+def nested_list(record: Any, *, name: str | None = None, absent: Any = _REQUIRED, omit: Any = _NEVER) -> Any:
+    """A key holding a list of ``record`` objects (a tuple of records here); ``absent``: optional."""
+    meta = _Key(name, None, record, "list", absent, omit)
+    return dataclasses.field(metadata={"doc": meta}) if absent is _REQUIRED else dataclasses.field(default=absent, metadata={"doc": meta})
 
 
 def nested_map(record: Any, *, name: str | None = None) -> Any:

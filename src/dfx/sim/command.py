@@ -139,7 +139,8 @@ def simulate_command(
 
     analysis = _document(model, hw, batch, seq, dtype, execution_model, parse_input_shapes(input_shape, input_dtype))
     result = simulate(analysis, hw=hw, pes=pes, policy=policy, jitter_cv=jitter, runs=runs, seed=seed, steps=steps)
-    doc = result.to_dict()
+    record = result.to_record()
+    doc = record.to_dict()
     if out is not None:
         written = _write(out, names, result, doc, analysis, force)
         if not as_json:
@@ -147,7 +148,7 @@ def simulate_command(
     if as_json:
         sys.stdout.write(json.dumps(doc, indent=1) + "\n")
     else:
-        print_simulation(doc, Console())
+        print_simulation(record, Console())
 
 
 def register(app: typer.Typer) -> None:

@@ -7,9 +7,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any, Sequence
 
 from dfx.schema.ids import SIMULATION_SCHEMA
+from dfx.schema.simulation import (
+    SimComparisonRecord, SimConcurrencyRecord, SimDagRecord, SimLowerBoundsRecord, SimMakespanRecord, SimMemoryRecord,
+    SimPolicyRecord, SimRunRecord, SimStepRecord, SimulationDoc,
+)
 from dfx.sim.dag import SimDag
 from dfx.sim.engine import Policy, Schedule
 from dfx.sim.priority import LowerBounds
@@ -74,43 +79,31 @@ class PolicyResult:
         """Average over PEs of :attr:`utilization`."""
         return math.fsum(self.utilization) / len(self.utilization)
 
+    def to_record(self, dag: SimDag) -> SimPolicyRecord:
+        """``policies.<policy>`` of the simulation document, as its record."""
+        m, c = self.makespan, self.concurrency
+        return SimPolicyRecord(
+            name=self.policy.value,
+            makespan_s=SimMakespanRecord(mean=m.mean_s, p50=m.p50_s, p95=m.p95_s, min=m.min_s, max=m.max_s),
+            utilization=tuple(self.utilization), mean_utilization=self.mean_utilization,
+            makespans_s=tuple(m.samples_s), predicted_makespan_s=self.predicted_makespan_s,
+            concurrency=SimConcurrencyRecord(peak=c.peak, mean=c.mean, time_s=tuple(c.time_s), running=tuple(c.running)),
+            memory=_memory_record(self.memory),
+            schedule=tuple(SimRunRecord(name=r.name, pe=r.pe, start_s=r.start_s, end_s=r.end_s)
+                           for r in self.schedule.node_runs(dag)),
+            steps=None if self.steps is None else tuple(
+                SimStepRecord(time_s=s.time_s, finished=tuple(s.finished), ready=tuple(s.ready), fired=tuple(s.fired))
+                for s in self.steps),
+        )
+
     def to_dict(self, dag: SimDag) -> dict[str, Any]:
-        m = self.makespan
-        out: dict[str, Any] = {
-            "makespan_s": {"mean": m.mean_s, "p50": m.p50_s, "p95": m.p95_s, "min": m.min_s, "max": m.max_s},
-            "utilization": list(self.utilization),
-            "mean_utilization": self.mean_utilization,
-            "makespans_s": list(m.samples_s),
-            "predicted_makespan_s": self.predicted_makespan_s,
-            "concurrency": {
-                "peak": self.concurrency.peak,
-                "mean": self.concurrency.mean,
-                "time_s": list(self.concurrency.time_s),
-                "running": list(self.concurrency.running),
-            },
-            "memory": _memory_dict(self.memory),
-            "schedule": [
-                {"name": r.name, "pe": r.pe, "start_s": r.start_s, "end_s": r.end_s} for r in self.schedule.node_runs(dag)
-            ],
-        }
-        if self.steps is not None:
-            out["steps"] = [
-                {"time_s": s.time_s, "finished": list(s.finished), "ready": list(s.ready), "fired": list(s.fired)}
-                for s in self.steps
-            ]
-        return out
+        return self.to_record(dag).to_dict()
 
 
-def _memory_dict(mem: MemoryProfile) -> dict[str, Any]:
-    return {
-        "peak_bytes": mem.peak_bytes,
-        "peak_time_s": mem.peak_time_s,
-        "capacity_bytes": mem.capacity_bytes,
-        "fits": mem.fits,
-        "over_capacity_s": mem.over_capacity_s,
-        "time_s": list(mem.time_s),
-        "live_bytes": list(mem.live_bytes),
-    }
+def _memory_record(mem: MemoryProfile) -> SimMemoryRecord:
+    return SimMemoryRecord(peak_bytes=mem.peak_bytes, peak_time_s=mem.peak_time_s, capacity_bytes=mem.capacity_bytes,
+                           fits=mem.fits, over_capacity_s=mem.over_capacity_s, time_s=tuple(mem.time_s),
+                           live_bytes=tuple(mem.live_bytes))
 
 
 @dataclass(frozen=True)
@@ -190,32 +183,23 @@ class SimulationResult:
             runs=len(pairs),
         )
 
+    def to_record(self) -> SimulationDoc:
+        """The export document ``dfx.simulation/1`` as its record (``dfx.schema.simulation``)."""
+        lb, c = self.lower_bounds, self.comparison
+        return SimulationDoc(
+            schema=SCHEMA, pes=self.pes, runs=self.runs, jitter_cv=self.jitter_cv,
+            jitter_cv_requested=self.jitter_cv if self.jitter_cv_requested is None else self.jitter_cv_requested,
+            seed=self.seed, hardware=self.hardware, model=self.model,
+            dag=SimDagRecord(nodes=len(self.dag), edges=self.dag.edge_count, untimed=tuple(self.untimed),
+                             tasks_from=self.tasks_from, kernels=self.kernels),
+            lower_bounds=SimLowerBoundsRecord(critical_path_s=lb.critical_path_s, work_over_pes_s=lb.work_over_pes_s,
+                                              work_s=lb.work_s),
+            by_policy=MappingProxyType({r.policy.value: r.to_record(self.dag) for r in self.policies}),
+            comparison=None if c is None else SimComparisonRecord(
+                static_over_dynamic=c.static_over_dynamic, static_slower_runs=c.static_slower_runs,
+                dynamic_slower_runs=c.dynamic_slower_runs, runs=c.runs),
+        )
+
     def to_dict(self) -> dict[str, Any]:
         """The export document, schema ``dfx.simulation/1`` (see ``docs/simulation.md``)."""
-        lb = self.lower_bounds
-        doc: dict[str, Any] = {
-            "schema": SCHEMA,
-            "pes": self.pes,
-            "runs": self.runs,
-            "jitter_cv": self.jitter_cv,
-            "jitter_cv_requested": self.jitter_cv if self.jitter_cv_requested is None else self.jitter_cv_requested,
-            "seed": self.seed,
-            "hardware": self.hardware,
-            "model": self.model,
-            "dag": {"nodes": len(self.dag), "edges": self.dag.edge_count, "untimed": list(self.untimed),
-                    "tasks_from": self.tasks_from, "kernels": self.kernels},
-            "lower_bounds": {
-                "critical_path_s": lb.critical_path_s,
-                "work_over_pes_s": lb.work_over_pes_s,
-                "work_s": lb.work_s,
-            },
-            "policies": {r.policy.value: r.to_dict(self.dag) for r in self.policies},
-        }
-        if (c := self.comparison) is not None:
-            doc["comparison"] = {
-                "static_over_dynamic": c.static_over_dynamic,
-                "static_slower_runs": c.static_slower_runs,
-                "dynamic_slower_runs": c.dynamic_slower_runs,
-                "runs": c.runs,
-            }
-        return doc
+        return self.to_record().to_dict()
