@@ -13,7 +13,9 @@ with its arguments turned into :class:`dfx.ir.TensorSpec` (habit: "analyse on fa
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
+from collections.abc import Iterator
 from typing import Any
 
 import torch
@@ -23,7 +25,7 @@ from torch.utils._pytree import tree_flatten
 
 from dfx.ir import ArgValue, AtenCall, TensorSpec
 
-__all__ = ["AtenRecorder", "to_arg_value", "to_spec"]
+__all__ = ["AtenRecorder", "device_neutral_kernels", "to_arg_value", "to_spec"]
 
 
 def to_spec(t: torch.Tensor) -> TensorSpec:
@@ -92,6 +94,28 @@ def to_arg_value(value: Any) -> ArgValue:
             return str(value)
     # dtypes, devices, layouts, memory formats, ...: their readable name
     return str(value)
+
+
+@contextlib.contextmanager
+def device_neutral_kernels() -> Iterator[None]:
+    """Propagate through the device-independent decompositions, not a device library's fused kernel.
+
+    A composite op such as ``aten.lstm`` picks its kernel by the device it runs on: on the CPU with
+    oneDNN on, a whole LSTM layer becomes one ``mkldnn_rnn_layer`` call; on CUDA with cuDNN on, one
+    ``_cudnn_rnn``. The recorder sees only that call, so the products and pointwise ops the rules
+    cost would vanish from the graph (issue #19, "kernels chosen by the propagation device"); with
+    both libraries off, the dispatcher takes the portable path every device shares (per-step
+    ``addmm`` and pointwise calls), the one the meta device takes. Only the choice of kernel
+    changes, never a shape; the user's settings are restored on exit.
+    """
+    mkldnn, cudnn = torch._C._get_mkldnn_enabled(), torch._C._get_cudnn_enabled()
+    torch._C._set_mkldnn_enabled(False)
+    torch._C._set_cudnn_enabled(False)
+    try:
+        yield
+    finally:
+        torch._C._set_mkldnn_enabled(mkldnn)
+        torch._C._set_cudnn_enabled(cudnn)
 
 
 class _RecordingMode(TorchDispatchMode):

@@ -19,6 +19,7 @@ from dfx.costs import (  # noqa: F401  (imported for their @register_cost side e
     rules_pointwise,
     rules_pool,
     rules_reduce,
+    rules_rnn,
     rules_view,
 )
 from dfx.costs.annotate import annotate, cost_calls, coverage
