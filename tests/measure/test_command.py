@@ -105,7 +105,9 @@ def test_a_calibration_without_a_table_warns_and_still_validates(calibration_pat
     path = _altered(calibration_path, tmp_path, lambda doc: doc.pop("gemm_table"))
     result = dfx("validate", "mlp", "--calibration", path, "--repeat", "1", "--json")
     assert result.returncode == 0, result.stderr
-    assert "has no gemm_table: those nodes are predicted from the profile's figures" in result.stderr
+    # a short calibration can lack another table too (resident_bytes on a busy machine): the warning lists them all
+    warning = next(line for line in result.stderr.splitlines() if "has no" in line)
+    assert "gemm_table" in warning and warning.endswith("those nodes are predicted from the profile's figures")
 
 
 def test_drift_notes_reach_stderr_with_json(calibration_path, tmp_path):

@@ -141,8 +141,9 @@ def validate_command(
     out: Optional[Path] = typer.Option(None, "--out", help="Write validation.json and scatter.png into this folder."),
     force: bool = typer.Option(False, "--force", help="Overwrite files that already exist in --out."),
     as_json: bool = typer.Option(False, "--json", help="Print the dfx.validation/1 document."),
+    compiled: bool = typer.Option(False, "--compiled", help="Run MODEL through torch.compile (Inductor, CPU), time each generated kernel, and compare with dfx's compiled program kernel by kernel."),
 ) -> None:
-    """Run MODEL for real, time every node, and compare with dfx's prediction on --hw."""
+    """Run MODEL for real, time every node (or, with --compiled, every Inductor kernel), and compare with dfx's prediction on --hw."""
     from dfx.errors import DfxError
     from dfx.measure.validation import validate
 
@@ -165,7 +166,7 @@ def validate_command(
     for warning in warnings:
         sys.stderr.write(f"warning: {warning}\n")
     result = validate(model, profile, dtype=dtype, batch=batch, seq=seq, repeat=repeat, warmup=warmup, device=device,
-                      prediction=prediction, machine=machine, input_shapes=shapes)  # fmt: skip
+                      prediction=prediction, machine=machine, input_shapes=shapes, compiled=compiled)  # fmt: skip
     doc = result.to_dict()
     if out is not None:
         from dfx.measure.plot import scatter_png

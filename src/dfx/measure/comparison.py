@@ -141,6 +141,12 @@ class Validation:
     prediction: str = "roofline"  # which model predicted_s comes from: "roofline" or "cache-aware"
     model: Mapping[str, Any] = field(default_factory=dict)
     run: Mapping[str, Any] = field(default_factory=dict)  # how it was measured: device, threads, repeat...
+    units: tuple[Any, ...] = ()  # compiled runs: the dfx.measure.kernel_match.KernelUnit of each compared name
+
+    @property
+    def execution(self) -> str:
+        """``"compiled"`` (units of kernels, ``dfx validate --compiled``) or ``"eager"`` (nodes)."""
+        return "compiled" if self.units else "eager"
 
     def _errors(self, attr: str = "predicted_s") -> list[float]:
         return [abs(getattr(n, attr) - n.measured_s) / n.measured_s for n in self.nodes if n.counted]
@@ -189,6 +195,7 @@ class Validation:
             "schema": SCHEMA,
             "hardware": self.hardware,
             "prediction": self.prediction,
+            "execution": self.execution,
             "model": dict(self.model),
             "run": dict(self.run),
             "nodes": [n.to_dict() for n in self.nodes],
@@ -198,13 +205,14 @@ class Validation:
             "roofline": self.roofline_figures(),
             "categories": [c.to_dict() for c in self.categories()],
             "uncounted": {"nodes": len(uncounted), "measured_s": sum(n.measured_s for n in uncounted)},
+            "kernels": [u.to_dict() for u in self.units],
         }
 
 
 def compare(predicted: Mapping[str, float], measured: Mapping[str, float], measured_end_to_end_s: float, *,
             categories: Mapping[str, str] | None = None, roofline: Mapping[str, float] | None = None,
             overheads: Mapping[str, float] | None = None, hardware: str = "", prediction: str = "roofline",
-            model: Mapping[str, Any] | None = None, run: Mapping[str, Any] | None = None) -> Validation:  # fmt: skip
+            model: Mapping[str, Any] | None = None, run: Mapping[str, Any] | None = None, units: tuple[Any, ...] = ()) -> Validation:  # fmt: skip
     """Pair each measured node with its prediction (by name) and compute the error figures.
 
     Parameters
@@ -216,6 +224,9 @@ def compare(predicted: Mapping[str, float], measured: Mapping[str, float], measu
         The whole graph's measured time, run without per-node instrumentation.
     categories, roofline, overheads : mapping, optional
         Per node: its cost category, the plain roofline time, and the overhead inside its prediction.
+    units : tuple of KernelUnit, optional
+        A compiled run: the names are kernel units (:func:`dfx.measure.kernel_match.match_kernels`),
+        exported under ``kernels``.
 
     Examples
     --------
@@ -232,4 +243,4 @@ def compare(predicted: Mapping[str, float], measured: Mapping[str, float], measu
         for name, t in measured.items()
     )
     total = sum(predicted[name] for name in measured)
-    return Validation(hardware, nodes, EndToEnd(total, measured_end_to_end_s), prediction, dict(model or {}), dict(run or {}))
+    return Validation(hardware, nodes, EndToEnd(total, measured_end_to_end_s), prediction, dict(model or {}), dict(run or {}), tuple(units))

@@ -65,20 +65,25 @@ def validation_text(doc: dict[str, Any]) -> str:
     """What ``dfx validate`` prints: the error figures, the worst nodes and each category's verdict."""
     e2e, roof = doc["end_to_end"], doc["roofline"]
     name = doc["model"].get("name", "model")
+    compiled = doc.get("execution") == "compiled"
+    unit = "kernel" if compiled else "node"
     lines = [
-        f"{name} on {doc['hardware']} ({doc['prediction']}; {doc['run']['threads']} threads, median of {doc['run']['repeat']} runs)",
-        f"  per node: median |error| {doc['median_abs_error']:.1%}, 90th percentile {doc['p90_abs_error']:.1%}",
+        f"{name} on {doc['hardware']} ({doc['prediction']}{', compiled: Inductor kernels against dfx kernels' if compiled else ''}; "
+        f"{doc['run']['threads']} threads, median of {doc['run']['repeat']} runs)",
+        f"  per {unit}: median |error| {doc['median_abs_error']:.1%}, 90th percentile {doc['p90_abs_error']:.1%}",
         f"  end to end: predicted {_us(e2e['predicted_s'])}, measured {_us(e2e['measured_s'])}, error {e2e['error']:+.1%}",
         f"  plain roofline: median |error| {roof['median_abs_error']:.1%}, end to end {roof['end_to_end_error']:+.1%}",
-        f"  not counted (no work in dfx's costs): {doc['uncounted']['nodes']} node{'' if doc['uncounted']['nodes'] == 1 else 's'}, "
-        f"{_us(doc['uncounted']['measured_s'])} measured",
+        f"  not counted (no work in dfx's costs{', or never run by Inductor' if compiled else ''}): {doc['uncounted']['nodes']} "
+        f"{unit}{'' if doc['uncounted']['nodes'] == 1 else 's'}, {_us(doc['uncounted']['measured_s'])} measured",
         *drift_notes(doc["run"]),
-        "  node                           category         predicted      measured   ratio",
+        f"  {unit:<30} category         predicted      measured   ratio",
     ]
     for n in doc["nodes"]:
         if n["counted"]:
             lines.append(f"  {n['name']:<30} {n['category']:<13} {_us(n['predicted_s']):>12} {_us(n['measured_s']):>13} {n['ratio']:7.2f}")
+    for k in doc.get("kernels") or ():
+        lines.append(f"  {k['name']}: Inductor {', '.join(k['compiler_kernels']) or '(none)'}")
     for c in doc["categories"]:
         verdict = c["why"] or "within 0.8..1.25"
-        lines.append(f"  {c['category']}: median ratio {c['median_ratio']:.2f} over {c['nodes']} nodes: {verdict}")
+        lines.append(f"  {c['category']}: median ratio {c['median_ratio']:.2f} over {c['nodes']} {unit}s: {verdict}")
     return "\n".join(lines)

@@ -21,7 +21,7 @@ from dfx.errors import DfxError
 from dfx.ir import Graph
 from dfx.measure.comparison import Validation, compare
 
-__all__ = ["MAX_RUN_S", "PREDICTIONS", "Measured", "estimate_run_bytes", "machine_drift", "measure", "overhead_drift", "memory_limit_bytes", "predict", "validate"]
+__all__ = ["MAX_RUN_S", "PREDICTIONS", "Measured", "estimate_run_bytes", "machine_drift", "measure", "measure_compiled", "overhead_drift", "memory_limit_bytes", "predict", "validate"]
 
 PREDICTIONS = ("cache-aware", "roofline")
 _FREE_FRACTION = 0.5  # use at most half the memory free now: the run's allocator and the OS need the rest
@@ -65,6 +65,9 @@ class Measured:
     whole_s: float
     model: Mapping[str, Any]
     run: Mapping[str, Any]
+    # compiled runs (``measure_compiled``): node_s is keyed by kernel call; each call's dfx nodes, in call order
+    kernel_calls: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    compiled: bool = False
 
 
 def _check_args(repeat: int, warmup: int, device: str) -> None:
@@ -93,18 +96,12 @@ def _refuse_if_too_big(model: str, graph: Graph, device: str, runs: int, max_byt
         )
 
 
-def measure(model: str = "mlp", *, dtype: str = "float32", batch: int | None = None, seq: int | None = None, repeat: int = 10,
-            warmup: int = 3, device: str = "cpu", max_bytes: int | None = None, max_run_s: float = MAX_RUN_S,
-            clock: Callable[[], float] = time.perf_counter, input_shapes: Sequence[tuple[int, ...]] | None = None) -> Measured:  # fmt: skip
-    """Check the size, build ``model`` with real weights, and time every node and the whole graph.
-
-    See :func:`validate` for the parameters and the errors.
-    """
+def _real_export(model: str, dtype: str, batch: int | None, seq: int | None, repeat: int, warmup: int, device: str,
+                 max_bytes: int | None, max_run_s: float, input_shapes: Sequence[tuple[int, ...]] | None) -> tuple[Graph, Any, dict]:  # fmt: skip
+    """Check the arguments and the size, build ``model`` with real weights, capture and export it (same node names)."""
     from dfx.analysis import capture_spec, normalize_dtype_or_fail
     from dfx.capture import capture
-    from dfx.costs import annotate
     from dfx.measure.realrun import check_names, export_real
-    from dfx.measure.timing import time_graph_nodes, time_whole_graph
     from dfx.models import resolve
 
     _check_args(repeat, warmup, device)
@@ -119,6 +116,20 @@ def measure(model: str = "mlp", *, dtype: str = "float32", batch: int | None = N
     graph = capture(spec.model, spec.args, spec.kwargs, method="export", name=spec.name)
     exported = export_real(spec.model, spec.args, spec.kwargs)
     check_names(exported.node_names(), [n.name for n in graph.nodes])
+    return graph, exported, info
+
+
+def measure(model: str = "mlp", *, dtype: str = "float32", batch: int | None = None, seq: int | None = None, repeat: int = 10,
+            warmup: int = 3, device: str = "cpu", max_bytes: int | None = None, max_run_s: float = MAX_RUN_S,
+            clock: Callable[[], float] = time.perf_counter, input_shapes: Sequence[tuple[int, ...]] | None = None) -> Measured:  # fmt: skip
+    """Check the size, build ``model`` with real weights, and time every node and the whole graph.
+
+    See :func:`validate` for the parameters and the errors.
+    """
+    from dfx.costs import annotate
+    from dfx.measure.timing import time_graph_nodes, time_whole_graph
+
+    graph, exported, info = _real_export(model, dtype, batch, seq, repeat, warmup, device, max_bytes, max_run_s, input_shapes)
     from dfx.measure.microbench import op_overhead_s, reference_flop_per_s
 
     sync = torch.cuda.synchronize if device == "cuda" else None
@@ -135,6 +146,72 @@ def measure(model: str = "mlp", *, dtype: str = "float32", batch: int | None = N
     return Measured(annotate(graph), times.median_s, whole, info, run)
 
 
+def measure_compiled(model: str = "mlp", *, dtype: str = "float32", batch: int | None = None, seq: int | None = None,
+                     repeat: int = 10, warmup: int = 3, device: str = "cpu", max_bytes: int | None = None,
+                     max_run_s: float = MAX_RUN_S, input_shapes: Sequence[tuple[int, ...]] | None = None) -> Measured:  # fmt: skip
+    """Compile ``model`` with Inductor (CPU) and time each generated kernel call and the whole compiled graph
+    (:mod:`dfx.measure.compiled`). ``node_s`` of the result is keyed by kernel call (``cpp_fused_gelu_view_2:7``).
+
+    Raises
+    ------
+    DfxError
+        As :func:`measure`, and for a device other than the CPU or a model Inductor cannot compile.
+    """
+    from dfx.costs import annotate
+    from dfx.measure.compiled import compile_real, time_kernel_calls
+    from dfx.measure.timing import time_whole_graph
+
+    if device != "cpu":
+        raise DfxError(f"--compiled runs Inductor's C++ backend on the CPU only, not --device {device}; drop --compiled or use --device cpu")
+    graph, exported, info = _real_export(model, dtype, batch, seq, repeat, warmup, device, max_bytes, max_run_s, input_shapes)
+    run_ = compile_real(exported.gm, exported.inputs, [n.name for n in graph.nodes])
+    from dfx.measure.microbench import op_overhead_s, reference_flop_per_s
+
+    reference_before = reference_flop_per_s(device, _REFERENCE_S, None)
+    overhead_before = op_overhead_s(device, _REFERENCE_S, None)[0].value
+    times = time_kernel_calls(run_, exported.inputs, repeat=repeat, warmup=warmup)
+    whole = time_whole_graph(lambda: run_.call(list(exported.inputs)), repeat=repeat, warmup=warmup)
+    reference_after = reference_flop_per_s(device, _REFERENCE_S, None)
+    overhead_after = op_overhead_s(device, _REFERENCE_S, None)[0].value
+    run = {"device": device, "threads": torch.get_num_threads(), "torch_version": torch.__version__, "repeat": repeat,
+           "warmup": warmup, "load_average": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
+           "reference_flop_per_s": [reference_before, reference_after],
+           "reference_overhead_s": [overhead_before, overhead_after], "execution": "compiled"}  # fmt: skip
+    return Measured(annotate(graph), times, whole, info, run, kernel_calls=run_.calls, compiled=True)
+
+
+def _predict_compiled(measured: Measured, profile: Any, prediction: str, machine: Any) -> Validation:
+    """Pair dfx's compiled program with Inductor's kernel calls (:func:`dfx.measure.kernel_match.match_kernels`)
+    and compare unit by unit: predicted = the unit's dfx kernels' times, measured = its calls' times."""
+    from dfx.analysis import evaluate_on
+    from dfx.measure.cache_model import NAME as CACHE, cache_timer
+    from dfx.measure.kernel_match import match_kernels
+    from dfx.roofline import evaluate
+
+    costed = measured.costed
+    roof = evaluate_on(costed, profile, execution_model="compiled")
+    chosen = roof
+    if prediction != "roofline":
+        chosen = evaluate(costed, profile, execution_model="compiled", node_timer=cache_timer(costed, profile, machine), arch_model=CACHE)
+    kernels = chosen.program.program.kernels
+    units = match_kernels({k.name: k.nodes for k in kernels}, measured.kernel_calls, {k.name: k.kind.value for k in kernels})
+
+    def per_unit(result: Any, attr: str = "time_s") -> dict[str, float]:
+        times = {k.name: getattr(k, attr) for k in result.program.kernels}
+        return {u.name: sum(times.get(k, 0.0) for k in u.dfx_kernels) for u in units}
+
+    measured_s = {u.name: sum(measured.node_s[c] for c in u.compiler_calls) for u in units}
+    return compare(
+        per_unit(chosen), measured_s, measured.whole_s,
+        categories={u.name: u.category for u in units}, roofline=per_unit(roof), overheads=per_unit(chosen, "overhead_s"),
+        hardware=profile.id, prediction=prediction, model=measured.model,
+        run={**measured.run, **_machine_summary(machine if prediction != "roofline" else None),
+             "drift": machine_drift(machine, measured.run.get("reference_flop_per_s")),
+             "overhead_drift": overhead_drift(machine, measured.run.get("reference_overhead_s"))},
+        units=units,
+    )  # fmt: skip
+
+
 def predict(measured: Measured, hardware: Any, prediction: str = "roofline", machine: Any = None) -> Validation:
     """Predict every node of a measured run on ``hardware`` and compare (:func:`dfx.measure.comparison.compare`).
 
@@ -148,6 +225,8 @@ def predict(measured: Measured, hardware: Any, prediction: str = "roofline", mac
     if prediction not in PREDICTIONS:
         raise DfxError(f"unknown prediction {prediction!r}; expected {' or '.join(PREDICTIONS)}")
     profile = hardware if not isinstance(hardware, str) else load_profile(hardware)
+    if measured.compiled:
+        return _predict_compiled(measured, profile, prediction, machine)
     costed = measured.costed
     roof = evaluate_on(costed, profile, execution_model="eager")  # measured: PyTorch eager, op by op
     if prediction == "roofline":
@@ -172,7 +251,8 @@ def predict(measured: Measured, hardware: Any, prediction: str = "roofline", mac
 
 def validate(model: str = "mlp", hardware: Any = "host-cpu", *, dtype: str = "float32", batch: int | None = None,
              seq: int | None = None, repeat: int = 10, warmup: int = 3, device: str = "cpu",
-             prediction: str = "roofline", machine: Any = None, input_shapes: Sequence[tuple[int, ...]] | None = None, max_bytes: int | None = None, max_run_s: float = MAX_RUN_S, clock: Callable[[], float] = time.perf_counter) -> Validation:  # fmt: skip
+             prediction: str = "roofline", machine: Any = None, input_shapes: Sequence[tuple[int, ...]] | None = None, max_bytes: int | None = None, max_run_s: float = MAX_RUN_S, clock: Callable[[], float] = time.perf_counter,
+             compiled: bool = False) -> Validation:  # fmt: skip
     """Measure ``model`` on this machine and compare every node with its prediction on ``hardware``.
 
     :func:`measure` then :func:`predict`.
@@ -197,7 +277,10 @@ def validate(model: str = "mlp", hardware: Any = "host-cpu", *, dtype: str = "fl
     max_run_s : float
         Refuse a model whose runs could take longer, at a conservative floor of FLOP/s.
     clock : callable
-        Seconds as a float; tests pass a fake one.
+        Seconds as a float; tests pass a fake one (eager runs only).
+    compiled : bool
+        Run the model through Inductor (CPU) and compare kernel by kernel with dfx's compiled
+        program (:func:`measure_compiled`) instead of node by node in eager mode.
 
     Raises
     ------
@@ -210,8 +293,12 @@ def validate(model: str = "mlp", hardware: Any = "host-cpu", *, dtype: str = "fl
     if prediction not in PREDICTIONS:
         raise DfxError(f"unknown prediction {prediction!r}; expected {' or '.join(PREDICTIONS)}")
     profile = hardware if not isinstance(hardware, str) else load_profile(hardware)  # fail fast, before running
-    measured = measure(model, dtype=dtype, batch=batch, seq=seq, repeat=repeat, warmup=warmup, device=device, input_shapes=input_shapes,
-                       max_bytes=max_bytes, max_run_s=max_run_s, clock=clock)  # fmt: skip
+    if compiled:
+        measured = measure_compiled(model, dtype=dtype, batch=batch, seq=seq, repeat=repeat, warmup=warmup, device=device,
+                                    input_shapes=input_shapes, max_bytes=max_bytes, max_run_s=max_run_s)  # fmt: skip
+    else:
+        measured = measure(model, dtype=dtype, batch=batch, seq=seq, repeat=repeat, warmup=warmup, device=device, input_shapes=input_shapes,
+                           max_bytes=max_bytes, max_run_s=max_run_s, clock=clock)  # fmt: skip
     return predict(measured, profile, prediction, machine)
 
 
