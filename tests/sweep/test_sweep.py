@@ -151,3 +151,30 @@ def test_phase_points_equal_analyze_with_phase(tmp_path):
     # BERT is not a causal decoder: dfx refuses the phase, and the sweep records why instead of stopping
     bert = rows["bert-layer|nvidia-h100-sxm|2|16|float32|decode|default"]
     assert bert["error"] and math.isnan(bert["latency_s"])
+
+
+def test_one_capture_per_model_and_bucket(tmp_path):
+    from dfx.sweep import graphs, load_spec
+
+    # 2 models x 4 batch x 5 seq = 40 graphs. Buckets: batch 1 (seq symbolic) and batch 2..4 (both
+    # symbolic) for gpt2-block and bert-layer; llama3-8b-layer sizes its rotary table by seq, so one
+    # bucket per seq (batch symbolic): 2 + 2 + 2 = 6 buckets; llama3 at batch 1 has nothing symbolic
+    # (2 concrete captures).
+    spec = load_spec(None, {"models": ["gpt2-block", "bert-layer"], "hardware": ["nvidia-h100-sxm", "ibm-spyre"],
+                            "batch": [1, 2, 3, 4], "seq": [8, 16, 24, 32, 40]})
+    llama = load_spec(None, {"models": ["llama3-8b-layer"], "hardware": ["ibm-spyre"], "batch": [1, 2, 3],
+                             "seq": [8, 16]})
+    graphs.reset()
+    run_sweep(spec, tmp_path / "a", workers=1)
+    assert dict(graphs.CAPTURES) == {"symbolic": 4, "concrete": 4, "substituted": 40 - 4}
+    graphs.reset()
+    run_sweep(llama, tmp_path / "b", workers=1)
+    assert dict(graphs.CAPTURES) == {"symbolic": 2, "concrete": 2 + 2, "substituted": 6 - 4}
+    rows = {r["point_id"]: r for r in ResultsTable(tmp_path / "a").rows()} | {
+        r["point_id"]: r for r in ResultsTable(tmp_path / "b").rows()}
+    # substituted points against separate dfx.analyze calls, exactly
+    for model, hw, batch, seq in [("gpt2-block", "ibm-spyre", 3, 40), ("bert-layer", "nvidia-h100-sxm", 1, 24),
+                                  ("llama3-8b-layer", "ibm-spyre", 3, 16)]:
+        a = dfx.analyze(model, hardware=[hw], batch=batch, seq=seq, dtype="bf16")
+        row = rows[f"{model}|{hw}|{batch}|{seq}|bfloat16|forward|default"]
+        assert row["latency_s"] == a.hardware[0].latency_s and row["flops"] == a.to_dict()["totals"]["flops"]

@@ -8,7 +8,8 @@ A forward point is evaluated exactly as ``dfx.analyze(model, hardware=[profile],
 dtype=, execution_model=)`` does it: :func:`dfx.analysis.capture_spec`, :func:`dfx.costs.annotate`,
 :func:`dfx.analysis.evaluate_on`; the graph is captured once per (model, batch, seq, dtype) and
 kept (in this process, and as ``dfx.graph/1`` JSON in the sweep's cache folder, so a resumed sweep
-does not capture again). A phase point calls ``dfx.analyze(..., phase=...)`` itself; its steps are
+does not capture again). Sizes of one model share one symbolic capture per bucket
+(:mod:`dfx.sweep.graphs`): each further size is a substitution, equal to its concrete capture. A phase point calls ``dfx.analyze(..., phase=...)`` itself; its steps are
 captured once per process by :func:`dfx.inference.steps.capture_step`.
 """
 
@@ -38,7 +39,7 @@ def _graph_cache_path(cache_dir: str, key: tuple[Any, ...]) -> Path:
     return Path(cache_dir) / f"{digest}.graph.json"
 
 
-@lru_cache(maxsize=32)
+@lru_cache(maxsize=256)  # more than a sweep's graphs per worker: a miss re-reads the graph's JSON
 def costed_graph(model: str, batch: int, seq: int, dtype: str, method: str, cache_dir: str | None = None):
     """The costed graph of a forward point, captured at most once per process and per cache folder.
 
@@ -53,15 +54,16 @@ def costed_graph(model: str, batch: int, seq: int, dtype: str, method: str, cach
         Capture method.
     cache_dir : str, optional
         Folder of captured graphs (``dfx.graph/1`` JSON, keyed by dfx version, model, sizes, dtype,
-        method); read if present, written after a capture.
+        method); read if present, written after a capture or a substitution
+        (:func:`dfx.sweep.graphs.forward_graph`).
 
     Returns
     -------
     CostedGraph
     """
-    from dfx.analysis import capture_spec
     from dfx.costs import annotate
     from dfx.ir import Graph
+    from dfx.sweep.graphs import forward_graph
 
     path = None if cache_dir is None else _graph_cache_path(cache_dir, (model, batch, seq, dtype, method))
     if path is not None and path.is_file():
@@ -69,7 +71,7 @@ def costed_graph(model: str, batch: int, seq: int, dtype: str, method: str, cach
             return annotate(Graph.from_json(path.read_text(encoding="utf-8")))
         except (OSError, ValueError, KeyError, TypeError):
             pass  # a torn or stale file: capture again and replace it
-    graph, _ = capture_spec(model, batch=batch, seq=seq, dtype=dtype, method=method)
+    graph = forward_graph(model, batch, seq, dtype, method)  # one symbolic capture per bucket (dfx.sweep.graphs)
     if path is not None:
         _write_atomic(path, graph.to_json())
     return annotate(graph)

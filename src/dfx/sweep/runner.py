@@ -83,10 +83,16 @@ def _pool(tasks: list[dict[str, Any]], cache: str, workers: int) -> Iterator[lis
     # fake tensors, so nothing a forked child inherits is in use
     ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
     if ctx is not None and tasks:
-        # The first capture in a process pays torch.export's one-time warm-up (about 20 s here);
-        # run one group first, so the forked workers start warm instead of paying it each.
-        yield run_group(tasks[0], cache)
-        tasks = tasks[1:]
+        # The first capture in a process pays torch.export's one-time warm-up (about 20 s here), and
+        # each bucket's symbolic export is made once by whoever meets it first (dfx.sweep.graphs):
+        # run the first group of each model's buckets here, so the forked workers start warm and
+        # share those exports instead of making one each.
+        first = {}
+        for i, t in enumerate(tasks):
+            first.setdefault((t["model"], t["dtype"], t["phase"], t["batch"] == 1, t["seq"] == 1), i)
+        for i in first.values():
+            yield run_group(tasks[i], cache)
+        tasks = [t for i, t in enumerate(tasks) if i not in set(first.values())]
     with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
         futures = [pool.submit(run_group, t, cache) for t in tasks]
         try:

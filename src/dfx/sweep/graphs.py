@@ -1,0 +1,110 @@
+"""The graph of a forward sweep point: one symbolic capture per model and bucket, then substitution.
+
+A *bucket* is the set of sizes one symbolic export covers (:mod:`dfx.capture.symbolic`): batch and
+seq symbolic where the model allows it, and fixed where it does not:
+
+- a size of 1 is its own bucket (torch specialises sizes 0 and 1);
+- a model whose parameters or buffers are sized by seq (``llama3-8b-layer``'s rotary table, built
+  to ``max_seq_len=seq``) has one bucket per seq, symbolic in batch; likewise for batch;
+- a size where the export's guards fail (:class:`dfx.capture.symbolic.GuardFailure`) is captured
+  concretely, as ``dfx analyze`` would.
+
+The first point of a bucket is captured concretely (:func:`dfx.analysis.capture_spec`, the graph
+``dfx analyze`` sees) and exported symbolically once; the symbolic graph takes its node names from
+that concrete graph and must then equal it exactly (:meth:`SymbolicCapture.align`), or the bucket
+falls back to concrete captures. Every further size of the bucket is a substitution, with no export.
+:data:`CAPTURES` counts what this process did (``symbolic``, ``concrete``, ``substituted``).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+__all__ = ["CAPTURES", "forward_graph", "reset"]
+
+CAPTURES: Counter = Counter()  # "symbolic" exports, "concrete" captures, "substituted" graphs, this process
+_BUCKETS: dict[tuple[Any, ...], Any] = {}  # bucket key -> SymbolicCapture, or None (capture concretely)
+_FIXED: dict[tuple[str, str], tuple[bool, bool]] = {}  # (model, dtype) -> (batch sizes the model, seq sizes it)
+_EXPORT_METHODS = ("auto", "export")  # the static path these must reproduce exports first
+
+
+def reset() -> None:
+    """Forget every bucket and count (tests)."""
+    CAPTURES.clear()
+    _BUCKETS.clear()
+    _FIXED.clear()
+
+
+def _sized_by(model: str, dtype: str) -> tuple[bool, bool]:
+    """Whether ``model``'s parameters change with batch, and with seq (built twice on the meta device)."""
+    key = (model, dtype)
+    if key not in _FIXED:
+        from dfx.capture.symbolic import state_shapes
+        from dfx.models import resolve
+
+        base = state_shapes(resolve(model, batch=2, seq=16, dtype=dtype).model)
+        by_batch = state_shapes(resolve(model, batch=3, seq=16, dtype=dtype).model) != base
+        by_seq = state_shapes(resolve(model, batch=2, seq=24, dtype=dtype).model) != base
+        _FIXED[key] = (by_batch, by_seq)
+    return _FIXED[key]
+
+
+def _concrete(model: str, batch: int, seq: int, dtype: str, method: str):
+    from dfx import analysis
+
+    CAPTURES["concrete"] += 1
+    graph, _ = analysis.capture_spec(model, batch=batch, seq=seq, dtype=dtype, method=method)
+    return graph
+
+
+def forward_graph(model: str, batch: int, seq: int, dtype: str, method: str):
+    """The :class:`dfx.ir.Graph` ``dfx analyze model --batch --seq --dtype`` captures, from this process's buckets.
+
+    Raises
+    ------
+    DfxError
+        As :func:`dfx.analysis.capture_spec` (a bad model, a capture failure).
+    """
+    from dfx.capture import symbolic
+
+    if method not in _EXPORT_METHODS or (":" in model and not model.startswith("hf:")):
+        return _concrete(model, batch, seq, dtype, method)  # file models take --input-shape, not sizes
+    by_batch, by_seq = _sized_by(model, dtype)
+    sym_batch, sym_seq = batch >= 2 and not by_batch, seq >= 2 and not by_seq
+    if not (sym_batch or sym_seq):
+        return _concrete(model, batch, seq, dtype, method)
+    key = (model, dtype, method, None if sym_batch else batch, None if sym_seq else seq)
+    if key in _BUCKETS:
+        sc = _BUCKETS[key]
+        if sc is not None:
+            try:
+                graph = sc.graph_at(batch, seq)
+            except symbolic.GuardFailure:
+                return _concrete(model, batch, seq, dtype, method)
+            CAPTURES["substituted"] += 1
+            return graph
+        return _concrete(model, batch, seq, dtype, method)
+    if sym_batch and sym_seq and batch == seq:
+        return _concrete(model, batch, seq, dtype, method)  # batch == seq cannot tell the dims apart: the next point opens the bucket
+    graph = _concrete(model, batch, seq, dtype, method)
+    _BUCKETS[key] = _open_bucket(model, batch, seq, dtype, graph, sym_batch, sym_seq)
+    return graph
+
+
+def _open_bucket(model: str, batch: int, seq: int, dtype: str, graph: Any, sym_batch: bool, sym_seq: bool):
+    """A symbolic capture aligned with ``graph`` (the concrete capture at these sizes), or None."""
+    from dfx.capture import symbolic
+    from dfx.errors import DfxError
+    from dfx.models import resolve
+
+    if graph.capture_method != "export":
+        return None  # export failed concretely; so would a symbolic one
+    spec = resolve(model, batch=batch, seq=seq, dtype=dtype)
+    CAPTURES["symbolic"] += 1
+    try:
+        sc = symbolic.capture_symbolic(spec.model, spec.args, spec.kwargs, batch=batch, seq=seq,
+                                       symbolic_batch=sym_batch, symbolic_seq=sym_seq, name=spec.name)
+        return sc if sc.align(graph, batch, seq) else None
+    except DfxError:
+        return None
