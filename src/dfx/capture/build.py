@@ -288,7 +288,27 @@ def _to_ir(traced: Traced, recorder: AtenRecorder, model: torch.nn.Module, name:
             stacklevel=3,
         )
         meta += (("data_dependent_sizes", bounds),)
+    if recorder.routing.routed:
+        routed = _routed_summary(recorder.routing.routed)
+        warnings.warn(
+            f"top-k routed sizes costed at balanced routing ({routed}): the routed total is exact, "
+            "the split between experts is assumed (docs/cost-model.md)",
+            stacklevel=3,
+        )
+        meta += (("routed_sizes", routed),)
     return Graph(tuple(nodes), infos, name=name, capture_method=traced.method, meta=meta)
+
+
+def _routed_summary(routed: dict) -> str:
+    """``"u0 = 4, u1 = 4 of 8 slots over 2 classes"``, one clause per routing group."""
+    groups: dict[int, list[str]] = {}
+    slices = {}
+    for sym, (value, where) in routed.items():
+        groups.setdefault(where.group, []).append(f"{sym} = {value}")
+        slices[where.group] = where
+    return "; ".join(
+        f"{', '.join(parts)} of {slices[g].total} slots over {slices[g].classes} classes" for g, parts in groups.items()
+    )
 
 
 def _lookup_tensor(sub: torch.nn.Module, full: str, prefix: str):

@@ -23,6 +23,7 @@ import torch.fx
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
+from dfx.capture.routing import RoutingTracker, is_one_hot_target
 from dfx.ir import ArgValue, AtenCall, TensorSpec
 
 __all__ = ["AtenRecorder", "device_neutral_kernels", "to_arg_value", "to_spec"]
@@ -47,6 +48,9 @@ def to_spec(t: torch.Tensor) -> TensorSpec:
 # Data-dependent sizes met while propagating (an unbacked symbol such as u0 from a boolean mask or
 # nonzero), as "u0 <= 64" strings; AtenRecorder collects them per run.
 _DATA_DEPENDENT: contextvars.ContextVar[dict[str, int] | None] = contextvars.ContextVar("dfx_data_dependent", default=None)
+# The routing tracker of the run in progress: top-k routed sizes it knows are costed at their
+# balanced share of the routed total, not their upper bound (dfx.capture.routing).
+_ROUTING: contextvars.ContextVar[RoutingTracker | None] = contextvars.ContextVar("dfx_routing", default=None)
 
 
 def _concrete(size: Any) -> int:
@@ -54,7 +58,9 @@ def _concrete(size: Any) -> int:
 
     A data-dependent size (``x[mask]`` has ``mask.sum()`` rows) has no value on fake tensors; the
     shape environment bounds it (``0 <= u0 <= mask.numel()``), and dfx costs it at that upper
-    bound, so the FLOPs and bytes of every node it reaches are upper bounds, reported as such.
+    bound, so the FLOPs and bytes of every node it reaches are upper bounds, reported as such. A
+    size made of top-k routed counts only (an expert's tokens) is costed at their balanced shares,
+    which sum to the routed total exactly (:mod:`dfx.capture.routing`).
 
     Raises
     ------
@@ -68,6 +74,10 @@ def _concrete(size: Any) -> int:
         if hint is not None:
             return int(hint)
         env, expr = size.node.shape_env, size.node.expr
+        routing = _ROUTING.get()
+        routed = {sym: routing.value_of(str(sym)) for sym in expr.free_symbols} if routing else {}
+        if routed and all(v is not None for v in routed.values()):
+            return int(expr.xreplace(routed))
         upper = env.bound_sympy(expr).upper
         if upper.is_finite:
             seen = _DATA_DEPENDENT.get()
@@ -130,6 +140,9 @@ class _RecordingMode(TorchDispatchMode):
         out = func(*args, **kwargs)
         if func.namespace == "prim":  # metadata queries (prim.device, ...): no work, no data
             return out
+        routing = _ROUTING.get()
+        if routing is not None:
+            routing.on_op(func, args, kwargs, out)
         flat_out, _ = tree_flatten(out)
         self.calls.append(
             AtenCall(
@@ -188,13 +201,16 @@ class AtenRecorder(torch.fx.Interpreter):
         self.outputs: dict[str, tuple[TensorSpec, ...]] = {}
         self.calls: dict[str, tuple[AtenCall, ...]] = {}
         self.data_dependent: dict[str, int] = {}  # symbol -> the upper bound it was costed at
+        self.routing = RoutingTracker()  # routed symbols -> their balanced share
 
     def run(self, *args: Any, **kwargs: Any) -> Any:
         token = _DATA_DEPENDENT.set(self.data_dependent)
+        routing = _ROUTING.set(self.routing)
         try:
             return super().run(*args, **kwargs)
         finally:
             _DATA_DEPENDENT.reset(token)
+            _ROUTING.reset(routing)
 
     def run_node(self, n: torch.fx.Node) -> Any:
         mode = _RecordingMode()
@@ -213,6 +229,8 @@ class AtenRecorder(torch.fx.Interpreter):
             ) from exc
         if _is_fused(n):
             result = _fused_layout(result)
+        if n.op == "call_function" and is_one_hot_target(n.target):
+            self.routing.tag_one_hot(result)
         flat, _ = tree_flatten(result)
         if n.op != "output":
             self.outputs[n.name] = tuple(to_spec(t) for t in flat if isinstance(t, torch.Tensor))
