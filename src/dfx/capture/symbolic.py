@@ -33,7 +33,7 @@ from torch.fx.experimental.symbolic_shapes import ShapeEnv
 from torch.utils._pytree import tree_flatten, tree_map
 
 from dfx.capture.build import _check_returns_tensors, _match_device, _to_ir
-from dfx.capture.propagate import AtenRecorder
+from dfx.capture.propagate import AtenRecorder, device_neutral_kernels
 from dfx.capture.trace import Traced, canonical_param_names, capture_context
 from dfx.errors import CaptureError
 from dfx.ir import Edge, Graph
@@ -100,7 +100,7 @@ class SymbolicCapture:
         traced, mode = self._traced(gm, batch, seq)
         recorder = AtenRecorder(gm)
         try:
-            with capture_context(), warnings.catch_warnings(), traced.state_swap(), mode:
+            with capture_context(), device_neutral_kernels(), warnings.catch_warnings(), traced.state_swap(), mode:
                 warnings.simplefilter("ignore")
                 recorder.run(*traced.inputs)
         except Exception as exc:  # noqa: BLE001 - any torch failure is this size's capture failing
@@ -290,7 +290,7 @@ def capture_symbolic(
     bound = inspect.signature(model.forward).bind(*args, **kwargs)
     dynamic = {k: tree_map(mark, v) for k, v in bound.arguments.items()}
     try:
-        with capture_context(), warnings.catch_warnings():
+        with capture_context(), device_neutral_kernels(), warnings.catch_warnings():  # as dfx.capture.build
             warnings.simplefilter("ignore")
             ep = torch.export.export(model, args, kwargs, strict=False, dynamic_shapes=dynamic)
     except Exception as exc:  # noqa: BLE001 - a specialised size, or any export failure: the caller captures concretely
