@@ -23,6 +23,7 @@ from dfx.sweep.table import ResultsTable
 __all__ = ["SweepRun", "run_sweep", "SPEC_FILE", "CACHE_DIR"]
 
 SPEC_FILE = "sweep.json"  # the spec a folder's table belongs to; a resumed sweep must match it
+_RAY_STORE_BYTES = 128 * 1024**2  # a local Ray's object store (Ray's minimum is 75 MiB)
 CACHE_DIR = "graphs"  # captured graphs (dfx.graph/1 JSON), so a resumed sweep does not capture again
 
 
@@ -122,7 +123,10 @@ def _ray(tasks: list[dict[str, Any]], cache: str, workers: int, address: str | N
             if address:
                 ray.init(address=address, runtime_env=env, log_to_driver=False)
             else:
-                ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False, runtime_env=env)
+                # a small object store: rows are a few KB, and a default store (30% of memory in
+                # /dev/shm) fails on small containers and CI runners
+                ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False, runtime_env=env,
+                         object_store_memory=_RAY_STORE_BYTES)
         except Exception as exc:  # noqa: BLE001 - Ray's connection errors have no common base
             from dfx.errors import one_line
 
