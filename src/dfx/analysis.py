@@ -335,6 +335,8 @@ def evaluate_on(costed: CostedGraph, profile: Any, *, execution_model: Any = Non
     model = _execution_model(execution_model)
     arch = arch_model_for(profile)
     timer = {} if arch is None else {"node_timer": arch.node_timer(costed, profile), "arch_model": arch.name}
+    if arch is None and getattr(profile, "calibrated", None) is not None:
+        timer = _calibrated_timer(costed, profile)
     extras = {} if arch is None else dict(arch.extras(costed, profile))
     if model is ExecutionModel.COMPILED and profile.kind is Kind.GPU:
         extras["eager"] = _eager_summary(
@@ -342,6 +344,15 @@ def evaluate_on(costed: CostedGraph, profile: Any, *, execution_model: Any = Non
         )
     result = evaluate(costed, profile, execution_model=model, extras=extras, runtime=runtime, **timer)
     return _placed(result, costed, profile, split)
+
+
+def _calibrated_timer(costed: CostedGraph, profile: Any) -> dict[str, Any]:
+    """The calibrated machine model of a profile that carries its tables (``dfx calibrate --out``):
+    the same node timer ``dfx validate`` predicts with (``dfx.measure.cache_model``, torch-free)."""
+    from dfx.measure.cache_model import NAME, cache_timer
+    from dfx.measure.machine import MachineModel
+
+    return {"node_timer": cache_timer(costed, profile, MachineModel.from_profile(profile)), "arch_model": NAME}
 
 
 def _storage_only(dtype: str | None) -> bool:

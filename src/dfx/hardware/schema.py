@@ -19,6 +19,7 @@ from dfx.hardware.units import parse_quantity
 from dfx.ir import DTYPE_ITEMSIZE_BYTES, normalize_dtype
 
 __all__ = [
+    "Calibrated",
     "Commitment",
     "Compute",
     "Design",
@@ -280,6 +281,49 @@ class Topology(str, Enum):
         return self.value
 
 
+class GemmPoint(_Strict):
+    """One measured GEMM ``[rows, k] x [k, n]`` (or a convolution's implicit GEMM) and its FLOP/s."""
+
+    rows: Count
+    k: Count
+    n: Count
+    flop_per_s: FlopPerS
+
+
+class AttentionPoint(_Strict):
+    """Fused attention's FLOP/s at one query length, causal or not."""
+
+    causal: bool
+    seq: Count
+    flop_per_s: FlopPerS
+
+
+class OverheadPoint(_Strict):
+    """An op's fixed cost ``overhead_s`` when ``gap_s`` seconds passed since an op of its kind last ran."""
+
+    gap_s: Seconds
+    overhead_s: Seconds
+
+
+class Calibrated(_Strict):
+    """The calibrated machine model's tables (``dfx calibrate``; ``dfx.measure.machine``, ``docs/validation.md``).
+
+    A profile that carries them is timed node by node with them (the cache-aware calibrated
+    prediction) wherever dfx evaluates it, so ``dfx analyze --hw my-cpu.yaml`` predicts what
+    ``dfx validate`` measures. One source (``sources.calibrated``) covers every figure.
+    """
+
+    overhead_curve: tuple[OverheadPoint, ...] = ()
+    overhead_by_kind: dict[str, Seconds] = Field(default_factory=dict)
+    vector_rates: dict[str, FlopPerS] = Field(default_factory=dict)
+    gemm_dtype: str = "float32"  # the dtype of the GEMM, attention and convolution tables
+    gemm_table: tuple[GemmPoint, ...] = ()
+    attention_rates: tuple[AttentionPoint, ...] = ()
+    conv_points: tuple[GemmPoint, ...] = ()
+    resident_bytes: Optional[Bytes] = None
+    reference_flop_per_s: Optional[FlopPerS] = None
+
+
 class Interconnect(_Strict):
     """The links between chips, as a ring collective sees them.
 
@@ -377,6 +421,7 @@ class HardwareProfile(_Strict):
     simt: Optional[Simt] = None  # GPU SIMT limits for dfx.arch.gpu
     runtimes: dict[str, Efficiency] = Field(default_factory=dict)  # name -> how that runtime runs it
     interconnect: Optional[Interconnect] = None
+    calibrated: Optional[Calibrated] = None  # measured tables of the calibrated machine model (dfx calibrate)
     sources: dict[str, str]
 
     @field_validator("peak_flop_per_s", "energy_per_flop_j", mode="before")
@@ -438,6 +483,8 @@ class HardwareProfile(_Strict):
                     yield f"interconnect.{key}"
             if self.interconnect.torus_dims:
                 yield "interconnect.torus_dims"
+        if self.calibrated is not None:
+            yield "calibrated"
         yield "op_overhead_s"
         if self.tdp_w is not None:
             yield "tdp_w"

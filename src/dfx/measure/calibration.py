@@ -8,8 +8,8 @@ What is measured (each the median of repeated eager calls, see :mod:`dfx.measure
 - ``op_overhead_s``: the median over seven op kinds (add, relu, gelu, softmax, layer norm, linear,
   conv2d) of each one on 1- to 8-element tensors;
 
-and, in the JSON document only (the profile schema has no field for them), the tables of the
-calibrated prediction (:mod:`dfx.measure.machine`):
+and, in the profile's ``calibrated`` section (so that ``dfx analyze --hw my-cpu.yaml`` predicts with
+them) and in the JSON document, the tables of the calibrated prediction (:mod:`dfx.measure.machine`):
 
 - ``overhead_by_kind``: each tiny op's own time in a hot loop (add, linear, layer norm, ...);
 - ``overhead_curve``: the per-op overhead against the time since an op of the same kind last ran;
@@ -78,7 +78,7 @@ class Calibration:
     bandwidth: Mapping[str, Sample]  # level name -> sample, closest to compute first
     capacities: Mapping[str, CacheLevel]
     overhead: Sample
-    # the tables of dfx.measure.machine (not in the profile schema)
+    # the tables of dfx.measure.machine (the profile's `calibrated` section)
     overhead_by_kind: Mapping[str, float] = field(default_factory=dict)  # tiny-op kind -> hot seconds
     overhead_curve: tuple[tuple[float, float], ...] = ()  # (seconds since the kind last ran, overhead seconds)
     vector_rates: Mapping[str, Sample] = field(default_factory=dict)  # family -> FLOP/s (fp32, CPU)
@@ -115,7 +115,7 @@ class Calibration:
             sources[f"peak_flop_per_s.{dtype}"] = self._source(sample.how)
         sources["op_overhead_s"] = self._source(self.overhead.how)
         sources["compute"] = f"the OS and torch on {self.date}: {self.threads} threads (torch.get_num_threads())"
-        return {
+        profile: dict[str, Any] = {
             "id": pid,
             "name": f"{self.device_name} (calibrated {self.date})",
             "vendor": "measured",
@@ -128,6 +128,27 @@ class Calibration:
             "memory_model": "cache",
             "op_overhead_s": self.overhead.value,
             "sources": sources,
+        }
+        tables = self.tables()
+        if any(v not in (None, [], {}) for k, v in tables.items() if k != "gemm_dtype"):
+            profile["calibrated"] = tables
+            sources["calibrated"] = self._source("the calibrated machine model's tables (docs/validation.md: overhead curve "
+                                                 "and per-kind overheads, vector rates, GEMM table, attention and convolution "
+                                                 "rates, cache residency, reference GEMM); medians of repeated eager calls")  # fmt: skip
+        return profile
+
+    def tables(self) -> dict[str, Any]:
+        """The machine model's tables (``HardwareProfile.calibrated``; the same keys in the ``--json`` document)."""
+        return {
+            "overhead_curve": [{"gap_s": g, "overhead_s": o} for g, o in self.overhead_curve],
+            "overhead_by_kind": dict(self.overhead_by_kind),
+            "vector_rates": {f: v.value for f, v in self.vector_rates.items()},
+            "gemm_dtype": "float32",
+            "gemm_table": [{"rows": p.rows, "k": p.k, "n": p.n, "flop_per_s": p.flop_per_s} for p in self.gemm_table],
+            "attention_rates": [{"causal": c, "seq": n, "flop_per_s": r} for c, n, r in self.attention],
+            "conv_points": [{"rows": p.rows, "k": p.k, "n": p.n, "flop_per_s": p.flop_per_s} for p in self.convs],
+            "resident_bytes": int(self.resident.value) if self.resident and self.resident.value else None,
+            "reference_flop_per_s": self.reference_flop_per_s,
         }
 
     def to_dict(self) -> dict[str, Any]:

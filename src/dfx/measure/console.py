@@ -40,7 +40,7 @@ def calibration_text(doc: dict[str, Any]) -> str:
     if doc.get("resident_bytes"):
         lines.append(f"  cache keeps     {doc['resident_bytes'] / 2**20:,.1f} MiB when streamed again and again")
     if kinds or curve or rates or column:
-        lines.append("  (these tables are not in the profile: save `--json` and pass it to `dfx validate --calibration`)")
+        lines.append("  (these tables are in the profile `--out` writes: `dfx analyze --hw` and `dfx validate --hw` predict with them)")
     lines += [f"warning: {w}" for w in doc["warnings"]]
     return "\n".join(lines)
 

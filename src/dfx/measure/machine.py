@@ -170,6 +170,12 @@ class MachineModel:
             reference_flop_per_s=doc.get("reference_flop_per_s"),
         )
 
+    @classmethod
+    def from_profile(cls, profile: Any) -> MachineModel | None:
+        """The tables a calibrated profile carries (``HardwareProfile.calibrated``), or ``None`` without them."""
+        tables = getattr(profile, "calibrated", None)
+        return None if tables is None else cls.from_calibration(tables.model_dump())
+
     def overhead_s(self, gap_s: float, default_s: float, kind: str | None = None) -> float:
         """An op's fixed cost when ``gap_s`` seconds passed since its kind last ran, seconds.
 

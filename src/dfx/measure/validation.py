@@ -225,6 +225,10 @@ def predict(measured: Measured, hardware: Any, prediction: str = "roofline", mac
     if prediction not in PREDICTIONS:
         raise DfxError(f"unknown prediction {prediction!r}; expected {' or '.join(PREDICTIONS)}")
     profile = hardware if not isinstance(hardware, str) else load_profile(hardware)
+    if machine is None and prediction == "cache-aware":
+        from dfx.measure.machine import MachineModel
+
+        machine = MachineModel.from_profile(profile)  # a profile from `dfx calibrate --out` carries the tables
     if measured.compiled:
         return _predict_compiled(measured, profile, prediction, machine)
     costed = measured.costed
