@@ -107,32 +107,69 @@ def _singleton(name: str, flow: Dataflow) -> Group:
     )
 
 
+def crossing_bytes(a: Group, b: Group) -> int:
+    """Bytes of the tensors one group writes and the other reads (what fusing them keeps on chip)."""
+    # sums over the common keys (dict views intersect by walking the smaller): integers, so any order
+    return (sum(b.reads[k] for k in a.writes.keys() & b.reads.keys())
+            + sum(a.reads[k] for k in b.writes.keys() & a.reads.keys()))
+
+
 def _shared(a: Group, b: Group) -> tuple[int, bool]:
     """Bytes the two groups share (one writes what the other reads, or both read it), and whether vertical."""
-    vertical = sum(n for k, n in b.reads.items() if k in a.writes) + sum(n for k, n in a.reads.items() if k in b.writes)
-    siblings = sum(n for k, n in a.reads.items() if k in b.reads)
+    vertical = crossing_bytes(a, b)
+    siblings = sum(a.reads[k] for k in a.reads.keys() & b.reads.keys())
     return vertical + siblings, vertical > 0
 
 
-def _merge(a: Group, b: Group, reason: str) -> Group:
-    internal = sum(n for k, n in b.reads.items() if k in a.writes) + sum(n for k, n in a.reads.items() if k in b.writes)
+def _absorb(a: Group, b: Group, reason: str, pos: dict[str, int]) -> Group:
+    """``a`` and ``b`` (``a`` first) as one group, built in place in the larger one's containers.
+
+    The same group as merging into fresh containers: nodes in topological order; of a tensor both
+    read (or write), ``b``'s bytes; ``a``'s reasons first. The groups given are used up.
+    """
+    internal = crossing_bytes(a, b)
     red = a if a.rnumel > 1 else b
+    big, small = (a, b) if len(a.reads) + len(a.writes) >= len(b.reads) + len(b.writes) else (b, a)
+    reads, writes = big.reads, big.writes
+    if big is a:  # b's bytes win a clash, as in {**a.reads, **b.reads}
+        reads.update(b.reads)
+        writes.update(b.writes)
+    else:
+        for key, n in a.reads.items():
+            reads.setdefault(key, n)
+        for key, n in a.writes.items():
+            writes.setdefault(key, n)
+    nodes = a.nodes + b.nodes
+    nodes.sort(key=pos.__getitem__)  # two sorted runs: one merge
+    consumers = big.consumers
+    consumers |= small.consumers
+    consumers.difference_update(a.nodes, b.nodes)
     return Group(
-        nodes=a.nodes + b.nodes, kinds=a.kinds | b.kinds, numel=red.numel, rnumel=red.rnumel,
-        extern=a.extern + b.extern, reads={**a.reads, **b.reads}, writes={**a.writes, **b.writes},
+        nodes=nodes, kinds=a.kinds | b.kinds, numel=red.numel, rnumel=red.rnumel,
+        extern=a.extern + b.extern, reads=reads, writes=writes,
         first=min(a.first, b.first), last=max(a.last, b.last),
         internal_bytes=a.internal_bytes + b.internal_bytes + internal, reasons=a.reasons + b.reasons + [reason],
-        consumers=(a.consumers | b.consumers) - set(a.nodes) - set(b.nodes),
+        consumers=consumers,
     )
 
 
 class _State:
-    """Union-find over nodes, one :class:`Group` per root."""
+    """Union-find over nodes, one :class:`Group` per root, and the group DAG's edges between roots.
+
+    ``succ[r]`` is always ``{find(c) for c in groups[r].consumers}``: kept up to date on each union
+    rather than recomputed on each look-up.
+    """
 
     def __init__(self, flow: Dataflow) -> None:
         self.flow = flow
+        self.pos = {n: op.pos for n, op in flow.ops.items()}
         self.parent = {n: n for n in flow.ops}
         self.groups = {n: _singleton(n, flow) for n in flow.ops}
+        self.succ = {n: set(g.consumers) for n, g in self.groups.items()}
+        self.pred: dict[str, set[str]] = {n: set() for n in flow.ops}
+        for n, out in self.succ.items():
+            for s in out:
+                self.pred[s].add(n)
 
     def find(self, n: str) -> str:
         while self.parent[n] != n:
@@ -141,36 +178,47 @@ class _State:
         return n
 
     def successors(self, root: str) -> set[str]:
-        out = {self.find(s) for s in self.groups[root].consumers}
-        out.discard(root)
-        return out
+        """The roots of the groups reading ``root``'s group (a live set: do not change it)."""
+        return self.succ[root]
 
     def creates_cycle(self, a: str, b: str) -> str | None:
         """A group on a path between ``a`` and ``b`` through a third group (Inductor: will_fusion_create_cycle)."""
+        groups, succ = self.groups, self.succ
         for src, dst in ((a, b), (b, a)):
-            target = self.groups[dst]
-            stack = [s for s in self.successors(src) if s != dst]
+            last = groups[dst].last
+            stack = [s for s in succ[src] if s != dst]
             seen = set(stack)
             while stack:
                 g = stack.pop()
-                if self.groups[g].first > target.last:
+                if groups[g].first > last:
                     continue  # every node of g comes after dst's last: no path back into dst
-                for s in self.successors(g):
-                    if s == dst:
-                        return self.groups[g].label()
+                out = succ[g]
+                if dst in out:
+                    return groups[g].label()
+                for s in out:
                     if s not in seen:
                         seen.add(s)
                         stack.append(s)
         return None
 
     def union(self, a: str, b: str, reason: str) -> None:
+        """Merge ``b``'s group into ``a``'s; ``a`` stays the root."""
         ga, gb = self.groups[a], self.groups[b]
         first, second = (ga, gb) if ga.first <= gb.first else (gb, ga)
-        merged = _merge(first, second, reason)
-        merged.nodes.sort(key=lambda n: self.flow.ops[n].pos)
+        self.groups[a] = _absorb(first, second, reason, self.pos)
         self.parent[b] = a
-        self.groups[a] = merged
         del self.groups[b]
+        succ, pred = self.succ, self.pred
+        for s in succ[b]:
+            pred[s].discard(b)
+            pred[s].add(a)
+        for p in pred[b]:
+            succ[p].discard(b)
+            succ[p].add(a)
+        succ[a] |= succ.pop(b)
+        pred[a] |= pred.pop(b)
+        succ[a].difference_update((a, b))
+        pred[a].difference_update((a, b))
 
 
 def _candidate_pairs(flow: Dataflow) -> list[tuple[str, str]]:
@@ -194,7 +242,18 @@ def fuse(flow: Dataflow, rules: FusionRules) -> tuple[list[Group], list[FusionDe
     state = _State(flow)
     decisions: list[FusionDecision] = []
     pairs = _candidate_pairs(flow)
-    asked: set[tuple[frozenset[str], frozenset[str]]] = set()
+    # a group only grows and its root never changes, so (root, size) names its node set at any time:
+    # the key of a pair already asked, and of a pair's shared bytes (pairs of unchanged groups recur)
+    asked: set[tuple[str, int, str, int]] = set()
+    shared_of: dict[tuple[str, int, str, int], tuple[int, bool]] = {}
+
+    def shared_bytes(a: str, ga: Group, b: str, gb: Group) -> tuple[int, bool]:
+        key = (a, len(ga.nodes), b, len(gb.nodes))
+        hit = shared_of.get(key)
+        if hit is None:
+            hit = shared_of[key] = _shared(ga, gb)
+        return hit
+
     for _ in range(_MAX_ROUNDS):
         scored = []
         for x, y in pairs:
@@ -202,7 +261,7 @@ def fuse(flow: Dataflow, rules: FusionRules) -> tuple[list[Group], list[FusionDe
             if a == b:
                 continue
             ga, gb = state.groups[a], state.groups[b]
-            shared, vertical = _shared(ga, gb)
+            shared, vertical = shared_bytes(a, ga, b, gb)
             if shared == 0:
                 continue
             # Inductor's score_fusion: same reduction-ness and shared memory, then bytes, then proximity
@@ -217,11 +276,11 @@ def fuse(flow: Dataflow, rules: FusionRules) -> tuple[list[Group], list[FusionDe
             ga, gb = state.groups[a], state.groups[b]
             if gb.first < ga.first:
                 a, b, ga, gb = b, a, gb, ga
-            key = (frozenset(ga.nodes), frozenset(gb.nodes))
+            key = (a, len(ga.nodes), b, len(gb.nodes))
             if key in asked:
                 continue
             asked.add(key)
-            shared, vertical = _shared(ga, gb)
+            shared, vertical = shared_bytes(a, ga, b, gb)
             ok, reason = _decide(state, a, b, vertical, rules)
             decisions.append(FusionDecision(ga.label(), gb.label(), vertical, ok, reason, shared))
             if ok:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dfx.compile.dataflow import Dataflow
-from dfx.compile.fusion import Group
+from dfx.compile.fusion import Group, crossing_bytes
 from dfx.compile.program import KernelKind
 
 __all__ = ["DataflowRules", "InductorRules", "XlaRules", "iteration_spaces_fuse"]
@@ -141,7 +141,7 @@ class DataflowRules:
     streams: bool = True  # each operator keeps its own kernel (cores); the region keeps tensors on chip
 
     def can_fuse(self, a: Group, b: Group, vertical: bool, flow: Dataflow) -> tuple[bool, str]:
-        between = sum(n for k, n in b.reads.items() if k in a.writes) + sum(n for k, n in a.reads.items() if k in b.writes)
+        between = crossing_bytes(a, b)
         need = a.internal_bytes + b.internal_bytes + between
         if need > self.capacity_bytes:
             return False, f"dataflow: region intermediates {need:.3g} B exceed on-chip {self.capacity_bytes:.3g} B"
