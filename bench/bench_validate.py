@@ -115,7 +115,8 @@ def main() -> None:
             run = second[model]
             counted: set[str] = set()
             for prediction, model_tables, label in variants:
-                doc_v = predict(run, hw, prediction, model_tables).to_dict()
+                record = predict(run, hw, prediction, model_tables).to_record()
+                doc_v = record.to_dict()
                 counted = {n["name"] for n in doc_v["nodes"] if n["counted"]}
                 e = doc_v["end_to_end"]
                 summary.setdefault((model, label), []).append((doc_v["median_abs_error"], e["error"]))
@@ -126,7 +127,7 @@ def main() -> None:
                     out.mkdir(parents=True, exist_ok=True)
                     stem = f"{model}-{label.replace(' - ', '-no-').replace(' ', '-')}"
                     (out / f"{stem}.json").write_text(json.dumps(doc_v, indent=1))
-                    (out / f"{stem}.png").write_bytes(scatter_png(doc_v))
+                    (out / f"{stem}.png").write_bytes(scatter_png(record))
             node_err, whole_err = repeatability(first[model], run, counted)
             summary.setdefault((model, "repeat"), []).append((node_err, whole_err))
             drifts = [machine_drift(tables, m.run["reference_flop_per_s"]) for m in (first[model], run)]

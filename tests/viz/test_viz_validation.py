@@ -130,9 +130,12 @@ def test_a_validation_of_another_model_or_size_is_refused():
     bf16["model"] = {**bf16["model"], "dtype": "bfloat16"}
     with pytest.raises(DfxError, match=r"at dtype bfloat16, the analysis is at dtype float32; run `dfx analyze layered"):
         render_pictures(analysis, validation=bf16, graphviz=False)
-    anonymous = {k: v for k, v in validation_doc().items() if k != "model"}
+    anonymous = validation_doc() | {"model": {}}
     with pytest.raises(DfxError, match="does not say which model"):
         render_pictures(layered_doc(2), validation=anonymous, graphviz=False)
+    unnamed = {k: v for k, v in validation_doc().items() if k != "model"}  # no model key: the reader refuses it
+    with pytest.raises(DfxError, match="dfx.validation/1: model is missing"):
+        render_pictures(layered_doc(2), validation=unnamed, graphviz=False)
 
 
 def test_names_that_do_not_match_are_noted_not_refused():

@@ -167,22 +167,23 @@ def validate_command(
         sys.stderr.write(f"warning: {warning}\n")
     result = validate(model, profile, dtype=dtype, batch=batch, seq=seq, repeat=repeat, warmup=warmup, device=device,
                       prediction=prediction, machine=machine, input_shapes=shapes, compiled=compiled)  # fmt: skip
-    doc = result.to_dict()
+    record = result.to_record()
+    doc = record.to_dict()
     if out is not None:
         from dfx.measure.plot import scatter_png
         from dfx.report.files import write_outputs
 
-        files = {"validation.json": json.dumps(doc, indent=1), "scatter.png": scatter_png(doc)}
+        files = {"validation.json": json.dumps(doc, indent=1), "scatter.png": scatter_png(record)}
         written = write_outputs(out, files, force=force)
         sys.stderr.write("wrote " + ", ".join(str(p) for p in written) + "\n")
     from dfx.measure.console import drift_notes, validation_text
 
     if as_json:
         sys.stdout.write(json.dumps(doc, indent=1) + "\n")
-        for note in drift_notes(doc["run"]):
+        for note in drift_notes(record.run_field("drift"), record.run_field("overhead_drift")):
             sys.stderr.write(note.strip() + "\n")
     else:
-        sys.stdout.write(validation_text(doc) + "\n")
+        sys.stdout.write(validation_text(record) + "\n")
 
 
 def register(app: typer.Typer) -> None:

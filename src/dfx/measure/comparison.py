@@ -18,9 +18,13 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, Mapping
 
 from dfx.schema.ids import VALIDATION_SCHEMA
+from dfx.schema.validation import (
+    ValCategoryRecord, ValEndToEndRecord, ValidationDoc, ValKernelRecord, ValNodeRecord, ValRooflineRecord, ValUncountedRecord,
+)
 from dfx.stats import percentile as _percentile
 
 __all__ = ["CategoryError", "EndToEnd", "NodeComparison", "Validation", "compare", "percentile"]
@@ -89,17 +93,13 @@ class NodeComparison:
     def abs_error(self) -> float | None:
         return abs(self.predicted_s - self.measured_s) / self.measured_s if self.measured_s > 0 else None
 
+    def to_record(self) -> ValNodeRecord:
+        return ValNodeRecord(name=self.name, category=self.category, predicted_s=self.predicted_s,
+                             measured_s=self.measured_s, ratio=self.ratio, abs_error=self.abs_error,
+                             roofline_s=self.roofline_s, counted=self.counted)
+
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "category": self.category,
-            "predicted_s": self.predicted_s,
-            "measured_s": self.measured_s,
-            "ratio": self.ratio,
-            "abs_error": self.abs_error,
-            "roofline_s": self.roofline_s,
-            "counted": self.counted,
-        }
+        return self.to_record().to_dict()
 
 
 @dataclass(frozen=True)
@@ -111,8 +111,11 @@ class EndToEnd:
     def error(self) -> float:
         return (self.predicted_s - self.measured_s) / self.measured_s
 
+    def to_record(self) -> ValEndToEndRecord:
+        return ValEndToEndRecord(predicted_s=self.predicted_s, measured_s=self.measured_s, error=self.error)
+
     def to_dict(self) -> dict[str, float]:
-        return {"predicted_s": self.predicted_s, "measured_s": self.measured_s, "error": self.error}
+        return self.to_record().to_dict()
 
 
 @dataclass(frozen=True)
@@ -126,9 +129,12 @@ class CategoryError:
     measured_s: float
     why: str  # "" when the median ratio is inside 0.8..1.25
 
+    def to_record(self) -> ValCategoryRecord:
+        return ValCategoryRecord(category=self.category, nodes=self.nodes, median_ratio=self.median_ratio,
+                                 predicted_s=self.predicted_s, measured_s=self.measured_s, why=self.why)
+
     def to_dict(self) -> dict[str, Any]:
-        return {"category": self.category, "nodes": self.nodes, "median_ratio": self.median_ratio,
-                "predicted_s": self.predicted_s, "measured_s": self.measured_s, "why": self.why}  # fmt: skip
+        return self.to_record().to_dict()
 
 
 @dataclass(frozen=True)
@@ -188,25 +194,24 @@ class Validation:
                                      sum(n.measured_s for n in members), why))  # fmt: skip
         return tuple(out)
 
+    def to_record(self) -> ValidationDoc:
+        """The ``dfx.validation/1`` document as its record (``dfx.schema.validation``)."""
+        uncounted = [n for n in self.nodes if not n.counted]
+        return ValidationDoc(
+            schema=SCHEMA, hardware=self.hardware, prediction=self.prediction, execution=self.execution,
+            model=MappingProxyType(dict(self.model)),
+            run=MappingProxyType(dict(self.run)), nodes=tuple(n.to_record() for n in self.nodes),
+            median_abs_error=self.median_abs_error, p90_abs_error=self.p90_abs_error,
+            end_to_end=self.end_to_end.to_record(), roofline=ValRooflineRecord(**self.roofline_figures()),
+            categories=tuple(c.to_record() for c in self.categories()),
+            uncounted=ValUncountedRecord(nodes=len(uncounted), measured_s=sum(n.measured_s for n in uncounted)),
+            kernels=tuple(ValKernelRecord(name=u.name, dfx_kernels=tuple(u.dfx_kernels), compiler_kernels=tuple(u.compiler_calls),
+                                          nodes=tuple(u.nodes), category=u.category) for u in self.units),
+        )
+
     def to_dict(self) -> dict[str, Any]:
         """The ``dfx.validation/1`` document (``docs/validation.md``)."""
-        uncounted = [n for n in self.nodes if not n.counted]
-        return {
-            "schema": SCHEMA,
-            "hardware": self.hardware,
-            "prediction": self.prediction,
-            "execution": self.execution,
-            "model": dict(self.model),
-            "run": dict(self.run),
-            "nodes": [n.to_dict() for n in self.nodes],
-            "median_abs_error": self.median_abs_error,
-            "p90_abs_error": self.p90_abs_error,
-            "end_to_end": self.end_to_end.to_dict(),
-            "roofline": self.roofline_figures(),
-            "categories": [c.to_dict() for c in self.categories()],
-            "uncounted": {"nodes": len(uncounted), "measured_s": sum(n.measured_s for n in uncounted)},
-            "kernels": [u.to_dict() for u in self.units],
-        }
+        return self.to_record().to_dict()
 
 
 def compare(predicted: Mapping[str, float], measured: Mapping[str, float], measured_end_to_end_s: float, *,

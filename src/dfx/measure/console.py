@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from dfx.schema.validation import ValidationDoc
+
 __all__ = ["calibration_text", "drift_notes", "validation_text"]
 
 
@@ -48,42 +50,49 @@ def calibration_text(doc: dict[str, Any]) -> str:
 _DRIFT_NOTE = 0.1  # a reference GEMM more than 10% off its calibrated rate is worth saying
 
 
-def drift_notes(run: dict[str, Any]) -> list[str]:
-    """The notes ``dfx validate`` prints when the machine moved since its calibration (``run.drift``, ``run.overhead_drift``)."""
+def drift_notes(drift: float | None, overhead_drift: float | None) -> list[str]:
+    """The notes ``dfx validate`` prints when the machine moved since its calibration.
+
+    ``drift`` and ``overhead_drift`` are the validation's ``run.drift`` and ``run.overhead_drift``
+    (signed fractions; ``None`` without a calibration).
+
+    Examples
+    --------
+    >>> drift_notes(-0.3, 0.05)
+    ['  note: a reference GEMM runs 30% slower than at calibration: the machine moved since, and the errors include that']
+    """
     lines = []
-    drift, overhead = run.get("drift"), run.get("overhead_drift")
     if drift is not None and abs(drift) > _DRIFT_NOTE:
         way = "faster" if drift > 0 else "slower"
         lines.append(f"  note: a reference GEMM runs {abs(drift):.0%} {way} than at calibration: the machine moved since, and the errors include that")
-    if overhead is not None and abs(overhead) > _DRIFT_NOTE:
-        way = "longer" if overhead > 0 else "less time"
-        lines.append(f"  note: tiny ops take {abs(overhead):.0%} {way} than at calibration: the machine moved since, and the errors include that")
+    if overhead_drift is not None and abs(overhead_drift) > _DRIFT_NOTE:
+        way = "longer" if overhead_drift > 0 else "less time"
+        lines.append(f"  note: tiny ops take {abs(overhead_drift):.0%} {way} than at calibration: the machine moved since, and the errors include that")
     return lines
 
 
-def validation_text(doc: dict[str, Any]) -> str:
+def validation_text(doc: ValidationDoc) -> str:
     """What ``dfx validate`` prints: the error figures, the worst nodes and each category's verdict."""
-    e2e, roof = doc["end_to_end"], doc["roofline"]
-    name = doc["model"].get("name", "model")
-    compiled = doc.get("execution") == "compiled"
+    e2e, roof, unc = doc.end_to_end, doc.roofline, doc.uncounted
+    name = doc.model_field("name") or "model"
+    compiled = doc.execution == "compiled"
     unit = "kernel" if compiled else "node"
     lines = [
-        f"{name} on {doc['hardware']} ({doc['prediction']}{', compiled: Inductor kernels against dfx kernels' if compiled else ''}; "
-        f"{doc['run']['threads']} threads, median of {doc['run']['repeat']} runs)",
-        f"  per {unit}: median |error| {doc['median_abs_error']:.1%}, 90th percentile {doc['p90_abs_error']:.1%}",
-        f"  end to end: predicted {_us(e2e['predicted_s'])}, measured {_us(e2e['measured_s'])}, error {e2e['error']:+.1%}",
-        f"  plain roofline: median |error| {roof['median_abs_error']:.1%}, end to end {roof['end_to_end_error']:+.1%}",
-        f"  not counted (no work in dfx's costs{', or never run by Inductor' if compiled else ''}): {doc['uncounted']['nodes']} "
-        f"{unit}{'' if doc['uncounted']['nodes'] == 1 else 's'}, {_us(doc['uncounted']['measured_s'])} measured",
-        *drift_notes(doc["run"]),
+        f"{name} on {doc.hardware} ({doc.prediction}{', compiled: Inductor kernels against dfx kernels' if compiled else ''}; "
+        f"{doc.run['threads']} threads, median of {doc.run['repeat']} runs)",
+        f"  per {unit}: median |error| {doc.median_abs_error:.1%}, 90th percentile {doc.p90_abs_error:.1%}",
+        f"  end to end: predicted {_us(e2e.predicted_s)}, measured {_us(e2e.measured_s)}, error {e2e.error:+.1%}",
+        f"  plain roofline: median |error| {roof.median_abs_error:.1%}, end to end {roof.end_to_end_error:+.1%}",
+        f"  not counted (no work in dfx's costs{', or never run by Inductor' if compiled else ''}): {unc.nodes} "
+        f"{unit}{'' if unc.nodes == 1 else 's'}, {_us(unc.measured_s)} measured",
+        *drift_notes(doc.run_field("drift"), doc.run_field("overhead_drift")),
         f"  {unit:<30} category         predicted      measured   ratio",
     ]
-    for n in doc["nodes"]:
-        if n["counted"]:
-            lines.append(f"  {n['name']:<30} {n['category']:<13} {_us(n['predicted_s']):>12} {_us(n['measured_s']):>13} {n['ratio']:7.2f}")
-    for k in doc.get("kernels") or ():
-        lines.append(f"  {k['name']}: Inductor {', '.join(k['compiler_kernels']) or '(none)'}")
-    for c in doc["categories"]:
-        verdict = c["why"] or "within 0.8..1.25"
-        lines.append(f"  {c['category']}: median ratio {c['median_ratio']:.2f} over {c['nodes']} {unit}s: {verdict}")
+    for n in doc.counted:
+        lines.append(f"  {n.name:<30} {n.category:<13} {_us(n.predicted_s):>12} {_us(n.measured_s):>13} {n.ratio:7.2f}")
+    for k in doc.kernels:
+        lines.append(f"  {k.name}: Inductor {', '.join(k.compiler_kernels) or '(none)'}")
+    for c in doc.categories:
+        verdict = c.why or "within 0.8..1.25"
+        lines.append(f"  {c.category}: median ratio {c.median_ratio:.2f} over {c.nodes} {unit}s: {verdict}")
     return "\n".join(lines)

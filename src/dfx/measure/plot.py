@@ -1,6 +1,6 @@
 """The predicted-versus-measured scatter of ``dfx validate``: log-log, one point per counted node.
 
-Reads only the ``dfx.validation/1`` document. Points on the diagonal are exact; the shaded band is
+Reads only the ``dfx.validation/1`` document, through its records (:mod:`dfx.schema.validation`). Points on the diagonal are exact; the shaded band is
 the ±25% per-node goal of ``docs/validation.md``. One drawing, two formats: :func:`scatter_png` is
 what ``dfx validate --out`` writes; :func:`scatter_svg` is the same figure as SVG text with a
 tooltip on every point, which ``dfx report --validation`` puts inline into ``report.html``.
@@ -11,7 +11,8 @@ from __future__ import annotations
 import io
 import re
 from html import escape
-from typing import Any
+
+from dfx.schema.validation import ValidationDoc, ValNodeRecord
 
 __all__ = ["counted_nodes", "point_tooltip", "scatter_png", "scatter_svg"]
 
@@ -22,48 +23,50 @@ _POINT_GID = "dfx-point-{}"  # one SVG group per point, in counted_nodes order; 
 _POINT_GROUP = re.compile(r'<g id="dfx-point-(\d+)">')
 
 
-def counted_nodes(doc: dict[str, Any]) -> list[dict[str, Any]]:
-    """The ``nodes[]`` entries the scatter draws (``counted: true``), in document order.
+def counted_nodes(doc: ValidationDoc) -> list[ValNodeRecord]:
+    """The ``nodes[]`` records the scatter draws (``counted: true``), in document order.
 
     Examples
     --------
-    >>> [n["name"] for n in counted_nodes({"nodes": [{"name": "a", "counted": True}, {"name": "v", "counted": False}]})]
+    >>> from dfx.schema.validation import example_validation, read_validation
+    >>> [n.name for n in counted_nodes(read_validation(example_validation({"a": ("matmul", 1.0, 2.0), "v": ("view", 0.0, 1.0)})))]
     ['a']
     """
-    return [n for n in doc["nodes"] if n["counted"]]
+    return list(doc.counted)
 
 
-def point_tooltip(node: dict[str, Any]) -> str:
+def point_tooltip(node: ValNodeRecord) -> str:
     """A point's tooltip: node, category, predicted and measured time, ratio predicted / measured.
 
     Examples
     --------
-    >>> point_tooltip({"name": "linear", "category": "matmul", "predicted_s": 1e-5, "measured_s": 2e-5, "ratio": 0.5})
+    >>> from dfx.schema.validation import ValNodeRecord
+    >>> point_tooltip(ValNodeRecord(name="linear", category="matmul", predicted_s=1e-5, measured_s=2e-5, ratio=0.5,
+    ...                             abs_error=0.5, roofline_s=1e-5, counted=True))
     'linear (matmul): predicted 10.0 us, measured 20.0 us, ratio 0.50'
     """
     from dfx.report.console import format_seconds
 
-    ratio = node.get("ratio")
-    shown = f"{ratio:.2f}" if isinstance(ratio, (int, float)) else "-"
-    return (f"{node['name']} ({node['category']}): predicted {format_seconds(node['predicted_s'])}, "
-            f"measured {format_seconds(node['measured_s'])}, ratio {shown}")
+    shown = f"{node.ratio:.2f}" if node.ratio is not None else "-"
+    return (f"{node.name} ({node.category}): predicted {format_seconds(node.predicted_s)}, "
+            f"measured {format_seconds(node.measured_s)}, ratio {shown}")
 
 
-def _figure(doc: dict[str, Any], nodes: list[dict[str, Any]]):
+def _figure(doc: ValidationDoc, nodes: list[ValNodeRecord]):
     """The matplotlib figure: each node its own artist (SVG group ``dfx-point-I``), legend once per category."""
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(6, 5), dpi=110)
     ax = fig.subplots()
-    counts = {cat: sum(n["category"] == cat for n in nodes) for cat in {n["category"] for n in nodes}}
+    counts = {cat: sum(n.category == cat for n in nodes) for cat in {n.category for n in nodes}}
     labelled: set[str] = set()
     for i, n in enumerate(nodes):
-        cat = n["category"]
+        cat = n.category
         label = f"{cat} ({counts[cat]})" if cat not in labelled else "_nolegend_"
         labelled.add(cat)
-        ax.scatter([n["predicted_s"]], [n["measured_s"]], label=label, color=_COLOURS.get(cat, "black"), s=28,
+        ax.scatter([n.predicted_s], [n.measured_s], label=label, color=_COLOURS.get(cat, "black"), s=28,
                    alpha=0.85, gid=_POINT_GID.format(i))  # fmt: skip
-    values = [v for n in nodes for v in (n["predicted_s"], n["measured_s"])] or [1e-6, 1e-3]
+    values = [v for n in nodes for v in (n.predicted_s, n.measured_s)] or [1e-6, 1e-3]
     lo, hi = min(values) / 2, max(values) * 2
     ax.plot([lo, hi], [lo, hi], color="black", lw=1, label="measured = predicted")
     # |p - m| <= 25% of m  <=>  p / 1.25 <= m <= p / 0.75
@@ -73,11 +76,11 @@ def _figure(doc: dict[str, Any], nodes: list[dict[str, Any]]):
     ax.set_yscale("log")
     ax.set_xlim(lo, hi)
     ax.set_ylim(lo, hi)
-    ax.set_xlabel(f"predicted time per node (s), {doc['prediction']}")
+    ax.set_xlabel(f"predicted time per node (s), {doc.prediction}")
     ax.set_ylabel("measured time per node (s), median")
-    name = (doc.get("model") or {}).get("name", "model")
-    e2e = doc["end_to_end"]["error"]
-    ax.set_title(f"{name} on {doc['hardware']}: median |err| {doc['median_abs_error']:.0%}, end-to-end {e2e:+.0%}", fontsize=9)
+    name = doc.model_field("name") or "model"
+    ax.set_title(f"{name} on {doc.hardware}: median |err| {doc.median_abs_error:.0%}, end-to-end {doc.end_to_end.error:+.0%}",
+                 fontsize=9)
     handles, labels = ax.get_legend_handles_labels()  # categories sorted, then the diagonal and the band
     order = sorted(range(len(labels)), key=lambda k: (labels[k] in ("measured = predicted", "within 25%"), labels[k]))
     ax.legend([handles[k] for k in order], [labels[k] for k in order], fontsize=7, loc="upper left")
@@ -85,35 +88,24 @@ def _figure(doc: dict[str, Any], nodes: list[dict[str, Any]]):
     return fig
 
 
-def scatter_png(doc: dict[str, Any]) -> bytes:
+def scatter_png(doc: ValidationDoc) -> bytes:
     """PNG bytes of predicted (x) against measured (y) seconds for every counted node, coloured by category.
 
-    ``doc`` is a ``dfx.validation/1`` document (``Validation.to_dict()``); it needs ``nodes[]``
-    (``name``, ``category``, ``predicted_s``, ``measured_s``, ``counted``), ``prediction``,
-    ``hardware``, ``median_abs_error`` and ``end_to_end.error``.
-
-    Raises
-    ------
-    KeyError
-        If one of those fields is missing.
+    ``doc`` is a ``dfx.validation/1`` document's record (``Validation.to_record()``, or
+    :func:`dfx.schema.validation.read_validation` of a saved one).
     """
     buf = io.BytesIO()
     _figure(doc, counted_nodes(doc)).savefig(buf, format="png", bbox_inches="tight", metadata={"Software": None})
     return buf.getvalue()
 
 
-def scatter_svg(doc: dict[str, Any]) -> str:
+def scatter_svg(doc: ValidationDoc) -> str:
     """The :func:`scatter_png` figure as SVG text, with a tooltip on every point.
 
     Point ``I`` (the ``I``-th of :func:`counted_nodes`) is a group
     ``<g id="dfx-point-I" class="point" data-node="NAME" data-predicted-s=".." data-measured-s="..">``
     whose first child is a ``<title>`` (:func:`point_tooltip`). Text is SVG ``<text>`` (no
     embedded glyphs) and the date is left out, so the same document gives the same SVG.
-
-    Raises
-    ------
-    KeyError
-        If a field :func:`scatter_png` needs is missing.
     """
     import matplotlib
 
@@ -124,8 +116,8 @@ def scatter_svg(doc: dict[str, Any]) -> str:
 
     def titled(m: re.Match) -> str:
         n = nodes[int(m.group(1))]
-        return (f'<g id="{_POINT_GID.format(m.group(1))}" class="point" data-node="{escape(n["name"])}" '
-                f'data-predicted-s="{n["predicted_s"]!r}" data-measured-s="{n["measured_s"]!r}">'
+        return (f'<g id="{_POINT_GID.format(m.group(1))}" class="point" data-node="{escape(n.name)}" '
+                f'data-predicted-s="{n.predicted_s!r}" data-measured-s="{n.measured_s!r}">'
                 f"<title>{escape(point_tooltip(n))}</title>")
 
     return _POINT_GROUP.sub(titled, buf.getvalue())

@@ -172,5 +172,6 @@ def read_tagged(cls: Any, doc: Any, schema: str, origin: str, fix: str, accepted
     obj = Obj(doc, schema, "")
     tag = obj.d["schema"] if "schema" in obj.d else None
     if tag != schema and tag not in accepted:
-        raise SchemaError(schema, "schema", f"is {tag!r} in {origin}, not a {schema.split('/')[0]} document", fix=fix)
+        raise SchemaError(schema, "schema", f"is {tag!r} in {origin}, expected {schema!r}: not a {schema.split('/')[0]} document",
+                          fix=fix)
     return read(cls, obj)

@@ -61,13 +61,13 @@ def mismatch_note(m: NodeMismatch) -> str | None:
 
 
 def _heading(val: ValDoc) -> str:
-    m, r = val.model, val.run
-    model = m.get("name", "the model") + "".join(f", {k} {m[k]}" for k in ("batch", "seq", "dtype") if m.get(k) is not None)
+    m, r = val.model_field, val.run_field
+    model = (m("name") or "the model") + "".join(f", {k} {m(k)}" for k in ("batch", "seq", "dtype") if m(k) is not None)
     how = []
-    if r.get("device"):
-        how.append(f"on {r['device']}" + (f" with {r['threads']} thread(s)" if r.get("threads") else ""))
-    if r.get("repeat"):
-        how.append(f"median of {r['repeat']} runs after {r.get('warmup', 0)} warm-up")
+    if r("device"):
+        how.append(f"on {r('device')}" + (f" with {r('threads')} thread(s)" if r("threads") else ""))
+    if r("repeat"):
+        how.append(f"median of {r('repeat')} runs after {r('warmup') or 0} warm-up")
     measured = f"measured {', '.join(how)}" if how else "measured"
     return f"{model}: {measured}; predicted on {val.hardware} ({val.prediction})."
 
@@ -78,30 +78,27 @@ def _headline(val: ValDoc) -> list[tuple[str, str]]:
         ("counted nodes (points)", f"{len(val.counted)} of {len(val.nodes)} timed"),
         ("median |error| per node", format_percent(val.median_abs_error)),
         ("p90 |error| per node", format_percent(val.p90_abs_error)),
-        ("end to end: predicted", format_seconds(val.end_to_end_predicted_s)),
-        ("end to end: measured", format_seconds(val.end_to_end_measured_s)),
-        ("end to end: error", format_percent(val.end_to_end_error, signed=True)),
+        ("end to end: predicted", format_seconds(val.end_to_end.predicted_s)),
+        ("end to end: measured", format_seconds(val.end_to_end.measured_s)),
+        ("end to end: error", format_percent(val.end_to_end.error, signed=True)),
     ]
 
 
 def _roofline_line(val: ValDoc) -> str | None:
     """The plain roofline's figures, when the prediction shown is another one."""
     r = val.roofline
-    if val.prediction == "roofline" or not all(k in r for k in ("median_abs_error", "p90_abs_error", "end_to_end_error")):
+    if val.prediction == "roofline":
         return None
-
-    def pct(key: str, signed: bool = False) -> str:
-        return format_percent(math.nan if r[key] is None else float(r[key]), signed)
-
     return (f"The plain roofline (what dfx analyze predicts) on the same profile: median |error| "
-            f"{pct('median_abs_error')}, p90 {pct('p90_abs_error')}, end to end {pct('end_to_end_error', signed=True)}.")
+            f"{format_percent(r.median_abs_error)}, p90 {format_percent(r.p90_abs_error)}, "
+            f"end to end {format_percent(r.end_to_end_error, signed=True)}.")
 
 
 def _uncounted_line(val: ValDoc) -> str | None:
-    if not val.uncounted_nodes:
+    if not val.uncounted.nodes:
         return None
-    return (f"{val.uncounted_nodes} node(s) dfx gives no work (views, getitem) are not points: "
-            f"{format_seconds(val.uncounted_measured_s)} measured together, kept in the end-to-end figure.")
+    return (f"{val.uncounted.nodes} node(s) dfx gives no work (views, getitem) are not points: "
+            f"{format_seconds(val.uncounted.measured_s)} measured together, kept in the end-to-end figure.")
 
 
 def validation_context(val: ValDoc, doc: Doc) -> dict[str, object]:
@@ -117,9 +114,9 @@ def validation_context(val: ValDoc, doc: Doc) -> dict[str, object]:
 
     return {
         "heading": _heading(val), "headline": _headline(val), "roofline": _roofline_line(val),
-        "drift": [note.strip().removeprefix("note: ") for note in drift_notes(dict(val.run))],
+        "drift": [note.strip().removeprefix("note: ") for note in drift_notes(val.run_field("drift"), val.run_field("overhead_drift"))],
         "uncounted": _uncounted_line(val), "mismatch": mismatch_note(node_mismatch(val, doc)),
-        "svg": scatter_svg(dict(val.raw)), "points": len(val.counted),
+        "svg": scatter_svg(val), "points": len(val.counted),
         "category_columns": ["category", "nodes", "median ratio (predicted / measured)", "why it misses"],
         "categories": [[c.category, str(c.nodes), "-" if math.isnan(c.median_ratio) else f"{c.median_ratio:.2f}", c.why or "-"]
                        for c in val.categories],
