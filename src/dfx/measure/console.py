@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping
 
-from dfx.schema.validation import ValidationDoc
+from dfx.schema.validation import ValidationDoc, read_validation
 
 __all__ = ["calibration_text", "drift_notes", "validation_text"]
 
@@ -71,8 +71,12 @@ def drift_notes(drift: float | None, overhead_drift: float | None) -> list[str]:
     return lines
 
 
-def validation_text(doc: ValidationDoc) -> str:
-    """What ``dfx validate`` prints: the error figures, the worst nodes and each category's verdict."""
+def validation_text(doc: ValidationDoc | Mapping[str, Any]) -> str:
+    """What ``dfx validate`` prints: the error figures, the worst nodes and each category's verdict.
+
+    ``doc`` is the document's record (``Validation.to_record()``) or the document itself.
+    """
+    doc = doc if isinstance(doc, ValidationDoc) else read_validation(doc)
     e2e, roof, unc = doc.end_to_end, doc.roofline, doc.uncounted
     name = doc.model_field("name") or "model"
     compiled = doc.execution == "compiled"
