@@ -29,6 +29,10 @@ def test_yaml_and_flags(tmp_path):
     ({"hardware": ["no-such-chip"]}, "unknown hardware profile"),
     ({"seq": [1, 1]}, "repeats a value"),
     ({"batc": [1]}, "unknown key 'batc'"),
+    ({"parallel": [0]}, "chip count must be a whole number >= 1"),
+    ({"parallel": ["tp=x"]}, "is not a whole number"),
+    ({"parallel": ["dp=2"]}, "expected comma-separated tp=N"),
+    ({"parallel": [2, "chips=2"]}, "repeats a value"),
 ])
 def test_bad_specs_are_one_line_errors(extra, message):
     with pytest.raises(DfxError, match=message) as info:

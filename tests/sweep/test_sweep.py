@@ -178,3 +178,30 @@ def test_one_capture_per_model_and_bucket(tmp_path):
         a = dfx.analyze(model, hardware=[hw], batch=batch, seq=seq, dtype="bf16")
         row = rows[f"{model}|{hw}|{batch}|{seq}|bfloat16|forward|default"]
         assert row["latency_s"] == a.hardware[0].latency_s and row["flops"] == a.to_dict()["totals"]["flops"]
+
+
+def test_parallel_axis_equals_analyze_with_chips_and_parallel(full_sweep, tmp_path):
+    from dfx.sweep import load_spec, write_report
+    from dfx.sweep.report import chips_curves
+
+    spec = load_spec(None, {"models": ["gpt2-block"], "hardware": ["nvidia-h100-sxm", "groq-lpu"], "seq": [32],
+                            "batch": [4], "parallel": ["auto", 1, 2, 4, "pp=1,tp=2"]})
+    assert spec.parallel == ("auto", "chips=1", "chips=2", "chips=4", "tp=2,pp=1")
+    out = _resume_folder(full_sweep, tmp_path)
+    run_sweep(spec, out, workers=1)
+    rows = {r["point_id"]: r for r in ResultsTable(out).rows()}
+    assert len(rows) == 2 * 5
+    base = "gpt2-block|nvidia-h100-sxm|4|32|bfloat16|forward|default"
+    # auto is dfx analyze without --chips: the same row key as before the axis existed
+    assert rows[base]["latency_s"] == full_sweep[2][base]["latency_s"] and rows[base]["chips"] == 1
+    for par, kw in [("chips=2", {"chips": 2}), ("chips=4", {"chips": 4}), ("tp=2,pp=1", {"parallel": "tp=2"})]:
+        a = dfx.analyze("gpt2-block", hardware=["nvidia-h100-sxm"], batch=4, seq=32, dtype="bf16", **kw)
+        row = rows[f"{base}|{par}"]
+        assert row["latency_s"] == a.hardware[0].latency_s and row["chips"] == a.hardware[0].extras["chips"], par
+        assert row["tokens_per_s"] == 4 * 32 / row["latency_s"]
+    # --chips 2 on an H100 is tensor parallelism over 2 chips (NVLink domain of 8): the same plan as tp=2
+    assert rows[f"{base}|chips=2"]["latency_s"] == rows[f"{base}|tp=2,pp=1"]["latency_s"]
+    curves = chips_curves(list(rows.values()))
+    assert [c for c, _ in curves["gpt2-block"]["nvidia-h100-sxm"]] == [1, 2, 4]
+    written = {p.name for p in write_report(list(rows.values()), out)}
+    assert "tokens_per_s_vs_chips.png" in written

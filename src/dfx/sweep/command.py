@@ -33,7 +33,7 @@ def _words(texts: Optional[List[str]]) -> Optional[list[str]]:
 
 
 def sweep(
-    spec_file: Optional[Path] = typer.Argument(None, help="SWEEP.yaml: axes models, hardware, batch, seq, dtype, phase, execution_model (see docs/sweeps.md). Flags add or replace axes."),
+    spec_file: Optional[Path] = typer.Argument(None, help="SWEEP.yaml: axes models, hardware, batch, seq, dtype, phase, execution_model, parallel (see docs/sweeps.md). Flags add or replace axes."),
     model: Optional[List[str]] = typer.Option(None, "--model", "-m", help="Model spec; repeat or comma-separate for several."),
     hw: Optional[List[str]] = typer.Option(None, "--hw", help="Hardware profile; repeat or comma-separate for several."),
     batch: Optional[List[str]] = typer.Option(None, "--batch", help="Batch sizes, e.g. 1,2,4."),
@@ -41,6 +41,8 @@ def sweep(
     dtype: Optional[List[str]] = typer.Option(None, "--dtype", help="fp32, bf16, fp16; comma-separate for several."),
     phase: Optional[List[str]] = typer.Option(None, "--phase", help="forward (default), prefill, decode, generate."),
     execution_model: Optional[List[str]] = typer.Option(None, "--execution-model", help="default, compiled, eager, scratchpad."),
+    chips: Optional[List[str]] = typer.Option(None, "--chips", help="Chip counts, e.g. 1,2,4,8 (auto: the fewest that hold the model); the parallel axis."),
+    parallel: Optional[List[str]] = typer.Option(None, "--parallel", help="A split such as tp=4,pp=2; repeat for several (joins --chips on the parallel axis)."),
     output_len: Optional[int] = typer.Option(None, "--output-len", help="Output tokens of a generate point (default 128)."),
     max_points: Optional[int] = typer.Option(None, "--max-points", help="Refuse a sweep with more points (default 100,000)."),
     out: Path = typer.Option(Path("out/sweep"), "--out", help="The sweep's folder: results table, sweep.json, graphs/, report."),
@@ -50,7 +52,7 @@ def sweep(
     ray_address: Optional[str] = typer.Option(None, "--ray-address", help="Run on the Ray cluster at ADDR."),
     no_report: bool = typer.Option(False, "--no-report", help="Skip the summary, pictures and report.html."),
 ) -> None:
-    """Sweep models x hardware x batch x seq x dtype x phase; resume by running it again."""
+    """Sweep models x hardware x batch x seq x dtype x phase x chips; resume by running it again."""
     import time
 
     from rich.console import Console
@@ -66,7 +68,8 @@ def sweep(
         raise DfxError(f"--workers must be a positive integer, got {workers}")
     overrides = {"models": _words(model), "hardware": _words(hw), "batch": _ints("--batch", batch),
                  "seq": _ints("--seq", seq), "dtype": _words(dtype), "phase": _words(phase),
-                 "execution_model": _words(execution_model), "output_len": output_len, "max_points": max_points}
+                 "execution_model": _words(execution_model), "output_len": output_len, "max_points": max_points,
+                 "parallel": (_words(chips) or []) + [p.strip() for p in parallel or [] if p.strip()] or None}
     spec = load_spec(spec_file, overrides)
     if not no_report and not (out / SPEC_FILE).is_file():
         check_targets(out, list(REPORT_FILES), force=force)  # someone else's report.html: refuse up front

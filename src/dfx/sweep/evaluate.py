@@ -29,7 +29,7 @@ from dfx.sweep.spec import FORWARD
 __all__ = ["METRICS", "costed_graph", "run_group"]
 
 # The numbers a row carries besides its key (docs/sweeps.md, "The results table").
-METRICS = ("latency_s", "tokens_per_s", "ttft_s", "tpot_s", "total_s", "flops", "bytes")
+METRICS = ("latency_s", "tokens_per_s", "ttft_s", "tpot_s", "total_s", "flops", "bytes", "chips")
 
 
 def _graph_cache_path(cache_dir: str, key: tuple[Any, ...]) -> Path:
@@ -92,13 +92,14 @@ def _profile(ref: str):
     return load_profile(ref)
 
 
-def _row(task: dict[str, Any], hardware: str, execution_model: str, **metrics: Any) -> dict[str, Any]:
+def _row(task: dict[str, Any], hardware: str, execution_model: str, parallel: str, **metrics: Any) -> dict[str, Any]:
     from dfx.sweep.spec import Point
 
-    point = Point(task["model"], hardware, task["batch"], task["seq"], task["dtype"], task["phase"], execution_model)
-    row = {"point_id": point.point_id, **{k: getattr(point, k) for k in
-                                          ("model", "hardware", "batch", "seq", "dtype", "phase", "execution_model")}}
-    row.update({k: metrics.get(k, math.nan) for k in METRICS})
+    point = Point(task["model"], hardware, task["batch"], task["seq"], task["dtype"], task["phase"], execution_model,
+                  parallel)
+    row = {"point_id": point.point_id, **{k: getattr(point, k) for k in ("model", "hardware", "batch", "seq", "dtype",
+                                                                         "phase", "execution_model", "parallel")}}
+    row.update({k: metrics.get(k, None if k in ("chips",) else math.nan) for k in METRICS})
     row["error"] = metrics.get("error", "")
     return row
 
@@ -116,11 +117,33 @@ def _forward_rows(task: dict[str, Any], cache_dir: str | None) -> list[dict[str,
     total = costed.total
     tokens = task["batch"] * task["seq"]
     rows = []
-    for hw, em in task["points"]:
-        latency = evaluate_on(costed, _profile(task["profile_refs"][hw]), execution_model=_em(em)).latency_s
-        rows.append(_row(task, hw, em, latency_s=latency, tokens_per_s=tokens / latency if latency > 0 else math.nan,
-                         total_s=latency, flops=total.flops, bytes=total.bytes_read + total.bytes_written))
+    for hw, em, par in task["points"]:
+        try:
+            result = evaluate_on(costed, _profile(task["profile_refs"][hw]), execution_model=_em(em),
+                                 split=_split(par))
+        except DfxError as exc:  # a plan this model or machine refuses (pp beyond its layers, no interconnect)
+            rows.append(_row(task, hw, em, par, error=_one_line(exc)))
+            continue
+        latency = result.latency_s
+        rows.append(_row(task, hw, em, par, latency_s=latency, tokens_per_s=tokens / latency if latency > 0 else math.nan,
+                         total_s=latency, flops=total.flops, bytes=total.bytes_read + total.bytes_written,
+                         chips=result.extras.get("chips")))
     return rows
+
+
+def _split(parallel: str) -> Any:
+    """``evaluate_on``'s ``split`` for a ``parallel`` value, as ``dfx.analyze`` turns its keywords into one."""
+    from dfx.analysis import _split_request
+    from dfx.sweep.spec import split_of
+
+    kw = split_of(parallel)
+    return _split_request(kw.get("chips"), kw.get("parallel"))
+
+
+def _one_line(exc: BaseException) -> str:
+    from dfx.errors import one_line
+
+    return one_line(str(exc), 300)
 
 
 def _phase_rows(task: dict[str, Any]) -> list[dict[str, Any]]:
@@ -129,18 +152,25 @@ def _phase_rows(task: dict[str, Any]) -> list[dict[str, Any]]:
     phase, seq = task["phase"], task["seq"]
     lengths = {"decode": {"kv_len": seq}, "prefill": {"prompt_len": seq},
                "generate": {"prompt_len": seq, "output_len": task["output_len"]}}[phase]
+    from dfx.sweep.spec import split_of
+
     rows = []
-    for em in dict.fromkeys(em for _, em in task["points"]):  # one analyze per execution model
-        hws = [hw for hw, e in task["points"] if e == em]
-        a = analyze(task["model"], hardware=[_profile(task["profile_refs"][h]) for h in hws], batch=task["batch"],
-                    dtype=task["dtype"], method=task["method"], phase=phase, execution_model=_em(em), **lengths)
+    for em, par in dict.fromkeys((em, par) for _, em, par in task["points"]):  # one analyze per (model, split)
+        hws = [hw for hw, e, p in task["points"] if (e, p) == (em, par)]
+        try:
+            a = analyze(task["model"], hardware=[_profile(task["profile_refs"][h]) for h in hws], batch=task["batch"],
+                        dtype=task["dtype"], method=task["method"], phase=phase, execution_model=_em(em), **lengths,
+                        **split_of(par))
+        except DfxError as exc:  # the model refuses the phase, or a plan its layers cannot take
+            rows.extend(_row(task, hw, em, par, error=_one_line(exc)) for hw in hws)
+            continue
         total = a.costed.total
         for hw, result in zip(hws, a.hardware):
             m = a.inference.metrics(result.profile.id)
             tokens_per_s = m.prefill_tokens_per_s if phase == "prefill" else m.tokens_per_s
-            rows.append(_row(task, hw, em, latency_s=result.latency_s, tokens_per_s=tokens_per_s, ttft_s=_nan(m.ttft_s),
-                             tpot_s=_nan(m.tpot_s), total_s=_nan(m.total_s), flops=total.flops,
-                             bytes=total.bytes_read + total.bytes_written))
+            rows.append(_row(task, hw, em, par, latency_s=result.latency_s, tokens_per_s=tokens_per_s,
+                             ttft_s=_nan(m.ttft_s), tpot_s=_nan(m.tpot_s), total_s=_nan(m.total_s), flops=total.flops,
+                             bytes=total.bytes_read + total.bytes_written, chips=result.extras.get("chips")))
     return rows
 
 
@@ -169,6 +199,4 @@ def run_group(task: dict[str, Any], cache_dir: str | None = None) -> list[dict[s
     try:
         return _forward_rows(task, cache_dir) if task["phase"] == FORWARD else _phase_rows(task)
     except DfxError as exc:
-        from dfx.errors import one_line
-
-        return [_row(task, hw, em, error=one_line(str(exc), 300)) for hw, em in task["points"]]
+        return [_row(task, hw, em, par, error=_one_line(exc)) for hw, em, par in task["points"]]

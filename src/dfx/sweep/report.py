@@ -3,7 +3,8 @@
 Written into the sweep's folder: ``summary.csv`` (per model and machine: the fastest point and the
 highest-throughput point), ``latency_vs_batch.png`` (one panel per model, a line per machine),
 ``pareto.png`` (every point's latency and tokens/s, the Pareto front drawn), ``tokens_per_s_vs_chips.png``
-once the table has a chips column, and ``report.html`` with all of them.
+(one panel per model, a line per machine, when the sweep's ``parallel`` axis gives more than one chip
+count), and ``report.html`` with all of them.
 """
 
 from __future__ import annotations
@@ -15,9 +16,9 @@ import io
 import math
 from typing import Any, Sequence
 
-__all__ = ["REPORT_FILES", "pareto_front", "summary_rows", "write_report"]
+__all__ = ["REPORT_FILES", "chips_curves", "pareto_front", "summary_rows", "write_report"]
 
-REPORT_FILES = ("summary.csv", "latency_vs_batch.png", "pareto.png", "report.html")
+REPORT_FILES = ("summary.csv", "latency_vs_batch.png", "pareto.png", "tokens_per_s_vs_chips.png", "report.html")
 
 
 def pareto_front(points: Sequence[tuple[float, float]]) -> list[int]:
@@ -54,6 +55,8 @@ def summary_rows(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
                                  "at": "", "best_tokens_per_s": -math.inf, "tokens_at": ""})
         s["points"] += 1
         where = f"batch {r['batch']} seq {r['seq']} {r['dtype']} {r['phase']} {r['execution_model']}"
+        if r.get("chips") is not None and r.get("parallel", "auto") != "auto":
+            where += f" {r['parallel']} ({r['chips']} chips)"
         if r["latency_s"] < s["best_latency_s"]:
             s["best_latency_s"], s["at"] = r["latency_s"], where
         if not math.isnan(r["tokens_per_s"]) and r["tokens_per_s"] > s["best_tokens_per_s"]:
@@ -96,6 +99,63 @@ def _latency_vs_batch(rows: list[dict[str, Any]]) -> bytes:
         ax.grid(True, alpha=0.3)
     axes[0][0].legend(fontsize=7)
     fig.tight_layout()  # panels' y labels clear of their neighbours
+    return _png(fig)
+
+
+def chips_curves(rows: Sequence[dict[str, Any]]) -> dict[str, dict[str, list[tuple[int, float]]]]:
+    """Per model, per machine: (chips used, best tokens/s at that count), at the model's largest batch and seq.
+
+    Points are those of the model's first dtype, phase and execution model; where several plans use
+    the same number of chips (``tp=8`` and ``tp=4,pp=2``), the best tokens/s is kept. Empty when no
+    model was swept at more than one chip count.
+
+    Examples
+    --------
+    >>> r = dict(model="m", hardware="h", batch=1, seq=8, dtype="bfloat16", phase="forward",
+    ...          execution_model="default", error="", latency_s=1.0)
+    >>> chips_curves([{**r, "chips": 1, "tokens_per_s": 8.0}, {**r, "chips": 2, "tokens_per_s": 14.0},
+    ...               {**r, "chips": 2, "tokens_per_s": 15.0}])
+    {'m': {'h': [(1, 8.0), (2, 15.0)]}}
+    """
+    out: dict[str, dict[str, list[tuple[int, float]]]] = {}
+    good = [r for r in _good(rows) if r.get("chips") is not None and not math.isnan(r["tokens_per_s"])]
+    for model in dict.fromkeys(r["model"] for r in good):
+        mine = [r for r in good if r["model"] == model]
+        first = mine[0]
+        batch, seq = max(r["batch"] for r in mine), max(r["seq"] for r in mine)
+        mine = [r for r in mine if (r["batch"], r["seq"], r["dtype"], r["phase"], r["execution_model"])
+                == (batch, seq, first["dtype"], first["phase"], first["execution_model"])]
+        if len({r["chips"] for r in mine}) < 2:
+            continue
+        for hw in dict.fromkeys(r["hardware"] for r in mine):
+            best: dict[int, float] = {}
+            for r in mine:
+                if r["hardware"] == hw:
+                    best[r["chips"]] = max(best.get(r["chips"], -math.inf), r["tokens_per_s"])
+            out.setdefault(model, {})[hw] = sorted(best.items())
+    return out
+
+
+def _tokens_vs_chips(curves: dict[str, dict[str, list[tuple[int, float]]]], rows: list[dict[str, Any]]) -> bytes:
+    """One panel per model: tokens/s against chips used, a line per machine (:func:`chips_curves`)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(curves), figsize=(4.2 * len(curves), 3.6), squeeze=False)
+    for ax, (model, by_hw) in zip(axes[0], curves.items()):
+        for hw, pts in by_hw.items():
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=hw)
+        mine = [r for r in rows if r["model"] == model]
+        ax.set_title(f"{model}, batch {max(r['batch'] for r in mine)}, seq {max(r['seq'] for r in mine)}", fontsize=9)
+        ax.set_xlabel("chips")
+        ax.set_ylabel("tokens/s")
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
     return _png(fig)
 
 
@@ -166,6 +226,9 @@ def write_report(rows: Sequence[dict[str, Any]], out: Any, *, force: bool = True
     if good:
         pictures["latency_vs_batch.png"] = _latency_vs_batch(good)
         pictures["pareto.png"] = _pareto(good)
+        curves = chips_curves(good)
+        if curves:
+            pictures["tokens_per_s_vs_chips.png"] = _tokens_vs_chips(curves, good)
     files: dict[str, str | bytes] = {"summary.csv": _summary_csv(summary), **pictures,
                                      "report.html": _html(summary, pictures, len(rows), len(rows) - len(good))}
     return write_outputs(out, files, force=force)

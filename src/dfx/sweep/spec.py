@@ -2,7 +2,7 @@
 
 A sweep is the cross product of its axes (``docs/sweeps.md``)::
 
-    models x hardware x batch x seq x dtype x phase x execution_model
+    models x hardware x batch x seq x dtype x phase x execution_model x parallel
 
 Each :class:`Point` is one ``dfx.analyze`` call with one profile. Points that share a graph (the same
 model, batch, seq, dtype and phase) form a :class:`Group`: it is captured once and evaluated on
@@ -19,7 +19,8 @@ from typing import Any, Iterable, Mapping
 
 from dfx.errors import DfxError
 
-__all__ = ["AXES", "DEFAULT_MAX_POINTS", "FORWARD", "Group", "Point", "SweepSpec", "load_spec"]
+__all__ = ["AUTO", "AXES", "DEFAULT_MAX_POINTS", "FORWARD", "Group", "Point", "SweepSpec", "load_spec", "parallel_value",
+           "split_of"]
 
 # The refusal threshold: at the measured ~1 ms per evaluated point (bench/bench_sweep.py), 100,000
 # points are minutes of evaluation, before their captures; more is almost always a typo'd axis.
@@ -27,7 +28,8 @@ DEFAULT_MAX_POINTS = 100_000
 FORWARD = "forward"  # the phase value of a plain forward pass (dfx analyze without --phase)
 PHASES = (FORWARD, "prefill", "decode", "generate")
 EXECUTION_MODELS = ("default", "compiled", "eager", "scratchpad")  # default: analyze's own default
-AXES = ("models", "hardware", "batch", "seq", "dtype", "phase", "execution_model")
+AXES = ("models", "hardware", "batch", "seq", "dtype", "phase", "execution_model", "parallel")
+AUTO = "auto"  # the parallel value of dfx analyze without --chips/--parallel: the fewest chips that hold the model
 _SCALARS = ("output_len", "method", "max_points")
 
 
@@ -47,12 +49,18 @@ class Point:
     dtype: str  # torch's name: float32, bfloat16, float16
     phase: str = FORWARD
     execution_model: str = "default"
+    parallel: str = AUTO  # "auto", "chips=N" (dfx analyze --chips N) or "tp=T,pp=P,ep=E" (--parallel)
 
     @property
     def point_id(self) -> str:
-        """The key of the point's row in the results table."""
-        return "|".join(str(v) for v in (self.model, self.hardware, self.batch, self.seq, self.dtype,
-                                         self.phase, self.execution_model))
+        """The key of the point's row in the results table (``parallel`` appended unless ``auto``)."""
+        parts = [self.model, self.hardware, self.batch, self.seq, self.dtype, self.phase, self.execution_model]
+        return "|".join(str(v) for v in parts + ([] if self.parallel == AUTO else [self.parallel]))
+
+    @property
+    def split(self) -> dict[str, Any]:
+        """The ``chips=``/``parallel=`` keywords of the point's ``dfx.analyze`` call."""
+        return split_of(self.parallel)
 
     @property
     def group_key(self) -> tuple[Any, ...]:
@@ -79,7 +87,7 @@ class Group:
         return {
             "model": self.model, "batch": self.batch, "seq": self.seq, "dtype": self.dtype, "phase": self.phase,
             "output_len": self.output_len, "method": self.method,
-            "points": [(p.hardware, p.execution_model) for p in self.points],
+            "points": [(p.hardware, p.execution_model, p.parallel) for p in self.points],
             "profile_refs": dict(self.profile_refs),
         }
 
@@ -104,6 +112,10 @@ class SweepSpec:
         ``forward``, ``prefill``, ``decode``, ``generate``.
     execution_model : tuple of str
         ``default`` (analyze's default), ``compiled``, ``eager``, ``scratchpad``.
+    parallel : tuple of str
+        Chips and their split (``docs/parallel.md``): ``auto`` (the fewest chips that hold the
+        model, as ``dfx analyze``), ``chips=N`` (``--chips N``; an integer N on input) or
+        ``tp=T,pp=P,ep=E`` (``--parallel``).
     output_len : int
         Output tokens of a ``generate`` point.
     method : str
@@ -119,6 +131,7 @@ class SweepSpec:
     dtype: tuple[str, ...] = ("bfloat16",)  # dfx analyze's default: machines are compared at bf16
     phase: tuple[str, ...] = (FORWARD,)
     execution_model: tuple[str, ...] = ("default",)
+    parallel: tuple[str, ...] = (AUTO,)
     output_len: int = 128
     method: str = "auto"
     max_points: int = DEFAULT_MAX_POINTS
@@ -155,6 +168,8 @@ class SweepSpec:
             bad = [v for v in getattr(self, axis) if v not in allowed]
             if bad:
                 raise DfxError(f"unknown sweep {axis} {bad[0]!r}; expected one of {', '.join(allowed)}")
+        for v in self.parallel:
+            split_of(v)  # a bad plan fails here, before any capture
         if isinstance(self.output_len, bool) or not isinstance(self.output_len, int) or self.output_len <= 1:
             raise DfxError(f"sweep output_len must be an integer of at least 2, got {self.output_len!r}")
         if isinstance(self.max_points, bool) or not isinstance(self.max_points, int) or self.max_points <= 0:
@@ -193,9 +208,9 @@ class SweepSpec:
         """Every point, in axis order (models outermost, execution model innermost)."""
         ids = list(self.profile_refs())
         return [
-            Point(m, h, b, s, d, ph, em)
-            for m, h, b, s, d, ph, em in itertools.product(
-                self.models, ids, self.batch, self.seq, self.dtype, self.phase, self.execution_model
+            Point(m, h, b, s, d, ph, em, par)
+            for m, h, b, s, d, ph, em, par in itertools.product(
+                self.models, ids, self.batch, self.seq, self.dtype, self.phase, self.execution_model, self.parallel
             )
         ]
 
@@ -212,12 +227,18 @@ class SweepSpec:
         ]
 
     def to_dict(self) -> dict[str, Any]:
-        """The spec as plain data (written to ``sweep.json`` in ``--out``; a resumed sweep must match it)."""
-        return {
+        """The spec as plain data (written to ``sweep.json`` in ``--out``; a resumed sweep must match it).
+
+        ``parallel`` is left out while it is only ``auto``, so sweeps written before the axis existed resume.
+        """
+        out = {
             "models": list(self.models), "hardware": list(self.profile_refs()), "batch": list(self.batch),
             "seq": list(self.seq), "dtype": list(self.dtype), "phase": list(self.phase),
             "execution_model": list(self.execution_model), "output_len": self.output_len, "method": self.method,
         }
+        if self.parallel != (AUTO,):
+            out["parallel"] = list(self.parallel)
+        return out
 
     def fingerprint(self) -> str:
         """A short hash of :meth:`to_dict` minus the axes' order: what a resumed sweep must share."""
@@ -251,6 +272,51 @@ def _dtype(value: Any) -> str:
         raise DfxError(f"unknown sweep dtype {value!r}; expected bf16, fp16, fp32, fp8 or int8") from None
 
 
+def parallel_value(value: Any) -> str:
+    """A ``parallel`` axis value in its canonical text: ``auto``, ``chips=N`` or ``tp=T,pp=P[,ep=E]``.
+
+    Examples
+    --------
+    >>> parallel_value(8), parallel_value("pp=2, tp=4"), parallel_value("AUTO")
+    ('chips=8', 'tp=4,pp=2', 'auto')
+
+    Raises
+    ------
+    DfxError
+        Not a positive integer, ``chips=N``, ``auto`` or a plan ``dfx analyze --parallel`` takes.
+    """
+    from dfx.parallel import parse_parallel
+
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise DfxError(f"sweep parallel value {value!r}: expected auto, a chip count or a plan such as tp=4,pp=2")
+    text = str(value).strip().lower()
+    if text == AUTO:
+        return AUTO
+    count = text.removeprefix("chips=")
+    if count.lstrip("-").isdigit():
+        if int(count) < 1:
+            raise DfxError(f"sweep parallel value {value!r}: a chip count must be a whole number >= 1")
+        return f"chips={int(count)}"
+    plan = parse_parallel(text)
+    parts = [f"tp={plan.tp}", f"pp={plan.pp}"] + ([f"ep={plan.ep}"] if plan.ep > 1 else [])
+    return ",".join(parts)
+
+
+def split_of(value: str) -> dict[str, Any]:
+    """The ``dfx.analyze`` keywords (``chips=`` or ``parallel=``) of a canonical ``parallel`` value.
+
+    Examples
+    --------
+    >>> split_of("auto"), split_of("chips=4"), split_of("tp=4,pp=2")
+    ({}, {'chips': 4}, {'parallel': 'tp=4,pp=2'})
+    """
+    if value == AUTO:
+        return {}
+    if value.startswith("chips="):
+        return {"chips": int(value.removeprefix("chips="))}
+    return {"parallel": value}
+
+
 def from_mapping(data: Mapping[str, Any], origin: str = "the sweep") -> SweepSpec:
     """A spec from a mapping with the keys of :data:`AXES` plus ``output_len``, ``method``, ``max_points``.
 
@@ -282,6 +348,8 @@ def from_mapping(data: Mapping[str, Any], origin: str = "the sweep") -> SweepSpe
         kwargs["hardware"] = DEFAULT_HARDWARE  # as dfx analyze: a GPU and a dataflow accelerator
     if "dtype" in kwargs:
         kwargs["dtype"] = tuple(_dtype(v) for v in kwargs["dtype"])
+    if "parallel" in kwargs:
+        kwargs["parallel"] = tuple(parallel_value(v) for v in kwargs["parallel"])
     for axis in ("models", "hardware", "phase", "execution_model"):
         if axis in kwargs:
             kwargs[axis] = tuple(str(v) for v in kwargs[axis])

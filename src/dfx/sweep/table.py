@@ -19,9 +19,9 @@ from dfx.sweep.evaluate import METRICS
 
 __all__ = ["COLUMNS", "ResultsTable", "has_pyarrow"]
 
-_KEYS = ("point_id", "model", "hardware", "batch", "seq", "dtype", "phase", "execution_model")
+_KEYS = ("point_id", "model", "hardware", "batch", "seq", "dtype", "phase", "execution_model", "parallel")
 COLUMNS = _KEYS + METRICS + ("error",)
-_INTS = ("batch", "seq", "flops", "bytes")
+_INTS = ("batch", "seq", "flops", "bytes", "chips")
 _FLOATS = tuple(m for m in METRICS if m not in _INTS)
 
 
