@@ -11,7 +11,7 @@ through off-chip memory (:func:`dfx.compile.lower.lower_eager`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from enum import Enum
 from typing import Any
 
@@ -106,8 +106,16 @@ class Kernel:
         return self.offchip_bytes + self.onchip_bytes
 
     def with_(self, **changes: Any) -> Kernel:
-        """A copy with ``changes`` applied (kernels are frozen)."""
-        return replace(self, **changes)
+        """A copy with ``changes`` applied (kernels are frozen).
+
+        ``dataclasses.replace`` without its per-field walk: every pass copies every kernel, and a
+        Kernel has no ``__post_init__``; an unknown field still raises replace's ``TypeError``.
+        """
+        if not changes.keys() <= _KERNEL_FIELDS:
+            return replace(self, **changes)
+        new = object.__new__(type(self))
+        new.__dict__.update(self.__dict__, **changes)
+        return new
 
     def to_record(self) -> CompileKernelRecord:
         """The document's kernel record (``kernels[]`` of ``dfx.compile/1``)."""
@@ -120,6 +128,9 @@ class Kernel:
 
     def to_dict(self) -> dict[str, Any]:
         return self.to_record().to_dict()
+
+
+_KERNEL_FIELDS = frozenset(f.name for f in fields(Kernel))
 
 
 @dataclass(frozen=True)

@@ -168,7 +168,7 @@ class CostedNode:
     def name(self) -> str:
         return self.node.name
 
-    @property
+    @cached_property  # read per node by every pass and every profile; the node is frozen
     def dtype(self) -> str | None:
         """The dtype the node computes in: the peak FLOP/s a roofline uses for it is this dtype's.
 

@@ -583,11 +583,11 @@ class HardwareProfile(_Strict):
         HardwareProfileError
             If ``dtype`` is not a dtype dfx knows.
         """
-        from dfx.hardware.errors import HardwareProfileError
-
         try:
             want = normalize_dtype(dtype)
         except ValueError as exc:
+            from dfx.hardware.errors import HardwareProfileError
+
             raise HardwareProfileError(f"profile {self.id!r}: {exc}") from None
         if want in self.peak_flop_per_s:
             return PeakLookup(requested=want, used=want, flop_per_s=self.peak_flop_per_s[want])

@@ -116,12 +116,18 @@ def working_set_bytes(costed: CostedNode, graph: Graph) -> tuple[int, int]:
 
 def level_traffic(costed: CostedNode, graph: Graph, profile: HardwareProfile, model: ExecutionModel) -> dict[str, int]:
     """Bytes the node moves at each memory level (level name -> bytes) under ``model``."""
+    return _level_traffic(costed, graph, profile, model, profile.on_chip_level(), profile.off_chip_level())
+
+
+def _level_traffic(costed: CostedNode, graph: Graph, profile: HardwareProfile, model: ExecutionModel,
+                   on: MemoryLevel | None, off: MemoryLevel | None) -> dict[str, int]:
+    """:func:`level_traffic` with the profile's on- and off-chip levels already looked up."""
     traffic = costed.cost.bytes
-    model = node_model(profile, model)
-    on = profile.on_chip_level()
+    if model is ExecutionModel.COMPILED:  # node_model without a second look-up
+        model = ExecutionModel.SCRATCHPAD if profile.memory_model is MemoryModel.SCRATCHPAD and on is not None \
+            else ExecutionModel.EAGER
     if model is ExecutionModel.EAGER or on is None:
-        return {home_level(profile).name: traffic}
-    off = profile.off_chip_level()
+        return {(off if off is not None else home_level(profile)).name: traffic}
     if off is None:
         return {on.name: traffic}
     activations, params = working_set_bytes(costed, graph)

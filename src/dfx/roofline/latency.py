@@ -28,7 +28,7 @@ from dfx.hardware import HardwareProfile, MemoryLevel
 from dfx.hardware.schema import Efficiency
 from dfx.ir import Graph
 from dfx.roofline.bound import Bound, classify
-from dfx.roofline.execution import ExecutionModel, level_traffic
+from dfx.roofline.execution import ExecutionModel, _level_traffic
 from dfx.schema.analysis import HwNodeRecord
 
 __all__ = ["NodeTiming", "node_timing"]
@@ -124,7 +124,8 @@ def node_timing(
     if flops == 0 and nbytes == 0:
         return NodeTiming(name, Bound.NONE, 0.0, unknown_ops=unknown)
     peak = profile.peak(dtype or costed.dtype or _FALLBACK_DTYPE)
-    traffic = level_traffic(costed, graph, profile, model)
+    off, on = profile.off_chip_level(), profile.on_chip_level()
+    traffic = _level_traffic(costed, graph, profile, model, on, off)
     levels = {lv.name: lv for lv in profile.memory}
     category = costed.category.value
     bw_share = efficiency.bandwidth_share(category) if efficiency else 1.0
@@ -147,7 +148,7 @@ def node_timing(
         peak_dtype=peak.used,
         peak_flop_per_s=peak.flop_per_s,
         bytes_by_level=MappingProxyType(traffic),
-        bound_off_chip=_against(profile.off_chip_level(), flops, nbytes, peak.flop_per_s),
-        bound_on_chip=_against(profile.on_chip_level(), flops, nbytes, peak.flop_per_s),
+        bound_off_chip=_against(off, flops, nbytes, peak.flop_per_s),
+        bound_on_chip=_against(on, flops, nbytes, peak.flop_per_s),
         unknown_ops=unknown,
     )
