@@ -46,6 +46,7 @@ def calibrate_command(
     force: bool = typer.Option(False, "--force", help="Overwrite --out if it exists."),
     as_json: bool = typer.Option(False, "--json", help="Print the dfx.calibration/1 document."),
     budget_s: float = typer.Option(45.0, "--budget-s", help="Roughly how many seconds to spend measuring."),
+    allow_busy: bool = typer.Option(False, "--allow-busy", help="Keep the figures when the machine was too busy to trust them (the verdict line says why); by default calibrate refuses."),
 ) -> None:
     """Measure this machine (GEMM peak, bandwidth per cache level, per-op overhead) as a hardware profile."""
     import yaml
@@ -71,6 +72,11 @@ def calibrate_command(
     parse_profile(profile, "calibrated")  # the profile must load before anything is written
     for warning in cal.warnings:
         sys.stderr.write(f"warning: {warning}\n")
+    if cal.verdict is not None:
+        if cal.verdict.busy and not allow_busy:
+            raise DfxError("calibrate refused: " + cal.verdict.line.removeprefix("verdict: ") + ", or pass --allow-busy to keep them")
+        if as_json:  # the text summary ends with it
+            sys.stderr.write(cal.verdict.line + "\n")
     if out is not None:
         text = json.dumps(profile, indent=1) if out.suffix == ".json" else yaml.safe_dump(profile, sort_keys=False)
         written = write_outputs(out.parent if str(out.parent) else ".", {out.name: text}, force=force)

@@ -44,6 +44,8 @@ def calibration_text(doc: dict[str, Any]) -> str:
     if kinds or curve or rates or column:
         lines.append("  (these tables are in the profile `--out` writes: `dfx analyze --hw` and `dfx validate --hw` predict with them)")
     lines += [f"warning: {w}" for w in doc["warnings"]]
+    if doc.get("verdict"):
+        lines.append(doc["verdict"]["line"])
     return "\n".join(lines)
 
 
@@ -90,6 +92,7 @@ def validation_text(doc: ValidationDoc | Mapping[str, Any]) -> str:
         f"  not counted (no work in dfx's costs{', or never run by Inductor' if compiled else ''}): {unc.nodes} "
         f"{unit}{'' if unc.nodes == 1 else 's'}, {_us(unc.measured_s)} measured",
         *drift_notes(doc.run_field("drift"), doc.run_field("overhead_drift")),
+        *([f"  {doc.run_field('verdict')['line']}"] if doc.run_field("verdict") else []),
         f"  {unit:<30} category         predicted      measured   ratio",
     ]
     for n in doc.counted:

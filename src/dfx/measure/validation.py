@@ -96,6 +96,28 @@ def _refuse_if_too_big(model: str, graph: Graph, device: str, runs: int, max_byt
         )
 
 
+def _probe(device: str) -> Any:
+    """A load probe (:func:`dfx.measure.busy.probe_load`) on the CPU, with torch's thread count pinned for the run."""
+    from dfx.measure.busy import probe_load
+
+    torch.set_num_threads(torch.get_num_threads())
+    return probe_load(torch.get_num_threads()) if device == "cpu" else None
+
+
+def _judged(device: str, before: Any) -> dict[str, Any]:
+    """``run`` fields: the CPUs the process may use, and the verdict from the probes before and after (CPU only)."""
+    from dfx.measure.busy import verdict
+
+    try:
+        affinity = sorted(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        affinity = []
+    if device != "cpu":
+        return {"affinity": affinity, "verdict": None}
+    threads = torch.get_num_threads()
+    return {"affinity": affinity, "verdict": verdict(before, _probe(device), os.cpu_count() or 1, threads).to_dict()}
+
+
 def _real_export(model: str, dtype: str, batch: int | None, seq: int | None, repeat: int, warmup: int, device: str,
                  max_bytes: int | None, max_run_s: float, input_shapes: Sequence[tuple[int, ...]] | None) -> tuple[Graph, Any, dict]:  # fmt: skip
     """Check the arguments and the size, build ``model`` with real weights, capture and export it (same node names)."""
@@ -129,6 +151,7 @@ def measure(model: str = "mlp", *, dtype: str = "float32", batch: int | None = N
     from dfx.costs import annotate
     from dfx.measure.timing import time_graph_nodes, time_whole_graph
 
+    before = _probe(device)
     graph, exported, info = _real_export(model, dtype, batch, seq, repeat, warmup, device, max_bytes, max_run_s, input_shapes)
     from dfx.measure.microbench import op_overhead_s, reference_flop_per_s
 
@@ -142,7 +165,7 @@ def measure(model: str = "mlp", *, dtype: str = "float32", batch: int | None = N
     run = {"device": device, "threads": torch.get_num_threads(), "torch_version": torch.__version__, "repeat": repeat,
            "warmup": warmup, "load_average": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
            "reference_flop_per_s": [reference_before, reference_after],
-           "reference_overhead_s": [overhead_before, overhead_after]}  # fmt: skip
+           "reference_overhead_s": [overhead_before, overhead_after], **_judged(device, before)}  # fmt: skip
     return Measured(annotate(graph), times.median_s, whole, info, run)
 
 
@@ -163,6 +186,7 @@ def measure_compiled(model: str = "mlp", *, dtype: str = "float32", batch: int |
 
     if device != "cpu":
         raise DfxError(f"--compiled runs Inductor's C++ backend on the CPU only, not --device {device}; drop --compiled or use --device cpu")
+    before = _probe(device)
     graph, exported, info = _real_export(model, dtype, batch, seq, repeat, warmup, device, max_bytes, max_run_s, input_shapes)
     run_ = compile_real(exported.gm, exported.inputs, [n.name for n in graph.nodes])
     from dfx.measure.microbench import op_overhead_s, reference_flop_per_s
@@ -176,7 +200,7 @@ def measure_compiled(model: str = "mlp", *, dtype: str = "float32", batch: int |
     run = {"device": device, "threads": torch.get_num_threads(), "torch_version": torch.__version__, "repeat": repeat,
            "warmup": warmup, "load_average": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
            "reference_flop_per_s": [reference_before, reference_after],
-           "reference_overhead_s": [overhead_before, overhead_after], "execution": "compiled"}  # fmt: skip
+           "reference_overhead_s": [overhead_before, overhead_after], "execution": "compiled", **_judged(device, before)}  # fmt: skip
     return Measured(annotate(graph), times, whole, info, run, kernel_calls=run_.calls, compiled=True)
 
 

@@ -1,0 +1,89 @@
+"""The busy-machine verdict on injected load probes (no timing), and calibrate's re-measuring of contradicting figures."""
+
+import pytest
+
+from dfx.measure.busy import LoadProbe, probe_load, verdict
+
+QUIET = LoadProbe(load_1min=0.2, cpu_share=0.99, spin_per_s=1000.0)
+
+
+def test_a_quiet_machine_is_trusted():
+    v = verdict(QUIET, LoadProbe(1.8, 0.97, 950.0), cpus=2, threads=2)  # our own two threads raise the load after
+    assert not v.busy and v.reasons == ()
+    assert v.line.startswith("verdict: quiet: figures can be trusted")
+    assert "spin rate -5%" in v.line  # 950 / 1000 - 1
+
+
+def test_load_from_others_before_measuring_is_busy():
+    # 2 CPUs, 2 threads: our threads leave 0 CPUs free; 0 + 0.5 slack = 0.5 < 1.2
+    v = verdict(LoadProbe(1.2, 0.99, 1000.0), QUIET, cpus=2, threads=2)
+    assert v.busy and "load average 1.20 before measuring, over the 0.5" in v.reasons[0]
+    # 8 CPUs, 2 threads leave 6 free: 6 + 0.5 = 6.5 > 1.2, quiet
+    assert not verdict(LoadProbe(1.2, 0.99, 1000.0), QUIET, cpus=8, threads=2).busy
+    # our own recent work (a capture) is not another process's
+    assert not verdict(LoadProbe(1.2, 0.99, 1000.0), QUIET, cpus=2, threads=2, own_load=1.0).busy
+
+
+def test_a_thread_that_waited_for_a_cpu_is_busy():
+    v = verdict(QUIET, LoadProbe(0.3, 0.6, 1000.0), cpus=2, threads=2)
+    assert v.busy and v.reasons == ("a spinning thread got 60% of a CPU after (under 80%): it waited for one",)
+    assert v.line.startswith("verdict: TOO BUSY to trust these figures: a spinning thread got 60%")
+    assert v.line.endswith("measure again on a quiet machine")
+
+
+def test_a_machine_whose_speed_moved_is_busy():
+    # 700 / 1000 - 1 = -30%, beyond 25%; 800 / 1000 - 1 = -20% is within it
+    assert verdict(QUIET, LoadProbe(0.2, 0.99, 700.0), cpus=2, threads=2).reasons == (
+        "the spin ran -30% faster after than before: the machine's speed moved while measuring",)  # fmt: skip
+    assert not verdict(QUIET, LoadProbe(0.2, 0.99, 800.0), cpus=2, threads=2).busy
+
+
+def test_contradictions_left_after_measuring_again_are_busy_and_listed_last():
+    v = verdict(LoadProbe(3.0, 0.99, 1000.0), QUIET, cpus=2, threads=2, contradictions=["a tiny add took 900 us"])
+    assert v.busy and len(v.reasons) == 2 and v.reasons[-1] == "a tiny add took 900 us"
+    doc = v.to_dict()
+    assert doc["busy"] is True and doc["before"] == {"load_1min": 3.0, "cpu_share": 0.99, "spin_per_s": 1000.0}
+
+
+def test_without_probes_only_contradictions_count():
+    assert not verdict(None, None, cpus=2, threads=2).busy
+    assert verdict(None, None, cpus=2, threads=2, contradictions=["x"]).busy
+
+
+def test_a_probe_reads_its_share_from_injected_clocks():
+    # wall clock 0 at the start, then 0.01 per reading: checks at 0.01 .. 0.05 (4 spins), 0.06 at the end;
+    # CPU clock 0 then 0.06 s for the process on 2 threads: share = 0.06 / (0.06 * 2) = 0.5; 4 spins / 0.06 s
+    wall, cpu = iter(i * 0.01 for i in range(100)), iter([0.0, 0.06])
+    p = probe_load(2, seconds=0.05, clock=lambda: next(wall), cpu_clock=lambda: next(cpu))
+    assert p.cpu_share == pytest.approx(0.5) and p.spin_per_s == pytest.approx(4 / 0.06)
+
+
+def _calibration(busy: bool):
+    from dfx.measure.calibration import Calibration
+    from dfx.measure.microbench import Sample
+
+    s = Sample(1e11, 1e-3, 5, "made up")
+    probe = LoadProbe(3.0 if busy else 0.1, 0.99, 1000.0)
+    return Calibration(device="cpu", device_name="test", torch_version="0", threads=2, date="2026-12-01 15:00 UTC",
+                       peak_flop_per_s={"float32": s}, bandwidth={"DRAM": Sample(2e10, 1e-3, 5, "made up")}, capacities={},
+                       overhead=Sample(5e-6, 5e-6, 5, "made up"), verdict=verdict(probe, QUIET, cpus=2, threads=2))  # fmt: skip
+
+
+@pytest.mark.parametrize("busy", [True, False])
+def test_calibrate_refuses_a_busy_verdict_unless_allowed(monkeypatch, tmp_path, busy):
+    from typer.testing import CliRunner
+
+    import dfx.measure.calibration as calibration
+    from dfx.cli import app
+
+    monkeypatch.setattr(calibration, "calibrate", lambda **kw: _calibration(busy))
+    refused = CliRunner().invoke(app, ["calibrate", "--out", str(tmp_path / "a.yaml")])
+    allowed = CliRunner().invoke(app, ["calibrate", "--out", str(tmp_path / "b.yaml"), "--allow-busy"])
+    assert allowed.exit_code == 0 and (tmp_path / "b.yaml").exists()
+    if busy:
+        assert refused.exit_code != 0 and not (tmp_path / "a.yaml").exists()
+        message = refused.output + str(refused.exception or "")  # the dfx entry point prints a DfxError as one line
+        assert "calibrate refused: TOO BUSY to trust these figures: load average 3.00" in message
+        assert "--allow-busy" in message
+    else:
+        assert refused.exit_code == 0 and "verdict: quiet" in refused.output
