@@ -318,7 +318,7 @@ def _placed(result: Any, costed: CostedGraph, profile: Any, split: Any) -> Any:
 
 
 def evaluate_on(costed: CostedGraph, profile: Any, *, execution_model: Any = None, split: Any = None,
-                runtime: str | None = None):
+                runtime: str | None = None, eager: bool = True):
     """Evaluate ``costed`` on one profile, with its architecture model where dfx has one.
 
     ``execution_model`` (``"compiled"``, ``"eager"``, ``"scratchpad"``; default
@@ -327,6 +327,8 @@ def evaluate_on(costed: CostedGraph, profile: Any, *, execution_model: Any = Non
     :class:`dfx.parallel.ParallelPlan` or a chip count; ``None``: the fewest chips that hold the
     model) spreads the result over chips (:func:`dfx.parallel.place`); ``runtime`` names the
     profile's runtime whose achieved fractions time the nodes (``None``: the ideal roofline).
+    ``eager=False`` leaves a compiled GPU's eager numbers out (a second evaluation no latency reads;
+    ``dfx sweep`` wants only the latency).
     """
     from dfx.arch import arch_model_for
     from dfx.hardware import Kind
@@ -338,7 +340,7 @@ def evaluate_on(costed: CostedGraph, profile: Any, *, execution_model: Any = Non
     if arch is None and getattr(profile, "calibrated", None) is not None:
         timer = _calibrated_timer(costed, profile)
     extras = {} if arch is None else dict(arch.extras(costed, profile))
-    if model is ExecutionModel.COMPILED and profile.kind is Kind.GPU:
+    if eager and model is ExecutionModel.COMPILED and profile.kind is Kind.GPU:
         extras["eager"] = _eager_summary(
             evaluate(costed, profile, execution_model=ExecutionModel.EAGER, runtime=runtime, **timer)
         )

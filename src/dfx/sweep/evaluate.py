@@ -120,7 +120,7 @@ def _forward_rows(task: dict[str, Any], cache_dir: str | None) -> list[dict[str,
     for hw, em, par in task["points"]:
         try:
             result = evaluate_on(costed, _profile(task["profile_refs"][hw]), execution_model=_em(em),
-                                 split=_split(par))
+                                 split=_split(par), eager=False)  # a GPU's eager numbers: no latency reads them
         except DfxError as exc:  # a plan this model or machine refuses (pp beyond its layers, no interconnect)
             rows.append(_row(task, hw, em, par, error=_one_line(exc)))
             continue

@@ -286,9 +286,20 @@ def max_wafers(profile: HardwareProfile) -> int:
     return (link.domain_chips or 1) if link is not None and link.weights_on_chip else 1
 
 
+# The last mapping made: one evaluation on a wafer asks for it three times (the node timer, the
+# export's ``mapping``, the placement over wafers). Held with strong references to its costed graph
+# and profile, so an ``is`` match can never be a recycled object.
+_LAST_MAPPING: list[tuple[CostedGraph, HardwareProfile, int | None, WaferMapping]] = []
+
+
 def map_graph(costed: CostedGraph, profile: HardwareProfile, depth: int | None = None) -> WaferMapping:
     """:func:`map_layers` on the layers of ``costed`` (see :func:`stages_of`), over :func:`max_wafers`."""
-    return map_layers(stages_of(costed, depth), WaferCore.from_profile(profile), max_wafers=max_wafers(profile))
+    for c, p, d, mapping in _LAST_MAPPING:
+        if c is costed and p is profile and d == depth:
+            return mapping
+    mapping = map_layers(stages_of(costed, depth), WaferCore.from_profile(profile), max_wafers=max_wafers(profile))
+    _LAST_MAPPING[:] = [(costed, profile, depth, mapping)]
+    return mapping
 
 
 def wafer_node_timer(costed: CostedGraph, profile: HardwareProfile) -> Callable[[CostedNode, NodeTiming], NodeTiming]:
@@ -297,7 +308,7 @@ def wafer_node_timer(costed: CostedGraph, profile: HardwareProfile) -> Callable[
     In weight-streaming mode a node's time is at least its weights' bytes / the MemoryX bandwidth.
     """
     wafer = WaferCore.from_profile(profile)
-    mapping = map_layers(stages_of(costed), wafer, max_wafers=max_wafers(profile))
+    mapping = map_graph(costed, profile)
     cores = mapping.cores_per_stage
     index = costed.graph.parameter_index
     streaming = mapping.mode is WaferMode.WEIGHT_STREAMING

@@ -1,0 +1,28 @@
+"""The shortcuts a sweep takes change no number: no eager evaluation on GPUs, one wafer mapping per evaluation."""
+
+import dfx
+from dfx.analysis import evaluate_on
+from dfx.hardware import load_profile
+
+
+def test_gpu_without_eager_numbers_has_the_same_latency():
+    a = dfx.analyze("bert-layer", hardware=["nvidia-h100-sxm"], batch=2, seq=8, dtype="bf16")
+    full = a.hardware[0]
+    lean = evaluate_on(a.costed, load_profile("nvidia-h100-sxm"), eager=False)
+    assert "eager" in full.extras and "eager" not in lean.extras
+    assert lean.latency_s == full.latency_s and lean.serial_time_s == full.serial_time_s
+
+
+def test_wafer_mapping_is_shared_within_an_evaluation_and_equal_to_a_fresh_one():
+    from dfx.arch.spatial import wafer
+
+    a = dfx.analyze("bert-layer", hardware=[], batch=2, seq=8, dtype="bf16")
+    cs3 = load_profile("cerebras-wse-3")
+    first = wafer.map_graph(a.costed, cs3)
+    assert wafer.map_graph(a.costed, cs3) is first  # the timer, the export and the placement share it
+    fresh = wafer.map_layers(wafer.stages_of(a.costed), wafer.WaferCore.from_profile(cs3),
+                             max_wafers=wafer.max_wafers(cs3))
+    assert fresh == first
+    # another graph (or profile) is mapped afresh, never served a stale mapping
+    b = dfx.analyze("bert-layer", hardware=[], batch=4, seq=8, dtype="bf16")
+    assert wafer.map_graph(b.costed, cs3) is not first
