@@ -55,6 +55,7 @@ class Analysis:
     hardware: tuple[Any, ...] = ()
     model: dict[str, Any] = field(default_factory=dict)
     inference: Any = None  # dfx.inference.InferenceResult when a phase was asked for
+    training: Any = None  # dfx.training.TrainingStep when train=True
 
     @property
     def graph(self) -> Graph:
@@ -94,7 +95,7 @@ class Analysis:
             schema=SCHEMA,
             dfx_version=__version__,
             model=MappingProxyType({**self.model, "graph_name": graph.name, "capture_method": graph.capture_method,
-                                    **dict(graph.meta)}),
+                                    **{k: v for k, v in graph.meta if k != "joint_gradients"}}),
             totals=TotalsRecord(
                 flops=total.flops,
                 bytes_read=total.bytes_read,
@@ -116,6 +117,7 @@ class Analysis:
             edges=tuple(EdgeRecord(src=u, dst=v, bytes=d["bytes"]) for u, v, d in nxg.edges(data=True)),
             hardware=MappingProxyType({r.profile.id: r.to_record() for r in self.hardware}),
             inference=None if self.inference is None else MappingProxyType(self.inference.to_dict()),
+            training=None if self.training is None else self.training.to_record(),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -192,6 +194,8 @@ def analyze(
     chips: int | None = None,
     parallel: str | None = None,
     runtime: str | None = None,
+    train: bool = False,
+    optimizer: str | None = None,
 ) -> Analysis:
     """Capture, cost and evaluate a model on hardware profiles.
 
@@ -231,6 +235,12 @@ def analyze(
     runtime : str, optional
         Time nodes as that runtime runs each profile (its ``runtimes`` entry: achieved fractions
         of peak, fixed cost per kernel; ``docs/hardware.md``); default: the ideal roofline.
+    train : bool
+        Analyse one training step instead of the forward pass: the joint forward + backward graph
+        as torch.compile's AOTAutograd traces it, plus the optimizer's fused step
+        (``docs/training.md``); ``Analysis.training`` holds the step's split and memory.
+    optimizer : {"adam", "adamw", "sgd", "sgd-momentum"}, optional
+        With ``train``: the optimizer (default ``adam``).
 
     Returns
     -------
@@ -249,6 +259,10 @@ def analyze(
     model_name = _execution_model(execution_model)
     _check_distinct_ids(profiles)
     split = _split_request(chips, parallel)
+    if train or optimizer is not None:
+        return _analyze_training(model_or_name, args, kwargs, profiles, train, optimizer, dtype, batch, seq, method,
+                                 input_shapes, phase, weight_dtype, kv_dtype, prompt_len, kv_len, output_len,
+                                 lambda c, p: evaluate_on(c, p, execution_model=model_name, split=split, runtime=runtime))
     if any(v is not None for v in (phase, prompt_len, kv_len, output_len, weight_dtype, kv_dtype)) or _storage_only(dtype):
         from dfx.inference.analyze import analyze_phase
 
@@ -267,6 +281,25 @@ def analyze(
     costed = annotate(graph)
     results = tuple(evaluate_on(costed, p, execution_model=model_name, split=split, runtime=runtime) for p in profiles)
     return Analysis(costed, results, info)
+
+
+def _analyze_training(model_or_name, args, kwargs, profiles, train, optimizer, dtype, batch, seq, method, input_shapes,
+                      phase, weight_dtype, kv_dtype, prompt_len, kv_len, output_len, evaluate) -> Analysis:
+    """``analyze(train=True)``: refuses what does not apply to a training step, then :func:`analyze_training`."""
+    from dfx.training.analyze import analyze_training
+
+    if not train:
+        raise DfxError(f"optimizer={optimizer!r} applies to a training step; add train=True (--train)")
+    given = [n for n, v in (("phase", phase), ("weight_dtype", weight_dtype), ("kv_dtype", kv_dtype),
+                            ("prompt_len", prompt_len), ("kv_len", kv_len), ("output_len", output_len)) if v is not None]
+    if given:
+        raise DfxError(f"{', '.join(given)} apply to inference; drop them or drop train (--train)")
+    if isinstance(model_or_name, Graph):
+        raise DfxError("train=True needs a model (a module or a model name), not a captured Graph")
+    if _storage_only(dtype):
+        raise DfxError(f"--dtype {dtype} is an inference storage width; train in fp32, bf16 or fp16")
+    return analyze_training(model_or_name, args, kwargs, profiles, optimizer=optimizer, dtype=dtype, batch=batch,
+                            seq=seq, method=method, input_shapes=input_shapes, evaluate=evaluate)
 
 
 def _execution_model(value: Any):

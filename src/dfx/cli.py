@@ -100,6 +100,8 @@ def analyze(
     kv_dtype: Optional[str] = typer.Option(None, "--kv-dtype", help="KV-cache storage with --phase: bf16, fp16, fp8 or int8 (default: --dtype)."),
     chips: Optional[int] = typer.Option(None, "--chips", help="Spread the model over this many chips (default: the fewest that hold it; docs/parallel.md)."),
     parallel: Optional[str] = typer.Option(None, "--parallel", help="How to split over chips: tp=N,pp=N,ep=N (e.g. tp=8,pp=2); sets the chip count."),
+    train: bool = typer.Option(False, "--train", help="One training step: the joint forward + backward graph (AOTAutograd, as torch.compile) and the optimizer step (docs/training.md)."),
+    optimizer: Optional[str] = typer.Option(None, "--optimizer", help="With --train: adam (default), adamw, sgd or sgd-momentum."),
 ) -> None:
     """Capture and cost MODEL, classify every node and predict the makespan on each profile."""
     from dfx.analysis import analyze as run_analyze
@@ -119,6 +121,7 @@ def analyze(
         model, hardware=hw or None, dtype=dtype, batch=batch, seq=seq, method=method,
         input_shapes=parse_input_shapes(input_shape, input_dtype), execution_model=execution_model, phase=phase, prompt_len=prompt_len, kv_len=kv_len,
         output_len=output_len, weight_dtype=weight_dtype, kv_dtype=kv_dtype, chips=chips, parallel=parallel,
+        train=train, optimizer=optimizer,
     )
     doc = analysis.to_dict()
     if out is not None:
@@ -140,6 +143,10 @@ def analyze(
             from dfx.inference.console import print_inference
 
             print_inference(doc, _out)
+        if "training" in doc:
+            from dfx.training.console import print_training
+
+            print_training(doc, _out)
 
 
 @app.command()

@@ -8,6 +8,7 @@ This package is torch-free: it reads only :mod:`dfx.ir` specs.
 
 from dfx.costs import (  # noqa: F401  (imported for their @register_cost side effect)
     rules_attention,
+    rules_backward,
     rules_conv,
     rules_einsum,
     rules_fft,
@@ -16,6 +17,7 @@ from dfx.costs import (  # noqa: F401  (imported for their @register_cost side e
     rules_matmul,
     rules_memory,
     rules_norm,
+    rules_optim,
     rules_pointwise,
     rules_pool,
     rules_reduce,

@@ -24,7 +24,7 @@ from dfx.schema.record import Record, key, map_key, nested, nested_list, nested_
 __all__ = [
     "AnalysisDoc", "CoverageRecord", "CriticalPathRecord", "EagerRecord", "EdgeRecord", "HardwareRecord",
     "HwNodeRecord", "KernelRecord", "NodeRecord", "ParallelismRecord", "ProgramRecord", "ShiftRecord",
-    "StageRecord", "TotalsRecord", "UnknownOpRecord", "example_analysis", "example_hardware", "example_program", "migrate_analysis", "read_analysis",
+    "StageRecord", "TotalsRecord", "TrainingRecord", "UnknownOpRecord", "example_analysis", "example_hardware", "example_program", "migrate_analysis", "read_analysis",
 ]
 
 
@@ -295,6 +295,31 @@ class CoverageRecord(Record):
 
 
 @_record
+class TrainingRecord(Record):
+    """A training step's forward, backward and optimizer step (``training``, with ``--train``)."""
+
+    loss: str = key(as_str)  # "sum" (of the outputs) or "model" (the model's own scalar loss)
+    loss_node: str = key(as_str)
+    optimizer: str = key(as_str)
+    optimizer_node: str = key(as_str)
+    trainable_parameter_count: int = key(as_int)
+    trainable_parameter_bytes: int = key(as_int)
+    gradient_bytes: int = key(as_int)
+    optimizer_state_dtype: str = key(as_str)
+    optimizer_state_bytes: int = key(as_int)
+    optimizer_flops_per_parameter: int = key(as_int)
+    optimizer_flops: int = key(as_int)
+    optimizer_bytes: int = key(as_int)
+    forward_flops: int = key(as_int)
+    backward_flops: int = key(as_int)
+    backward_nodes: tuple[str, ...] = key(as_str_tuple)
+    saved_activation_bytes: int = key(as_int)
+    saved_input_bytes: int = key(as_int)
+    saved_tensors: tuple[str, ...] = key(as_str_tuple)
+    gradients: Mapping[str, str] = key(_str_map)
+
+
+@_record
 class AnalysisDoc(Record):
     """The whole ``dfx.analysis/1`` document.
 
@@ -311,6 +336,7 @@ class AnalysisDoc(Record):
     edges: tuple[EdgeRecord, ...] = nested_list(EdgeRecord)
     hardware: Mapping[str, HardwareRecord] = nested_map(HardwareRecord)
     inference: Mapping[str, Any] | None = key(_frozen, absent=None, omit=None)  # only with a phase
+    training: TrainingRecord | None = nested(TrainingRecord, absent=None, omit=None)  # only with --train
 
     @property
     def model_name(self) -> str:

@@ -1,0 +1,226 @@
+"""Capture a training step's forward and backward as one joint graph, the way torch.compile does.
+
+torch.compile hands a graph that needs gradients to AOTAutograd, which traces forward and backward
+together into one aten-level *joint* graph before its partitioner cuts it in two
+(``torch/_functorch/aot_autograd.py``). :func:`capture_joint` asks AOTAutograd for that joint
+graph directly (``aot_export_module(..., trace_joint=True)``) on fake tensors, so nothing is
+allocated and no GPU is needed, then propagates and converts it like any other capture
+(:mod:`dfx.capture.build`). The graph's ``meta`` names the loss node, how the loss was formed and
+which node holds each parameter's gradient; :mod:`dfx.training` reads them (torch-free).
+
+Parameters live on the fake CPU device while tracing, so the dispatcher picks the kernels a real
+CPU run picks (e.g. ``_scaled_dot_product_flash_attention_for_cpu`` and its backward).
+
+NB: the joint graph holds no module paths (AOTAutograd keeps no ``nn_module_stack``), so its nodes
+are not grouped by module.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import logging
+import warnings
+from dataclasses import replace
+from typing import Any
+
+import torch
+from torch._subclasses.fake_tensor import FakeTensorMode
+from torch.fx.experimental.symbolic_shapes import ShapeEnv
+from torch.utils._pytree import tree_flatten
+
+from dfx.capture.build import _check_signature, _first_line, _to_ir
+from dfx.capture.propagate import AtenRecorder
+from dfx.capture.trace import Traced, canonical_param_names, make_fake
+from dfx.errors import CaptureError, user_code
+from dfx.ir import Graph
+
+__all__ = ["JOINT_METHOD", "LOSS_MODEL", "LOSS_SUM", "capture_joint", "trainable_parameters"]
+
+JOINT_METHOD = "aot_joint"  # Graph.capture_method of a joint graph
+LOSS_MODEL = "model"  # the model's own scalar loss (a 0-d output, or an output's .loss)
+LOSS_SUM = "sum"  # the sum of every floating-point output (the gradient of each element is 1)
+
+_WRAPPED = "model"  # the attribute the loss wrapper keeps the model under
+
+
+def trainable_parameters(model: torch.nn.Module) -> list[str]:
+    """Names of the parameters that need a gradient (``requires_grad``), tied ones once."""
+    return [n for n, p in model.named_parameters() if p.requires_grad]
+
+
+class _LossOf(torch.nn.Module):
+    """``model`` followed by a scalar loss, returned first as AOTAutograd's joint export asks."""
+
+    def __init__(self, model: torch.nn.Module) -> None:
+        super().__init__()
+        setattr(self, _WRAPPED, model)
+        self.loss_kind = ""
+
+    def forward(self, *args: Any, **kwargs: Any) -> tuple[torch.Tensor]:
+        loss, self.loss_kind = scalar_loss(getattr(self, _WRAPPED)(*args, **kwargs))
+        return (loss,)
+
+
+def scalar_loss(out: Any) -> tuple[torch.Tensor, str]:
+    """The loss to differentiate and how it was formed (:data:`LOSS_MODEL` or :data:`LOSS_SUM`).
+
+    A 0-d floating-point output, or an output object's ``.loss`` (Hugging Face's ``ModelOutput``),
+    is the model's own loss; otherwise the loss is the sum of every floating-point output tensor,
+    so every output element's gradient is 1.
+
+    Raises
+    ------
+    CaptureError
+        If the model returns no floating-point tensor to take a loss of.
+    """
+    own = getattr(out, "loss", None)
+    if isinstance(own, torch.Tensor) and own.dim() == 0 and own.is_floating_point():
+        return own, LOSS_MODEL
+    if isinstance(out, torch.Tensor) and out.dim() == 0 and out.is_floating_point():
+        return out, LOSS_MODEL
+    flat, _ = tree_flatten(out.to_tuple() if hasattr(out, "to_tuple") else out)
+    floats = [t for t in flat if isinstance(t, torch.Tensor) and t.is_floating_point()]
+    if not floats:
+        raise CaptureError("the model returns no floating-point tensor to take a training loss of; "
+                           "return its outputs (or a scalar loss) from forward")
+    total = floats[0].sum()
+    for t in floats[1:]:
+        total = total + t.sum()
+    return total, LOSS_SUM
+
+
+def _fake_state(model: torch.nn.Module, mode: FakeTensorMode) -> dict[str, torch.Tensor]:
+    """Every parameter and buffer as a fake CPU tensor (parameters stay ``nn.Parameter``s)."""
+    state: dict[str, torch.Tensor] = {}
+    canonical = canonical_param_names(model)
+    named = list(model.named_parameters(remove_duplicate=False)) + list(model.named_buffers(remove_duplicate=False))
+    for name, t in named:
+        if canonical[name] != name:
+            continue
+        with mode:
+            fake = torch.empty_strided(tuple(t.shape), tuple(t.stride()), dtype=t.dtype, device="cpu")
+        state[name] = torch.nn.Parameter(fake, requires_grad=t.requires_grad) if isinstance(t, torch.nn.Parameter) else fake
+    return {name: state[canonical[name]] for name, _ in named}
+
+
+def _fake_inputs(mode: FakeTensorMode, tree: Any) -> Any:
+    from torch.utils._pytree import tree_map
+
+    def fake(v: Any) -> Any:
+        if not isinstance(v, torch.Tensor):
+            return v
+        with mode:
+            return torch.empty_strided(tuple(v.shape), tuple(v.stride()), dtype=v.dtype, device="cpu")
+
+    return tree_map(fake, tree)
+
+
+@contextlib.contextmanager
+def _joint_context(model: torch.nn.Module):
+    """Training mode, gradients on, MHA fast path off, torch's own logging quiet; all restored."""
+    was_training = model.training
+    fastpath = torch.backends.mha.get_fastpath_enabled()
+    torch_logger = logging.getLogger("torch")
+    level = torch_logger.level
+    torch.backends.mha.set_fastpath_enabled(False)
+    torch_logger.setLevel(logging.CRITICAL)
+    model.train()
+    try:
+        with torch.inference_mode(False), torch.enable_grad(), contextlib.redirect_stderr(io.StringIO()), \
+                warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        model.train(was_training)
+        torch.backends.mha.set_fastpath_enabled(fastpath)
+        torch_logger.setLevel(level)
+
+
+def _strip(name: str) -> str:
+    return name[len(_WRAPPED) + 1:] if name.startswith(_WRAPPED + ".") else name
+
+
+def capture_joint(model: torch.nn.Module, args: Any = (), kwargs: dict[str, Any] | None = None,
+                  name: str | None = None) -> Graph:
+    """Capture one training step's forward and backward of ``model(*args, **kwargs)`` as one graph.
+
+    The model runs in training mode (dropout on, batch norm on batch statistics; its mode is
+    restored afterwards) and the loss is :func:`scalar_loss` of its output. Inputs do not need
+    gradients; a parameter with ``requires_grad=False`` gets none.
+
+    Returns
+    -------
+    Graph
+        ``capture_method`` :data:`JOINT_METHOD`; ``meta`` holds ``joint_loss`` (the loss node),
+        ``joint_loss_kind`` (:data:`LOSS_MODEL` or :data:`LOSS_SUM`) and ``joint_gradients`` (a
+        JSON object from each trained parameter's canonical name to ``[its placeholder node, the
+        node holding its gradient]``).
+
+    Raises
+    ------
+    CaptureError
+        If ``model`` is not a module, has no parameter that needs a gradient, returns no
+        floating-point tensor, or AOTAutograd cannot trace it (the message names why).
+    """
+    from torch._functorch.aot_autograd import aot_export_module
+    from torch.nn.utils.stateless import _reparametrize_module
+
+    if not isinstance(model, torch.nn.Module):
+        raise CaptureError(f"expected a torch.nn.Module, got {type(model).__name__}")
+    label = name or type(model).__name__
+    if not trainable_parameters(model):
+        raise CaptureError(
+            f"{label} has no trainable parameters (none, or every one has requires_grad=False), so a training "
+            "step has nothing to update; drop --train, or give the model a parameter that requires grad"
+        )
+    args = args if isinstance(args, tuple) else (args,) if isinstance(args, torch.Tensor) else tuple(args)
+    kwargs = dict(kwargs or {})
+    _check_signature(model, args, kwargs)
+    mode = FakeTensorMode(allow_non_fake_inputs=False, shape_env=ShapeEnv())
+    wrapper = _LossOf(model)
+    with user_code(f"{type(model).__name__}.forward", CaptureError), _joint_context(model):
+        fake_args, fake_kwargs = _fake_inputs(mode, (args, kwargs))
+        try:
+            with _reparametrize_module(model, _fake_state(model, mode), tie_weights=True, strict=False):
+                gm, sig = aot_export_module(wrapper, fake_args, trace_joint=True, output_loss_index=0,
+                                            kwargs=fake_kwargs or None)
+        except CaptureError:
+            raise
+        except Exception as exc:  # AOTAutograd fails in many ways; name the first line and where
+            raise CaptureError(f"could not capture the training step ({JOINT_METHOD}: {_first_line(exc)})") from None
+        traced = _traced(gm, sig, model, mode)
+        recorder = AtenRecorder(gm)
+        with torch.no_grad(), mode:
+            recorder.run(*traced.inputs)
+    graph = _to_ir(traced, recorder, model, label)
+    canonical = canonical_param_names(model)
+    placeholder = {p: node for node, p in sig.inputs_to_parameters.items()}
+    gradients = {canonical.get(_strip(p), _strip(p)): [placeholder[p], node]
+                 for node, p in sig.backward_signature.gradients_to_parameters.items()}
+    meta = graph.meta + (
+        ("joint_gradients", json.dumps(gradients, sort_keys=True)),
+        ("joint_loss", sig.user_outputs[0]),
+        ("joint_loss_kind", wrapper.loss_kind),
+    )
+    return replace(graph, meta=meta)
+
+
+def _traced(gm: torch.fx.GraphModule, sig: Any, model: torch.nn.Module, mode: FakeTensorMode) -> Traced:
+    """The joint graph as a :class:`Traced`: placeholder kinds and canonical parameter names."""
+    canonical = canonical_param_names(model)
+    param_of: dict[str, str] = {}
+    input_kind: dict[str, str] = {}
+    for kind, mapping in (("parameter", sig.inputs_to_parameters), ("buffer", sig.inputs_to_buffers)):
+        for placeholder, target in mapping.items():
+            input_kind[placeholder] = kind
+            param_of[placeholder] = canonical.get(_strip(target), _strip(target))
+    inputs = []
+    for node in gm.graph.nodes:
+        if node.op != "placeholder":
+            continue
+        input_kind.setdefault(node.name, "input")
+        val = node.meta.get("val")
+        inputs.append(make_fake(mode, val) if isinstance(val, torch.Tensor) else val)
+    return Traced(gm, inputs, JOINT_METHOD, param_of, input_kind)
