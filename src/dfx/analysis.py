@@ -293,7 +293,8 @@ def _analyze_training(model_or_name, args, kwargs, profiles, train, optimizer, d
     given = [n for n, v in (("phase", phase), ("weight_dtype", weight_dtype), ("kv_dtype", kv_dtype),
                             ("prompt_len", prompt_len), ("kv_len", kv_len), ("output_len", output_len)) if v is not None]
     if given:
-        raise DfxError(f"{', '.join(given)} apply to inference; drop them or drop train (--train)")
+        raise DfxError(f"{', '.join(given)} {'applies' if len(given) == 1 else 'apply'} to inference; "
+                       "drop it or drop train (--train)")
     if isinstance(model_or_name, Graph):
         raise DfxError("train=True needs a model (a module or a model name), not a captured Graph")
     if _storage_only(dtype):

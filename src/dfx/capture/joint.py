@@ -53,13 +53,16 @@ def trainable_parameters(model: torch.nn.Module) -> list[str]:
 class _LossOf(torch.nn.Module):
     """``model`` followed by a scalar loss, returned first as AOTAutograd's joint export asks."""
 
-    def __init__(self, model: torch.nn.Module) -> None:
+    def __init__(self, model: torch.nn.Module, kinds: list[str], n_args: int, kwarg_names: tuple[str, ...]) -> None:
         super().__init__()
         setattr(self, _WRAPPED, model)
-        self.loss_kind = ""
+        self._kinds = kinds  # how each trace formed the loss (torch.export restores module attributes)
+        self._n_args, self._kwarg_names = n_args, kwarg_names  # every input positional: AOTAutograd's kwargs fail
 
-    def forward(self, *args: Any, **kwargs: Any) -> tuple[torch.Tensor]:
-        loss, self.loss_kind = scalar_loss(getattr(self, _WRAPPED)(*args, **kwargs))
+    def forward(self, *inputs: Any) -> tuple[torch.Tensor]:
+        args, rest = inputs[: self._n_args], inputs[self._n_args:]
+        loss, kind = scalar_loss(getattr(self, _WRAPPED)(*args, **dict(zip(self._kwarg_names, rest))))
+        self._kinds.append(kind)
         return (loss,)
 
 
@@ -67,8 +70,8 @@ def scalar_loss(out: Any) -> tuple[torch.Tensor, str]:
     """The loss to differentiate and how it was formed (:data:`LOSS_MODEL` or :data:`LOSS_SUM`).
 
     A 0-d floating-point output, or an output object's ``.loss`` (Hugging Face's ``ModelOutput``),
-    is the model's own loss; otherwise the loss is the sum of every floating-point output tensor,
-    so every output element's gradient is 1.
+    is the model's own loss; otherwise the loss is the sum of every floating-point output tensor
+    (of ``.logits`` alone when the output has them), so every output element's gradient is 1.
 
     Raises
     ------
@@ -80,7 +83,8 @@ def scalar_loss(out: Any) -> tuple[torch.Tensor, str]:
         return own, LOSS_MODEL
     if isinstance(out, torch.Tensor) and out.dim() == 0 and out.is_floating_point():
         return out, LOSS_MODEL
-    flat, _ = tree_flatten(out.to_tuple() if hasattr(out, "to_tuple") else out)
+    logits = getattr(out, "logits", None)  # a ModelOutput's caches are not outputs to train
+    flat, _ = tree_flatten(logits if isinstance(logits, torch.Tensor) else out.to_tuple() if hasattr(out, "to_tuple") else out)
     floats = [t for t in flat if isinstance(t, torch.Tensor) and t.is_floating_point()]
     if not floats:
         raise CaptureError("the model returns no floating-point tensor to take a training loss of; "
@@ -122,10 +126,11 @@ def _joint_context(model: torch.nn.Module):
     """Training mode, gradients on, MHA fast path off, torch's own logging quiet; all restored."""
     was_training = model.training
     fastpath = torch.backends.mha.get_fastpath_enabled()
-    torch_logger = logging.getLogger("torch")
-    level = torch_logger.level
+    loggers = [logging.getLogger(n) for n in ("torch", "transformers")]  # their warnings are not dfx's output
+    levels = [lg.level for lg in loggers]
     torch.backends.mha.set_fastpath_enabled(False)
-    torch_logger.setLevel(logging.CRITICAL)
+    for lg in loggers:
+        lg.setLevel(logging.CRITICAL)
     model.train()
     try:
         with torch.inference_mode(False), torch.enable_grad(), contextlib.redirect_stderr(io.StringIO()), \
@@ -135,7 +140,8 @@ def _joint_context(model: torch.nn.Module):
     finally:
         model.train(was_training)
         torch.backends.mha.set_fastpath_enabled(fastpath)
-        torch_logger.setLevel(level)
+        for lg, level in zip(loggers, levels):
+            lg.setLevel(level)
 
 
 def _strip(name: str) -> str:
@@ -178,14 +184,17 @@ def capture_joint(model: torch.nn.Module, args: Any = (), kwargs: dict[str, Any]
     args = args if isinstance(args, tuple) else (args,) if isinstance(args, torch.Tensor) else tuple(args)
     kwargs = dict(kwargs or {})
     _check_signature(model, args, kwargs)
-    mode = FakeTensorMode(allow_non_fake_inputs=False, shape_env=ShapeEnv())
-    wrapper = _LossOf(model)
+    mode = FakeTensorMode(allow_non_fake_inputs=True, shape_env=ShapeEnv())
+    kinds: list[str] = []
+    wrapper = _LossOf(model, kinds, len(args), tuple(kwargs))
     with user_code(f"{type(model).__name__}.forward", CaptureError), _joint_context(model):
-        fake_args, fake_kwargs = _fake_inputs(mode, (args, kwargs))
+        inputs = tuple(_fake_inputs(mode, (*args, *kwargs.values())))
         try:
             with _reparametrize_module(model, _fake_state(model, mode), tie_weights=True, strict=False):
-                gm, sig = aot_export_module(wrapper, fake_args, trace_joint=True, output_loss_index=0,
-                                            kwargs=fake_kwargs or None)
+                # torch.export first, as torch.compile's Dynamo first: model code that branches on
+                # "am I being compiled" (Hugging Face's masks) takes its traceable path
+                exported = _untied(torch.export.export(wrapper, inputs, strict=False).module())
+                gm, sig = aot_export_module(exported, inputs, trace_joint=True, output_loss_index=0)
         except CaptureError:
             raise
         except Exception as exc:  # AOTAutograd fails in many ways; name the first line and where
@@ -202,9 +211,28 @@ def capture_joint(model: torch.nn.Module, args: Any = (), kwargs: dict[str, Any]
     meta = graph.meta + (
         ("joint_gradients", json.dumps(gradients, sort_keys=True)),
         ("joint_loss", sig.user_outputs[0]),
-        ("joint_loss_kind", wrapper.loss_kind),
+        ("joint_loss_kind", kinds[0]),
     )
     return replace(graph, meta=meta)
+
+
+def _untied(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
+    """``gm`` with a tied parameter registered and read under one name: AOTAutograd's joint export
+    passes every registered name as its own input and asserts each one receives a gradient, which a
+    second name of the same tensor never does (GPT-2's ``lm_head.weight`` tied to ``wte.weight``)."""
+    first: dict[int, str] = {}
+    alias: dict[str, str] = {}
+    for name, p in gm.named_parameters(remove_duplicate=False):
+        alias[name] = first.setdefault(id(p), name)
+    for node in gm.graph.nodes:
+        if node.op == "get_attr" and alias.get(str(node.target), str(node.target)) != node.target:
+            node.target = alias[str(node.target)]
+    for name, canonical in alias.items():
+        if name != canonical:
+            owner, _, attr = name.rpartition(".")
+            del gm.get_submodule(owner)._parameters[attr]
+    gm.recompile()
+    return gm
 
 
 def _traced(gm: torch.fx.GraphModule, sig: Any, model: torch.nn.Module, mode: FakeTensorMode) -> Traced:

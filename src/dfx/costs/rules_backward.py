@@ -55,7 +55,7 @@ from dfx.costs.rules_attention import AttentionShape
 from dfx.costs.rules_conv import conv_macs
 from dfx.costs.rules_loss import REDUCTION_MEAN, REDUCTION_NONE
 from dfx.costs.rules_pointwise import DROPOUT_FLOPS
-from dfx.costs.terms import FMA_FLOPS, contraction_flops, input_specs, io_cost, numel, read_bytes, tensor_arg, write_bytes
+from dfx.costs.terms import FMA_FLOPS, contraction_flops, io_cost, numel, read_bytes, tensor_arg, write_bytes
 from dfx.ir import AtenCall, TensorSpec
 
 __all__ = ["conv_backward_flops", "sdpa_backward_flops"]
@@ -102,7 +102,7 @@ def _mask(call: AtenCall, index: int, name: str, size: int) -> tuple[bool, ...]:
     value = call.arg(index, name)
     if value is None:
         return (True,) * size
-    if not isinstance(value, tuple) or len(value) != size:
+    if not isinstance(value, (tuple, list)) or len(value) != size:
         raise ValueError(f"{call.op}: {name} should be {size} booleans, got {value!r}")
     return tuple(bool(v) for v in value)
 
@@ -179,7 +179,9 @@ def layer_norm_backward(call: AtenCall) -> Cost:
     want_w, want_b = mask[1] and weight is not None, mask[2] and bias is not None
     per = (LN_XHAT_FLOPS * (mask[0] or want_w) + (LN_INPUT_GRAD_FLOPS + (weight is not None)) * mask[0]
            + LN_WEIGHT_GRAD_FLOPS * want_w + LN_BIAS_GRAD_FLOPS * want_b)
-    reads = [s for s in input_specs(call) if s is not bias]  # the bias gives only its shape
+    stats = [t for t in (tensor_arg(call, 1, "input"), tensor_arg(call, 3, "mean"), tensor_arg(call, 4, "rstd"), weight)
+             if t is not None]
+    reads = [g, *stats]  # the bias gives only its shape
     return io_cost(call, per * g.numel + rows * mask[0], reads=reads)
 
 

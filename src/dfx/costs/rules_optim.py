@@ -77,9 +77,9 @@ def _list(call: AtenCall, index: int, name: str) -> tuple[TensorSpec, ...]:
     value = call.arg(index, name)
     if value is None:
         return ()
-    if not isinstance(value, tuple) or not all(isinstance(t, TensorSpec) for t in value):
+    if not isinstance(value, (tuple, list)) or not all(isinstance(t, TensorSpec) for t in value):
         raise ValueError(f"{call.op}: argument {index} ({name}) should be a list of tensors")
-    return value
+    return tuple(value)
 
 
 def _step(flops_per_element: int, updated: list[tuple[TensorSpec, ...]],

@@ -48,7 +48,7 @@ def analyze_training(
 
         dtype_name = normalize_dtype_or_fail(dtype or "float32")
         built = resolve(model, batch=batch or 1, seq=seq, dtype=dtype_name, input_shapes=input_shapes)
-        graph = capture_joint(built.model, built.args, built.kwargs, name=built.name)
+        graph = capture_joint(built.model, built.args, _with_labels(model, built), name=built.name)
         info: dict[str, Any] = {"name": built.name, "dtype": dtype_name, "batch": batch or 1}
         info.update({"seq": seq} if seq is not None else {})
     else:
@@ -59,3 +59,14 @@ def analyze_training(
     costed = annotate(add_optimizer_step(graph, spec))
     results = tuple(evaluate(costed, p) for p in profiles)
     return Analysis(costed, results, {**info, "train": True}, training=training_step(costed))
+
+
+def _with_labels(spec: str, built: Any) -> dict[str, Any]:
+    """An ``hf:`` model's kwargs with ``labels=input_ids`` where its forward takes labels: it then
+    returns its own training loss (next-token or masked-LM cross-entropy) as ``.loss``."""
+    import inspect
+
+    kwargs = dict(built.kwargs)
+    if spec.startswith("hf:") and built.args and "labels" in inspect.signature(built.model.forward).parameters:
+        kwargs["labels"] = built.args[0]
+    return kwargs
