@@ -3,7 +3,9 @@
 The sweep is the test suite's: 3 models (gpt2-block, bert-layer, llama3-8b-layer) x 6 profiles x
 4 sequence lengths x 3 batch sizes = 216 points, 36 graphs. Reported:
 
-1. capture: seconds to capture the 36 graphs once (in this process, first capture's warm-up included);
+1. capture: seconds to get the 36 graphs once (in this process, first capture's warm-up included),
+   and how: symbolic exports (one per model and bucket), concrete captures (the first size of each
+   bucket, which also names the symbolic graph's nodes), substitutions (every other size);
 2. points per second after capture, evaluating every point from the captured graphs
    (``dfx.sweep.evaluate.run_group`` on the in-process cache; goal: at least 1,000 per second),
    in this process, best of ``--repeat`` passes;
@@ -12,7 +14,9 @@ The sweep is the test suite's: 3 models (gpt2-block, bert-layer, llama3-8b-layer
    = time(1 worker) / time(Ray), Ray's start-up included; and the same without the graph cache,
    where each process captures (``--with-capture``; slow).
 
-Usage: python bench/bench_sweep.py [--repeat 3] [--workers 2] [--with-capture]
+4. where a point's time goes (cProfile of one pass, cumulative seconds of the stages).
+
+Usage: python bench/bench_sweep.py [--repeat 3] [--workers 2] [--with-capture] [--no-ray]
 This is a benchmark, not a test: it prints numbers, it asserts nothing.
 """
 
@@ -43,15 +47,52 @@ def _timed_sweep(spec, out: Path, graphs: Path | None, **kwargs) -> float:
     return time.perf_counter() - t0
 
 
+_STAGES = {  # a stage's entry points, as cProfile names them (file:function)
+    "compile passes (dfx.compile.compile_program)": ("compile/__init__.py", "compile_program"),
+    "program and node timing (roofline.evaluate, less compile)": ("roofline/evaluate.py", "evaluate"),
+    "architecture models' export fields (extras)": ("arch/", "extras"),
+    "architecture models' node timers": ("arch/", "node_timer"),
+    "placement over chips (analysis._placed)": ("analysis.py", "_placed"),
+}
+
+
+def _where_time_goes(tasks, cache: str) -> None:
+    """Cumulative seconds per stage over one pass of every point (cProfile; it slows everything alike)."""
+    import cProfile
+    import pstats
+
+    from dfx.sweep.evaluate import run_group
+
+    prof = cProfile.Profile()
+    prof.enable()
+    for t in tasks:
+        run_group(t, cache)
+    prof.disable()
+    stats = pstats.Stats(prof).stats
+    total = sum(v[3] for (f, _, fn), v in stats.items() if fn == "run_group")
+    cum = {}
+    for stage, (path, fn) in _STAGES.items():
+        cum[stage] = sum(v[3] for (f, _, name), v in stats.items() if name == fn and path in f)
+    cum["program and node timing (roofline.evaluate, less compile)"] -= cum["compile passes (dfx.compile.compile_program)"]
+    print(f"where a point's time goes (cProfile, {total:.2f} s over the pass):")
+    for stage, sec in cum.items():
+        print(f"  {stage}: {sec:.2f} s ({100 * sec / total:.0f}%)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--with-capture", action="store_true", help="also time 1 worker vs Ray with captures")
+    parser.add_argument("--no-ray", action="store_true", help="skip the Ray timings")
     args = parser.parse_args()
 
-    from dfx.sweep import load_spec
+    import os
+
+    from dfx.sweep import graphs, load_spec
     from dfx.sweep.evaluate import run_group
+
+    print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} (other jobs slow every number)")
 
     spec = load_spec(None, AXES)
     tmp = Path(tempfile.mkdtemp(prefix="dfx-bench-sweep-"))
@@ -62,7 +103,9 @@ def main() -> None:
         run_group(t, cache)  # captures each graph once, keeps it in this process and in graphs/
     capture_s = time.perf_counter() - t0
     print(f"sweep: {spec.n_points} points, {len(tasks)} graphs")
-    print(f"capture: {capture_s:.1f} s for {len(tasks)} graphs ({capture_s / len(tasks):.2f} s each)")
+    print(f"capture: {capture_s:.1f} s for {len(tasks)} graphs ({capture_s / len(tasks):.2f} s each): "
+          f"{graphs.CAPTURES['symbolic']} symbolic exports, {graphs.CAPTURES['concrete']} concrete captures, "
+          f"{graphs.CAPTURES['substituted']} substitutions")
 
     best = float("inf")
     for _ in range(args.repeat):
@@ -71,11 +114,14 @@ def main() -> None:
         best = min(best, time.perf_counter() - t0)
     print(f"after capture, 1 process: {n / best:,.0f} points/s ({best * 1e3 / n:.2f} ms per point; goal >= 1,000 points/s)")
 
+    _where_time_goes(tasks, cache)
     one = _timed_sweep(spec, tmp / "one", tmp / "graphs", workers=1)
     print(f"whole sweep from cached graphs, 1 worker: {one:.2f} s ({spec.n_points / one:,.0f} points/s)")
     pool = _timed_sweep(spec, tmp / "pool", tmp / "graphs", workers=args.workers)
     print(f"whole sweep from cached graphs, {args.workers} local processes: {pool:.2f} s (speed-up {one / pool:.2f}x)")
     try:
+        if args.no_ray:
+            raise ImportError
         import ray  # noqa: F401
     except ImportError:
         print("ray: not installed (pip install dfx[ray]); no Ray numbers")
