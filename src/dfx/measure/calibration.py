@@ -92,6 +92,7 @@ class Calibration:
     warnings: tuple[str, ...] = field(default=())
     verdict: Verdict | None = None  # load probes before and after, and whether to trust the figures (CPU)
     affinity: tuple[int, ...] = ()  # the CPUs the process may run on (os.sched_getaffinity)
+    memory_bytes: int | None = None  # the host's memory (MemTotal): the off-chip level's capacity (CPU)
 
     def _source(self, how: str) -> str:
         return f"measured [D] by dfx calibrate on {self.date}, torch {self.torch_version}, {self.threads} threads: {how}"
@@ -105,7 +106,7 @@ class Calibration:
             cache = self.capacities.get(name)
             level: dict[str, Any] = {
                 "name": name,
-                "capacity_bytes": cache.capacity_bytes if cache else None,
+                "capacity_bytes": cache.capacity_bytes if cache else (self.memory_bytes or None),
                 "bandwidth_bytes_per_s": sample.value,
                 "managed": "cache" if cache else "software",
                 "on_chip": cache is not None,
@@ -113,7 +114,8 @@ class Calibration:
             if cache and cache.instances > 1:
                 level["instances"] = cache.instances
             levels.append(level)
-            sources[f"memory.{name}"] = self._source(sample.how + (f"; capacity from the OS ({cache.instances} instance(s))" if cache else ""))
+            sources[f"memory.{name}"] = self._source(sample.how + (f"; capacity from the OS ({cache.instances} instance(s))" if cache else
+                                                                   "; capacity: MemTotal of /proc/meminfo" if self.memory_bytes else ""))  # fmt: skip
         for dtype, sample in self.peak_flop_per_s.items():
             sources[f"peak_flop_per_s.{dtype}"] = self._source(sample.how)
         sources["op_overhead_s"] = self._source(self.overhead.how)
@@ -189,6 +191,17 @@ class Calibration:
             "affinity": list(self.affinity),
             "verdict": self.verdict.to_dict() if self.verdict else None,
         }
+
+
+def _mem_total_bytes() -> int | None:
+    """The host's memory, bytes (``MemTotal`` of ``/proc/meminfo``); ``None`` where the OS does not say."""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
 
 
 def _affinity() -> tuple[int, ...]:
@@ -434,4 +447,5 @@ def calibrate(device: str = "cpu", dtypes: tuple[str, ...] = ("float32",), budge
         warnings=tuple(warnings),
         verdict=judged,
         affinity=_affinity(),
+        memory_bytes=_mem_total_bytes() if device == "cpu" else None,
     )

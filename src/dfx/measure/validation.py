@@ -213,7 +213,7 @@ def _predict_compiled(measured: Measured, profile: Any, prediction: str, machine
     from dfx.roofline import evaluate
 
     costed = measured.costed
-    roof = evaluate_on(costed, profile, execution_model="compiled")
+    roof = evaluate_on(costed, profile, execution_model="compiled", split=1)  # the one machine measured
     chosen = roof
     if prediction != "roofline":
         chosen = evaluate(costed, profile, execution_model="compiled", node_timer=cache_timer(costed, profile, machine), arch_model=CACHE)
@@ -256,7 +256,7 @@ def predict(measured: Measured, hardware: Any, prediction: str = "roofline", mac
     if measured.compiled:
         return _predict_compiled(measured, profile, prediction, machine)
     costed = measured.costed
-    roof = evaluate_on(costed, profile, execution_model="eager")  # measured: PyTorch eager, op by op
+    roof = evaluate_on(costed, profile, execution_model="eager", split=1)  # measured: PyTorch eager, op by op, one machine
     if prediction == "roofline":
         chosen = roof
     else:
