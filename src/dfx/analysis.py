@@ -384,11 +384,13 @@ def evaluate_on(costed: CostedGraph, profile: Any, *, execution_model: Any = Non
 
 def _calibrated_timer(costed: CostedGraph, profile: Any) -> dict[str, Any]:
     """The calibrated machine model of a profile that carries its tables (``dfx calibrate --out``):
-    the same node timer ``dfx validate`` predicts with (``dfx.measure.cache_model``, torch-free)."""
-    from dfx.measure.cache_model import NAME, cache_timer
+    the same node and kernel timers ``dfx validate`` predicts with (``dfx.measure.cache_model``, torch-free)."""
+    from dfx.measure.cache_model import NAME, cache_timer, kernel_timer
     from dfx.measure.machine import MachineModel
 
-    return {"node_timer": cache_timer(costed, profile, MachineModel.from_profile(profile)), "arch_model": NAME}
+    machine = MachineModel.from_profile(profile)
+    return {"node_timer": cache_timer(costed, profile, machine), "kernel_timer": kernel_timer(costed, profile, machine),
+            "arch_model": NAME}  # fmt: skip
 
 
 def _storage_only(dtype: str | None) -> bool:

@@ -109,3 +109,17 @@ def test_calibrate_writes_its_tables_into_the_profile():
     profile = parse_profile(cal.to_profile(), "calibrated")
     assert MachineModel.from_profile(profile) == MachineModel.from_calibration(cal.to_dict())
     assert "dfx calibrate" in profile.sources["calibrated"]
+
+
+def test_compiled_kernels_on_the_calibrated_profile_by_hand(calibrated_yaml):
+    compiled = dfx.analyze("mlp", hardware=[calibrated_yaml], dtype="fp32").hardware[0].program
+    eager = {t.name: t for t in dfx.analyze("mlp", hardware=[calibrated_yaml], dtype="fp32", execution_model="eager").hardware[0].nodes}
+    relu = next(k for k in compiled.kernels if k.nodes == ("relu",))
+    # relu of [1, 512] fp32: reads 2,048 B and writes 2,048 B, a 4,096 B working set in the 1 MiB L2 at 2e11 B/s;
+    # 512 FLOPs at the 1e11 peak (relu has no measured family) = 5.12 ns < 4,096 / 2e11 = 20.48 ns;
+    # a generated kernel's fixed cost is the cheapest tiny op's: relu's 3 us (linear's is 9 us)
+    assert relu.offchip_bytes == 4096
+    assert relu.time_s == pytest.approx(3e-6 + 4096 / 2e11)
+    # a library GEMM keeps its eager node's calibrated fixed cost (its kind, the gap since the last linear)
+    linear = next(k for k in compiled.kernels if k.nodes == ("linear",))
+    assert linear.overhead_s == pytest.approx(eager["linear"].overhead_s)

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from types import MappingProxyType
-from typing import Callable, Mapping
+from typing import Any, Callable, Mapping
 
 from dfx.costs.record import CostedGraph, CostedNode
 from dfx.hardware import HardwareProfile, MemoryLevel
@@ -48,7 +48,7 @@ from dfx.roofline.bound import Bound
 from dfx.roofline.execution import home_level, working_set_bytes
 from dfx.roofline.latency import NodeTiming
 
-__all__ = ["NAME", "cache_levels", "cache_timer"]
+__all__ = ["NAME", "cache_levels", "cache_timer", "kernel_timer"]
 
 NAME = "cache-aware"
 _PASSES = 3
@@ -193,3 +193,63 @@ def _retime(timing: NodeTiming, compute_s: float, traffic: Mapping[MemoryLevel, 
         bound=Bound.COMPUTE if compute_s >= memory_s else Bound.MEMORY,
         bytes_by_level=MappingProxyType({lv.name: nbytes for lv, nbytes in traffic.items()}),
     )
+
+
+_LIBRARY_KINDS = ("gemm", "attention")  # Inductor calls these from Python as ATen ops (extern_kernels.addmm, SDPA), as eager does
+
+
+def kernel_timer(costed: CostedGraph, profile: HardwareProfile, machine: MachineModel) -> Callable[[Any, Any], Any]:
+    """A ``kernel_timer`` for :func:`dfx.roofline.evaluate` (compiled): a compiled kernel on a calibrated cache machine.
+
+    The shared kernel time (:func:`dfx.roofline.program.kernel_timing`) charges a kernel's off-chip
+    bytes at DRAM bandwidth and one ``op_overhead_s``. On a CPU running Inductor's code, a kernel's
+    external tensors sit in the cache that holds them, as an eager node's do, and the fixed cost
+    depends on what is called::
+
+        compute  = the sum of its nodes' calibrated compute times (as the shared kernel time)
+        bytes    = its off-chip bytes (external inputs, parameters, outputs that leave it): parameters
+                   at DRAM bandwidth when the model is cold (see cache_timer), the rest at the level
+                   holding them
+        overhead = a library call (a GEMM, attention: ``extern_kernels.addmm``, SDPA, called from
+                   Python as eager calls them): its node's calibrated overhead (kind, gap curve);
+                   a generated C++ kernel: the cheapest tiny op's hot-loop time, an approximation
+                   (a direct call with no argument parsing or dispatch, plus the threads' fork and
+                   join; calibrate does not build a C++ kernel to measure it)
+        time     = max(compute, bytes / bandwidth) x (all cores / its cores) + overhead
+
+    Times are seconds.
+    """
+    from dfx.roofline import evaluate
+
+    levels = cache_levels(profile)
+    fallback = home_level(profile)
+    off = profile.off_chip_level() or fallback
+    cold = machine.resident_bytes is not None and model_footprint_bytes(costed.graph) > machine.resident_bytes
+    nodes = {n.name: n for n in costed.nodes}
+    calibrated = {t.name: t for t in evaluate(costed, profile, node_timer=cache_timer(costed, profile, machine)).nodes}
+    generated_s = min(machine.overhead_by_kind.values()) if machine.overhead_by_kind else profile.op_overhead_s
+
+    def timed(kernel: Any, timing: Any) -> Any:
+        if timing.bound is Bound.NONE or not levels:
+            return timing
+        params = min(sum(working_set_bytes(nodes[n], costed.graph)[1] for n in kernel.nodes if n in nodes), kernel.offchip_bytes)
+        traffic: dict[MemoryLevel, int] = {}
+        split = ((off, params), (_level_for(levels, kernel.offchip_bytes - params, fallback), kernel.offchip_bytes - params)) if cold \
+            else ((_level_for(levels, kernel.offchip_bytes, fallback), kernel.offchip_bytes),)  # fmt: skip
+        for level, nbytes in split:
+            if nbytes:
+                traffic[level] = traffic.get(level, 0) + nbytes
+        memory = _memory_s(traffic)
+        if kernel.kind.value in _LIBRARY_KINDS:
+            overhead = max((calibrated[n].overhead_s for n in kernel.nodes if n in calibrated and calibrated[n].flops), default=generated_s)
+        else:
+            overhead = generated_s
+        share = core_total / kernel.cores if kernel.cores else 1.0
+        compute = timing.compute_time_s
+        return replace(timing, time_s=max(compute, memory) * share + overhead, memory_time_s=memory, overhead_s=overhead,
+                       bound=Bound.COMPUTE if compute >= memory else Bound.MEMORY)  # fmt: skip
+
+    from dfx.compile import core_count
+
+    core_total = core_count(profile)
+    return timed

@@ -208,7 +208,7 @@ def _predict_compiled(measured: Measured, profile: Any, prediction: str, machine
     """Pair dfx's compiled program with Inductor's kernel calls (:func:`dfx.measure.kernel_match.match_kernels`)
     and compare unit by unit: predicted = the unit's dfx kernels' times, measured = its calls' times."""
     from dfx.analysis import evaluate_on
-    from dfx.measure.cache_model import NAME as CACHE, cache_timer
+    from dfx.measure.cache_model import NAME as CACHE, cache_timer, kernel_timer
     from dfx.measure.kernel_match import match_kernels
     from dfx.roofline import evaluate
 
@@ -216,7 +216,9 @@ def _predict_compiled(measured: Measured, profile: Any, prediction: str, machine
     roof = evaluate_on(costed, profile, execution_model="compiled", split=1)  # the one machine measured
     chosen = roof
     if prediction != "roofline":
-        chosen = evaluate(costed, profile, execution_model="compiled", node_timer=cache_timer(costed, profile, machine), arch_model=CACHE)
+        kernels = {} if machine is None else {"kernel_timer": kernel_timer(costed, profile, machine)}
+        chosen = evaluate(costed, profile, execution_model="compiled", node_timer=cache_timer(costed, profile, machine), arch_model=CACHE,
+                          **kernels)  # fmt: skip
     kernels = chosen.program.program.kernels
     units = match_kernels({k.name: k.nodes for k in kernels}, measured.kernel_calls, {k.name: k.kind.value for k in kernels})
 

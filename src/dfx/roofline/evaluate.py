@@ -168,6 +168,7 @@ def evaluate(
     *,
     execution_model: ExecutionModel | None = None,
     node_timer: NodeTimer | None = None,
+    kernel_timer: Callable[..., Any] | None = None,
     arch_model: str | None = None,
     extras: Mapping[str, Any] | None = None,
     program: Program | None = None,
@@ -193,6 +194,9 @@ def evaluate(
         ``node_timer(costed_node, roofline_timing) -> NodeTiming``: an architecture model (see
         :mod:`dfx.arch`) that re-times the nodes it models (e.g. matmuls on a systolic array) and
         returns the roofline timing unchanged for the rest.
+    kernel_timer : callable, optional
+        For ``compiled``: ``kernel_timer(kernel, kernel_timing) -> KernelTiming``, a machine model that
+        re-times whole kernels (:func:`dfx.roofline.program.evaluate_program`).
     arch_model, extras : optional
         The name of that architecture model and the export fields it adds (e.g. a wafer mapping),
         carried into :meth:`HardwareResult.to_dict`.
@@ -233,7 +237,7 @@ def evaluate(
     if node_timer is not None:
         timings = tuple(node_timer(n, t) for n, t in zip(costed.nodes, timings))
     if model is ExecutionModel.COMPILED:
-        return _compiled(costed, profile, dtype, timings, program, arch_model, extras)
+        return _compiled(costed, profile, dtype, timings, program, arch_model, extras, kernel_timer)
     durations = {t.name: t.time_s for t in timings}
     ridge_dtype = normalize_dtype(_ridge_dtype(costed, dtype))
     ridge_peak = profile.peak(ridge_dtype)
@@ -263,11 +267,12 @@ def _fallbacks(timings: tuple[NodeTiming, ...], ridge_peak: Any) -> Mapping[str,
 
 
 def _compiled(costed: CostedGraph, profile: HardwareProfile, dtype: str | None, timings: tuple[NodeTiming, ...],
-              program: Program | None, arch_model: str | None, extras: Mapping[str, Any] | None) -> HardwareResult:
+              program: Program | None, arch_model: str | None, extras: Mapping[str, Any] | None,
+              kernel_timer: Callable[..., Any] | None = None) -> HardwareResult:
     """The ``compiled`` execution model: compile, time each kernel on its cores, list-schedule."""
     if program is None:
         program = compile_program(costed, profile)
-    result = evaluate_program(program, timings, profile)
+    result = evaluate_program(program, timings, profile, kernel_timer=kernel_timer)
     nodes = result.node_timings(timings)
     cp = result.critical_path
     kernel_nodes = {k.name: k.nodes for k in result.program.kernels}

@@ -197,7 +197,7 @@ def _critical_path(program: Program, times: Mapping[str, float]) -> CriticalPath
 
 
 def evaluate_program(program: Program, nodes: tuple[NodeTiming, ...], profile: HardwareProfile,
-                     policy: Policy | str | None = None) -> ProgramResult:
+                     policy: Policy | str | None = None, kernel_timer: Any = None) -> ProgramResult:
     """Time every kernel of ``program`` on ``profile`` and list-schedule them.
 
     Parameters
@@ -210,6 +210,9 @@ def evaluate_program(program: Program, nodes: tuple[NodeTiming, ...], profile: H
     profile : HardwareProfile
     policy : optional
         Override the policy the profile's scheduling commitment implies.
+    kernel_timer : callable, optional
+        ``kernel_timer(kernel, timing) -> KernelTiming``: a machine model that re-times kernels (the
+        calibrated CPU model, ``dfx.measure.cache_model``); it returns the timing unchanged for the rest.
 
     Returns
     -------
@@ -220,6 +223,8 @@ def evaluate_program(program: Program, nodes: tuple[NodeTiming, ...], profile: H
     placed = replace(program, kernels=tuple(
         k if k.cores or k.kind is KernelKind.COLLECTIVE else k.with_(cores=1) for k in program.kernels))
     timings = [kernel_timing(k, by_name, profile) for k in placed.kernels]
+    if kernel_timer is not None:
+        timings = [kernel_timer(k, t) for k, t in zip(placed.kernels, timings)]
     durations = {t.name: t.time_s for t in timings}
     chosen = policy_for(profile.scheduling.commitment) if policy is None else Policy(policy)
     schedule = list_schedule(placed, durations, total, chosen)
