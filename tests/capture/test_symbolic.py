@@ -54,3 +54,20 @@ def test_example_sizes_must_tell_the_dims_apart():
     spec = resolve("bert-layer", batch=8, seq=8, dtype="bfloat16")
     with pytest.raises(CaptureError, match="differ"):
         capture_symbolic(spec.model, spec.args, batch=8, seq=8)
+
+
+def test_a_model_that_branches_on_a_size_is_refused_not_guessed():
+    import torch
+
+    class Branchy(torch.nn.Module):
+        def forward(self, x):
+            return x * 2 if x.shape[1] > 32 else x + 1  # a different graph above 32 tokens
+
+    with pytest.raises(CaptureError, match="symbolic export failed"):
+        capture_symbolic(Branchy(), (torch.zeros(2, 16, 4),), batch=2, seq=16)
+    # symbolic in batch only, the branch is decided at seq 16 and the graph holds for every batch
+    sc = capture_symbolic(Branchy(), (torch.zeros(2, 16, 4),), batch=2, seq=16, symbolic_seq=False)
+    assert sc.align(capture(Branchy(), (torch.zeros(2, 16, 4),)), 2, 16)
+    g = sc.graph_at(7, 16)
+    assert g.to_json() == capture(Branchy(), (torch.zeros(7, 16, 4),)).to_json()
+    assert [n.target for n in g.nodes if n.op == "call_function"] == ["aten.add.Tensor"]

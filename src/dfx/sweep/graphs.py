@@ -43,9 +43,12 @@ def _sized_by(model: str, dtype: str) -> tuple[bool, bool]:
         from dfx.capture.symbolic import state_shapes
         from dfx.models import resolve
 
-        base = state_shapes(resolve(model, batch=2, seq=16, dtype=dtype).model)
-        by_batch = state_shapes(resolve(model, batch=3, seq=16, dtype=dtype).model) != base
-        by_seq = state_shapes(resolve(model, batch=2, seq=24, dtype=dtype).model) != base
+        try:
+            base = state_shapes(resolve(model, batch=2, seq=16, dtype=dtype).model)
+            by_batch = state_shapes(resolve(model, batch=3, seq=16, dtype=dtype).model) != base
+            by_seq = state_shapes(resolve(model, batch=2, seq=24, dtype=dtype).model) != base
+        except Exception:  # noqa: BLE001 - a model these probe sizes do not suit: capture it concretely
+            by_batch = by_seq = True
         _FIXED[key] = (by_batch, by_seq)
     return _FIXED[key]
 
@@ -66,7 +69,7 @@ def forward_graph(model: str, batch: int, seq: int, dtype: str, method: str):
     DfxError
         As :func:`dfx.analysis.capture_spec` (a bad model, a capture failure).
     """
-    from dfx.capture import symbolic
+    from dfx.errors import DfxError
 
     if method not in _EXPORT_METHODS or (":" in model and not model.startswith("hf:")):
         return _concrete(model, batch, seq, dtype, method)  # file models take --input-shape, not sizes
@@ -80,7 +83,7 @@ def forward_graph(model: str, batch: int, seq: int, dtype: str, method: str):
         if sc is not None:
             try:
                 graph = sc.graph_at(batch, seq)
-            except symbolic.GuardFailure:
+            except DfxError:  # a guard fails at this size (GuardFailure), or its propagation does
                 return _concrete(model, batch, seq, dtype, method)
             CAPTURES["substituted"] += 1
             return graph
@@ -95,16 +98,15 @@ def forward_graph(model: str, batch: int, seq: int, dtype: str, method: str):
 def _open_bucket(model: str, batch: int, seq: int, dtype: str, graph: Any, sym_batch: bool, sym_seq: bool):
     """A symbolic capture aligned with ``graph`` (the concrete capture at these sizes), or None."""
     from dfx.capture import symbolic
-    from dfx.errors import DfxError
     from dfx.models import resolve
 
     if graph.capture_method != "export":
         return None  # export failed concretely; so would a symbolic one
-    spec = resolve(model, batch=batch, seq=seq, dtype=dtype)
     CAPTURES["symbolic"] += 1
     try:
+        spec = resolve(model, batch=batch, seq=seq, dtype=dtype)
         sc = symbolic.capture_symbolic(spec.model, spec.args, spec.kwargs, batch=batch, seq=seq,
                                        symbolic_batch=sym_batch, symbolic_seq=sym_seq, name=spec.name)
         return sc if sc.align(graph, batch, seq) else None
-    except DfxError:
+    except Exception:  # noqa: BLE001 - any failure of the symbolic path: this bucket is captured concretely
         return None
