@@ -87,3 +87,58 @@ def test_calibrate_refuses_a_busy_verdict_unless_allowed(monkeypatch, tmp_path, 
         assert "--allow-busy" in message
     else:
         assert refused.exit_code == 0 and "verdict: quiet" in refused.output
+
+
+def _fake_benchmarks(monkeypatch, overheads):
+    """calibrate with every benchmark replaced by a figure from this test; ``overheads`` yields each op_overhead_s result."""
+    import dfx.measure.calibration as calibration
+    from dfx.measure.microbench import Sample
+
+    s = Sample(1e11, 1e-3, 5, "fake")
+    calls = {"overhead": 0}
+
+    def op_overhead_s(*args):
+        calls["overhead"] += 1
+        by_kind = next(overheads)
+        return Sample(3e-6, 3e-6, 5, "fake"), by_kind
+
+    fakes = {
+        "_plan": lambda device: ({}, {"DRAM": 2**26}, "fake cpu", None),
+        "op_overhead_s": op_overhead_s,
+        "overhead_curve": lambda *a: ((1e-5, 3e-6),),
+        "gemm_flop_per_s": lambda *a: s,
+        "stream_bytes_per_s": lambda *a, **k: Sample(2e10, 1e-3, 5, "fake"),
+        "gemm_table": lambda *a: (),
+        "attention_rates": lambda *a: (),
+        "conv_points": lambda *a: (),
+        "vector_rates": lambda *a: {"gelu": Sample(2e9, 1e-3, 5, "fake"), "softmax": Sample(3e9, 1e-3, 5, "fake")},
+        "reference_flop_per_s": lambda *a: 5e10,
+        "probe_load": lambda threads: LoadProbe(0.0, 0.99, 1000.0),
+    }  # fmt: skip
+    for name, fake in fakes.items():
+        monkeypatch.setattr(calibration, name, fake)
+    monkeypatch.setattr(calibration.os, "cpu_count", lambda: 64)  # our threads leave CPUs free: no load verdict
+    return calls
+
+
+NORMAL = {"add": 3e-6, "relu": 3e-6, "gelu": 4e-6}
+STALLED = {"add": 3e-3, "relu": 3e-6, "gelu": 4e-6}  # 3 ms over the median kind (gelu, 4 us) = 750 x, over the 20 x bound
+
+
+def test_a_stalled_tiny_op_is_measured_again_and_kept_when_it_recovers(monkeypatch):
+    from dfx.measure.calibration import calibrate
+
+    calls = _fake_benchmarks(monkeypatch, iter([STALLED, NORMAL]))
+    cal = calibrate(budget_s=1.0)
+    assert calls["overhead"] == 2 and dict(cal.overhead_by_kind) == NORMAL
+    assert cal.warnings == () and not cal.verdict.busy
+
+
+def test_a_contradiction_that_survives_is_a_busy_verdict(monkeypatch):
+    from dfx.measure.calibration import calibrate
+
+    calls = _fake_benchmarks(monkeypatch, iter([STALLED] * 3))
+    cal = calibrate(budget_s=1.0)
+    assert calls["overhead"] == 3  # the first try and two more
+    assert cal.verdict.busy and "a tiny add took 3,000 us, 750 x the median op kind" in cal.verdict.reasons[0]
+    assert cal.verdict.line.startswith("verdict: TOO BUSY to trust these figures: a tiny add took 3,000 us")
