@@ -266,3 +266,14 @@ def test_a_tied_weight_is_one_parameter_with_one_gradient():
     assert doc["coverage"]["unknown_ops"] == []
     ops = {op for n in doc["nodes"] for op in n["aten_ops"]}
     assert "aten.embedding_dense_backward.default" in ops
+
+
+def test_gpt2_block_kept_for_backward_against_korthikanti():
+    # Korthikanti et al. 2022 (arXiv:2205.05198, eq. 1): a transformer layer keeps 34*s*b*h +
+    # 5*a*s^2*b bytes for backward at 2 bytes per element. The GPT-2 block has no dropout (its two
+    # masks, s*b*h each, and the attention dropout go) and runs flash attention (no s^2 scores; it
+    # keeps its output, the 2*s*b*h of the output projection's input, and its log-sum-exp):
+    # 32*s*b*h at 2 bytes. In fp32, s = 1024, b = 1, h = 768: 2 * 32*1024*768 = 50,331,648, plus
+    # the layer norms' mean and rstd 2 * 2 * 1024 * 4 = 16,384 and the log-sum-exp 12*1024*4 = 49,152.
+    t = dfx.analyze("gpt2-block", train=True, hardware=[]).to_dict()["training"]
+    assert t["saved_activation_bytes"] + t["saved_input_bytes"] == 50_331_648 + 16_384 + 49_152
