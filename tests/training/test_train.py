@@ -60,6 +60,9 @@ def test_resnet_block_adam_state_is_two_fp32_copies(resnet_train_doc):
     assert training["optimizer_flops_per_parameter"] == 13  # torch.optim.Adam, rules_optim
     assert training["optimizer_flops"] == 13 * 70_400
     assert resnet_train_doc["totals"]["unique_parameter_count"] == 70_400
+    # the footprint holds the state as buffers: parameters 140,800 B (bf16), BN running mean and var
+    # 2 * 384 * 2 = 1,536 B, num_batches_tracked 3 * 8 = 24 B, Adam's m and v 563,200 B
+    assert resnet_train_doc["totals"]["unique_parameter_bytes"] == 140_800 + 1_536 + 24 + 563_200
 
 
 def test_the_compile_and_schedule_stages_run_on_the_joint_graph(resnet_train_doc):

@@ -21,10 +21,10 @@ from types import MappingProxyType
 from typing import Any, Mapping
 
 from dfx.errors import DfxError
-from dfx.ir import AtenCall, Edge, Graph, Node, TensorSpec
+from dfx.ir import AtenCall, Edge, Graph, Node, ParameterInfo, TensorSpec
 
 __all__ = ["DEFAULT_OPTIMIZER", "OPTIMIZERS", "OPTIMIZER_NODE", "STATE_DTYPE", "OptimizerSpec", "add_optimizer_step",
-           "optimizer_spec"]
+           "optimizer_spec", "state_name"]
 
 STATE_DTYPE = "float32"  # Adam's m and v, SGD's momentum buffer, the step counts
 OPTIMIZER_NODE = "optimizer_step"
@@ -141,9 +141,26 @@ def add_optimizer_step(graph: Graph, optimizer: str | OptimizerSpec) -> Graph:
     name = OPTIMIZER_NODE
     while name in index:
         name += "_"
-    node = Node(name, "call_function", spec.op, inputs=tuple(inputs), outputs=written, params=tuple(gradients),
-                aten_calls=(call,), args_repr=f"{spec.name}: {len(params)} parameters")
+    # The state is the model's persistent state too (torch.optim's state_dict): buffers of the
+    # graph, so footprints and capacity (the chips a step needs) count it.
+    states = tuple(ParameterInfo(state_name(p, s), TensorSpec(params[i].shape, STATE_DTYPE), "buffer")
+                   for s in spec.state for i, p in enumerate(gradients))
+    node = Node(name, "call_function", spec.op, inputs=tuple(inputs), outputs=written,
+                params=tuple(gradients) + tuple(st.name for st in states), aten_calls=(call,),
+                args_repr=f"{spec.name}: {len(params)} parameters")
     nodes = list(graph.nodes)
     at = next((i for i, n in enumerate(nodes) if n.op == "output"), len(nodes))
     nodes.insert(at, node)
-    return replace(graph, nodes=tuple(nodes), meta=graph.meta + (("optimizer", spec.name), ("optimizer_node", name)))
+    return replace(graph, nodes=tuple(nodes), parameters=graph.parameters + states,
+                   meta=graph.meta + (("optimizer", spec.name), ("optimizer_node", name)))
+
+
+def state_name(parameter: str, state: str) -> str:
+    """The name an optimizer state tensor is filed under among the graph's buffers.
+
+    Examples
+    --------
+    >>> state_name("conv1.weight", "exp_avg")
+    'optimizer.exp_avg.conv1.weight'
+    """
+    return f"optimizer.{state}.{parameter}"
