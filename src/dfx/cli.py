@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sys
 from pathlib import Path
 from typing import List, Optional
@@ -13,55 +12,18 @@ import typer
 from rich.console import Console
 
 from dfx.errors import DfxError
+from dfx.options import parse_input_shapes
+from dfx.report.out import stdout as _out
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="dfx, the dataflow explorer.")
 hw_app = typer.Typer(no_args_is_help=True, help="Hardware profiles: list them, show one.")
 app.add_typer(hw_app, name="hw")
 
-# Piped output (files, tests, CI logs) gets wide lines instead of rich's 80-column default.
-_out = Console(width=None if sys.stdout.isatty() else 200)
 _err = Console(stderr=True, soft_wrap=True)
 
 MODEL_HELP = "A built-in model (see `dfx models`), path/to/file.py:ClassOrFactory, or hf:NAME_OR_CONFIG."
 SHAPE_HELP = "Input shape for a file model, e.g. 2,128,64 (4,128:int64 for token ids); repeat for several inputs."
 DTYPE_HELP = "Dtype of a file model's inputs (e.g. int64 for token ids): once for all, or once per --input-shape."
-
-
-def parse_input_shapes(shapes: Optional[List[str]], dtypes: Optional[List[str]] = None) -> Optional[list[tuple[int, ...]]]:
-    """``--input-shape`` texts (``"2,128,64"``, ``"2x128x64"``, ``"4,128:int64"``) as shapes; ``None`` when none were given.
-
-    A ``:dtype`` suffix, or ``--input-dtype`` (once for every input, or once per input in order),
-    makes that input in that dtype (an :class:`~dfx.ir.spec.InputShape`): ``int64`` for token ids.
-
-    Raises
-    ------
-    DfxError
-        A text that is not positive integers separated by commas or ``x``, an unknown dtype, or
-        ``--input-dtype`` given a number of times other than 1 or the number of shapes.
-    """
-    from dfx.ir.spec import InputShape
-
-    if not shapes:
-        if dtypes:
-            raise DfxError("--input-dtype needs --input-shape (one per positional input of a file model)")
-        return None
-    if dtypes and len(dtypes) not in (1, len(shapes)):
-        raise DfxError(f"--input-dtype is given {len(dtypes)} times for {len(shapes)} --input-shape; give it once, or once per input")
-    out = []
-    for i, full in enumerate(shapes):
-        text, _, dtype = full.partition(":")
-        dtype = dtype.strip() or (dtypes[0] if dtypes and len(dtypes) == 1 else dtypes[i] if dtypes else "")
-        try:
-            dims = tuple(int(d) for d in re.split(r"[,x]", text.strip()))
-        except ValueError:
-            raise DfxError(f"bad --input-shape {full!r}; expected comma-separated integers such as 2,128,64 (or 4,128:int64)") from None
-        if not dims or any(d <= 0 for d in dims):
-            raise DfxError(f"bad --input-shape {full!r}; every dimension must be a positive integer")
-        try:
-            out.append(InputShape(dims, dtype) if dtype else dims)
-        except ValueError as exc:
-            raise DfxError(f"bad input dtype in {full!r}: {exc}") from None
-    return out
 
 
 def _check_positive(name: str, value: Optional[int]) -> None:

@@ -48,8 +48,15 @@ def test_written_profile_loads_and_every_number_has_a_source(cal, tmp_path):
 
 
 def test_json_document(cal):
+    import json
+
+    from dfx.schema.calibration import read_calibration
+
     doc = cal.to_dict()
     assert doc["schema"] == "dfx.calibration/1"
+    assert doc == cal.to_record().to_dict()  # the writer goes through dfx.schema's record ...
+    assert read_calibration(json.loads(json.dumps(doc))).to_dict() == doc  # ... and the reader gives it back
+    assert list(doc)[:6] == ["schema", "device", "threads", "torch_version", "date", "profile"]
     assert set(doc["measurements"]) >= {"peak_flop_per_s.float32", "memory.DRAM.bandwidth_bytes_per_s", "op_overhead_s"}
 
 

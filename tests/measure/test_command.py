@@ -96,7 +96,7 @@ def test_a_calibration_with_bad_tables_is_refused_in_one_line(calibration_path, 
 
     for change, expected in ((negative_rate, "gemm_table must hold positive finite numbers"),
                              (negative_overheads, "overhead_by_kind"),
-                             (lambda doc: doc.pop("profile"), "has no profile")):  # fmt: skip
+                             (lambda doc: doc.pop("profile"), "profile is missing")):  # fmt: skip
         line = _one_line_error(dfx("validate", "mlp", "--calibration", _altered(calibration_path, tmp_path, change), "--repeat", "1"))
         assert expected in line and "dfx calibrate --json" in line
 

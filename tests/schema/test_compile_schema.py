@@ -56,5 +56,5 @@ def test_a_renamed_key_is_an_error_not_a_default(program):
 
 
 def test_another_document_is_refused_by_its_tag(program):
-    with pytest.raises(SchemaError, match="not a dfx.compile document"):
+    with pytest.raises(SchemaError, match="not a dfx.compile/1 document"):
         read_compile({**program.to_dict(), "schema": "dfx.analysis/1"})

@@ -65,5 +65,5 @@ def test_a_renamed_key_is_an_error_not_a_default(result):
 
 
 def test_another_document_is_refused_by_its_tag():
-    with pytest.raises(SchemaError, match="'dfx.analysis/1'.*not a dfx.simulation document"):
+    with pytest.raises(SchemaError, match="'dfx.analysis/1'.*not a dfx.simulation/1 document"):
         read_simulation({"schema": "dfx.analysis/1"})

@@ -63,5 +63,5 @@ def test_a_renamed_key_is_an_error_not_a_default(validation):
 
 
 def test_another_document_is_refused_by_its_tag():
-    with pytest.raises(SchemaError, match="'dfx.validation/0' in x.json, expected 'dfx.validation/1'"):
+    with pytest.raises(SchemaError, match="'dfx.validation/0' in x.json: not a dfx.validation/1 document"):
         read_validation({"schema": "dfx.validation/0"}, "x.json")

@@ -118,7 +118,7 @@ def compile_command(
 ) -> None:
     """Compile MODEL for one machine and show each compiler stage: fusion, tiling, placement, schedule."""
     from dfx.analysis import _load, capture_spec, normalize_dtype_or_fail
-    from dfx.cli import _out
+    from dfx.report.out import stdout as _out
     from dfx.compile import compile_program
     from dfx.costs import annotate
     from dfx.hardware import Kind

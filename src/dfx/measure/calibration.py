@@ -30,8 +30,9 @@ import datetime as _dt
 import os
 import platform
 import statistics
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Callable, Mapping
 
 import torch
@@ -42,6 +43,10 @@ from dfx.measure.machine import GemmRate, gemm_curve
 from dfx.measure.microbench import (
     REFERENCE_SHAPE, Sample, attention_rates, reference_flop_per_s, conv_points, gemm_flop_per_s, gemm_table, op_overhead_s, overhead_curve, resident_bytes, stream_bytes_per_s, vector_rates,
 )  # fmt: skip
+from dfx.schema.calibration import (
+    AttentionPointRecord, CalibrationDoc, CalibrationTables, GemmCurvePointRecord, GemmPointRecord, MeasurementRecord,
+    OverheadPointRecord, VerdictRecord,
+)
 from dfx.schema.ids import CALIBRATION_SCHEMA
 
 __all__ = ["MAX_BUDGET_S", "CacheLevel", "Calibration", "calibrate", "check_calibrate_args", "host_caches"]
@@ -142,55 +147,52 @@ class Calibration:
                                                  "rates, cache residency, reference GEMM); medians of repeated eager calls")  # fmt: skip
         return profile
 
+    def table_record(self) -> CalibrationTables:
+        """The machine model's tables as their record (the profile's ``calibrated`` section, and the document's)."""
+        return CalibrationTables(
+            overhead_curve=tuple(OverheadPointRecord(gap_s=g, overhead_s=o) for g, o in self.overhead_curve),
+            overhead_by_kind=MappingProxyType(dict(self.overhead_by_kind)),
+            vector_rates=MappingProxyType({f: v.value for f, v in self.vector_rates.items()}),
+            gemm_dtype="float32",
+            gemm_table=tuple(GemmPointRecord(rows=p.rows, k=p.k, n=p.n, flop_per_s=p.flop_per_s) for p in self.gemm_table),
+            attention_rates=tuple(AttentionPointRecord(causal=c, seq=n, flop_per_s=r) for c, n, r in self.attention),
+            conv_points=tuple(GemmPointRecord(rows=p.rows, k=p.k, n=p.n, flop_per_s=p.flop_per_s) for p in self.convs),
+            resident_bytes=int(self.resident.value) if self.resident and self.resident.value else None,
+            reference_flop_per_s=self.reference_flop_per_s,
+        )
+
     def tables(self) -> dict[str, Any]:
         """The machine model's tables (``HardwareProfile.calibrated``; the same keys in the ``--json`` document)."""
-        return {
-            "overhead_curve": [{"gap_s": g, "overhead_s": o} for g, o in self.overhead_curve],
-            "overhead_by_kind": dict(self.overhead_by_kind),
-            "vector_rates": {f: v.value for f, v in self.vector_rates.items()},
-            "gemm_dtype": "float32",
-            "gemm_table": [{"rows": p.rows, "k": p.k, "n": p.n, "flop_per_s": p.flop_per_s} for p in self.gemm_table],
-            "attention_rates": [{"causal": c, "seq": n, "flop_per_s": r} for c, n, r in self.attention],
-            "conv_points": [{"rows": p.rows, "k": p.k, "n": p.n, "flop_per_s": p.flop_per_s} for p in self.convs],
-            "resident_bytes": int(self.resident.value) if self.resident and self.resident.value else None,
-            "reference_flop_per_s": self.reference_flop_per_s,
-        }
+        return self.table_record().to_dict()
 
-    def to_dict(self) -> dict[str, Any]:
-        """The ``dfx calibrate --json`` document: the profile and the raw medians behind it."""
+    def to_record(self) -> CalibrationDoc:
+        """The ``dfx calibrate --json`` document as its record (``dfx.schema.calibration``)."""
         raw = {f"peak_flop_per_s.{d}": s for d, s in self.peak_flop_per_s.items()}
         raw.update({f"memory.{n}.bandwidth_bytes_per_s": s for n, s in self.bandwidth.items()})
         raw["op_overhead_s"] = self.overhead
         raw.update({f"vector_rates.{f}": v for f, v in self.vector_rates.items()})
         if self.resident is not None:
             raw["resident_bytes"] = self.resident
-        return {
-            "schema": CALIBRATION_SCHEMA,
-            "device": self.device,
-            "threads": self.threads,
-            "torch_version": self.torch_version,
-            "date": self.date,
-            "profile": self.to_profile(),
-            "overhead_by_kind": dict(self.overhead_by_kind),
-            "overhead_curve": [{"gap_s": g, "overhead_s": o} for g, o in self.overhead_curve],
-            "vector_rates": {f: v.value for f, v in self.vector_rates.items()},
+        tables = self.table_record()
+        return CalibrationDoc(
+            schema=CALIBRATION_SCHEMA, device=self.device, threads=self.threads, torch_version=self.torch_version,
+            date=self.date, profile=MappingProxyType(self.to_profile()),
+            **{f.name: getattr(tables, f.name) for f in fields(CalibrationTables) if f.name != "gemm_table"},
+            gemm_table=tuple(GemmPointRecord(rows=p.rows, k=p.k, n=p.n, flops=p.flops, flop_per_s=p.flop_per_s)
+                             for p in self.gemm_table),  # with each GEMM's FLOPs, unlike the profile's table
             # single figures kept beside the tables: the median family, the k = n = 512 column
-            "vector_flop_per_s": statistics.median(v.value for v in self.vector_rates.values()) if self.vector_rates else None,
-            "gemm_curve": [{"flops": f, "flop_per_s": r} for f, r in gemm_curve(self.gemm_table)],
-            "gemm_dtype": "float32",
-            "gemm_table": [
-                {"rows": p.rows, "k": p.k, "n": p.n, "flops": p.flops, "flop_per_s": p.flop_per_s}
-                for p in self.gemm_table
-            ],  # fmt: skip
-            "reference_flop_per_s": self.reference_flop_per_s,
-            "attention_rates": [{"causal": c, "seq": n, "flop_per_s": r} for c, n, r in self.attention],
-            "conv_points": [{"rows": p.rows, "k": p.k, "n": p.n, "flop_per_s": p.flop_per_s} for p in self.convs],
-            "resident_bytes": int(self.resident.value) if self.resident and self.resident.value else None,
-            "measurements": {k: {"value": s.value, "median_s": s.median_s, "reps": s.reps, "how": s.how} for k, s in raw.items()},
-            "warnings": list(self.warnings),
-            "affinity": list(self.affinity),
-            "verdict": self.verdict.to_dict() if self.verdict else None,
-        }
+            vector_flop_per_s=statistics.median(v.value for v in self.vector_rates.values()) if self.vector_rates else None,
+            gemm_curve=tuple(GemmCurvePointRecord(flops=f, flop_per_s=r) for f, r in gemm_curve(self.gemm_table)),
+            measurements=MappingProxyType({k: MeasurementRecord(value=s.value, median_s=s.median_s, reps=s.reps, how=s.how)
+                                           for k, s in raw.items()}),
+            warnings=tuple(self.warnings),
+            affinity=tuple(self.affinity),
+            verdict=None if self.verdict is None else VerdictRecord.from_dict(self.verdict.to_dict(), CALIBRATION_SCHEMA, "verdict"),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``dfx calibrate --json`` document: the profile and the raw medians behind it."""
+        return self.to_record().to_dict()
 
 
 def _mem_total_bytes() -> int | None:

@@ -13,7 +13,6 @@ from typing import List, Optional
 
 import typer
 
-from dfx.schema.ids import CALIBRATION_SCHEMA
 
 __all__ = ["register"]
 
@@ -86,50 +85,16 @@ def calibrate_command(
     else:
         from dfx.measure.console import calibration_text
 
-        sys.stdout.write(calibration_text(cal.to_dict()) + "\n")
-
-
-_TABLES = ("overhead_curve", "overhead_by_kind", "vector_rates", "gemm_table", "attention_rates", "conv_points",
-           "resident_bytes", "reference_flop_per_s")  # fmt: skip
+        sys.stdout.write(calibration_text(cal.to_record()) + "\n")
 
 
 def _from_calibration(path: Optional[Path], hw: Optional[str]):
-    """The profile to predict with, the machine model (measured tables) of a calibration document, and warnings."""
+    """The profile to predict with, the machine model of ``--calibration`` (or ``None``), and warnings."""
     if path is None:
         return hw or "host-cpu", None, []
-    from dfx.errors import DfxError
-    from dfx.hardware import load_profile, parse_profile
-    from dfx.measure.machine import MachineModel
+    from dfx.measure.machine import load_calibration
 
-    fix = "write it with `dfx calibrate --json > FILE`"
-    if not path.is_file():
-        raise DfxError(f"--calibration {path}: no such file; {fix}")
-    if path.suffix in (".yaml", ".yml"):
-        raise DfxError(f"--calibration {path} is a profile, not a calibration document; pass it as --hw {path}, or {fix}")
-    from dfx.safe_load import load_json
-
-    try:
-        doc = load_json(path.read_text())
-    except (OSError, ValueError) as exc:
-        raise DfxError(f"--calibration {path}: cannot read it as JSON ({type(exc).__name__}); {fix}") from None
-    if not isinstance(doc, dict) or doc.get("schema") != CALIBRATION_SCHEMA:
-        raise DfxError(f"--calibration {path} is not a dfx.calibration/1 document; {fix}")
-    if not isinstance(doc.get("profile"), dict):
-        raise DfxError(f"--calibration {path} has no profile; {fix}")
-    own = parse_profile(doc["profile"], str(path))
-    profile = own
-    if hw:
-        profile = load_profile(hw)
-        if profile.id != own.id:
-            raise DfxError(f"--hw {hw} is {profile.id!r} but --calibration {path} measured {own.id!r}; drop --hw "
-                           f"(the calibration brings its profile), or drop --calibration to predict on {profile.id}")  # fmt: skip
-    try:
-        machine = MachineModel.from_calibration(doc)
-    except (KeyError, TypeError, ValueError) as exc:
-        raise DfxError(f"--calibration {path}: its tables are malformed ({exc}); {fix}") from None
-    missing = [t for t in _TABLES if doc.get(t) in (None, [], {})]
-    warnings = [f"--calibration {path} has no {', '.join(missing)}: those nodes are predicted from the profile's figures"] if missing else []
-    return profile, machine, warnings
+    return load_calibration(path, hw)
 
 
 def validate_command(
@@ -161,7 +126,7 @@ def validate_command(
 
         check_targets(out, ["validation.json", "scatter.png"], force=force)
     from dfx.analysis import normalize_dtype_or_fail
-    from dfx.cli import parse_input_shapes
+    from dfx.options import parse_input_shapes
 
     shapes = parse_input_shapes(input_shape)
     profile, machine, warnings = _from_calibration(calibration, hw)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from dfx.schema.calibration import CalibrationDoc, read_calibration
 from dfx.schema.validation import ValidationDoc, read_validation
 
 __all__ = ["calibration_text", "drift_notes", "validation_text"]
@@ -13,39 +14,42 @@ def _us(s: float) -> str:
     return f"{s * 1e6:,.1f} us"
 
 
-def calibration_text(doc: dict[str, Any]) -> str:
-    """What ``dfx calibrate`` prints: one line per measured figure, with how it was measured."""
-    p = doc["profile"]
-    lines = [f"{p['name']}: {doc['threads']} threads, torch {doc['torch_version']}"]
+def calibration_text(doc: CalibrationDoc | Mapping[str, Any]) -> str:
+    """What ``dfx calibrate`` prints: one line per measured figure, with how it was measured.
+
+    ``doc`` is the document's record (``Calibration.to_record()``) or the document itself; its
+    ``profile`` is the profile mapping ``Calibration.to_profile`` wrote (``docs/hardware.md``).
+    """
+    doc = doc if isinstance(doc, CalibrationDoc) else read_calibration(doc)
+    p = doc.profile
+    lines = [f"{p['name']}: {doc.threads} threads, torch {doc.torch_version}"]
     for dtype, v in p["peak_flop_per_s"].items():
         lines.append(f"  peak {dtype:<10} {v / 1e9:10,.1f} GFLOP/s")
     for level in p["memory"]:
         cap = f"{level['capacity_bytes'] / 2**20:,.1f} MiB" if level["capacity_bytes"] else "-"
         lines.append(f"  {level['name']:<15} {level['bandwidth_bytes_per_s'] / 1e9:10,.1f} GB/s   capacity {cap}")
     lines.append(f"  op overhead     {_us(p['op_overhead_s']):>13}")
-    kinds = doc.get("overhead_by_kind") or {}
+    kinds, curve, rates = doc.overhead_by_kind, doc.overhead_curve, doc.vector_rates
     if kinds:
         lines.append("  overhead by kind " + ", ".join(f"{k} {v * 1e6:.1f}" for k, v in kinds.items()) + " us (hot loop)")
-    curve = doc.get("overhead_curve") or ()
     if curve:
-        lines.append("  overhead after  " + ", ".join(f"{p['gap_s'] * 1e3:.3g} ms: {p['overhead_s'] * 1e6:.0f}" for p in curve) + " us")
-    rates = doc.get("vector_rates") or {}
+        lines.append("  overhead after  " + ", ".join(f"{c.gap_s * 1e3:.3g} ms: {c.overhead_s * 1e6:.0f}" for c in curve) + " us")
     if rates:
         lines.append("  vector ops      " + ", ".join(f"{k} {v / 1e9:.1f}" for k, v in rates.items()) + " GFLOP/s")
-    column = [p for p in doc.get("gemm_table") or () if p["k"] == 512 and p["n"] == 512]
+    column = [g for g in doc.gemm_table if g.k == 512 and g.n == 512]
     if column:
-        lines.append("  GEMM [M,512]x[512,512] " + ", ".join(f"M={p['rows']}: {p['flop_per_s'] / 1e9:.0f}" for p in column)
-                     + f" GFLOP/s ({len(doc['gemm_table'])} shapes in --json)")  # fmt: skip
-    attention = doc.get("attention_rates") or ()
-    if attention:
-        lines.append("  attention       " + ", ".join(f"{'causal ' if p['causal'] else ''}S={p['seq']}: {p['flop_per_s'] / 1e9:.0f}" for p in attention) + " GFLOP/s")
-    if doc.get("resident_bytes"):
-        lines.append(f"  cache keeps     {doc['resident_bytes'] / 2**20:,.1f} MiB when streamed again and again")
+        lines.append("  GEMM [M,512]x[512,512] " + ", ".join(f"M={g.rows}: {g.flop_per_s / 1e9:.0f}" for g in column)
+                     + f" GFLOP/s ({len(doc.gemm_table)} shapes in --json)")
+    if doc.attention_rates:
+        lines.append("  attention       " + ", ".join(f"{'causal ' if a.causal else ''}S={a.seq}: {a.flop_per_s / 1e9:.0f}"
+                                                      for a in doc.attention_rates) + " GFLOP/s")
+    if doc.resident_bytes:
+        lines.append(f"  cache keeps     {doc.resident_bytes / 2**20:,.1f} MiB when streamed again and again")
     if kinds or curve or rates or column:
         lines.append("  (these tables are in the profile `--out` writes: `dfx analyze --hw` and `dfx validate --hw` predict with them)")
-    lines += [f"warning: {w}" for w in doc["warnings"]]
-    if doc.get("verdict"):
-        lines.append(doc["verdict"]["line"])
+    lines += [f"warning: {w}" for w in doc.warnings]
+    if doc.verdict is not None:
+        lines.append(doc.verdict.line)
     return "\n".join(lines)
 
 

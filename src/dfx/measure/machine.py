@@ -33,12 +33,14 @@ import bisect
 import math
 import statistics
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Mapping, Sequence
 
 from dfx.costs.record import CostedNode
 from dfx.costs.terms import FMA_FLOPS
 from dfx.ir import Graph
+from dfx.schema.calibration import CalibrationTables, read_calibration, read_calibration_tables
 
 __all__ = ["GemmRate", "MachineModel", "attention_call", "gemm_curve", "gemm_dims", "is_convolution", "model_footprint_bytes", "op_kind", "overhead_kind", "vector_family"]
 
@@ -152,29 +154,37 @@ class MachineModel:
         object.__setattr__(self, "_grid", (axes, grid))
 
     @classmethod
-    def from_calibration(cls, doc: Mapping[str, Any]) -> MachineModel:
-        """Read the tables of a ``dfx.calibration/1`` document (missing tables are left empty)."""
-        table = tuple(
-            GemmRate(int(p["rows"]), int(p["k"]), int(p["n"]), float(p["flop_per_s"]))
-            for p in doc.get("gemm_table") or ()
-        )
+    def from_calibration(cls, doc: CalibrationTables | Mapping[str, Any]) -> MachineModel:
+        """The model of a ``dfx.calibration/1`` document's tables (its record, or the document itself).
+
+        Tables the document lacks (written before they existed) are left empty; their nodes are
+        predicted from the profile's figures.
+
+        Raises
+        ------
+        SchemaError
+            If the document is not ``dfx.calibration/1`` or a table is malformed (naming it).
+        ValueError
+            If a figure is not a positive, finite number (naming the table).
+        """
+        t = doc if isinstance(doc, CalibrationTables) else read_calibration(doc)
         return cls(
-            overhead_curve=tuple((p["gap_s"], p["overhead_s"]) for p in doc.get("overhead_curve") or ()),
-            overhead_by_kind={k: float(v) for k, v in (doc.get("overhead_by_kind") or {}).items()},
-            vector_flop_per_s={k: float(v) for k, v in (doc.get("vector_rates") or {}).items()},
-            gemm_table=table,
-            gemm_dtype=doc.get("gemm_dtype", "float32"),
-            attention_rates=tuple((bool(p["causal"]), int(p["seq"]), float(p["flop_per_s"])) for p in doc.get("attention_rates") or ()),
-            conv_points=tuple(GemmRate(int(p["rows"]), int(p["k"]), int(p["n"]), float(p["flop_per_s"])) for p in doc.get("conv_points") or ()),
-            resident_bytes=doc.get("resident_bytes"),
-            reference_flop_per_s=doc.get("reference_flop_per_s"),
+            overhead_curve=tuple((p.gap_s, p.overhead_s) for p in t.overhead_curve),
+            overhead_by_kind=dict(t.overhead_by_kind),
+            vector_flop_per_s=dict(t.vector_rates),
+            gemm_table=tuple(GemmRate(p.rows, p.k, p.n, p.flop_per_s) for p in t.gemm_table),
+            gemm_dtype=t.gemm_dtype,
+            attention_rates=tuple((p.causal, p.seq, p.flop_per_s) for p in t.attention_rates),
+            conv_points=tuple(GemmRate(p.rows, p.k, p.n, p.flop_per_s) for p in t.conv_points),
+            resident_bytes=t.resident_bytes,
+            reference_flop_per_s=t.reference_flop_per_s,
         )
 
     @classmethod
     def from_profile(cls, profile: Any) -> MachineModel | None:
         """The tables a calibrated profile carries (``HardwareProfile.calibrated``), or ``None`` without them."""
         tables = getattr(profile, "calibrated", None)
-        return None if tables is None else cls.from_calibration(tables.model_dump())
+        return None if tables is None else cls.from_calibration(read_calibration_tables(tables.model_dump()))
 
     def overhead_s(self, gap_s: float, default_s: float, kind: str | None = None) -> float:
         """An op's fixed cost when ``gap_s`` seconds passed since its kind last ran, seconds.
@@ -335,3 +345,47 @@ def model_footprint_bytes(graph: Graph) -> int:
     activations = sum(spec.nbytes for n in graph.nodes if n.op not in ("placeholder", "get_attr", "output") for spec in n.outputs)
     inputs = sum(spec.nbytes for n in graph.nodes if n.op == "placeholder" and n.input_kind == "input" for spec in n.outputs)
     return params + activations + inputs
+
+
+def load_calibration(path: str | Path, hw: str | None = None) -> tuple[Any, MachineModel, list[str]]:
+    """What ``dfx validate --calibration PATH [--hw HW]`` predicts with: a profile, the machine model, warnings.
+
+    The profile is the calibration's own, or ``hw`` when given (it must be the same machine: its
+    id equal to the calibration's); the warnings name the tables the document lacks.
+
+    Raises
+    ------
+    DfxError
+        One line naming ``path`` and the fix: no such file, a profile (YAML) passed instead, not
+        JSON, not a ``dfx.calibration/1`` document (or a key missing, a :class:`SchemaError`), a
+        profile that does not load, ``hw`` of another machine, or a table with a bad figure.
+    """
+    from dfx.errors import DfxError
+    from dfx.hardware import load_profile, parse_profile
+    from dfx.safe_load import load_json
+
+    path = Path(path)
+    fix = "write it with `dfx calibrate --json > FILE`"
+    if not path.is_file():
+        raise DfxError(f"--calibration {path}: no such file; {fix}")
+    if path.suffix in (".yaml", ".yml"):
+        raise DfxError(f"--calibration {path} is a profile, not a calibration document; pass it as --hw {path}, or {fix}")
+    try:
+        raw = load_json(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise DfxError(f"--calibration {path}: cannot read it as JSON ({type(exc).__name__}); {fix}") from None
+    doc = read_calibration(raw, f"--calibration {path}")
+    own = parse_profile(dict(doc.profile), str(path))
+    profile = own
+    if hw:
+        profile = load_profile(hw)
+        if profile.id != own.id:
+            raise DfxError(f"--hw {hw} is {profile.id!r} but --calibration {path} measured {own.id!r}; drop --hw "
+                           f"(the calibration brings its profile), or drop --calibration to predict on {profile.id}")
+    try:
+        machine = MachineModel.from_calibration(doc)
+    except ValueError as exc:
+        raise DfxError(f"--calibration {path}: its tables are malformed ({exc}); {fix}") from None
+    missing = doc.missing()
+    warnings = [f"--calibration {path} has no {', '.join(missing)}: those nodes are predicted from the profile's figures"] if missing else []
+    return profile, machine, warnings

@@ -97,7 +97,7 @@ def read_compile(doc: Any, origin: str = "the compile document") -> CompileDoc:
     >>> read_compile({**d, "schema": "dfx.analysis/1"})
     Traceback (most recent call last):
     ...
-    dfx.schema.errors.SchemaError: dfx.compile/1: schema is 'dfx.analysis/1' in the compile document, expected 'dfx.compile/1': not a dfx.compile document; pass the compile.json `dfx compile --out DIR` wrote (schema dfx.compile/1)
+    dfx.schema.errors.SchemaError: dfx.compile/1: schema is 'dfx.analysis/1' in the compile document: not a dfx.compile/1 document; pass the compile.json `dfx compile --out DIR` wrote (schema dfx.compile/1)
     """
     return read_tagged(CompileDoc, doc, COMPILE_SCHEMA, origin,
                        fix=f"pass the compile.json `dfx compile --out DIR` wrote (schema {COMPILE_SCHEMA})")

@@ -10,7 +10,7 @@ _REWRITE = {
     "dfx.analysis": "write it again with `dfx analyze --out DIR` (or `--json`)",
     "dfx.simulation": "write it again with `dfx simulate --json`",
     "dfx.validation": "write it again with `dfx validate --json`",
-    "dfx.calibration": "write it again with `dfx calibrate`",
+    "dfx.calibration": "write it again with `dfx calibrate --json > FILE`",
     "dfx.compile": "write it again with `dfx compile --json`",
     "dfx.dag": "write it again with `dfx dag --json`",
     "dfx.sweep": "run the sweep again into a fresh directory",

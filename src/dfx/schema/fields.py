@@ -73,7 +73,7 @@ class Obj:
     def objs(self, key: str) -> list[Obj]:
         """The list of objects under ``key`` (required)."""
         items = self.req(key)
-        if not isinstance(items, list):
+        if not isinstance(items, (list, tuple)):
             raise SchemaError(self.document, self.where(key), f"must be a list, got {type(items).__name__}")
         return [Obj(v, self.document, f"{self.where(key)}[{i}]") for i, v in enumerate(items)]
 

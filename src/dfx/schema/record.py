@@ -50,25 +50,28 @@ class _Key:
     nullable: bool = False  # a required key whose value may be null
 
 
+def _field(meta: _Key) -> Any:
+    if meta.absent is _REQUIRED:
+        return dataclasses.field(metadata={"doc": meta})
+    if meta.absent.__class__.__hash__ is None or isinstance(meta.absent, MappingProxyType):  # a read-only map
+        return dataclasses.field(default_factory=lambda: meta.absent, metadata={"doc": meta})
+    return dataclasses.field(default=meta.absent, metadata={"doc": meta})
+
+
 def key(kind: Callable[[Any], Any], *, name: str | None = None, absent: Any = _REQUIRED, omit: Any = _NEVER) -> Any:
     """A document key read through ``kind``; ``absent`` makes it optional (documented as such)."""
-    meta = _Key(name, kind, absent=absent, omit=omit)
-    if absent is _REQUIRED:
-        return dataclasses.field(metadata={"doc": meta})
-    return dataclasses.field(default=absent, metadata={"doc": meta})
+    return _field(_Key(name, kind, absent=absent, omit=omit))
 
 
 def nested(record: Any, *, name: str | None = None, absent: Any = _REQUIRED, omit: Any = _NEVER,
            nullable: bool = False) -> Any:
     """A key holding one object of ``record``; ``nullable``: or null (``None`` here)."""
-    meta = _Key(name, None, record, "one", absent, omit, nullable)
-    return dataclasses.field(metadata={"doc": meta}) if absent is _REQUIRED else dataclasses.field(default=absent, metadata={"doc": meta})
+    return _field(_Key(name, None, record, "one", absent, omit, nullable))
 
 
 def nested_list(record: Any, *, name: str | None = None, absent: Any = _REQUIRED, omit: Any = _NEVER) -> Any:
     """A key holding a list of ``record`` objects (a tuple of records here); ``absent``: optional."""
-    meta = _Key(name, None, record, "list", absent, omit)
-    return dataclasses.field(metadata={"doc": meta}) if absent is _REQUIRED else dataclasses.field(default=absent, metadata={"doc": meta})
+    return _field(_Key(name, None, record, "list", absent, omit))
 
 
 def nested_map(record: Any, *, name: str | None = None) -> Any:
@@ -172,6 +175,5 @@ def read_tagged(cls: Any, doc: Any, schema: str, origin: str, fix: str, accepted
     obj = Obj(doc, schema, "")
     tag = obj.d["schema"] if "schema" in obj.d else None
     if tag != schema and tag not in accepted:
-        raise SchemaError(schema, "schema", f"is {tag!r} in {origin}, expected {schema!r}: not a {schema.split('/')[0]} document",
-                          fix=fix)
+        raise SchemaError(schema, "schema", f"is {tag!r} in {origin}: not a {schema} document", fix=fix)
     return read(cls, obj)

@@ -135,7 +135,7 @@ def simulate_command(
     names = _out_names(out, model) if out is not None else []
     if out is not None:
         check_targets(out, names, force=force)  # before the analysis, whose results would be refused
-    from dfx.cli import parse_input_shapes
+    from dfx.options import parse_input_shapes
 
     analysis = _document(model, hw, batch, seq, dtype, execution_model, parse_input_shapes(input_shape, input_dtype))
     result = simulate(analysis, hw=hw, pes=pes, policy=policy, jitter_cv=jitter, runs=runs, seed=seed, steps=steps)

@@ -23,7 +23,7 @@ _INPUT_DTYPE_HELP = "Dtype of a file model's inputs (e.g. int64): once for all, 
 
 def _shapes(input_shape: Optional[List[str]], input_dtype: Optional[List[str]], batch: Optional[int], seq: Optional[int]) -> Any:
     """``--input-shape``/``--input-dtype`` as shapes for a file model, which takes no --batch or --seq."""
-    from dfx.cli import parse_input_shapes
+    from dfx.options import parse_input_shapes
     from dfx.errors import DfxError
 
     if input_shape and (batch is not None or seq is not None):
