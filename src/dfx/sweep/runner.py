@@ -12,10 +12,13 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Callable, Iterator
 
 from dfx.errors import DfxError
+from dfx.schema.errors import SchemaError
 from dfx.schema.ids import SWEEP_SCHEMA
+from dfx.schema.sweep import SweepDoc, read_sweep
 from dfx.sweep.evaluate import run_group
 from dfx.sweep.spec import Group, SweepSpec
 from dfx.sweep.table import ResultsTable
@@ -52,14 +55,14 @@ def _prepare(spec: SweepSpec, out: Path, force: bool) -> ResultsTable:
     if out.exists() and not out.is_dir():
         raise DfxError(f"--out {out} is a file, not a folder; choose a folder path")
     spec_path = out / SPEC_FILE
-    mine = {"schema": SWEEP_SCHEMA, "fingerprint": spec.fingerprint(), "spec": spec.to_dict()}
+    mine = SweepDoc(schema=SWEEP_SCHEMA, fingerprint=spec.fingerprint(), spec=MappingProxyType(spec.to_dict()))
     table = ResultsTable(out)
     if spec_path.is_file():
         try:
-            theirs = json.loads(spec_path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            theirs = {}
-        if theirs.get("fingerprint") != mine["fingerprint"]:
+            theirs: SweepDoc | None = read_sweep(json.loads(spec_path.read_text(encoding="utf-8")), str(spec_path))
+        except (OSError, ValueError, SchemaError):  # unreadable or another document: not this sweep's
+            theirs = None
+        if theirs is None or theirs.fingerprint != mine.fingerprint:
             if not force:
                 raise DfxError(f"--out {out} holds a different sweep ({spec_path}); pass --force to replace its results "
                                "or choose another --out")
@@ -72,7 +75,7 @@ def _prepare(spec: SweepSpec, out: Path, force: bool) -> ResultsTable:
     elif table.path.exists():
         shutil.rmtree(table.path) if table.path.is_dir() else table.path.unlink()
     out.mkdir(parents=True, exist_ok=True)
-    spec_path.write_text(json.dumps(mine, indent=1) + "\n", encoding="utf-8")
+    spec_path.write_text(json.dumps(mine.to_dict(), indent=1) + "\n", encoding="utf-8")
     return table
 
 
