@@ -23,7 +23,7 @@ def inference_lines(doc: dict[str, Any]) -> list[str]:
         "decode": f"kv_len {inf['kv_len']}",
         "generate": f"prompt {inf['prompt_len']}, output {inf['output_len']}",
     }[inf["phase"]]
-    prec = inf.get("precision") or {}
+    prec = inf["precision"]  # always written (empty: the model's own dtype throughout)
     widths = ", ".join(f"{k} {prec[k]}" for k in ("activation", "weight", "kv_cache") if k in prec)
     lines = [
         f"{inf['phase']}: batch {inf['batch']}, {lengths}; {inf['n_layers']} layer{'s' if inf['n_layers'] != 1 else ''} x {inf['n_kv_heads']} KV heads x "
