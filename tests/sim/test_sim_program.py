@@ -86,3 +86,15 @@ def test_the_cli_simulates_the_compiled_program():
     doc = json.loads(result.stdout)
     assert doc["dag"]["tasks_from"] == "program"
     assert sum(u > 0 for u in doc["policies"]["dynamic"]["utilization"]) > 1
+
+
+def test_an_analysis_record_is_simulated_as_its_document():
+    # simulate() tells its inputs apart by type: the record of an analysis runs its compiled program
+    # exactly as the document does (a record once fell through to the plain-DAG path)
+    from dfx.schema.analysis import read_analysis
+
+    doc = _doc([_kernel("a", 32, 2.0), _kernel("b", 32, 1.0, deps=("a",))])
+    by_doc, by_record = simulate(doc, hw="hw", pes=4), simulate(read_analysis(doc), hw="hw", pes=4)
+    assert by_record.to_dict() == by_doc.to_dict()
+    assert by_record.to_dict()["dag"]["tasks_from"] == "program"  # 24 s, as above
+    assert by_record.static.makespan.mean_s == pytest.approx(24.0)

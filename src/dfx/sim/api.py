@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import math
 import numbers
+from pathlib import Path
 from typing import Any, Mapping
 
+import networkx as nx
+
+from dfx.hardware.schema import HardwareProfile
+from dfx.schema.analysis import AnalysisDoc
 from dfx.sim.dag import SimDag, analysis_record, as_sim_dag, dag_from_analysis, from_networkx
 from dfx.sim.engine import Policy, Schedule, StaticPlan, plan_static, run_dynamic, run_static
 from dfx.sim.errors import SimulationError
@@ -15,7 +20,13 @@ from dfx.sim.program import dag_from_program, has_program
 from dfx.sim.result import MakespanStats, PolicyResult, SimulationResult
 from dfx.sim.views import concurrency, firing_steps, live_bytes
 
-__all__ = ["best_plan", "parse_policy", "simulate"]
+__all__ = ["HardwareRef", "SimSource", "best_plan", "parse_policy", "simulate"]
+
+# What ``simulate`` takes: an analysis (its record, or the dfx.analysis/1 document as a mapping),
+# or a plain DAG (a SimDag, a networkx DiGraph, or a (nodes, edges) pair); told apart by type.
+SimSource = AnalysisDoc | Mapping[str, Any] | SimDag | nx.DiGraph | tuple
+# A profile: loaded (HardwareProfile), or an id, alias, path or quick text that load_profile resolves.
+HardwareRef = str | Path | HardwareProfile
 
 _BOTH = "both"
 # Budgets, refused before any run: a run costs about 7 us of CPU per node and policy here
@@ -65,22 +76,23 @@ def _check_work(dag: SimDag, pes: int, distinct_runs: int) -> None:
         )
 
 
-def _load(hw: Any):
-    """``hw`` as a profile: an id, alias or path is loaded; a profile object is returned as is."""
-    if hasattr(hw, "on_chip_level"):
+def _load(hw: HardwareRef) -> HardwareProfile:
+    """``hw`` as a profile: an id, alias, path or quick text is loaded; a profile is returned as is."""
+    if isinstance(hw, HardwareProfile):
         return hw
     from dfx.hardware import load_profile
 
     return load_profile(hw)
 
 
-def _capacity(profile: Any) -> float | None:
+def _capacity(profile: HardwareProfile | None) -> float | None:
     """On-chip capacity in bytes (the profile's largest usable on-chip level), None if unknown."""
     level = None if profile is None else profile.on_chip_level()
     return None if level is None else float(level.capacity_bytes)
 
 
-def _prepare(dag_or_doc: Any, hw: Any, pes: int = 1) -> tuple[SimDag, dict[str, Any], Any]:
+def _prepare(source: SimSource, hw: HardwareRef | None, pes: int = 1,
+             ) -> tuple[SimDag, dict[str, Any], HardwareProfile | None]:
     """The DAG, the result's provenance fields and the hardware profile (None if none or unknown).
 
     For a document, ``hw`` may be a key of its ``hardware`` or anything the loader resolves to one;
@@ -88,12 +100,12 @@ def _prepare(dag_or_doc: Any, hw: Any, pes: int = 1) -> tuple[SimDag, dict[str, 
     capacity. For a plain DAG, ``hw`` must load. A document evaluated ``compiled`` is simulated as
     its program's kernels split into core shares for ``pes`` PEs (:mod:`dfx.sim.program`).
     """
-    if not (isinstance(dag_or_doc, Mapping) and "schema" in dag_or_doc):
+    if not isinstance(source, (AnalysisDoc, Mapping)):  # a plain DAG
         profile = None if hw is None else _load(hw)
-        return as_sim_dag(dag_or_doc), {"hardware": None if profile is None else profile.id}, profile
+        return as_sim_dag(source), {"hardware": None if profile is None else profile.id}, profile
     from dfx.errors import DfxError
 
-    doc = analysis_record(dag_or_doc)
+    doc = analysis_record(source)  # a record, or a document read through it
     timed = doc.hardware
     key = hw if hw is None or (isinstance(hw, str) and hw in timed) else _load(hw).id
     if key is None and len(timed) == 1:
@@ -161,9 +173,9 @@ def _policy_result(
 
 
 def simulate(
-    dag_or_doc: Any,
+    source: SimSource,
     *,
-    hw: Any = None,
+    hw: HardwareRef | None = None,
     pes: int = 1,
     policy: Policy | str = _BOTH,
     jitter_cv: float = 0.0,
@@ -176,9 +188,10 @@ def simulate(
 
     Parameters
     ----------
-    dag_or_doc : networkx.DiGraph, (nodes, edges), SimDag or analysis document
-        A plain DAG whose nodes carry ``duration_s`` (see :func:`~dfx.sim.dag.from_networkx`), or an
-        export document ``dfx.analysis/1`` whose ``hw`` timings give the durations.
+    source : AnalysisDoc, mapping, SimDag, networkx.DiGraph or (nodes, edges)
+        An analysis (``dfx.analysis/1``: its record, or the document, read through
+        :func:`dfx.schema.analysis.read_analysis`) whose ``hw`` timings give the durations; or a
+        plain DAG whose nodes carry ``duration_s`` (see :func:`~dfx.sim.dag.from_networkx`).
     hw : str or HardwareProfile, optional
         For a document, which profile's timings to use (may be omitted if it holds one). For any
         input, the profile whose on-chip capacity the live bytes are compared with.
@@ -220,7 +233,7 @@ def simulate(
     """
     _check_options(pes, jitter_cv, runs)
     policies = parse_policy(policy)
-    dag, meta, profile = _prepare(dag_or_doc, hw, pes)
+    dag, meta, profile = _prepare(source, hw, pes)
     requested_cv = float(jitter_cv)
     if profile is not None and profile.cycle_exact:
         # A machine that runs its compile-time schedule cycle by cycle (the Groq TSP) has no
