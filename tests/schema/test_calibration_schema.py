@@ -24,7 +24,8 @@ DOC = {
     "conv_points": [{"rows": 64, "k": 27, "n": 16, "flop_per_s": 1e10}], "resident_bytes": 8388608,
     "reference_flop_per_s": 3e10, "vector_flop_per_s": 1e9, "gemm_curve": [{"flops": 524288, "flop_per_s": 2e10}],
     "measurements": {"op_overhead_s": {"value": 4e-6, "median_s": 4e-6, "reps": 100, "how": "torch.add"}},
-    "warnings": [],
+    "warnings": [], "affinity": [0, 1],
+    "verdict": {"busy": False, "line": "the machine was quiet", "reasons": [], "before": None, "after": None},
 }
 
 
@@ -34,12 +35,14 @@ def test_a_document_reads_back_to_the_same_json():
     assert r.gemm_table[0].flops == 2 * 1 * 512 * 512 and r.attention_rates[0].causal is True
     assert r.missing() == ()  # every table is there
     assert r.tables.resident_bytes == 8388608 and r.measurements["op_overhead_s"].reps == 100
+    assert r.verdict is not None and r.verdict.busy is False and r.affinity == (0, 1)
 
 
 def test_a_document_written_before_the_tables_existed_reads_them_as_empty():
-    first_version = {k: v for k, v in DOC.items() if k not in TABLE_NAMES and k != "gemm_dtype"}
+    first_version = {k: v for k, v in DOC.items() if k not in TABLE_NAMES + ("gemm_dtype", "affinity", "verdict")}
     r = read_calibration(first_version)
     assert r.missing() == TABLE_NAMES and r.gemm_dtype == "float32" and r.gemm_table == ()
+    assert r.verdict is None and r.affinity == ()
 
 
 @pytest.mark.parametrize("path", [("profile",), ("threads",), ("gemm_table", 0, "flop_per_s"),

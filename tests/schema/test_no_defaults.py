@@ -31,6 +31,7 @@ NOT_DOCUMENTS = {
     ("capture/symbolic.py", "node.meta"): "an fx node's meta",
     ("capture/symbolic.py", "placeholders[user].meta"): "an fx node's meta",
     ("capture/trace.py", "node.meta"): "an fx node's meta",
+    ("capture/joint.py", "node.meta"): "an fx node's meta",
     ("capture/routing.py", "kwargs"): "an aten call's keyword arguments",
     ("measure/compiled.py", "mapping"): "Inductor's provenance tracking JSON",
     ("hardware/loader.py", "error"): "a pydantic validation error",
@@ -43,6 +44,8 @@ NOT_DOCUMENTS = {
     ("measure/calibration.py", "caches"): "the caches Linux reports",
     ("sweep/evaluate.py", "metrics"): "one point's metrics while its row is built",
     ("sweep/spec.py", "kwargs"): "a function's keyword arguments",
+    ("sweep/evaluate.py", "kw"): "split_of's keywords for evaluate_on",
+    ("sweep/evaluate.py", "result.extras"): "HardwareResult.extras in memory: chips only where a result spans chips",
     ("arch/gpu/plan.py", "dict(cn.flops_by_category)"): "a costed node's FLOPs by category",
     ("sim/api.py", "g.graph"): "a networkx graph's attributes given by the caller",
     ("sim/dag.py", "attrs"): "a networkx node's attributes given by the caller (optional by the API)",
@@ -65,6 +68,7 @@ NOT_DOCUMENTS = {
     ("report/console.py", "o"): "an output of a dfx.graph/1 document (stride optional)",
     ("arch/memory/report.py", "d"): "the `dfx energy --json` report",
     ("arch/gpu/api.py", "doc"): "the `dfx triton --json` report",
+    ("sweep/report.py", "r"): "a row of a sweep's results table (chips, parallel: columns added with the parallel axis)",
 }
 
 
