@@ -26,3 +26,16 @@ def test_wafer_mapping_is_shared_within_an_evaluation_and_equal_to_a_fresh_one()
     # another graph (or profile) is mapped afresh, never served a stale mapping
     b = dfx.analyze("bert-layer", hardware=[], batch=4, seq=8, dtype="bf16")
     assert wafer.map_graph(b.costed, cs3) is not first
+
+
+def test_a_gemm_is_autotuned_once_per_process_and_profile():
+    from dfx.arch.gpu.plan import clear_gemm_plans, gemm_plan
+
+    h100, a100 = load_profile("nvidia-h100-sxm"), load_profile("nvidia-a100-sxm-80gb")
+    clear_gemm_plans()
+    first = gemm_plan(64, 768, 3072, "bfloat16", h100)
+    assert gemm_plan(64, 768, 3072, "bfloat16", h100) is first  # M = batch x seq = 64 again: no second autotune
+    assert gemm_plan(64, 768, 3072, "bfloat16", a100) is not first  # another machine is tuned for itself
+    assert gemm_plan(64, 768, 3072, "bfloat16", h100, batch=2) is not first
+    clear_gemm_plans()
+    assert gemm_plan(64, 768, 3072, "bfloat16", h100) == first  # a fresh autotune picks the same plan

@@ -28,7 +28,7 @@ from dfx.arch.gpu.kernel import (
 from dfx.costs.record import Category, CostedNode
 from dfx.hardware import HardwareProfile
 
-__all__ = ["TilePlan", "gemm_plan", "kernel_plan", "pointwise_plan", "reduction_plan", "split_k_factor"]
+__all__ = ["TilePlan", "clear_gemm_plans", "gemm_plan", "kernel_plan", "pointwise_plan", "reduction_plan", "split_k_factor"]
 
 _PARTIAL_SUM_BYTES = 4  # split-K partial sums are fp32 (the accumulator's dtype)
 
@@ -87,6 +87,34 @@ def split_k_factor(output_tiles: int, k: int, block_k: int, sms: int) -> int:
     return max(1, min(math.ceil(sms / output_tiles), k // block_k))
 
 
+class _Same:
+    """A profile in a cache key, by identity: hashing a whole profile is slow, and holding the object
+    in the key keeps its id from being recycled for another profile."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj: Any) -> None:
+        self.obj = obj
+
+    def __hash__(self) -> int:
+        return id(self.obj)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Same) and other.obj is self.obj
+
+
+# gemm_plan is a pure function of its arguments, and a sweep asks it the same GEMM again and again
+# (M = batch x seq recurs across sizes, layers recur across models): one autotune per GEMM and
+# profile per process. Bounded: cleared when it reaches this many plans.
+_GEMM_PLANS: dict[tuple, TilePlan] = {}
+_GEMM_PLANS_MAX = 1 << 16
+
+
+def clear_gemm_plans() -> None:
+    """Forget every GEMM plan made in this process (benchmarks time points as if seen for the first time)."""
+    _GEMM_PLANS.clear()
+
+
 def gemm_plan(m: int, k: int, n: int, dtype: str, profile: HardwareProfile, *, batch: int = 1) -> TilePlan:
     """The GEMM as the compile stage runs it: Inductor's Triton tiles, split over K when they cannot fill the SMs.
 
@@ -107,6 +135,16 @@ def gemm_plan(m: int, k: int, n: int, dtype: str, profile: HardwareProfile, *, b
     >>> gemm_plan(1, 4096, 4096, "bf16", load_profile("a100")).config["split_k"] > 1   # a decode GEMM
     True
     """
+    key = (m, k, n, dtype, batch, _Same(profile))
+    plan = _GEMM_PLANS.get(key)
+    if plan is None:
+        if len(_GEMM_PLANS) >= _GEMM_PLANS_MAX:
+            _GEMM_PLANS.clear()
+        plan = _GEMM_PLANS[key] = _autotuned_gemm(m, k, n, dtype, profile, batch)
+    return plan
+
+
+def _autotuned_gemm(m: int, k: int, n: int, dtype: str, profile: HardwareProfile, batch: int) -> TilePlan:
     kernels = [gemm_kernel(m, k, n, profile, dtype=dtype, batch=batch, config=c)
                for c in fitting_gemm_configs(m, k, n, dtype, profile)]
     if not kernels:  # gemm_kernel names the problem
