@@ -37,7 +37,7 @@ import torch
 
 from dfx.hardware import parse_profile
 from dfx.measure.calibration import calibrate
-from dfx.measure.plot import scatter_png
+from dfx.viz.scatter import scatter_png
 from dfx.measure.validation import Measured, measure, measure_compiled, predict
 
 # (model, seq): seq is tokens for the transformer layers; None: the model's own (ResNet block 56 x 56, MLP 1 image)

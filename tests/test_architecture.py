@@ -82,3 +82,14 @@ def test_a_violation_is_seen(tmp_path):
     module = tmp_path / "m.py"
     module.write_text("def f():\n    from dfx.analysis import analyze\n    import torch.fx\n")
     assert _imports(module) == [(2, "dfx.analysis"), (3, "torch.fx")]
+
+
+def test_importing_dfx_arch_pulls_in_no_roofline_or_costs():
+    # arch/__init__.py says so: the protocol's type names are imported for type checking only, the
+    # models on first use (arch_models)
+    import subprocess
+    import sys
+
+    code = "import sys, dfx.arch; print(sorted(m for m in sys.modules if m.startswith('dfx.')))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert eval(out) == ["dfx.arch"]

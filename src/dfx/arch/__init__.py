@@ -8,11 +8,12 @@ for each profile with :func:`arch_model_for`. Nodes a model does not cover keep 
 
 from __future__ import annotations
 
-from typing import Any, Callable, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
-from dfx.costs.record import CostedGraph, CostedNode
-from dfx.hardware import HardwareProfile
-from dfx.roofline.latency import NodeTiming
+if TYPE_CHECKING:  # names for the protocol's signatures only: importing dfx.arch stays light
+    from dfx.costs.record import CostedGraph, CostedNode
+    from dfx.hardware import HardwareProfile
+    from dfx.roofline.latency import NodeTiming
 
 __all__ = ["ArchModel", "arch_model_for", "arch_models"]
 

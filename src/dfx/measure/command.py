@@ -141,7 +141,7 @@ def validate_command(
     record = result.to_record()
     doc = record.to_dict()
     if out is not None:
-        from dfx.measure.plot import scatter_png
+        from dfx.viz.scatter import scatter_png
         from dfx.report.files import write_outputs
 
         files = {"validation.json": json.dumps(doc, indent=1), "scatter.png": scatter_png(record)}

@@ -1,7 +1,7 @@
 """The validation document (``dfx.validation/1``, ``dfx validate --json``) as frozen records.
 
 :meth:`dfx.measure.comparison.Validation.to_record` writes it; ``dfx validate``'s summary and
-scatter (:mod:`dfx.measure.console`, :mod:`dfx.measure.plot`) and the report's "Predicted vs
+scatter (:mod:`dfx.measure.console`, :mod:`dfx.viz.scatter`) and the report's "Predicted vs
 measured" section (:mod:`dfx.viz.valdoc`) read it through :func:`read_validation`. Field by field:
 ``docs/validation.md`` ("Export"). ``model`` and ``run`` stay read-only objects: their keys depend on
 the model given and on the calibration used; read them with :meth:`ValidationDoc.model_field` and

@@ -3,7 +3,7 @@
 Like :mod:`dfx.viz.simdoc` for a simulation, the report never reads a document key itself:
 :func:`read_validation` is :func:`dfx.schema.validation.read_validation`, and the names below are
 its records under the names ``dfx.viz`` has always used (the scatter is drawn by
-:mod:`dfx.measure.plot` from the same record). The document is described in
+:mod:`dfx.viz.scatter` from the same record). The document is described in
 ``docs/validation.md``; reading it imports no torch.
 """
 

@@ -1,9 +1,9 @@
 """The report's "Predicted vs measured" section, from a ``dfx.validation/1`` document.
 
-The scatter is :func:`dfx.measure.plot.scatter_svg` (the drawing ``dfx validate --out`` writes as
+The scatter is :func:`dfx.viz.scatter.scatter_svg` (the drawing ``dfx validate --out`` writes as
 ``scatter.png``), inlined as SVG with a tooltip per point; beside it the headline figures and the
 per-category table. Reads only the two documents (:class:`~dfx.viz.document.Doc`,
-:class:`~dfx.viz.valdoc.ValDoc`); importing :mod:`dfx.measure.plot` imports no torch.
+:class:`~dfx.viz.valdoc.ValDoc`); importing :mod:`dfx.viz.scatter` imports no torch.
 """
 
 from __future__ import annotations
@@ -109,8 +109,8 @@ def validation_context(val: ValDoc, doc: Doc) -> dict[str, object]:
     name matches ``doc``'s; ``drift`` the notes ``dfx validate`` prints when the machine moved
     since its calibration (``run.drift``, ``run.overhead_drift`` over 10%).
     """
-    from dfx.measure.console import drift_notes
-    from dfx.measure.plot import scatter_svg
+    from dfx.report.notes import drift_notes
+    from dfx.viz.scatter import scatter_svg
 
     return {
         "heading": _heading(val), "headline": _headline(val), "roofline": _roofline_line(val),

@@ -1,6 +1,7 @@
 """The predicted-versus-measured scatter of ``dfx validate``: log-log, one point per counted node.
 
-Reads only the ``dfx.validation/1`` document, through its records (:mod:`dfx.schema.validation`). Points on the diagonal are exact; the shaded band is
+Reads only the ``dfx.validation/1`` document, through its records (:mod:`dfx.schema.validation`);
+it lives in ``dfx.viz`` so that the report draws it without importing ``dfx.measure``. Points on the diagonal are exact; the shaded band is
 the ±25% per-node goal of ``docs/validation.md``. One drawing, two formats: :func:`scatter_png` is
 what ``dfx validate --out`` writes; :func:`scatter_svg` is the same figure as SVG text with a
 tooltip on every point, which ``dfx report --validation`` puts inline into ``report.html``.
@@ -12,7 +13,9 @@ import io
 import re
 from html import escape
 
-from dfx.schema.validation import ValidationDoc, ValNodeRecord
+from typing import Any, Mapping
+
+from dfx.schema.validation import ValidationDoc, ValNodeRecord, read_validation
 
 __all__ = ["counted_nodes", "point_tooltip", "scatter_png", "scatter_svg"]
 
@@ -21,6 +24,10 @@ _COLOURS = {"matmul": "tab:blue", "elementwise": "tab:orange", "normalization": 
 _BAND = 0.25  # the per-node goal: within 25%
 _POINT_GID = "dfx-point-{}"  # one SVG group per point, in counted_nodes order; scatter_svg gives it a <title>
 _POINT_GROUP = re.compile(r'<g id="dfx-point-(\d+)">')
+
+
+def _record(doc: ValidationDoc | Mapping[str, Any]) -> ValidationDoc:
+    return doc if isinstance(doc, ValidationDoc) else read_validation(doc)
 
 
 def counted_nodes(doc: ValidationDoc) -> list[ValNodeRecord]:
@@ -88,18 +95,19 @@ def _figure(doc: ValidationDoc, nodes: list[ValNodeRecord]):
     return fig
 
 
-def scatter_png(doc: ValidationDoc) -> bytes:
+def scatter_png(doc: ValidationDoc | Mapping[str, Any]) -> bytes:
     """PNG bytes of predicted (x) against measured (y) seconds for every counted node, coloured by category.
 
-    ``doc`` is a ``dfx.validation/1`` document's record (``Validation.to_record()``, or
-    :func:`dfx.schema.validation.read_validation` of a saved one).
+    ``doc`` is a ``dfx.validation/1`` document's record (``Validation.to_record()``), or the
+    document itself (read through :func:`dfx.schema.validation.read_validation`).
     """
+    doc = _record(doc)
     buf = io.BytesIO()
     _figure(doc, counted_nodes(doc)).savefig(buf, format="png", bbox_inches="tight", metadata={"Software": None})
     return buf.getvalue()
 
 
-def scatter_svg(doc: ValidationDoc) -> str:
+def scatter_svg(doc: ValidationDoc | Mapping[str, Any]) -> str:
     """The :func:`scatter_png` figure as SVG text, with a tooltip on every point.
 
     Point ``I`` (the ``I``-th of :func:`counted_nodes`) is a group
@@ -107,6 +115,7 @@ def scatter_svg(doc: ValidationDoc) -> str:
     whose first child is a ``<title>`` (:func:`point_tooltip`). Text is SVG ``<text>`` (no
     embedded glyphs) and the date is left out, so the same document gives the same SVG.
     """
+    doc = _record(doc)
     import matplotlib
 
     nodes = counted_nodes(doc)
