@@ -39,3 +39,20 @@ def test_a_gemm_is_autotuned_once_per_process_and_profile():
     assert gemm_plan(64, 768, 3072, "bfloat16", h100, batch=2) is not first
     clear_gemm_plans()
     assert gemm_plan(64, 768, 3072, "bfloat16", h100) == first  # a fresh autotune picks the same plan
+
+
+def test_peak_activations_are_computed_once_per_graph_not_per_profile():
+    import math
+
+    from dfx.arch.memory.lifetime import lifetime
+    from dfx.parallel import plan
+
+    a = dfx.analyze("bert-layer", hardware=[], batch=2, seq=8, dtype="bf16").costed
+    b = dfx.analyze("bert-layer", hardware=[], batch=4, seq=8, dtype="bf16").costed
+
+    def fresh(c):
+        return lifetime(c.graph, math.inf, {n.name: n.category.value for n in c.nodes}).peak_bytes
+
+    assert plan._peak_activation_bytes(a) == fresh(a)
+    assert plan._peak_activation_bytes(b) == fresh(b) != fresh(a)  # another graph is never served a's peak
+    assert plan._peak_activation_bytes(a) == fresh(a)

@@ -85,12 +85,28 @@ def _input_bytes(costed: CostedGraph) -> int:
     )
 
 
+# The peak live activation bytes of the last graph asked: they do not depend on the profile, and a
+# sweep (or dfx analyze on several machines) asks for one graph on profile after profile. Held with
+# a strong reference to the graph, so an ``is`` match cannot be a recycled object.
+_LAST_PEAK: list[tuple[CostedGraph, int]] = []
+
+
+def _peak_activation_bytes(costed: CostedGraph) -> int:
+    from dfx.arch.memory.lifetime import lifetime
+
+    for graph, peak in _LAST_PEAK:
+        if graph is costed:
+            return peak
+    peak = lifetime(costed.graph, math.inf, {n.name: n.category.value for n in costed.nodes}).peak_bytes
+    _LAST_PEAK[:] = [(costed, peak)]
+    return peak
+
+
 def fewest_chips(costed: CostedGraph, profile: HardwareProfile) -> int:
     """The fewest chips of ``profile`` that hold ``costed``'s model (module docstring), at least 1."""
     from dfx.arch.memory.capacity import capacity_report
-    from dfx.arch.memory.lifetime import lifetime
 
-    activations = lifetime(costed.graph, math.inf, {n.name: n.category.value for n in costed.nodes}).peak_bytes
+    activations = _peak_activation_bytes(costed)
     report = capacity_report(
         profile, model=costed.graph.name, dtype="", batch=1, seq=1,
         parameter_count=costed.unique_parameter_count(), parameter_bytes=costed.unique_parameter_bytes(),
