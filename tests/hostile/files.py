@@ -45,6 +45,36 @@ class Star(torch.nn.Module):
         return args[0] * 2
 
 
+class Trained(torch.nn.Module):
+    """A model with a parameter, for --train; its mode picks how forward goes wrong."""
+
+    mode = "ok"
+
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(3, 3)
+
+    def forward(self, x):
+        if self.mode == "interrupt":
+            raise KeyboardInterrupt
+        if self.mode == "exit":
+            sys.exit(0)
+        out = self.lin(x)
+        return out.argmax(-1) if self.mode == "ints" else out
+
+
+class TrainedInterrupts(Trained):
+    mode = "interrupt"
+
+
+class TrainedExits(Trained):
+    mode = "exit"
+
+
+class TrainedReturnsInts(Trained):
+    mode = "ints"
+
+
 def exits_when_built():
     sys.exit(0)
 '''

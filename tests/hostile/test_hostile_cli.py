@@ -41,6 +41,18 @@ CASES = [
     case("analyze exits.py:Net --input-shape 2,3", "importing 'exits.py' called sys.exit(None)"),
     case("analyze models.py:exits_when_built --input-shape 2", "building models.py:exits_when_built called sys.exit(0)"),
     case("graph models.py:Interrupts --input-shape 2,3", "interrupted", rc=130),
+    # a training step (--train): what cannot train, and options that do not apply
+    case("analyze models.py:TrainedInterrupts --input-shape 2,3 --train", "interrupted", rc=130),
+    case("analyze models.py:TrainedExits --input-shape 2,3 --train", "TrainedExits.forward called sys.exit(0)"),
+    case("analyze models.py:TrainedReturnsInts --input-shape 2,3 --train", "no floating-point tensor"),
+    case("analyze models.py:Double --input-shape 2,3 --train", "Double has no trainable parameters"),
+    case("analyze mlp --optimizer adam", "applies to a training step"),
+    case("analyze mlp --train --optimizer lamb", "unknown optimizer 'lamb'"),
+    case("analyze mlp --train --optimizer ''", "unknown optimizer ''"),
+    case("analyze mlp --train --phase decode", "phase applies to inference"),
+    case("analyze mlp --train --method fx", "--method fx does not apply with --train"),
+    case("analyze mlp --train --dtype int8", "inference storage width"),
+    case("analyze mlp --train --weight-dtype int4", "weight_dtype applies to inference"),
     # user text is never read as markup
     case("analyze '[/red]'", "unknown model '[/red]'"),
     case("analyze '[bold]x[/bold]'", "unknown model '[bold]x[/bold]'"),
