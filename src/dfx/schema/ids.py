@@ -8,8 +8,9 @@ older version through that migration.
 from __future__ import annotations
 
 __all__ = [
-    "ANALYSIS_SCHEMA", "ANALYSIS_SCHEMAS_READ", "CALIBRATION_SCHEMA", "COMPILE_SCHEMA", "DAG_SCHEMA",
-    "GRAPH_SCHEMA", "SIMULATION_SCHEMA", "SWEEP_SCHEMA", "VALIDATION_SCHEMA",
+    "ANALYSIS_SCHEMA", "ANALYSIS_SCHEMAS_READ", "BUCKETS_SCHEMA", "CALIBRATION_SCHEMA", "CAPACITY_SCHEMA",
+    "CASESTUDY_ATTENTION_SCHEMA", "COMPILE_SCHEMA", "DAG_SCHEMA", "ENERGY_SCHEMA", "GRAPH_SCHEMA", "GUARDS_SCHEMA",
+    "SIMULATION_SCHEMA", "SWEEP_SCHEMA", "SYSTOLIC_SCHEMA", "TILE_SCHEMA", "TRITON_SCHEMA", "VALIDATION_SCHEMA",
 ]
 
 ANALYSIS_SCHEMA = "dfx.analysis/1"  # dfx analyze --json, Analysis.to_dict() (docs/export-format.md)
@@ -21,3 +22,13 @@ CALIBRATION_SCHEMA = "dfx.calibration/1"  # dfx calibrate (docs/validation.md)
 DAG_SCHEMA = "dfx.dag/1"  # dfx dag --json (docs/dag.md)
 SWEEP_SCHEMA = "dfx.sweep/1"  # sweep.json (docs/sweeps.md)
 GRAPH_SCHEMA = "dfx.graph/1"  # a saved Graph (Graph.to_dict, dfx.ir)
+# The command reports below have no records yet: their writers use these tags, their fields are
+# documented beside each command (docs/export-format.md, "Documents").
+CAPACITY_SCHEMA = "dfx.capacity/1"  # dfx capacity --json (docs/memory.md)
+TILE_SCHEMA = "dfx.tile/1"  # dfx tile --json (docs/memory.md)
+ENERGY_SCHEMA = "dfx.energy/1"  # dfx energy --json (docs/memory.md)
+CASESTUDY_ATTENTION_SCHEMA = "dfx.casestudy.attention/1"  # dfx casestudy attention --json (docs/memory.md)
+SYSTOLIC_SCHEMA = "dfx.systolic/1"  # dfx systolic --json (docs/systolic.md)
+TRITON_SCHEMA = "dfx.triton/1"  # dfx triton --json (docs/gpu.md)
+GUARDS_SCHEMA = "dfx.guards/1"  # dfx guards --json (docs/shapes.md)
+BUCKETS_SCHEMA = "dfx.buckets/1"  # dfx buckets --json (docs/shapes.md)

@@ -16,6 +16,7 @@ from typing import Sequence
 
 from dfx.errors import DfxError
 from dfx.limits import MAX_DIM
+from dfx.schema.ids import BUCKETS_SCHEMA
 from dfx.shapes.cost import ModelCost
 
 __all__ = ["BucketRow", "BucketPlan", "check_buckets", "check_lengths", "pieces", "plan", "pow2_ladder", "linear_ladder"]
@@ -105,7 +106,7 @@ class BucketPlan:
 
     def to_dict(self) -> dict:
         d = {
-            "schema": "dfx.buckets/1", "method": self.method, "objective": "flops" if self.cost else "tokens",
+            "schema": BUCKETS_SCHEMA, "method": self.method, "objective": "flops" if self.cost else "tokens",
             "buckets": list(self.buckets), "overflow": self.overflow, "lengths": self.lengths,
             "inputs": self.items, "split_inputs": self.split_inputs, "tokens": self.tokens,
             "padded_tokens": self.padded_tokens, "waste_tokens": self.waste_tokens,

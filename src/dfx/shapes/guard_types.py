@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from dfx.schema.ids import GUARDS_SCHEMA
+
 __all__ = ["Guard", "InputGuard", "DynamicSymbol", "GraphBreak", "GuardCheck", "GuardReport", "GROUPS"]
 
 # The groups guards are listed in: per-input tensor checks, symbolic shape relations, global state,
@@ -118,7 +120,7 @@ class GuardReport:
 
     def to_dict(self) -> dict:
         d = {
-            "schema": "dfx.guards/1", "model": self.model, "torch_version": self.torch_version,
+            "schema": GUARDS_SCHEMA, "model": self.model, "torch_version": self.torch_version,
             "inputs": [i.to_dict() for i in self.inputs], "symbols": [s.to_dict() for s in self.symbols],
             "guards": [g.to_dict() for g in self.guards], "graph_breaks": [b.to_dict() for b in self.graph_breaks],
             "graphs": self.graphs, "warnings": list(self.warnings),

@@ -13,10 +13,11 @@ from typing import Optional
 import typer
 
 from dfx.errors import DfxError
+from dfx.schema.ids import TRITON_SCHEMA
 
 __all__ = ["register", "triton_command"]
 
-SCHEMA = "dfx.triton/1"
+SCHEMA = TRITON_SCHEMA
 
 
 def _ints(text: str, count: int, flag: str) -> tuple[int, ...]:

@@ -22,6 +22,7 @@ from dfx.costs.record import CostedGraph
 from dfx.errors import DfxError
 from dfx.hardware import HardwareProfile, load_profile
 from dfx.ir import itemsize_bytes, normalize_dtype
+from dfx.schema.ids import TILE_SCHEMA
 
 __all__ = [
     "TileReport", "capture_costed", "dtype_name", "machine_for", "model_capacity", "model_energy", "model_lifetime", "profile_of",
@@ -167,7 +168,7 @@ class TileReport:
     def to_dict(self) -> dict[str, Any]:
         m = self.machine
         return {
-            "schema": "dfx.tile/1", "hardware": self.hardware, "dtype": self.dtype,
+            "schema": TILE_SCHEMA, "hardware": self.hardware, "dtype": self.dtype,
             "double_buffer": self.double_buffer, "scratchpad_bytes": m.scratchpad_bytes, "cores": m.cores,
             "peak_flop_per_s": m.peak_flop_per_s, "offchip_bytes_per_s": m.offchip_bytes_per_s,
             "matmuls": [{**c.to_dict(), "small_tile": s.to_dict()} for c, s in zip(self.chosen, self.small)],

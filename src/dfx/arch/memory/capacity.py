@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dfx.hardware import HardwareProfile, MemoryLevel
+from dfx.schema.ids import CAPACITY_SCHEMA
 
 __all__ = ["CapacityReport", "capacity_report", "offchip_memory", "onchip_memory"]
 
@@ -112,7 +113,7 @@ class CapacityReport:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "schema": "dfx.capacity/1",
+            "schema": CAPACITY_SCHEMA,
             "model": self.model, "hardware": self.hardware, "dtype": self.dtype,
             "batch": self.batch, "seq": self.seq,
             "parameter_count": self.parameter_count,

@@ -12,6 +12,8 @@ from typing import Any, List, Optional
 
 import typer
 
+from dfx.schema.ids import CASESTUDY_ATTENTION_SCHEMA
+
 __all__ = ["register"]
 
 _MODEL_HELP = "A built-in model (see `dfx models`), path/to/file.py:Class, or hf:NAME_OR_CONFIG."
@@ -148,7 +150,7 @@ def attention(
     results = [attention_on_chip(block, p) for p in profiles]
     stages = compiler_stages(block, profiles)
     if as_json:
-        doc = {"schema": "dfx.casestudy.attention/1", "block": block.__dict__, "machines": [r.to_dict() for r in results],
+        doc = {"schema": CASESTUDY_ATTENTION_SCHEMA, "block": block.__dict__, "machines": [r.to_dict() for r in results],
                "stages": stages}
         sys.stdout.write(json.dumps(doc, indent=1) + "\n")
     else:

@@ -27,6 +27,7 @@ from dfx.arch.memory.lifetime import Lifetime, lifetime, storage_roots
 from dfx.arch.memory.tables import DEVICE_PROCESS, DRAM_J_PER_BYTE, ENERGY_PROCESS, flop_energy_j, sram_energy_per_byte_j
 from dfx.costs.record import CostedGraph, CostedNode
 from dfx.hardware import HardwareProfile
+from dfx.schema.ids import ENERGY_SCHEMA
 
 __all__ = ["EnergyBreakdown", "EnergyReport", "Levels", "NodeBytes", "energy_report", "levels_for", "split_bytes"]
 
@@ -157,7 +158,7 @@ class EnergyReport:
             for e, d in zip(self.eager_nodes, self.dataflow_nodes) if e.flops or e.offchip_bytes
         ]  # fmt: skip
         return {
-            "schema": "dfx.energy/1",
+            "schema": ENERGY_SCHEMA,
             "hardware": self.hardware,
             "process": ENERGY_PROCESS,
             "device_process": DEVICE_PROCESS.get(self.hardware),

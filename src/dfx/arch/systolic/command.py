@@ -12,6 +12,7 @@ from typing import Optional
 import typer
 
 from dfx.errors import DfxError
+from dfx.schema.ids import SYSTOLIC_SCHEMA
 
 __all__ = ["register", "systolic_command"]
 
@@ -73,7 +74,7 @@ def systolic_command(
 
         check_target_file(animate, "--animate", force=force)
     result = conv(layer, **options) if layer is not None else gemm(m, k, n, **options)
-    doc = {"schema": "dfx.systolic/1", **({"conv": layer.to_dict()} if layer else {}), **result.to_dict()}
+    doc = {"schema": SYSTOLIC_SCHEMA, **({"conv": layer.to_dict()} if layer else {}), **result.to_dict()}
     trace = _steps(m, k, n, rows, cols, flow, seed, animate, as_json, force) if (steps or animate) else None
     if trace is not None:
         doc["steps"] = trace.to_dict()
