@@ -6,9 +6,11 @@ the fix; nothing outside this package reads a document key with a default
 (``tests/schema/test_no_defaults.py`` greps for it). This is the lowest layer: it imports nothing
 of dfx but :mod:`dfx.errors`, and never torch.
 
-Documents and tags (:mod:`dfx.schema.ids`): ``dfx.analysis/1`` (:mod:`dfx.schema.analysis`),
-``dfx.compile/1``, ``dfx.simulation/1``, ``dfx.validation/1``, ``dfx.calibration/1``, ``dfx.dag/1``,
-``dfx.sweep/1``. Formats: ``docs/export-format.md``.
+Records: ``dfx.analysis/1`` (:mod:`dfx.schema.analysis`), ``dfx.compile/1`` (:mod:`~dfx.schema.compile`),
+``dfx.simulation/1`` (:mod:`~dfx.schema.simulation`), ``dfx.validation/1`` (:mod:`~dfx.schema.validation`),
+``dfx.calibration/1`` (:mod:`~dfx.schema.calibration`), ``dfx.sweep/1`` (:mod:`~dfx.schema.sweep`). Every
+document's tag, with or without a record, is a constant of :mod:`dfx.schema.ids`
+(``tests/schema/test_schema_ids.py``). Formats and migrations: ``docs/export-format.md``.
 """
 
 from __future__ import annotations

@@ -372,7 +372,7 @@ def read_analysis(doc: Any, origin: str = "the analysis") -> AnalysisDoc:
 
 
 def migrate_analysis(doc: Mapping[str, Any]) -> Mapping[str, Any]:
-    """``doc`` brought to the current ``dfx.analysis`` layout (``docs/export-format.md``, "Migrations").
+    """``doc`` brought to the current ``dfx.analysis`` layout (``docs/export-format.md``, "Versions and migrations").
 
     Documents written before ``makespan_s`` and ``program`` existed (dfx before 2026-12-01's
     38ae178) ran one operator at a time: their makespan is their serial time and they hold no
