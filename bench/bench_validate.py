@@ -37,6 +37,7 @@ import torch
 
 from dfx.hardware import parse_profile
 from dfx.measure.calibration import calibrate
+from dfx.measure.comparison import Validation
 from dfx.viz.scatter import scatter_png
 from dfx.measure.validation import Measured, measure, measure_compiled, predict
 
@@ -82,12 +83,13 @@ def _row(model: str, seq: int | None, m: Measured, doc: dict, roof: dict, execut
             f"{floor}{' | ' if execution == 'eager' else ''}{_machine(m)} |")  # fmt: skip
 
 
-def _write(out: str | None, stem: str, doc: dict) -> None:
+def _write(out: str | None, stem: str, validation: Validation) -> None:
     if out:
         folder = Path(out)
         folder.mkdir(parents=True, exist_ok=True)
-        (folder / f"{stem}.json").write_text(json.dumps(doc, indent=1))
-        (folder / f"{stem}.png").write_bytes(scatter_png(doc))
+        record = validation.to_record()
+        (folder / f"{stem}.json").write_text(json.dumps(record.to_dict(), indent=1))
+        (folder / f"{stem}.png").write_bytes(scatter_png(record))
 
 
 def main() -> None:
@@ -118,17 +120,19 @@ def main() -> None:
     for model, seq in cases:
         _log(f"measuring {model} (eager)")
         m = measure(model, seq=seq, repeat=a.repeat)
-        v, r = predict(m, hw, "cache-aware").to_dict(), predict(m, plain, "roofline").to_dict()
+        calibrated = predict(m, hw, "cache-aware")
+        v, r = calibrated.to_dict(), predict(m, plain, "roofline").to_dict()
         counted = [n["name"] for n in r["nodes"] if n["counted"] and m.node_s.get(n["name"])]
         errors = sorted(abs(first[model].node_s[n] - m.node_s[n]) / m.node_s[n] for n in counted)
         rep = f"{errors[len(errors) // 2]:.0%} / {(first[model].whole_s - m.whole_s) / m.whole_s:+.0%}" if errors else "-"
         eager.append(_row(model, seq, m, v, r, "eager", rep))
-        _write(a.out, f"{model}-eager", v)
+        _write(a.out, f"{model}-eager", calibrated)
         _log(f"measuring {model} (compiled: Inductor, CPU)")
         mc = measure_compiled(model, seq=seq, repeat=a.repeat)
-        vc, rc = predict(mc, hw, "cache-aware").to_dict(), predict(mc, plain, "roofline").to_dict()
+        calibrated = predict(mc, hw, "cache-aware")
+        vc, rc = calibrated.to_dict(), predict(mc, plain, "roofline").to_dict()
         compiled.append(_row(model, seq, mc, vc, rc, "compiled"))
-        _write(a.out, f"{model}-compiled", vc)
+        _write(a.out, f"{model}-compiled", calibrated)
     head = ("| model | size | {unit}s | median abs err | p90 | end-to-end predicted | measured | error | goal met | "
             "roofline median / end to end |{extra} machine |")  # fmt: skip
     print(f"\n## Eager (one operator at a time), goal <= {GOALS['eager'][0]:.0%} per node, <= {GOALS['eager'][1]:.0%} end to end\n")
