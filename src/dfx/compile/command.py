@@ -16,44 +16,11 @@ import typer
 if TYPE_CHECKING:
     from dfx.schema.compile import CompileDoc
 
-__all__ = ["program_dot", "register"]
+__all__ = ["register"]
 
 MODEL_HELP = "A built-in model (see `dfx models`), path/to/file.py:ClassOrFactory, or hf:NAME_OR_CONFIG."
 INDUCTOR_HELP = ("Also run the real torch.compile on the CPU and show its Dynamo, AOTAutograd and post-grad graphs "
                  "and Inductor's fused kernels beside dfx's (default: on for GPU profiles, except with --json).")
-_KIND_FILL = {"gemm": "#f6c9a8", "attention": "#f3b4c2", "reduction": "#bcd7f2", "pointwise": "#cfe8c8",
-              "memory": "#e6e6e6", "collective": "#fff2b3"}
-
-
-def program_dot(program: CompileDoc, graph_doc: dict[str, Any]) -> str:
-    """The graph after fusion as Graphviz DOT: one cluster per kernel, views and inputs outside.
-
-    ``program`` is a ``dfx.compile/1`` document's record (``Program.to_record()`` or
-    :func:`dfx.schema.compile.read_compile`), ``graph_doc`` the ``dfx.graph/1`` document of the
-    graph it was compiled from.
-    """
-    from dfx.viz.dot import _attrs, _q
-
-    kernel_of = {n: k for k in program.kernels for n in k.nodes}
-    lines = ["digraph compiled {", '  rankdir=TB; node [shape=box, style="rounded,filled", fontsize=10];']
-    for i, k in enumerate(program.kernels):
-        label = f"{k.name} ({k.kind}, {k.offchip_bytes} B off chip, {k.tiles} tiles)"
-        lines.append(f"  subgraph cluster_{i} {{ label={_q(label)}; style=filled; color=\"#888888\"; "
-                     f"fillcolor={_q(_KIND_FILL.get(k.kind, '#ffffff'))};")
-        for n in k.nodes:
-            lines.append(f"    {_q(n)} {_attrs({'fillcolor': '#ffffff', 'tooltip': k.reason})};")
-        lines.append("  }")
-    for node in graph_doc["nodes"]:
-        if node["name"] not in kernel_of and node["op"] != "output":
-            lines.append(f"  {_q(node['name'])} {_attrs({'style': 'dashed', 'fontcolor': '#888888', 'fillcolor': '#fafafa'})};")
-    for node in graph_doc["nodes"]:
-        if node["op"] == "output":
-            continue
-        for src, _ in node["inputs"]:
-            lines.append(f"  {_q(src)} -> {_q(node['name'])};")
-    lines.append("}")
-    return "\n".join(lines) + "\n"
-
 
 def _print_program(doc: CompileDoc, console: Any, top: int) -> None:
     from rich.table import Table
@@ -137,9 +104,10 @@ def compile_command(
         record = replace(record, inductor=_inductor(model, batch, seq, dtype_name, program, costed))
     doc = record.to_dict()
     if out is not None:
-        files: dict[str, str | bytes] = {"compile.json": json.dumps(doc, indent=1), "fusion.dot": program_dot(record, graph.to_dict())}
         from dfx.viz.dot import graphviz_available, render_dot
+        from dfx.viz.fusion import fusion_dot
 
+        files: dict[str, str | bytes] = {"compile.json": json.dumps(doc, indent=1), "fusion.dot": fusion_dot(record, graph.to_dict())}
         if graphviz_available():
             svg = render_dot(files["fusion.dot"], "svg")
             if svg is not None:
