@@ -90,6 +90,7 @@ def write_user_files(folder: Path) -> None:
     (folder / "lengths.bin").write_bytes(bytes(range(256)) * 4)
     (folder / "lengths.txt").write_text("10\n20\n30\n")
     (folder / "user.gif").write_bytes(b"GIF89a mine")
+    (folder / "tiny_dag.csv").write_text("node,inputs,time_s\na,,1\nb,a,3\n")
     _hf_configs(folder)
     _profiles(folder)
 
@@ -146,6 +147,10 @@ def write_analyses(folder: Path, doc: dict) -> None:
     (folder / "nan_time.json").write_text(text.replace('"time_s": 0.0', '"time_s": NaN', 1))
     (folder / "huge_number.json").write_text(text.replace('"time_s": 0.0', '"time_s": 1e400', 1))
     (folder / "duplicate_key.json").write_text(text.replace('{"schema"', '{"nodes": [], "schema"', 1))
+    (folder / "no_schema.json").write_text('{"a": 1}')
+    (folder / "list.json").write_text("[1, 2]")
+    (folder / "empty.json").write_text("")
+    (folder / "sim_doc.json").write_text(json.dumps({"schema": "dfx.simulation/1", "hardware": "h100"}))
 
 
 def _hf_configs(folder: Path) -> None:

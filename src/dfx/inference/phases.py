@@ -26,6 +26,7 @@ from enum import Enum
 from typing import Any, Callable, Sequence
 
 from dfx.errors import DfxError
+from dfx.limits import MAX_DIM, check_size
 
 __all__ = ["Phase", "PhaseRequest", "InferenceResult", "ProfileMetrics", "run_phase", "sum_over_steps"]
 
@@ -199,11 +200,15 @@ def _metrics(request: PhaseRequest, profile_id: str, prefill_s: float | None, de
 
 
 def check_request(request: PhaseRequest) -> None:
-    """A one-line :class:`DfxError` for a length or batch that is not a positive integer."""
+    """A one-line :class:`DfxError` for a length or batch that is not a positive integer up to 2**31 - 1."""
     for name, value in (("--batch", request.batch), ("--prompt-len", request.prompt_len),
                         ("--kv-len", request.kv_len), ("--output-len", request.output_len)):
         if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
             raise DfxError(f"{name} must be a positive integer, got {value!r}")
+        check_size(name, value, fix=f"give a smaller {name}")
+    if request.prompt_len + request.output_len > MAX_DIM:  # the last decode step's KV length
+        raise DfxError(f"--prompt-len + --output-len = {request.prompt_len + request.output_len:,} tokens is above "
+                       f"dfx's limit of {MAX_DIM:,} (2**31 - 1); give shorter lengths")
 
 
 def run_phase(

@@ -16,7 +16,6 @@ import typer
 from rich.console import Console
 
 from dfx.errors import DfxError
-from dfx.safe_load import load_json
 from dfx.report.files import check_targets
 
 __all__ = ["register", "simulate_command"]
@@ -49,10 +48,10 @@ def _document(model: str, hw: str, batch: Optional[int], seq: Optional[int], dty
     """The analysis export document: read from a saved ``.json`` file, or analysed now."""
     path = Path(model)
     if path.suffix.lower() == ".json" and path.is_file():
-        try:
-            doc = load_json(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise DfxError(f"cannot read analysis {str(path)!r}: {exc}") from None
+        from dfx.report.documents import read_document
+        from dfx.schema.ids import ANALYSIS_SCHEMAS_READ
+
+        doc = read_document(path, ANALYSIS_SCHEMAS_READ, writer="the analysis.json `dfx analyze --out DIR` writes")
         from dfx.report.doccheck import check_analysis_document
 
         check_analysis_document(doc, str(path))

@@ -429,11 +429,16 @@ def solve_dag(
     Raises
     ------
     DfxError
-        A bad table (:class:`DagFileError`), a cycle, ``pes < 1``, an unknown priority name, or
+        A bad table (:class:`DagFileError`), a cycle, ``pes`` below 1 or above the simulator's
+        budget (:data:`dfx.sim.api.MAX_PES`), an unknown priority name, or
         a row with flops and bytes but no ``hw``.
     """
     if isinstance(pes, bool) or not isinstance(pes, int) or pes < 1:
         raise DfxError(f"--pes must be an integer >= 1, got {pes!r}")
+    from dfx.sim.api import MAX_PES  # the simulator's budget: one schedule row per processor
+
+    if pes > MAX_PES:
+        raise DfxError(f"--pes {pes:,} is beyond the simulator's budget of {MAX_PES:,}; give fewer")
     nodes = tuple(source) if isinstance(source, (list, tuple)) and source and isinstance(source[0], HandNode) else read_dag(source)
     profile = None
     if hw is not None:

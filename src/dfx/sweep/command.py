@@ -71,6 +71,7 @@ def sweep(
                  "execution_model": _words(execution_model), "output_len": output_len, "max_points": max_points,
                  "parallel": (_words(chips) or []) + [p.strip() for p in parallel or [] if p.strip()] or None}
     spec = load_spec(spec_file, overrides)
+    _check_models(spec.models)
     if not no_report and not (out / SPEC_FILE).is_file():
         check_targets(out, list(REPORT_FILES), force=force)  # someone else's report.html: refuse up front
     err = Console(stderr=True)
@@ -94,6 +95,25 @@ def sweep(
         run = run_sweep(spec, out, workers=workers, ray=ray, ray_address=ray_address, force=force,
                         on_rows=on_rows, on_start=on_start)
     _finish(spec, run, out, no_report)
+
+
+def _check_models(models) -> None:
+    """Refuse a built-in name that does not exist, or a model file that is not there, before any point runs.
+
+    Every point of such a model would only be refused one by one (an exit status 0 and a table of
+    errors written into --out); a typo is the user's to fix first.
+    """
+    from dfx.errors import DfxError
+    from dfx.models.files import is_file_spec
+    from dfx.models.registry import describe
+
+    for name in models:
+        if is_file_spec(name):
+            path = Path(name.rpartition(":")[0] if ":" in name else name)
+            if not path.is_file():
+                raise DfxError(f"model file {str(path)!r} not found (sweep model {name!r})")
+        elif not name.startswith("hf:"):
+            describe(name)  # a ModelSpecError naming close matches
 
 
 def _finish(spec, run, out: Path, no_report: bool) -> None:

@@ -16,15 +16,17 @@ VALIDATION_HELP = ("A validation.json of this model (`dfx validate --out` or `--
                    "predicted-vs-measured scatter and its error figures.")
 
 
-def _read_json(path: Path) -> object:
-    from dfx.errors import DfxError
+def _read(path: Path, kind: str) -> dict:
+    """The ``kind`` document (analysis, simulation, validation) in ``path``, or one line saying what it is instead."""
+    from dfx.report.documents import read_document
+    from dfx.schema.ids import ANALYSIS_SCHEMAS_READ, SIMULATION_SCHEMA, VALIDATION_SCHEMA
 
-    from dfx.safe_load import load_json
-
-    try:
-        return load_json(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise DfxError(f"cannot read {path}: {exc}") from None
+    schemas, writer = {
+        "analysis": (ANALYSIS_SCHEMAS_READ, "the analysis.json `dfx analyze --out DIR` writes"),
+        "simulation": (SIMULATION_SCHEMA, "the simulation.json of `dfx simulate --out DIR` (or its --json)"),
+        "validation": (VALIDATION_SCHEMA, "the validation.json of `dfx validate --out DIR` (or its --json)"),
+    }[kind]
+    return read_document(path, schemas, writer=writer)
 
 
 def report(
@@ -48,12 +50,12 @@ def report(
 
     if level not in ("op", "module"):
         raise DfxError(f"--level must be op or module, got {level!r}")
-    doc = _read_json(analysis_json)
+    doc = _read(analysis_json, "analysis")
     from dfx.report.doccheck import check_analysis_document
 
     check_analysis_document(doc, str(analysis_json))
-    sim = _read_json(simulation) if simulation is not None else None
-    val = read_validation(_read_json(validation), source=str(validation)) if validation is not None else None
+    sim = _read(simulation, "simulation") if simulation is not None else None
+    val = read_validation(_read(validation, "validation"), source=str(validation)) if validation is not None else None
     written, notes = write_pictures(doc, out, force=force, color_by=color_by, level=level, simulation=sim,
                                     validation=val)
     err = Console(stderr=True, soft_wrap=True)

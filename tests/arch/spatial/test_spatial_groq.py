@@ -177,8 +177,15 @@ def test_decoder_tokens_per_second_70b(groq):
     assert r.tokens_per_s == pytest.approx(1 / latency)  # 275.3 tokens/s
     two = decoder_throughput(groq, 70e9, 8192, batch=1, in_flight=2)
     assert two.tokens_per_s == pytest.approx(2 / latency)  # the pipeline is far from full
-    full = decoder_throughput(groq, 70e9, 8192, batch=1, in_flight=1000)
-    assert full.tokens_per_s == pytest.approx(1 / (stage + hop))  # the slowest stage sets the rate
+    full = decoder_throughput(groq, 70e9, 8192, batch=1, in_flight=607)  # one batch per chip
+    # 607 * (stage + hop) > latency = 607 * stage + 606 * hop: the slowest stage sets the rate
+    assert full.tokens_per_s == pytest.approx(1 / (stage + hop))
+
+
+def test_more_batches_in_flight_than_chips_is_refused(groq):
+    # 607 chips hold 607 batches, one per stage; a 608th has no stage to be in
+    with pytest.raises(DfxError, match="608 is more batches than the 607-chip pipeline holds"):
+        decoder_throughput(groq, 70e9, 8192, batch=1, in_flight=608)
 
 
 def test_decoder_throughput_rejects_a_zero_batch(groq):

@@ -21,10 +21,12 @@ SCHEMA = TRITON_SCHEMA
 
 
 def _ints(text: str, count: int, flag: str) -> tuple[int, ...]:
+    from dfx.limits import check_size
+
     parts = [p.strip() for p in text.split(",")]
     if len(parts) != count or not all(p.isdigit() and int(p) > 0 for p in parts):
         raise DfxError(f"{flag} wants {count} positive integers separated by ',', got {text!r}")
-    return tuple(int(p) for p in parts)
+    return tuple(check_size(f"{flag} size", int(p), fix="give smaller sizes") for p in parts)
 
 
 def _branch(text: Optional[str]) -> tuple[float, float, float] | None:
@@ -62,6 +64,11 @@ def triton_command(
     given = [x is not None for x in (gemm_dims, pointwise, reduction)]
     if sum(given) != 1:
         raise DfxError("give exactly one of --gemm M,K,N, --pointwise N or --reduction ROWS,COLS")
+    from dfx.limits import check_size
+
+    for flag, value in (("--pointwise", pointwise), ("--batch", batch)):
+        if value is not None:
+            check_size(flag, value)
     profile = api.gpu_profile(hw)
     if gemm_dims is not None:
         m, k, n = _ints(gemm_dims, 3, "--gemm")

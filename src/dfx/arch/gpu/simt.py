@@ -216,6 +216,11 @@ class Waves:
                 "tail_fill": self.tail_fill, "efficiency": self.efficiency}
 
 
+# Each wave is timed on its own (its panels, its L2 reuse): about 25 us of CPU here, so a million
+# waves is about 25 s for one kernel; beyond it a kernel is refused, not computed for minutes.
+MAX_WAVES = 1_000_000
+
+
 def waves(programs: int, sms: int, blocks_per_sm: int) -> Waves:
     """``waves = ceil(programs / (SMs x blocks per SM))``, with the tail the last one leaves.
 
@@ -224,9 +229,18 @@ def waves(programs: int, sms: int, blocks_per_sm: int) -> Waves:
     >>> w = waves(1024, 132, 1)          # 1024 = 7 * 132 + 100
     >>> w.count, w.tail_programs
     (8, 100)
+
+    Raises
+    ------
+    DfxError
+        No programs, SMs or blocks, or more than :data:`MAX_WAVES` waves (a budget: each is timed).
     """
     if programs < 1 or sms < 1 or blocks_per_sm < 1:
         raise DfxError(f"waves need >= 1 program, SM and block per SM, got {programs}, {sms}, {blocks_per_sm}")
+    count = -(-programs // (sms * blocks_per_sm))
+    if count > MAX_WAVES:
+        raise DfxError(f"a kernel of {programs:,} programs runs {count:,} waves, beyond dfx's budget of "
+                       f"{MAX_WAVES:,} waves per kernel (each is timed); give smaller sizes")
     return Waves(programs, sms * blocks_per_sm)
 
 

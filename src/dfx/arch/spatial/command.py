@@ -113,8 +113,12 @@ def groq(
     from dfx.errors import DfxError
     from dfx.hardware import load_profile
 
+    from dfx.limits import check_size
+
     if dtype.lower() not in _DTYPE_BYTES:
         raise DfxError(f"unknown --dtype {dtype!r}; expected one of {', '.join(sorted(set(_DTYPE_BYTES)))}")
+    for flag, value in (("--hidden", hidden), ("--batch", batch), ("--in-flight", in_flight)):
+        check_size(flag, value)
     result = decoder_throughput(
         load_profile(hw), parameters, hidden, batch=batch, bytes_per_parameter=_DTYPE_BYTES[dtype.lower()], in_flight=in_flight,
     )

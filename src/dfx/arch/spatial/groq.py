@@ -231,7 +231,8 @@ def decoder_throughput(
     Raises
     ------
     DfxError
-        On a non-positive size, batch or ``in_flight``, or a profile without the TSP figures.
+        On a non-positive size, batch or ``in_flight``, more batches in flight than the pipeline has
+        chips (stages), or a profile without the TSP figures.
     """
     if not math.isfinite(parameters) or parameters > MAX_PARAMETERS:
         raise DfxError(f"decoder_throughput: parameters must be a finite count up to {MAX_PARAMETERS:.0e}, got {parameters!r}")
@@ -239,6 +240,9 @@ def decoder_throughput(
         raise DfxError("decoder_throughput: parameters, hidden size, batch, in_flight and bytes per parameter must be positive")
     org = TspOrganisation.from_profile(profile)
     chips = chips_needed(parameters * bytes_per_parameter, org.sram_bytes)
+    if in_flight > chips:  # one batch per chip fills the pipeline; more have no stage to be in
+        raise DfxError(f"--in-flight {in_flight:,} is more batches than the {chips:,}-chip pipeline holds (one per "
+                       f"chip); give at most {chips:,}")
     per_chip = parameters / chips
     busy = max(
         org.cycles_for_bytes(per_chip * bytes_per_parameter, org.sram_bytes_per_s),  # read the slice
