@@ -8,7 +8,8 @@ of dfx but :mod:`dfx.errors`, and never torch.
 
 Records: ``dfx.analysis/1`` (:mod:`dfx.schema.analysis`), ``dfx.compile/1`` (:mod:`~dfx.schema.compile`),
 ``dfx.simulation/1`` (:mod:`~dfx.schema.simulation`), ``dfx.validation/1`` (:mod:`~dfx.schema.validation`),
-``dfx.calibration/1`` (:mod:`~dfx.schema.calibration`), ``dfx.sweep/1`` (:mod:`~dfx.schema.sweep`). Every
+``dfx.calibration/1`` (:mod:`~dfx.schema.calibration`), ``dfx.sweep/1`` (:mod:`~dfx.schema.sweep`),
+``dfx.dag/1`` (:mod:`~dfx.schema.dag`). Every
 document's tag, with or without a record, is a constant of :mod:`dfx.schema.ids`
 (``tests/schema/test_schema_ids.py``). Formats and migrations: ``docs/export-format.md``.
 """

@@ -44,11 +44,13 @@ import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Iterable, Mapping, Sequence
 
 import networkx as nx
 
 from dfx.errors import DfxError
+from dfx.schema.dag import DagDoc, DagMemoryRecord, DagNodeRecord, DagPathRecord, DagRunRecord, DagStepRecord
 from dfx.schema.ids import DAG_SCHEMA
 from dfx.sim.dag import from_networkx
 from dfx.sim.engine import Schedule, run_dynamic
@@ -341,39 +343,34 @@ class DagResult:
         """``max(critical path, work / N)``: no schedule on N processors beats it."""
         return max(self.critical_path.time_s, self.work_s / self.pes)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_record(self) -> DagDoc:
+        """The document ``dfx.dag/1`` as its record (``dfx.schema.dag``)."""
         sched = self.schedule
-        rows = []
-        for node, t in zip(self.nodes, self.times):
-            rows.append({
-                "name": node.name, "inputs": list(node.inputs), "flops": node.flops, "bytes": node.bytes,
-                "output_bytes": node.output_bytes, "time_s": t.time_s, "time_given": t.given,
-                "intensity_flop_per_byte": t.intensity_flop_per_byte, "bound": t.bound,
-                "bound_off_chip": t.bound_off_chip, "bound_on_chip": t.bound_on_chip,
-            })
+        rows = tuple(
+            DagNodeRecord(name=node.name, inputs=tuple(node.inputs), flops=node.flops, bytes=node.bytes,
+                          output_bytes=node.output_bytes, time_s=t.time_s, time_given=t.given,
+                          intensity_flop_per_byte=t.intensity_flop_per_byte, bound=t.bound,
+                          bound_off_chip=t.bound_off_chip, bound_on_chip=t.bound_on_chip)
+            for node, t in zip(self.nodes, self.times)
+        )
         fits = None if self.capacity_bytes is None else self.peak_live_bytes <= self.capacity_bytes
-        return {
-            "schema": SCHEMA,
-            "hardware": self.hardware,
-            "ridges_flop_per_byte": dict(self.ridges_flop_per_byte),
-            "pes": self.pes,
-            "priority": list(self.priority),
-            "nodes": rows,
-            "firing_steps": [list(s) for s in self.firing_steps],
-            "critical_path": {"time_s": self.critical_path.time_s, "nodes": list(self.critical_path.nodes)},
-            "work_s": self.work_s,
-            "lower_bound_s": self.lower_bound_s,
-            "makespan_s": self.makespan_s,
-            "schedule": [
-                {"name": n, "pe": sched.pe[i], "start_s": sched.start_s[i], "end_s": sched.end_s[i]}
-                for i, n in sorted(enumerate(self.names), key=lambda x: (sched.start_s[x[0]], sched.pe[x[0]]))
-            ],
-            "timeline": [
-                {"time_s": s.time_s, "finished": list(s.finished), "ready": list(s.ready), "fired": list(s.fired)}
-                for s in self.steps
-            ],
-            "memory": {"peak_bytes": self.peak_live_bytes, "capacity_bytes": self.capacity_bytes, "fits": fits},
-        }
+        order = sorted(enumerate(self.names), key=lambda x: (sched.start_s[x[0]], sched.pe[x[0]]))
+        return DagDoc(
+            schema=SCHEMA, hardware=self.hardware, ridges_flop_per_byte=MappingProxyType(dict(self.ridges_flop_per_byte)),
+            pes=self.pes, priority=tuple(self.priority), nodes=rows,
+            firing_steps=tuple(tuple(s) for s in self.firing_steps),
+            critical_path=DagPathRecord(time_s=self.critical_path.time_s, nodes=tuple(self.critical_path.nodes)),
+            work_s=self.work_s, lower_bound_s=self.lower_bound_s, makespan_s=self.makespan_s,
+            schedule=tuple(DagRunRecord(name=n, pe=sched.pe[i], start_s=sched.start_s[i], end_s=sched.end_s[i])
+                           for i, n in order),
+            timeline=tuple(DagStepRecord(time_s=s.time_s, finished=tuple(s.finished), ready=tuple(s.ready),
+                                         fired=tuple(s.fired)) for s in self.steps),
+            memory=DagMemoryRecord(peak_bytes=self.peak_live_bytes, capacity_bytes=self.capacity_bytes, fits=fits),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The document ``dfx.dag/1`` (``docs/dag.md``)."""
+        return self.to_record().to_dict()
 
 
 def _ridges(profile: Any) -> dict[str, float]:
