@@ -8,6 +8,7 @@ This package is torch-free: it reads only :mod:`dfx.ir` specs.
 
 from dfx.costs import (  # noqa: F401  (imported for their @register_cost side effect)
     rules_attention,
+    rules_composite,
     rules_backward,
     rules_conv,
     rules_einsum,
