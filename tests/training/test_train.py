@@ -280,3 +280,14 @@ def test_gpt2_block_kept_for_backward_against_korthikanti():
     # the layer norms' mean and rstd 2 * 2 * 1024 * 4 = 16,384 and the log-sum-exp 12*1024*4 = 49,152.
     t = dfx.analyze("gpt2-block", train=True, hardware=[]).to_dict()["training"]
     assert t["saved_activation_bytes"] + t["saved_input_bytes"] == 50_331_648 + 16_384 + 49_152
+    # torch.compile's min-cut partitioner, run on the same joint graph, recomputes nothing here
+    assert t["min_cut_saved_bytes"] == 50_331_648 + 16_384 + 49_152
+
+
+def test_min_cut_partitioner_keeps_less_where_recomputing_is_cheap():
+    # llama-layer, seq 64, fp32: the RMSNorms' fp32 upcasts, RoPE and SwiGLU's pointwise ops are
+    # cheaper to recompute in the backward than to keep; the min-cut partitioner keeps less than
+    # eager autograd, never more
+    t = dfx.analyze("llama-layer", seq=64, train=True, hardware=[]).to_dict()["training"]
+    eager = t["saved_activation_bytes"] + t["saved_input_bytes"]
+    assert 0 < t["min_cut_saved_bytes"] < eager

@@ -195,6 +195,7 @@ def capture_joint(model: torch.nn.Module, args: Any = (), kwargs: dict[str, Any]
                 # "am I being compiled" (Hugging Face's masks) takes its traceable path
                 exported = _untied(torch.export.export(wrapper, inputs, strict=False).module())
                 gm, sig = aot_export_module(exported, inputs, trace_joint=True, output_loss_index=0)
+                min_cut = _min_cut_saved_bytes(exported, inputs, mode, skip=len(sig.buffers_to_mutate) + 1)
         except CaptureError:
             raise
         except Exception as exc:  # AOTAutograd fails in many ways; name the first line and where
@@ -212,8 +213,46 @@ def capture_joint(model: torch.nn.Module, args: Any = (), kwargs: dict[str, Any]
         ("joint_gradients", json.dumps(gradients, sort_keys=True)),
         ("joint_loss", sig.user_outputs[0]),
         ("joint_loss_kind", kinds[0]),
-    )
+    ) + ((("min_cut_saved_bytes", str(min_cut)),) if min_cut is not None else ())
     return replace(graph, meta=meta)
+
+
+def _min_cut_saved_bytes(module: torch.fx.GraphModule, inputs: tuple, mode: FakeTensorMode, skip: int) -> int | None:
+    """Bytes torch.compile's partitioner passes from forward to backward, or ``None`` if it fails.
+
+    ``aot_module_simplified`` with ``min_cut_rematerialization_partition`` (Inductor's default)
+    splits the joint graph; the forward's outputs after the ``skip`` mutated buffers and the loss
+    are what it saves. Each is followed through views to the tensor holding its data, counted once;
+    parameters and buffers (resident anyway) are left out.
+    """
+    from torch._functorch.aot_autograd import aot_module_simplified
+    from torch._functorch.partitioners import min_cut_rematerialization_partition
+
+    graphs: list[torch.fx.GraphModule] = []
+
+    def keep(gm: torch.fx.GraphModule, _: Any) -> torch.fx.GraphModule:
+        graphs.append(gm)
+        return gm
+
+    try:
+        with mode:
+            aot_module_simplified(module, list(inputs), fw_compiler=keep, bw_compiler=keep,
+                                  partition_fn=min_cut_rematerialization_partition)
+    except Exception:  # the partitioner is a second opinion: without it the step is still analysed
+        return None
+    if not graphs:
+        return None
+    placeholders = [n for n in graphs[0].graph.nodes if n.op == "placeholder"]
+    state = set(placeholders[: len(list(module.parameters())) + len(list(module.buffers()))])
+    outputs = next(n for n in graphs[0].graph.nodes if n.op == "output").args[0]
+    held: dict[str, int] = {}
+    for node in outputs[skip:]:
+        while node.op == "call_function" and getattr(node.target, "is_view", False):
+            node = node.args[0]  # the tensor holding a view's data
+        val = node.meta.get("val")
+        if node not in state and isinstance(val, torch.Tensor):
+            held[node.name] = val.numel() * val.element_size()
+    return sum(held.values())
 
 
 def _untied(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:

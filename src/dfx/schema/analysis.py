@@ -317,6 +317,7 @@ class TrainingRecord(Record):
     saved_input_bytes: int = key(as_int)
     saved_tensors: tuple[str, ...] = key(as_str_tuple)
     gradients: Mapping[str, str] = key(_str_map)
+    min_cut_saved_bytes: int | None = key(as_int, absent=None, omit=None)  # torch.compile's partitioner's choice
 
 
 @_record

@@ -5,25 +5,30 @@ from __future__ import annotations
 from typing import Any
 
 from dfx.report.console import format_bytes, format_flops
+from dfx.schema.analysis import read_analysis
 
 __all__ = ["print_training", "training_lines"]
 
 
 def training_lines(doc: dict[str, Any]) -> list[str]:
     """Three lines: the FLOPs split, the memory a step holds, the optimizer step."""
-    t = doc["training"]
-    total = t["forward_flops"] + t["backward_flops"] + t["optimizer_flops"]
-    share = t["backward_flops"] / t["forward_flops"] if t["forward_flops"] else 0.0
+    t = read_analysis(doc).training
+    if t is None:
+        return []
+    total = t.forward_flops + t.backward_flops + t.optimizer_flops
+    share = t.backward_flops / t.forward_flops if t.forward_flops else 0.0
+    min_cut = ("" if t.min_cut_saved_bytes is None
+               else f" (torch.compile's min-cut partitioner keeps {format_bytes(t.min_cut_saved_bytes)})")
     return [
-        f"training step (loss: {t['loss']}, optimizer: {t['optimizer']}): forward {format_flops(t['forward_flops'])}, "
-        f"backward {format_flops(t['backward_flops'])} ({share:.2f}x forward), optimizer "
-        f"{format_flops(t['optimizer_flops'])}; {format_flops(total)} in all",
-        f"  memory: parameters {format_bytes(t['trainable_parameter_bytes'])}, gradients "
-        f"{format_bytes(t['gradient_bytes'])}, optimizer state {format_bytes(t['optimizer_state_bytes'])} "
-        f"({t['optimizer_state_dtype']}), kept for backward {format_bytes(t['saved_activation_bytes'])} of "
-        f"activations + {format_bytes(t['saved_input_bytes'])} of inputs",
-        f"  optimizer step: {t['optimizer_flops_per_parameter']} FLOPs per parameter over "
-        f"{t['trainable_parameter_count']:,} parameters, {format_bytes(t['optimizer_bytes'])} moved",
+        f"training step (loss: {t.loss}, optimizer: {t.optimizer}): forward {format_flops(t.forward_flops)}, "
+        f"backward {format_flops(t.backward_flops)} ({share:.2f}x forward), optimizer "
+        f"{format_flops(t.optimizer_flops)}; {format_flops(total)} in all",
+        f"  memory: parameters {format_bytes(t.trainable_parameter_bytes)}, gradients "
+        f"{format_bytes(t.gradient_bytes)}, optimizer state {format_bytes(t.optimizer_state_bytes)} "
+        f"({t.optimizer_state_dtype}), kept for backward {format_bytes(t.saved_activation_bytes)} of "
+        f"activations + {format_bytes(t.saved_input_bytes)} of inputs{min_cut}",
+        f"  optimizer step: {t.optimizer_flops_per_parameter} FLOPs per parameter over "
+        f"{t.trainable_parameter_count:,} parameters, {format_bytes(t.optimizer_bytes)} moved",
     ]
 
 

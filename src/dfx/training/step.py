@@ -10,7 +10,8 @@ A joint graph (:func:`dfx.capture.joint.capture_joint`) plus the optimizer node
   that holds the data; parameters and buffers stay resident anyway and are not counted, the loss
   is a forward output (its seed reads only its shape). This is what eager autograd saves and what
   AOTAutograd's default partitioner passes from forward to backward; torch.compile's min-cut
-  partitioner may recompute cheap pointwise ops in the backward and keep less.
+  partitioner may recompute cheap pointwise ops in the backward and keep less: its choice, where
+  capture could ask it, is ``min_cut_saved_bytes``.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ class TrainingStep:
     saved_input_bytes: int
     saved_tensors: tuple[str, ...]
     gradients: Mapping[str, str]
+    min_cut_saved_bytes: int | None = None
 
     def to_record(self) -> TrainingRecord:
         return TrainingRecord(
@@ -61,6 +63,7 @@ class TrainingStep:
             forward_flops=self.forward_flops, backward_flops=self.backward_flops, backward_nodes=self.backward_nodes,
             saved_activation_bytes=self.saved_activation_bytes, saved_input_bytes=self.saved_input_bytes,
             saved_tensors=self.saved_tensors, gradients=MappingProxyType(dict(self.gradients)),
+            min_cut_saved_bytes=self.min_cut_saved_bytes,
         )
 
 
@@ -137,6 +140,7 @@ def training_step(costed: CostedGraph) -> TrainingStep:
         saved_input_bytes=sum(inputs.values()),
         saved_tensors=tuple(dict.fromkeys(src for src, _ in sorted(saved, key=lambda k: order[k[0]]))),
         gradients={p: g for p, (_, g) in gradients.items()},
+        min_cut_saved_bytes=int(meta["min_cut_saved_bytes"]) if "min_cut_saved_bytes" in meta else None,
     )
 
 
