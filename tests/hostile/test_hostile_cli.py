@@ -138,6 +138,7 @@ CASES = [
     case("calibrate --budget-s 1e300", "--budget-s must be a number of seconds above 0"),
     case("calibrate --device tpu", "tpu"),
     case("validate mlp --calibration lengths.bin", "--calibration"),
+    case("validate mlp --compiled --device cuda", "--compiled runs Inductor's C++ backend on the CPU only"),
     case("buckets --dist uniform:1:100 --buckets 16,128 --out ''", "'--out': is empty"),
     case("buckets --dist uniform:1:100 --optimize 0", "--optimize K needs an integer K >= 1"),
     case("buckets --lengths lengths.txt --dist uniform:1:3 --buckets 16", "give exactly one of --lengths FILE or --dist"),
