@@ -205,3 +205,16 @@ def test_parallel_axis_equals_analyze_with_chips_and_parallel(full_sweep, tmp_pa
     assert [c for c, _ in curves["gpt2-block"]["nvidia-h100-sxm"]] == [1, 2, 4]
     written = {p.name for p in write_report(list(rows.values()), out)}
     assert "tokens_per_s_vs_chips.png" in written
+
+
+def test_groups_with_cached_graphs_are_known_before_running(spec, full_sweep):
+    from dfx.sweep import load_spec
+    from dfx.sweep.evaluate import graph_on_disk
+
+    cache = str(full_sweep[0] / CACHE_DIR)
+    # every graph of the full sweep is on disk: the pool forks at once, with nothing to warm up
+    assert all(graph_on_disk(g.to_task(), cache) for g in spec.groups())
+    other = load_spec(None, {"models": ["bert-layer"], "hardware": ["ibm-spyre"], "seq": [40], "batch": [1]})
+    assert not any(graph_on_disk(g.to_task(), cache) for g in other.groups())
+    fp8 = load_spec(None, {"models": ["bert-layer"], "hardware": ["ibm-spyre"], "seq": [8], "batch": [1], "dtype": ["fp8"]})
+    assert all(graph_on_disk(g.to_task(), cache) for g in fp8.groups())  # fp8 re-prices the bf16 graph

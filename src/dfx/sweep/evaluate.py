@@ -26,7 +26,7 @@ from typing import Any
 from dfx.errors import DfxError
 from dfx.sweep.spec import FORWARD
 
-__all__ = ["METRICS", "costed_graph", "run_group"]
+__all__ = ["METRICS", "costed_graph", "graph_on_disk", "run_group"]
 
 # The numbers a row carries besides its key (docs/sweeps.md, "The results table").
 METRICS = ("latency_s", "tokens_per_s", "ttft_s", "tpot_s", "total_s", "flops", "bytes", "chips")
@@ -75,6 +75,16 @@ def costed_graph(model: str, batch: int, seq: int, dtype: str, method: str, cach
     if path is not None:
         _write_atomic(path, graph.to_json())
     return annotate(graph)
+
+
+def graph_on_disk(task: dict[str, Any], cache_dir: str | None) -> bool:
+    """Whether a forward task's graph is already in the cache folder (nothing to capture for it)."""
+    from dfx.costs.precision import Precision
+
+    if cache_dir is None or task["phase"] != FORWARD:
+        return False
+    key = (task["model"], task["batch"], task["seq"], Precision.of(task["dtype"]).capture, task["method"])
+    return _graph_cache_path(cache_dir, key).is_file()
 
 
 def _write_atomic(path: Path, text: str) -> None:

@@ -19,7 +19,7 @@ from dfx.errors import DfxError
 from dfx.schema.errors import SchemaError
 from dfx.schema.ids import SWEEP_SCHEMA
 from dfx.schema.sweep import SweepDoc, read_sweep
-from dfx.sweep.evaluate import run_group
+from dfx.sweep.evaluate import graph_on_disk, run_group
 from dfx.sweep.spec import Group, SweepSpec
 from dfx.sweep.table import ResultsTable
 
@@ -96,12 +96,15 @@ def _pool(tasks: list[dict[str, Any]], cache: str, workers: int) -> Iterator[lis
         # each bucket's symbolic export is made once by whoever meets it first (dfx.sweep.graphs):
         # run the first group of each model's buckets here, so the forked workers start warm and
         # share those exports instead of making one each.
+        # Groups whose graphs are already in the cache folder capture nothing: they need no warm-up.
         first = {}
         for i, t in enumerate(tasks):
-            first.setdefault((t["model"], t["dtype"], t["phase"], t["batch"] == 1, t["seq"] == 1), i)
-        for i in first.values():
+            if not graph_on_disk(t, cache):
+                first.setdefault((t["model"], t["dtype"], t["phase"], t["batch"] == 1, t["seq"] == 1), i)
+        warm = set(first.values())
+        for i in sorted(warm):
             yield run_group(tasks[i], cache)
-        tasks = [t for i, t in enumerate(tasks) if i not in set(first.values())]
+        tasks = [t for i, t in enumerate(tasks) if i not in warm]
     with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
         futures = [pool.submit(run_group, t, cache) for t in tasks]
         try:
