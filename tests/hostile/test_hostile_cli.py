@@ -203,6 +203,13 @@ CASES = [
     case("analyze hf:llama-2-7b --phase generate --prompt-len 8 --output-len 1000000000000", "--output-len 1,000,000,000,000"),
     case("analyze hf:llama-2-7b --phase generate --prompt-len 2000000000 --output-len 2000000000",
          "--prompt-len + --output-len = 4,000,000,000 tokens is above"),
+    # values that were accepted silently: a negative capacity, NaN FLOPs, warps Triton cannot launch
+    case("dag tiny_dag.csv --capacity -5M", "--capacity must be a size above 0 such as 32MB, got '-5M'"),
+    case("triton --reduction 4,4 --hw h100 --flops-per-element nan", "--flops-per-element must be a finite number"),
+    case("triton --pointwise 16 --hw h100 --flops-per-element -1", "--flops-per-element must be at least 0"),
+    case("triton --gemm 64,64,64 --hw h100 --warps 0 --block 64,64,32", "--warps must be a power of two from 1 to 32"),
+    case("triton --gemm 64,64,64 --hw h100 --warps 3 --block 64,64,32", "--warps must be a power of two from 1 to 32"),
+    case("triton --gemm 64,64,64 --hw h100 --stages 0 --block 64,64,32", "--stages must be a positive integer"),
     # a sweep of a model that does not exist is refused before any point runs (it wrote out/ and exited 0)
     case("sweep -m nothere --hw h100", "unknown model 'nothere'"),
     case("sweep -m gpt2-blok --hw h100", "did you mean gpt2-block"),

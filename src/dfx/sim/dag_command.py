@@ -108,6 +108,8 @@ def register(app: typer.Typer) -> None:
                 capacity_bytes = parse_quantity(text + "B" if text[-1:] in "kMGTPi" else text, "bytes")
             except ValueError as exc:
                 raise DfxError(f"bad --capacity {capacity!r}: {exc}") from None
+            if not capacity_bytes > 0:
+                raise DfxError(f"--capacity must be a size above 0 such as 32MB, got {capacity!r}")
         record = solve_dag(file, hw=hw, pes=pes, priority=priority, capacity_bytes=capacity_bytes).to_record()
         if as_json:
             sys.stdout.write(json.dumps(record.to_dict(), indent=1) + "\n")

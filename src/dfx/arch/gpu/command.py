@@ -18,6 +18,7 @@ from dfx.schema.ids import TRITON_SCHEMA
 __all__ = ["register", "triton_command"]
 
 SCHEMA = TRITON_SCHEMA
+_NUM_WARPS = (1, 2, 4, 8, 16, 32)  # a Triton program's warps: a power of two, at most 32 (1,024 threads)
 
 
 def _ints(text: str, count: int, flag: str) -> tuple[int, ...]:
@@ -64,11 +65,16 @@ def triton_command(
     given = [x is not None for x in (gemm_dims, pointwise, reduction)]
     if sum(given) != 1:
         raise DfxError("give exactly one of --gemm M,K,N, --pointwise N or --reduction ROWS,COLS")
-    from dfx.limits import check_size
+    from dfx.limits import check_finite, check_size
 
     for flag, value in (("--pointwise", pointwise), ("--batch", batch)):
         if value is not None:
             check_size(flag, value)
+    check_finite("--flops-per-element", flops, low=0.0)
+    if warps is not None and warps not in _NUM_WARPS:  # Triton rounds nothing: num_warps is a power of two
+        raise DfxError(f"--warps must be a power of two from 1 to 32 (Triton's num_warps), got {warps}")
+    if stages is not None and stages < 1:
+        raise DfxError(f"--stages must be a positive integer (Triton's num_stages), got {stages}")
     profile = api.gpu_profile(hw)
     if gemm_dims is not None:
         m, k, n = _ints(gemm_dims, 3, "--gemm")
