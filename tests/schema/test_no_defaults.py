@@ -61,6 +61,7 @@ NOT_DOCUMENTS = {
     ("report/doccheck.py", "edge"): "checks a saved analysis before read_analysis",
     ("report/doccheck.py", "doc"): "checks a saved analysis before read_analysis",
     ("report/doccheck.py", "summary"): "checks a saved analysis before read_analysis",
+    ("report/documents.py", "doc"): "names what a file is by its schema tag (absent: not a dfx document), before a record reads it",
     # documents without a dfx.schema record yet (docs/export-format.md, "Documents"): dfx.graph/1
     # and the command reports below. TODO: records for them, then these entries go.
     ("ir/graph.py", "data"): "dfx.graph/1, read by Graph.from_dict (optional keys of older graphs)",
