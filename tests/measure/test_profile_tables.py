@@ -96,7 +96,7 @@ def test_analyze_compiled_with_the_calibrated_profile_equals_validate_compiled(c
     assert v.end_to_end.predicted_s == pytest.approx(a.hardware[0].serial_time_s)
 
 
-def test_calibrate_writes_its_tables_into_the_profile():
+def test_calibrate_writes_its_tables_into_the_profile(tmp_path):
     sample = Sample(1e11, 1e-3, 5, "made up")
     cal = Calibration(
         device="cpu", device_name="test", torch_version="0", threads=2, date="2026-12-01 15:00 UTC",
@@ -106,7 +106,9 @@ def test_calibrate_writes_its_tables_into_the_profile():
         gemm_table=tuple(GemmRate(r, k, n, 1e10) for r in (1, 16) for k in (64, 512) for n in (64, 512)),
         reference_flop_per_s=5e10,
     )  # fmt: skip
-    profile = parse_profile(cal.to_profile(), "calibrated")
+    path = tmp_path / "my-cpu.yaml"
+    path.write_text(yaml.safe_dump(cal.to_profile(), sort_keys=False))  # as `dfx calibrate --out` writes it
+    profile = load_profile(str(path))
     assert MachineModel.from_profile(profile) == MachineModel.from_calibration(cal.to_dict())
     assert "dfx calibrate" in profile.sources["calibrated"]
 

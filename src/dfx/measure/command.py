@@ -45,7 +45,7 @@ def calibrate_command(
     force: bool = typer.Option(False, "--force", help="Overwrite --out if it exists."),
     as_json: bool = typer.Option(False, "--json", help="Print the dfx.calibration/1 document."),
     budget_s: float = typer.Option(45.0, "--budget-s", help="Roughly how many seconds to spend measuring."),
-    allow_busy: bool = typer.Option(False, "--allow-busy", help="Keep the figures when the machine was too busy to trust them (the verdict line says why); by default calibrate refuses."),
+    allow_busy: bool = typer.Option(False, "--allow-busy", help="Keep the figures when the machine was too busy to trust them (the verdict line says why); by default calibrate refuses. A memory hierarchy that contradicts itself is refused either way."),
 ) -> None:
     """Measure this machine (GEMM peak, bandwidth per cache level, per-op overhead) as a hardware profile."""
     import yaml
