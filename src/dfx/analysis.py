@@ -363,7 +363,28 @@ def evaluate_on(costed: CostedGraph, profile: Any, *, execution_model: Any = Non
     profile's runtime whose achieved fractions time the nodes (``None``: the ideal roofline).
     ``eager=False`` leaves a compiled GPU's eager numbers out (a second evaluation no latency reads;
     ``dfx sweep`` wants only the latency).
+
+    It is ``place_on(evaluate_one_chip(...), costed, profile, split)``: a sweep over splits
+    evaluates one chip once and places that result on each split.
     """
+    return place_on(evaluate_one_chip(costed, profile, execution_model=execution_model, runtime=runtime, eager=eager),
+                    costed, profile, split)
+
+
+def place_on(result: Any, costed: CostedGraph, profile: Any, split: Any = None):
+    """``result`` (:func:`evaluate_one_chip`) spread over ``split``'s chips, as :func:`evaluate_on` does.
+
+    Raises
+    ------
+    DfxError
+        A split the model or machine cannot take (:func:`dfx.parallel.place`).
+    """
+    return _placed(result, costed, profile, split)
+
+
+def evaluate_one_chip(costed: CostedGraph, profile: Any, *, execution_model: Any = None, runtime: str | None = None,
+                      eager: bool = True):
+    """:func:`evaluate_on` on one chip, before :func:`place_on` spreads it over chips (same parameters)."""
     from dfx.arch import arch_model_for
     from dfx.hardware import Kind
     from dfx.roofline import ExecutionModel, evaluate
@@ -378,8 +399,7 @@ def evaluate_on(costed: CostedGraph, profile: Any, *, execution_model: Any = Non
         extras["eager"] = _eager_summary(
             evaluate(costed, profile, execution_model=ExecutionModel.EAGER, runtime=runtime, **timer)
         )
-    result = evaluate(costed, profile, execution_model=model, extras=extras, runtime=runtime, **timer)
-    return _placed(result, costed, profile, split)
+    return evaluate(costed, profile, execution_model=model, extras=extras, runtime=runtime, **timer)
 
 
 def _calibrated_timer(costed: CostedGraph, profile: Any) -> dict[str, Any]:

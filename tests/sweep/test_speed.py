@@ -56,3 +56,19 @@ def test_peak_activations_are_computed_once_per_graph_not_per_profile():
     assert plan._peak_activation_bytes(a) == fresh(a)
     assert plan._peak_activation_bytes(b) == fresh(b) != fresh(a)  # another graph is never served a's peak
     assert plan._peak_activation_bytes(a) == fresh(a)
+
+
+def test_one_chip_is_evaluated_once_for_every_split(monkeypatch):
+    import dfx.analysis as analysis
+    from dfx.sweep.evaluate import run_group
+    from dfx.sweep.spec import load_spec
+
+    spec = load_spec(None, {"models": ["bert-layer"], "hardware": ["nvidia-h100-sxm"], "seq": [8], "batch": [2],
+                            "parallel": ["auto", 1, 2, 4, "tp=2,pp=1"]})
+    calls = []
+    real = analysis.evaluate_one_chip
+    monkeypatch.setattr(analysis, "evaluate_one_chip", lambda *a, **k: calls.append(1) or real(*a, **k))
+    rows = run_group(spec.groups()[0].to_task())
+    assert len(rows) == 5 and len(calls) == 1  # 5 splits of one (profile, execution model): one evaluation
+    a = dfx.analyze("bert-layer", hardware=["nvidia-h100-sxm"], batch=2, seq=8, dtype="bf16", chips=4)
+    assert rows[3]["latency_s"] == a.hardware[0].latency_s

@@ -5,12 +5,14 @@
 the same function on the same data and give the same rows.
 
 A forward point is evaluated exactly as ``dfx.analyze(model, hardware=[profile], batch=, seq=,
-dtype=, execution_model=)`` does it: :func:`dfx.analysis.capture_spec`, :func:`dfx.costs.annotate`,
-:func:`dfx.analysis.evaluate_on`; the graph is captured once per (model, batch, seq, dtype) and
-kept (in this process, and as ``dfx.graph/1`` JSON in the sweep's cache folder, so a resumed sweep
-does not capture again). Sizes of one model share one symbolic capture per bucket
-(:mod:`dfx.sweep.graphs`): each further size is a substitution, equal to its concrete capture. A phase point calls ``dfx.analyze(..., phase=...)`` itself; its steps are
-captured once per process by :func:`dfx.inference.steps.capture_step`.
+dtype=, execution_model=, chips= or parallel=)`` does it: :func:`dfx.analysis.capture_spec`,
+:func:`dfx.costs.annotate`, :func:`dfx.analysis.evaluate_on` (as its two halves: one chip evaluated
+once per profile and execution model, then placed on each split of the ``parallel`` axis). The
+graph is kept (in this process, and as ``dfx.graph/1`` JSON in the sweep's cache folder, so a
+resumed sweep does not capture again); sizes of one model share one symbolic capture per bucket
+(:mod:`dfx.sweep.graphs`): each further size is a substitution, equal to its concrete capture. A
+phase point calls ``dfx.analyze(..., phase=...)`` itself; its steps are captured once per process by
+:func:`dfx.inference.steps.capture_step`.
 """
 
 from __future__ import annotations
@@ -115,7 +117,7 @@ def _row(task: dict[str, Any], hardware: str, execution_model: str, parallel: st
 
 
 def _forward_rows(task: dict[str, Any], cache_dir: str | None) -> list[dict[str, Any]]:
-    from dfx.analysis import evaluate_on
+    from dfx.analysis import evaluate_one_chip, place_on
     from dfx.costs.precision import Precision
 
     # as dfx.analyze does it: capture in the precision's capture dtype (bf16 for fp8/int8), and
@@ -127,10 +129,13 @@ def _forward_rows(task: dict[str, Any], cache_dir: str | None) -> list[dict[str,
     total = costed.total
     tokens = task["batch"] * task["seq"]
     rows = []
+    one_chip: dict[tuple[str, str], Any] = {}  # (hw, em) -> its one-chip result, placed on every split asked
     for hw, em, par in task["points"]:
+        profile = _profile(task["profile_refs"][hw])
         try:
-            result = evaluate_on(costed, _profile(task["profile_refs"][hw]), execution_model=_em(em),
-                                 split=_split(par), eager=False)  # a GPU's eager numbers: no latency reads them
+            if (hw, em) not in one_chip:  # a GPU's eager numbers: no latency reads them
+                one_chip[hw, em] = evaluate_one_chip(costed, profile, execution_model=_em(em), eager=False)
+            result = place_on(one_chip[hw, em], costed, profile, _split(par))
         except DfxError as exc:  # a plan this model or machine refuses (pp beyond its layers, no interconnect)
             rows.append(_row(task, hw, em, par, error=_one_line(exc)))
             continue
