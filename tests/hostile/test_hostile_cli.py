@@ -210,6 +210,7 @@ CASES = [
     case("triton --gemm 64,64,64 --hw h100 --warps 0 --block 64,64,32", "--warps must be a power of two from 1 to 32"),
     case("triton --gemm 64,64,64 --hw h100 --warps 3 --block 64,64,32", "--warps must be a power of two from 1 to 32"),
     case("triton --gemm 64,64,64 --hw h100 --stages 0 --block 64,64,32", "--stages must be a positive integer"),
+    case("systolic --gemm 4,4,4 --array 4x4 --animate out.txt", "--animate writes an animated GIF; give a .gif path"),
     # a sweep of a model that does not exist is refused before any point runs (it wrote out/ and exited 0)
     case("sweep -m nothere --hw h100", "unknown model 'nothere'"),
     case("sweep -m gpt2-blok --hw h100", "did you mean gpt2-block"),

@@ -70,9 +70,13 @@ def systolic_command(
 
         check_step_sizes(m, k, n, rows, cols)
     if animate is not None:
+        from pathlib import Path
+
         from dfx.report.files import check_target_file
 
         check_target_file(animate, "--animate", force=force)
+        if Path(animate).suffix.lower() not in ("", ".gif"):  # matplotlib picks its writer by the extension
+            raise DfxError(f"--animate writes an animated GIF; give a .gif path, got {animate!r}")
     result = conv(layer, **options) if layer is not None else gemm(m, k, n, **options)
     doc = {"schema": SYSTOLIC_SCHEMA, **({"conv": layer.to_dict()} if layer else {}), **result.to_dict()}
     trace = _steps(m, k, n, rows, cols, flow, seed, animate, as_json, force) if (steps or animate) else None
