@@ -20,8 +20,11 @@ def test_load_from_others_before_measuring_is_busy():
     assert v.busy and "load average 1.20 before measuring, over the 0.5" in v.reasons[0]
     # 8 CPUs, 2 threads leave 6 free: 6 + 0.5 = 6.5 > 1.2, quiet
     assert not verdict(LoadProbe(1.2, 0.99, 1000.0), QUIET, cpus=8, threads=2).busy
-    # our own recent work (a capture) is not another process's
+    # our own recent work (a capture, a calibration: the probe's own_load) is not another process's
     assert not verdict(LoadProbe(1.2, 0.99, 1000.0), QUIET, cpus=2, threads=2, own_load=1.0).busy
+    assert not verdict(LoadProbe(1.2, 0.99, 1000.0, own_load=1.0), QUIET, cpus=2, threads=2).busy
+    # 1.2 - 0.5 ours = 0.7 > 0.5: still others
+    assert "load average 1.20 (0.50 of it ours)" in verdict(LoadProbe(1.2, 0.99, 1000.0, own_load=0.5), QUIET, cpus=2, threads=2).reasons[0]
 
 
 def test_a_thread_that_waited_for_a_cpu_is_busy():
@@ -42,7 +45,7 @@ def test_contradictions_left_after_measuring_again_are_busy_and_listed_last():
     v = verdict(LoadProbe(3.0, 0.99, 1000.0), QUIET, cpus=2, threads=2, contradictions=["a tiny add took 900 us"])
     assert v.busy and len(v.reasons) == 2 and v.reasons[-1] == "a tiny add took 900 us"
     doc = v.to_dict()
-    assert doc["busy"] is True and doc["before"] == {"load_1min": 3.0, "cpu_share": 0.99, "spin_per_s": 1000.0}
+    assert doc["busy"] is True and doc["before"] == {"load_1min": 3.0, "cpu_share": 0.99, "spin_per_s": 1000.0, "own_load": 0.0}
 
 
 def test_without_probes_only_contradictions_count():

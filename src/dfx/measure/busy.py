@@ -21,7 +21,7 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Any, Callable, Sequence
 
-__all__ = ["LoadProbe", "Verdict", "probe_load", "verdict"]
+__all__ = ["LoadProbe", "Verdict", "own_load", "probe_load", "verdict"]
 
 SHARE_MIN = 0.8  # a thread that got under 80% of a CPU while spinning was waiting for one
 RATE_MOVE = 0.25  # the spin's rate after within 25% of before: the machine held still
@@ -30,13 +30,53 @@ _SPIN_S = 0.05
 _SPIN_SIDE = 256
 
 
+_WINDOW_S = 60.0  # the load average's window (the 1-minute figure)
+
+
+def own_load(samples: Sequence[tuple[float, float]], now_s: float, cpu_s: float, window_s: float = _WINDOW_S) -> float:
+    """Our own process's share of the 1-minute load average: its CPU seconds over the last minute / a minute.
+
+    ``samples`` are ``(wall seconds, process CPU seconds)`` readings, oldest first (the process's
+    start, then each probe); the newest one at least ``window_s`` old is the reference, else the
+    oldest. An approximation (the load average decays exponentially, this counts the minute
+    evenly), but it keeps a calibration or a model run of our own from reading as another process.
+
+    Examples
+    --------
+    >>> own_load([(0.0, 0.0)], now_s=30.0, cpu_s=45.0)  # 45 CPU-seconds in the 30 s since start: 1.5 CPUs for half a minute
+    0.75
+    >>> own_load([(0.0, 0.0), (50.0, 80.0)], now_s=120.0, cpu_s=140.0)  # since 50 s (the newest 60 s old or more): 60 / 70 x 1
+    0.8571428571428571
+    """
+    old = [s for s in samples if s[0] <= now_s - window_s]
+    wall, cpu = old[-1] if old else samples[0]
+    span = now_s - wall
+    return 0.0 if span <= 0 else (cpu_s - cpu) / span * min(1.0, span / window_s)
+
+
+def _process_start() -> tuple[float, float]:
+    """``(perf_counter at the process's start, 0.0)`` from Linux's /proc; now and the CPU used so far elsewhere."""
+    try:
+        ticks = os.sysconf("SC_CLK_TCK")
+        start = int(open("/proc/self/stat").read().rsplit(")", 1)[1].split()[19]) / ticks
+        uptime = float(open("/proc/uptime").read().split()[0])
+        return time.perf_counter() - (uptime - start), 0.0
+    except (OSError, ValueError, IndexError):
+        return time.perf_counter(), time.process_time()
+
+
+_HISTORY: list[tuple[float, float]] = []  # (perf_counter, process_time) at the start and at each probe
+
+
 @dataclass(frozen=True)
 class LoadProbe:
-    """One probe: ``load_1min`` (os.getloadavg), ``cpu_share`` (0..1), ``spin_per_s`` (spin calls per second)."""
+    """One probe: ``load_1min`` (os.getloadavg), ``cpu_share`` (0..1), ``spin_per_s`` (spin calls per second),
+    and ``own_load`` (our own process's part of ``load_1min``, :func:`own_load`)."""
 
     load_1min: float
     cpu_share: float
     spin_per_s: float
+    own_load: float = 0.0
 
     def to_dict(self) -> dict[str, float]:
         return asdict(self)
@@ -60,8 +100,14 @@ class Verdict:
 
 def probe_load(threads: int, seconds: float = _SPIN_S, clock: Callable[[], float] = time.perf_counter,
                cpu_clock: Callable[[], float] = time.process_time) -> LoadProbe:  # fmt: skip
-    """Read the load average and spin ``torch.mm`` on torch's threads for about ``seconds``."""
+    """Read the load average (and how much of it is our own process) and spin ``torch.mm`` on torch's threads for about ``seconds``."""
     import torch
+
+    if not _HISTORY:
+        _HISTORY.append(_process_start())
+    now, used = time.perf_counter(), time.process_time()
+    mine = own_load(_HISTORY, now, used)
+    _HISTORY.append((now, used))
 
     a = torch.rand(_SPIN_SIDE, _SPIN_SIDE)
     out = torch.empty_like(a)
@@ -72,7 +118,7 @@ def probe_load(threads: int, seconds: float = _SPIN_S, clock: Callable[[], float
         calls += 1
     wall, cpu = clock() - start, cpu_clock() - cpu0
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
-    return LoadProbe(load, min(1.0, cpu / (wall * max(threads, 1))) if wall > 0 else 1.0, calls / wall if wall > 0 else 0.0)
+    return LoadProbe(load, min(1.0, cpu / (wall * max(threads, 1))) if wall > 0 else 1.0, calls / wall if wall > 0 else 0.0, mine)
 
 
 def verdict(before: LoadProbe | None, after: LoadProbe | None, cpus: int, threads: int,
@@ -83,7 +129,8 @@ def verdict(before: LoadProbe | None, after: LoadProbe | None, cpus: int, thread
     the ``cpus - threads`` CPUs our threads leave free, plus :data:`LOAD_SLACK`); a probe's thread
     got under :data:`SHARE_MIN` of a CPU; the spin's rate moved by more than :data:`RATE_MOVE`
     between the probes; or figures still contradict each other (``contradictions``, one line each).
-    ``own_load`` is the load our own process added just before (a capture, a compile).
+    The load our own process added in the last minute (``before.own_load``, plus ``own_load``) is
+    not another process's.
 
     Examples
     --------
@@ -96,8 +143,10 @@ def verdict(before: LoadProbe | None, after: LoadProbe | None, cpus: int, thread
     """
     reasons = []
     free = max(cpus - threads, 0) + LOAD_SLACK
-    if before is not None and before.load_1min - own_load > free:
-        reasons.append(f"load average {before.load_1min:.2f} before measuring, over the {free:.1f} our {threads} threads "
+    mine = own_load + (before.own_load if before is not None else 0.0)
+    if before is not None and before.load_1min - mine > free:
+        ours = f" ({mine:.2f} of it ours)" if mine >= 0.005 else ""
+        reasons.append(f"load average {before.load_1min:.2f}{ours} before measuring, over the {free:.1f} our {threads} threads "
                        f"leave on {cpus} CPUs: other processes were running")  # fmt: skip
     for when, probe in (("before", before), ("after", after)):
         if probe is not None and probe.cpu_share < SHARE_MIN:
