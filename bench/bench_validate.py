@@ -17,7 +17,7 @@ Goals (issue 21), on a quiet machine: eager median |per-node error| <= 15% and |
 carries the busy-machine verdict (``dfx.measure.busy``); a row whose verdict is BUSY says nothing
 about the model.
 
-Usage: python bench/bench_validate.py [--budget-s 45] [--repeat 20] [--models mlp,gpt2-block] [--json-out cal.json] [--out DIR]
+Usage: python bench/bench_validate.py [--budget-s 45] [--repeat 20] [--models mlp,gpt2-block] [--threads N] [--json-out cal.json] [--out DIR]
 About 3 minutes on a quiet 2-core machine (45 s of calibration; the four Inductor compiles take most
 of the rest). This is a benchmark, not a test: it prints numbers (Markdown tables), it asserts nothing.
 """
@@ -97,10 +97,13 @@ def main() -> None:
     ap.add_argument("--budget-s", type=float, default=45.0)
     ap.add_argument("--repeat", type=int, default=20)
     ap.add_argument("--models", help="comma-separated subset of " + ",".join(m for m, _ in CASES))
+    ap.add_argument("--threads", type=int, help="torch threads for the calibration and every run (default: torch's own)")
     ap.add_argument("--json-out", help="write the calibration document (dfx.calibration/1) here")
     ap.add_argument("--out", help="write each validation document and scatter plot into this folder")
     a = ap.parse_args()
     cases = [c for c in CASES if not a.models or c[0] in a.models.split(",")]
+    if a.threads:
+        torch.set_num_threads(a.threads)  # before the calibration, which pins and reports it
     start = time.perf_counter()
     print(f"machine: {describe_machine()}")
     first = {}
