@@ -449,10 +449,12 @@ def capture_spec(
     dtype: str | None = "float32",
     method: str = "auto",
     input_shapes: Sequence[tuple[int, ...]] | None = None,
+    train: bool = False,
 ) -> tuple[Graph, dict[str, Any]]:
     """Build the model a spec string names (see :func:`dfx.models.resolve`) and capture it.
 
-    Returns the graph and a description of the model (name, batch, seq, dtype).
+    Returns the graph and a description of the model (name, batch, seq, dtype). With ``train``,
+    the graph is one training step's joint forward + backward (:func:`dfx.capture.joint.capture_joint`).
 
     Raises
     ------
@@ -468,8 +470,16 @@ def capture_spec(
         raise DfxError(
             f"--batch and --seq apply to built-in and hf: models; give {spec}'s input shapes with --input-shape"
         )
+    if train and method != "auto":
+        raise DfxError(f"--method {method} does not apply with --train: the training step is traced by AOTAutograd; drop --method")
     model = resolve(spec, batch=batch or 1, seq=seq, dtype=dtype_name, input_shapes=input_shapes)
-    graph = capture(model.model, model.args, model.kwargs, method=method, name=model.name)
+    if train:
+        from dfx.capture.joint import capture_joint
+        from dfx.training.analyze import with_labels
+
+        graph = capture_joint(model.model, model.args, with_labels(spec, model), name=model.name)
+    else:
+        graph = capture(model.model, model.args, model.kwargs, method=method, name=model.name)
     info: dict[str, Any] = {"name": model.name, "dtype": dtype_name}
     if is_file:
         info["input_shapes"] = [list(a.shape) for a in model.args]

@@ -122,6 +122,7 @@ def graph(
     input_shape: Optional[List[str]] = typer.Option(None, "--input-shape", help=SHAPE_HELP),
     input_dtype: Optional[List[str]] = typer.Option(None, "--input-dtype", help=DTYPE_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print the captured graph (dfx.graph/1) as JSON."),
+    train: bool = typer.Option(False, "--train", help="The training step's joint forward + backward graph (AOTAutograd, docs/training.md)."),
 ) -> None:
     """Print the captured graph as a torch.fx-style table (opcode, name, target, args, users)."""
     from dfx.analysis import capture_spec
@@ -129,7 +130,8 @@ def graph(
 
     _check_positive("--batch", batch)
     _check_positive("--seq", seq)
-    g, _ = capture_spec(model, batch=batch, seq=seq, dtype=dtype, method=method, input_shapes=parse_input_shapes(input_shape, input_dtype))
+    g, _ = capture_spec(model, batch=batch, seq=seq, dtype=dtype, method=method,
+                        input_shapes=parse_input_shapes(input_shape, input_dtype), train=train)
     if as_json:
         sys.stdout.write(g.to_json(indent=1) + "\n")
     else:

@@ -291,3 +291,13 @@ def test_min_cut_partitioner_keeps_less_where_recomputing_is_cheap():
     t = dfx.analyze("llama-layer", seq=64, train=True, hardware=[]).to_dict()["training"]
     eager = t["saved_activation_bytes"] + t["saved_input_bytes"]
     assert 0 < t["min_cut_saved_bytes"] < eager
+
+
+def test_graph_prints_the_joint_graph():
+    result = _cli("graph", "mlp", "--train", "--json")
+    assert result.returncode == 0, result.stderr
+    graph = json.loads(result.stdout)
+    assert graph["capture_method"] == "aot_joint" and graph["meta"]["joint_loss_kind"] == "sum"
+    targets = {n["target"] for n in graph["nodes"]}
+    # the MLP's backward: ReLU's threshold_backward and the weight gradients' mm
+    assert {"aten.threshold_backward.default", "aten.mm.default"} <= targets

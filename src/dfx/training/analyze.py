@@ -6,7 +6,7 @@ from typing import Any, Callable, Sequence
 
 from dfx.errors import DfxError
 
-__all__ = ["analyze_training"]
+__all__ = ["analyze_training", "with_labels"]
 
 
 def analyze_training(
@@ -34,24 +34,19 @@ def analyze_training(
         An unknown optimizer, a capture method other than ``auto`` (the joint graph has one tracer,
         AOTAutograd), a model without trainable parameters, or a capture failure.
     """
-    from dfx.analysis import Analysis, normalize_dtype_or_fail
+    from dfx.analysis import Analysis, capture_spec
     from dfx.capture.joint import capture_joint
     from dfx.costs import annotate
     from dfx.training.optimizer import DEFAULT_OPTIMIZER, add_optimizer_step, optimizer_spec
     from dfx.training.step import training_step
 
     spec = optimizer_spec(DEFAULT_OPTIMIZER if optimizer is None else optimizer)  # fail before capture
-    if method != "auto":
-        raise DfxError(f"--method {method} does not apply with --train: the training step is traced by AOTAutograd; drop --method")
     if isinstance(model, str):
-        from dfx.models import resolve
-
-        dtype_name = normalize_dtype_or_fail(dtype or "float32")
-        built = resolve(model, batch=batch or 1, seq=seq, dtype=dtype_name, input_shapes=input_shapes)
-        graph = capture_joint(built.model, built.args, _with_labels(model, built), name=built.name)
-        info: dict[str, Any] = {"name": built.name, "dtype": dtype_name, "batch": batch or 1}
-        info.update({"seq": seq} if seq is not None else {})
+        graph, info = capture_spec(model, batch=batch, seq=seq, dtype=dtype, method=method, input_shapes=input_shapes,
+                                   train=True)
     else:
+        if method != "auto":
+            raise DfxError(f"--method {method} does not apply with --train: the training step is traced by AOTAutograd; drop --method")
         if dtype is not None:
             raise DfxError("dtype= applies to model names; convert a module yourself with model.to(dtype)")
         graph = capture_joint(model, () if args is None else args, kwargs)
@@ -61,7 +56,7 @@ def analyze_training(
     return Analysis(costed, results, {**info, "train": True}, training=training_step(costed))
 
 
-def _with_labels(spec: str, built: Any) -> dict[str, Any]:
+def with_labels(spec: str, built: Any) -> dict[str, Any]:
     """An ``hf:`` model's kwargs with ``labels=input_ids`` where its forward takes labels: it then
     returns its own training loss (next-token or masked-LM cross-entropy) as ``.loss``."""
     import inspect
