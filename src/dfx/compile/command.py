@@ -60,17 +60,6 @@ def _print_inductor(inductor: Mapping[str, Any], console: Any) -> None:
         console.print(f"    {line}", highlight=False)
 
 
-def _inductor(spec: str, batch: Optional[int], seq: Optional[int], dtype: str, program: Any, costed: Any) -> dict[str, Any]:
-    from dfx.capture.inductor import inductor_kernels, inductor_pipeline, runnable_model
-    from dfx.compile.compare import compare_groups
-
-    model, args, kwargs = runnable_model(spec, batch=batch or 1, seq=seq, dtype=dtype)
-    pipeline = inductor_pipeline(model, args, kwargs)
-    kernels = inductor_kernels(model, args, kwargs)
-    agreement = compare_groups(program, costed, [k.sources for k in kernels if k.kind != "extern"])
-    return {"pipeline": pipeline.to_dict(), "kernels": [k.to_dict() for k in kernels], "agreement": agreement.to_dict()}
-
-
 def compile_command(
     model: str = typer.Argument("gpt2-block", help=MODEL_HELP),
     hw: str = typer.Option("nvidia-h100-sxm", "--hw", help="Hardware profile id, alias or file."),
@@ -101,7 +90,9 @@ def compile_command(
     record = program.to_record()
     run_inductor = inductor if inductor is not None else (profile.kind is Kind.GPU and not as_json)
     if run_inductor:
-        record = replace(record, inductor=_inductor(model, batch, seq, dtype_name, program, costed))
+        from dfx.capture.inductor import inductor_report
+
+        record = replace(record, inductor=inductor_report(model, program, costed, batch=batch or 1, seq=seq, dtype=dtype_name))
     doc = record.to_dict()
     if out is not None:
         from dfx.viz.dot import graphviz_available, render_dot
