@@ -124,10 +124,10 @@ def main() -> None:
     print(f"whole sweep from cached graphs, {args.workers} local processes: {pool:.2f} s (speed-up {one / pool:.2f}x)")
     try:
         if args.no_ray:
-            raise ImportError
+            raise ImportError("--no-ray")
         import ray  # noqa: F401
-    except ImportError:
-        print("ray: not installed (pip install dfx[ray]); no Ray numbers")
+    except ImportError as exc:
+        print("ray: skipped (--no-ray)" if str(exc) == "--no-ray" else "ray: not installed (pip install dfx[ray]); no Ray numbers")
         ray_ok = False
     else:
         ray_ok = True
