@@ -36,6 +36,9 @@ DEFAULT_HARDWARE: tuple[str, ...] = ("nvidia-h100-sxm", "ibm-spyre")
 # "scratchpad" are the node-level models (one operator at a time on the whole machine).
 DEFAULT_EXECUTION_MODEL: str = "compiled"
 
+# A joint graph's meta that the document's ``training`` object holds, typed: not repeated in ``model``.
+_TRAINING_META = frozenset({"joint_gradients", "min_cut_saved_bytes"})
+
 
 @dataclass(frozen=True)
 class Analysis:
@@ -95,7 +98,7 @@ class Analysis:
             schema=SCHEMA,
             dfx_version=__version__,
             model=MappingProxyType({**self.model, "graph_name": graph.name, "capture_method": graph.capture_method,
-                                    **{k: v for k, v in graph.meta if k != "joint_gradients"}}),
+                                    **{k: v for k, v in graph.meta if k not in _TRAINING_META}}),
             totals=TotalsRecord(
                 flops=total.flops,
                 bytes_read=total.bytes_read,

@@ -242,8 +242,9 @@ def test_every_training_field_is_documented(resnet_train_doc):
     from pathlib import Path
 
     documented = (Path(__file__).resolve().parents[2] / "docs" / "export-format.md").read_text()
-    missing = [k for k in resnet_train_doc["training"] if f"`{k}`" not in documented]
-    assert not missing, f"training fields missing from docs/export-format.md: {missing}"
+    keys = list(resnet_train_doc["training"]) + list(resnet_train_doc["model"])
+    missing = [k for k in keys if f"`{k}`" not in documented]
+    assert not missing, f"training and model fields missing from docs/export-format.md: {missing}"
 
 
 def test_a_tied_weight_is_one_parameter_with_one_gradient():
