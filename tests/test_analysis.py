@@ -153,9 +153,23 @@ def test_execution_model_is_selectable_and_a_gpu_shows_both():
     h100, tpu = compiled["hardware"]["nvidia-h100-sxm"], compiled["hardware"]["google-tpu-v4"]
     assert h100["execution_model"] == tpu["execution_model"] == "compiled"  # TPU v4: XLA, not eager
     assert eager["hardware"]["google-tpu-v4"]["execution_model"] == "eager"
-    # the GPU's compiled result carries its eager numbers, equal to an eager analysis's
-    assert h100["eager"]["serial_time_s"] == eager["hardware"]["nvidia-h100-sxm"]["serial_time_s"]
+    # the GPU's compiled result carries its eager numbers, equal to an eager analysis's: both are the
+    # eager program (one kernel per operator) on the same kernel model as the compiled one
+    e100 = eager["hardware"]["nvidia-h100-sxm"]
+    for key in ("serial_time_s", "makespan_s"):
+        assert h100["eager"][key] == e100[key]
+    assert e100["program"]["target"] == "eager" and h100["program"]["target"] == "inductor"
+    # the mlp (linear, relu, linear, relu, linear): eager is 5 kernels; Inductor fuses nothing into a
+    # library GEMM and each relu has no other pointwise neighbour, so compiled is the same 5 kernels,
+    # and one kernel model times them alike
+    assert h100["eager"]["kernels"] == e100["program"]["kernel_count"] == h100["program"]["kernel_count"] == 5
+    assert h100["eager"]["makespan_s"] == pytest.approx(h100["makespan_s"])
     assert "eager" not in tpu
+    # under a runtime (fractions measured per operator) eager stays the per-operator model: no program,
+    # one operator at a time, so its makespan is its serial time
+    timed = dfx.analyze("mlp", hardware=["h100"], execution_model="eager", runtime="back-to-back").to_dict()
+    timed = timed["hardware"]["nvidia-h100-sxm"]
+    assert timed["program"] is None and timed["makespan_s"] == timed["serial_time_s"]
     for hw in compiled["hardware"].values():
         assert hw["critical_path"]["time_s"] <= hw["makespan_s"] * (1 + 1e-12)
         assert hw["makespan_s"] <= hw["serial_time_s"] * (1 + 1e-12)

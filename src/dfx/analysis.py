@@ -317,15 +317,22 @@ def _execution_model(value: Any):
 
 
 def _eager_summary(result: Any) -> dict[str, Any]:
-    """The eager numbers a GPU's compiled result is shown beside (``hardware.<id>.eager``)."""
+    """The eager numbers a GPU's compiled result is shown beside (``hardware.<id>.eager``): the eager
+    program (one kernel per operator) on the same kernel model as the compiled one (under a runtime,
+    the per-operator model)."""
+    off = result.profile.off_chip_level()
+    if result.program is not None:
+        kernels, offchip = len(result.program.program.kernels), result.program.program.offchip_bytes
+    else:
+        kernels = sum(1 for t in result.nodes if t.flops or t.bytes)
+        offchip = sum(t.bytes_by_level.get(off.name, 0) for t in result.nodes) if off else None
     return {
         "execution_model": result.execution_model.value,
         "serial_time_s": result.serial_time_s,
         "critical_path_s": result.critical_path.time_s,
         "makespan_s": result.latency_s,
-        "kernels": sum(1 for t in result.nodes if t.flops or t.bytes),
-        "offchip_bytes": sum(t.bytes_by_level.get(result.profile.off_chip_level().name, 0) for t in result.nodes)
-        if result.profile.off_chip_level() else None,
+        "kernels": kernels,
+        "offchip_bytes": offchip if off else None,
     }
 
 
@@ -355,7 +362,7 @@ def _placed(result: Any, costed: CostedGraph, profile: Any, split: Any) -> Any:
 
 
 def evaluate_on(costed: CostedGraph, profile: Any, *, execution_model: Any = None, split: Any = None,
-                runtime: str | None = None, eager: bool = True):
+                runtime: str | None = None, eager: bool = True, per_operator: bool = False):
     """Evaluate ``costed`` on one profile, with its architecture model where dfx has one.
 
     ``execution_model`` (``"compiled"``, ``"eager"``, ``"scratchpad"``; default
@@ -369,9 +376,15 @@ def evaluate_on(costed: CostedGraph, profile: Any, *, execution_model: Any = Non
 
     It is ``place_on(evaluate_one_chip(...), costed, profile, split)``: a sweep over splits
     evaluates one chip once and places that result on each split.
+
+    Eager is the unfused program (:func:`dfx.compile.eager_program`) on the same kernel model as the
+    compiled one. It stays the per-operator model (one operator at a time on the whole machine) with
+    ``per_operator`` (``dfx validate``, which compares measured operators), under a ``runtime``, and
+    on a calibrated profile: their fractions, fixed costs and tables were measured per operator, and
+    the kernel model does not take them yet (``docs/compile.md``).
     """
-    return place_on(evaluate_one_chip(costed, profile, execution_model=execution_model, runtime=runtime, eager=eager),
-                    costed, profile, split)
+    return place_on(evaluate_one_chip(costed, profile, execution_model=execution_model, runtime=runtime, eager=eager,
+                                      per_operator=per_operator), costed, profile, split)
 
 
 def place_on(result: Any, costed: CostedGraph, profile: Any, split: Any = None):
@@ -386,23 +399,34 @@ def place_on(result: Any, costed: CostedGraph, profile: Any, split: Any = None):
 
 
 def evaluate_one_chip(costed: CostedGraph, profile: Any, *, execution_model: Any = None, runtime: str | None = None,
-                      eager: bool = True):
+                      eager: bool = True, per_operator: bool = False):
     """:func:`evaluate_on` on one chip, before :func:`place_on` spreads it over chips (same parameters)."""
     from dfx.arch import arch_model_for
+    from dfx.arch.spatial.residency import weight_load_s, weights_resident
+    from dfx.compile import eager_program
     from dfx.hardware import Kind
     from dfx.roofline import ExecutionModel, evaluate
 
     model = _execution_model(execution_model)
     arch = arch_model_for(profile)
-    timer = {} if arch is None else {"node_timer": arch.node_timer(costed, profile), "arch_model": arch.name}
-    if arch is None and getattr(profile, "calibrated", None) is not None:
+    timer = {} if arch is None else {"node_timer": arch.node_timer(costed, profile), "arch_model": arch.name,
+                                     "operator_times": getattr(arch, "times_operators", False)}
+    calibrated = arch is None and getattr(profile, "calibrated", None) is not None
+    if calibrated:
         timer = _calibrated_timer(costed, profile)
     extras = {} if arch is None else dict(arch.extras(costed, profile))
+    if model is ExecutionModel.COMPILED and weights_resident(costed, profile):
+        extras["weight_load_s"] = weight_load_s(costed, profile)  # once, before the steady state quoted
+    per_op = per_operator or runtime is not None or calibrated
+
+    def unfused():
+        return None if per_op else eager_program(costed, profile)
+
     if eager and model is ExecutionModel.COMPILED and profile.kind is Kind.GPU:
-        extras["eager"] = _eager_summary(
-            evaluate(costed, profile, execution_model=ExecutionModel.EAGER, runtime=runtime, **timer)
-        )
-    return evaluate(costed, profile, execution_model=model, extras=extras, runtime=runtime, **timer)
+        extras["eager"] = _eager_summary(evaluate(
+            costed, profile, execution_model=ExecutionModel.EAGER, program=unfused(), runtime=runtime, **timer))
+    program = unfused() if model is ExecutionModel.EAGER else None
+    return evaluate(costed, profile, execution_model=model, extras=extras, runtime=runtime, program=program, **timer)
 
 
 def _calibrated_timer(costed: CostedGraph, profile: Any) -> dict[str, Any]:

@@ -53,7 +53,7 @@ def analyze(
     top: int = typer.Option(10, help="How many nodes to list by time."),
     color_by: Optional[str] = typer.Option(None, "--color-by", help="With --out: the profile whose bounds colour the DAG (default: the first)."),
     level: str = typer.Option("op", "--level", help="With --out: draw the DAG with one box per node (op) or per module (module)."),
-    execution_model: Optional[str] = typer.Option(None, "--execution-model", help="compiled (the compiled program's kernels on the machine's cores), eager or scratchpad (one operator at a time). Default: compiled."),
+    execution_model: Optional[str] = typer.Option(None, "--execution-model", help="compiled (the compiled program's kernels on the machine's cores), eager (the unfused program: one kernel per operator, same kernel model) or scratchpad (one operator at a time). Default: compiled."),
     phase: Optional[str] = typer.Option(None, "--phase", help="LLM inference phase of a causal decoder: prefill, decode or generate (see docs/inference.md)."),
     prompt_len: Optional[int] = typer.Option(None, "--prompt-len", help="With --phase prefill/generate: prompt tokens per sequence (default 128)."),
     kv_len: Optional[int] = typer.Option(None, "--kv-len", help="With --phase decode: cached tokens per sequence (default: --prompt-len)."),

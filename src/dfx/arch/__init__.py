@@ -22,6 +22,9 @@ class ArchModel(Protocol):
     """What an architecture model provides to the analysis of one profile."""
 
     name: str
+    # Whether node_timer times each operator whole (on-chip traffic included), so that a compiled
+    # kernel's time is the sum of its nodes' (the Groq TSP, the Cerebras wafer); absent means False.
+    times_operators: bool
 
     def applies_to(self, profile: HardwareProfile) -> bool:
         """Whether this model describes ``profile``'s hardware."""

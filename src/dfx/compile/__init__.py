@@ -12,13 +12,13 @@ from dfx.compile.passes import Pass, PassResult, run_passes
 from dfx.compile.placement import core_count, placement_pass
 from dfx.compile.program import SCHEMA, Kernel, KernelKind, Program, StageRecord
 from dfx.compile.schedule import KernelSchedule, Policy, list_schedule, policy_for, schedule_pass
-from dfx.compile.targets import LATE_PASSES, passes_for, target_of
+from dfx.compile.targets import LATE_PASSES, UNFUSED_SKIPS, passes_for, target_of
 from dfx.costs.record import CostedGraph
 from dfx.hardware import HardwareProfile
 
 __all__ = [
     "LATE_PASSES", "SCHEMA", "Kernel", "KernelKind", "KernelSchedule", "Pass", "PassResult", "Policy", "Program",
-    "StageRecord", "compile_program", "core_count", "list_schedule", "lower_eager", "passes_for", "placement_pass",
+    "StageRecord", "compile_program", "core_count", "eager_program", "list_schedule", "lower_eager", "passes_for", "placement_pass",
     "policy_for", "run_passes", "schedule_pass", "target_of",
 ]
 
@@ -31,3 +31,14 @@ def compile_program(costed: CostedGraph, profile: HardwareProfile, passes: tuple
     """
     program = lower_eager(costed, profile)
     return run_passes(program, costed, profile, passes if passes is not None else passes_for(profile))
+
+
+def eager_program(costed: CostedGraph, profile: HardwareProfile) -> Program:
+    """The eager program on ``profile``'s kernel model: the target's pipeline without fusion or residency.
+
+    One kernel per operator, every tensor and every weight through off-chip memory (design.md's
+    degenerate program), then the same tiling, placement and schedule passes as
+    :func:`compile_program`, so eager and compiled are timed by one kernel model and differ only by
+    what fusion (and, on chips that keep weights on chip, residency) changed.
+    """
+    return compile_program(costed, profile, passes=tuple(p for p in passes_for(profile) if p.name not in UNFUSED_SKIPS))

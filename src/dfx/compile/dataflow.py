@@ -86,19 +86,20 @@ class Dataflow:
         """Working nodes reading any output of ``name``."""
         return self._successors[name]
 
-    def onchip_by_node(self, members: set[str] | frozenset[str]) -> dict[str, int]:
+    def onchip_by_node(self, members: set[str] | frozenset[str], *, weights_on_chip: bool = False) -> dict[str, int]:
         """Per member, the bytes of its traffic that stay on chip when ``members`` run as one unit.
 
         A read of a tensor made inside, or already loaded by an earlier member, is on chip; so is
         the write of a tensor whose every reader is inside (see the module docstring). Members are
-        visited in topological order, so a repeated load is charged to the first reader.
+        visited in topological order, so a repeated load is charged to the first reader. With
+        ``weights_on_chip`` every parameter and buffer read is on chip too (weights resident in SRAM).
         """
         out: dict[str, int] = {}
         loaded: dict[TensorKey, int] = {}  # bytes of each tensor already brought on chip
         for name in sorted(members, key=lambda n: self.ops[n].pos):
             saved = 0
             for key, nbytes in {**self.reads[name], **self.params[name]}.items():
-                if self.producer.get(key) in members:
+                if self.producer.get(key) in members or (weights_on_chip and key in self.params[name]):
                     saved += nbytes
                 else:  # a gather loads only its rows (no more than its traffic): a whole read loads the rest
                     saved += min(nbytes, loaded.get(key, 0))

@@ -10,26 +10,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from dfx.compile.dataflow import does_work
-from dfx.compile.program import Kernel, KernelKind, Program
-from dfx.costs.record import Category, CostedGraph, CostedNode
+from dfx.compile.dataflow import dataflow, does_work
+from dfx.compile.program import Kernel, Program
+from dfx.costs.record import CostedGraph
 from dfx.hardware import HardwareProfile
 
-__all__ = ["kernel_kind", "lower_eager", "producer_kernels"]
-
-_ATTENTION_MARKERS = ("attention", "sdpa", "flash")
-
-
-def kernel_kind(node: CostedNode) -> KernelKind:
-    """The kind of a one-node kernel, from the node's category and aten calls."""
-    ops = " ".join(c.op for c in node.node.aten_calls).lower()
-    if node.category is Category.MATMUL:
-        return KernelKind.ATTENTION if any(m in ops for m in _ATTENTION_MARKERS) else KernelKind.GEMM
-    if node.category is Category.NORMALIZATION:
-        return KernelKind.REDUCTION
-    if node.category is Category.MEMORY:
-        return KernelKind.MEMORY
-    return KernelKind.POINTWISE
+__all__ = ["lower_eager", "producer_kernels"]
 
 
 def producer_kernels(costed: CostedGraph, kernel_of: dict[str, str]) -> dict[str, tuple[str, ...]]:
@@ -65,13 +51,14 @@ def lower_eager(costed: CostedGraph, profile: HardwareProfile) -> Program:
     ('eager', 0)
     """
     working = [n for n in costed.nodes if does_work(n)]
+    ops = dataflow(costed).ops  # each kernel's kind as fusion sees it (a sum is a reduction, not pointwise)
     kernel_of = {n.name: f"k{i}_{n.name}" for i, n in enumerate(working)}
     deps = producer_kernels(costed, kernel_of)
     kernels = tuple(
         Kernel(
             name=kernel_of[n.name],
             nodes=(n.name,),
-            kind=kernel_kind(n),
+            kind=ops[n.name].kind,
             flops=n.cost.flops,
             offchip_bytes=n.cost.bytes,
             deps=tuple(d for d in deps[n.name] if d != kernel_of[n.name]),

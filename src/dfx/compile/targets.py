@@ -11,6 +11,7 @@ from __future__ import annotations
 from dfx.compile.fusion import FusionRules, fusion_pass
 from dfx.compile.passes import Pass
 from dfx.compile.placement import placement_pass
+from dfx.compile.residency import residency_pass
 from dfx.compile.rules import DataflowRules, InductorRules, XlaRules
 from dfx.compile.schedule import schedule_pass
 from dfx.compile.tiling import tiling_pass
@@ -18,10 +19,13 @@ from dfx.errors import DfxError
 from dfx.hardware import HardwareProfile
 from dfx.hardware.schema import Kind
 
-__all__ = ["LATE_PASSES", "TARGETS", "fusion_rules_for", "passes_for", "target_of"]
+__all__ = ["LATE_PASSES", "TARGETS", "UNFUSED_SKIPS", "fusion_rules_for", "passes_for", "target_of"]
 
 # The passes every target ends with, after its fusion and tiling: kernels onto cores, then the policy.
 LATE_PASSES: tuple[Pass, ...] = (placement_pass, schedule_pass)
+
+# The passes the eager program skips (:func:`dfx.compile.eager_program`): it keeps every tensor and weight off chip.
+UNFUSED_SKIPS = ("fusion", "residency")
 
 TARGETS = {Kind.GPU: "inductor", Kind.CPU: "inductor", Kind.TPU: "xla", Kind.DATAFLOW: "dataflow"}
 
@@ -53,8 +57,18 @@ def fusion_rules_for(profile: HardwareProfile) -> FusionRules:
 def passes_for(profile: HardwareProfile) -> tuple[Pass, ...]:
     """The compile pipeline for ``profile``: fusion, tiling, then :data:`LATE_PASSES`.
 
+    On the chips whose architecture model can keep weights on chip (Groq, Cerebras), a residency
+    pass follows fusion (:mod:`dfx.compile.residency`).
+
     >>> from dfx.hardware import load_profile
     >>> [p.name for p in passes_for(load_profile("h100"))]
     ['fusion', 'tiling', 'placement', 'schedule']
+    >>> [p.name for p in passes_for(load_profile("groq-lpu"))]
+    ['fusion', 'residency', 'tiling', 'placement', 'schedule']
     """
-    return (Pass("fusion", fusion_pass(fusion_rules_for(profile))), Pass("tiling", tiling_pass)) + LATE_PASSES
+    from dfx.arch.spatial.residency import spatial_model  # arch builds on the roofline, which imports compile
+
+    fusion = (Pass("fusion", fusion_pass(fusion_rules_for(profile))),)
+    if spatial_model(profile) is not None:
+        fusion += (residency_pass,)
+    return fusion + (Pass("tiling", tiling_pass),) + LATE_PASSES

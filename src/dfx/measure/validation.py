@@ -258,7 +258,8 @@ def predict(measured: Measured, hardware: Any, prediction: str = "roofline", mac
     if measured.compiled:
         return _predict_compiled(measured, profile, prediction, machine)
     costed = measured.costed
-    roof = evaluate_on(costed, profile, execution_model="eager", split=1)  # measured: PyTorch eager, op by op, one machine
+    # measured: PyTorch eager, op by op, on one machine; so the prediction is per operator too
+    roof = evaluate_on(costed, profile, execution_model="eager", split=1, per_operator=True)
     if prediction == "roofline":
         chosen = roof
     else:

@@ -226,13 +226,17 @@ def _boundary_bytes(costed: CostedGraph) -> float:
     return max((b for layer, b in out_bytes.items() if layer in real), default=0.0)
 
 
+_OPERATOR_PLACEMENTS = ("groq-tsp", "cerebras-wafer")  # models that place every operator themselves
+
+
 def place(result, costed: CostedGraph, plan: ParallelPlan):
     """``result`` (one chip) spread over ``plan``'s chips: a new result whose latency is the split's.
 
     The returned :class:`~dfx.roofline.HardwareResult` has ``makespan_s`` set to the parallel
     latency (so ``latency_s`` quotes it) and export fields ``chips`` and ``parallel``
     (:meth:`ParallelResult.to_dict`). One chip on a GPU or TPU returns ``result`` with
-    ``chips: 1``.
+    ``chips: 1``. On Groq and Cerebras the latency is never below the compiled program's critical
+    path, whose kernels carry the same operator times (``docs/compile.md``).
 
     Raises
     ------
@@ -248,4 +252,10 @@ def place(result, costed: CostedGraph, plan: ParallelPlan):
     else:
         placed = _tensor_pipeline(result, costed, plan)
     extras = {**dict(result.extras), "chips": placed.plan.chips, "parallel": placed.to_dict()}
-    return replace(result, makespan_s=placed.latency_s, extras=MappingProxyType(extras))
+    latency = placed.latency_s
+    if result.arch_model in _OPERATOR_PLACEMENTS and result.program is not None:
+        # the architecture model's latency, never below the program's critical path over the same
+        # operator times (a wafer stage takes the larger of its operators' summed compute and summed
+        # traffic, so a chain of differently bound operators inside one stage can take longer)
+        latency = max(latency, result.critical_path.time_s)
+    return replace(result, makespan_s=latency, extras=MappingProxyType(extras))

@@ -92,7 +92,7 @@ def print_analysis(doc: Mapping[str, Any] | AnalysisDoc, console: Console | None
     eager = {h: hw[h].eager for h in ids}
     if any(e is not None for e in eager.values()):
         summary.add_row("eager serial time", *[format_seconds(eager[h].serial_time_s) if eager[h] else "-" for h in ids])
-        summary.add_row("eager makespan (one stream)", *[format_seconds(eager[h].makespan_s) if eager[h] else "-" for h in ids])
+        summary.add_row("eager makespan (one kernel per operator)", *[format_seconds(eager[h].makespan_s) if eager[h] else "-" for h in ids])
     summary.add_row("parallelism (work/span)", *[_num(hw[h].parallelism.parallelism) for h in ids])
     summary.add_row("partition shift (nodes)", *[str(len(hw[h].partition_shift)) for h in ids])
     console.print(summary)

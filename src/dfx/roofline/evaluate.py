@@ -173,6 +173,7 @@ def evaluate(
     extras: Mapping[str, Any] | None = None,
     program: Program | None = None,
     runtime: str | None = None,
+    operator_times: bool = False,
 ) -> HardwareResult:
     """Classify and time every node of ``costed`` on ``profile``, and schedule the graph.
 
@@ -202,10 +203,16 @@ def evaluate(
         carried into :meth:`HardwareResult.to_dict`.
     program : Program, optional
         For ``compiled``: the program to evaluate; default :func:`dfx.compile.compile_program`
-        with the target's passes.
+        with the target's passes. For ``eager``: the degenerate program
+        (:func:`dfx.compile.eager_program`: one kernel per operator, no fusion) to time on the same
+        kernel model as a compiled one (tiles, cores, list schedule); without it ``eager`` is the
+        node-level roofline, one operator at a time on the whole machine.
     runtime : str, optional
         Time nodes as runtime ``runtime`` runs the machine (the profile's ``runtimes`` entry:
         achieved fractions of peak, fixed cost per kernel); ``None``: the ideal roofline.
+    operator_times : bool
+        ``node_timer`` times each operator whole (the Groq TSP, the Cerebras wafer): a program's
+        kernels take the sum of their nodes' times (:func:`dfx.roofline.program.kernel_timing`).
 
     Returns
     -------
@@ -236,8 +243,8 @@ def evaluate(
         extras = {"runtime": runtime, **dict(extras or {})}
     if node_timer is not None:
         timings = tuple(node_timer(n, t) for n, t in zip(costed.nodes, timings))
-    if model is ExecutionModel.COMPILED:
-        return _compiled(costed, profile, dtype, timings, program, arch_model, extras, kernel_timer)
+    if model is ExecutionModel.COMPILED or (model is ExecutionModel.EAGER and program is not None):
+        return _compiled(costed, profile, dtype, timings, program, arch_model, extras, kernel_timer, model, operator_times)
     durations = {t.name: t.time_s for t in timings}
     ridge_dtype = normalize_dtype(_ridge_dtype(costed, dtype))
     ridge_peak = profile.peak(ridge_dtype)
@@ -268,11 +275,15 @@ def _fallbacks(timings: tuple[NodeTiming, ...], ridge_peak: Any) -> Mapping[str,
 
 def _compiled(costed: CostedGraph, profile: HardwareProfile, dtype: str | None, timings: tuple[NodeTiming, ...],
               program: Program | None, arch_model: str | None, extras: Mapping[str, Any] | None,
-              kernel_timer: Callable[..., Any] | None = None) -> HardwareResult:
-    """The ``compiled`` execution model: compile, time each kernel on its cores, list-schedule."""
+              kernel_timer: Callable[..., Any] | None = None, model: ExecutionModel = ExecutionModel.COMPILED,
+              operator_times: bool = False) -> HardwareResult:
+    """A program on the kernel model: compile (unless given), time each kernel on its cores, list-schedule.
+
+    ``model`` labels the result: ``compiled``, or ``eager`` for the degenerate program.
+    """
     if program is None:
         program = compile_program(costed, profile)
-    result = evaluate_program(program, timings, profile, kernel_timer=kernel_timer)
+    result = evaluate_program(program, timings, profile, kernel_timer=kernel_timer, operator_times=operator_times)
     nodes = result.node_timings(timings)
     cp = result.critical_path
     kernel_nodes = {k.name: k.nodes for k in result.program.kernels}
@@ -284,7 +295,7 @@ def _compiled(costed: CostedGraph, profile: HardwareProfile, dtype: str | None, 
     ridge_peak = profile.peak(ridge_dtype)
     return HardwareResult(
         profile=profile,
-        execution_model=ExecutionModel.COMPILED,
+        execution_model=model,
         ridge_dtype=ridge_dtype,
         ridge_flop_per_byte=MappingProxyType(ridge_points(profile, ridge_peak.requested)),
         nodes=nodes,

@@ -19,6 +19,14 @@ schedule and makes the bounds sound: a kernel on ``c`` cores for ``t`` seconds d
 below total FLOPs / peak or total off-chip bytes / bandwidth. It is pessimistic for a lone kernel
 with few tiles (one SM can draw more than ``1 / C`` of HBM), whose time is mostly launch overhead.
 
+Where an architecture model times each operator whole, on-chip traffic and chip-to-chip crossings
+included (the Groq TSP's cycles, the Cerebras wafer's regions: ``operator_times``), a kernel's time is
+the sum of its nodes' times from that model. Those chips keep one kernel per operator, and their
+latency (the TSP's compile-time schedule, the wafer's stages) is built from the same operator times,
+so the serial time is never below it and the critical path stays the lower bound. Their off-chip
+bytes are not charged again: the models hold weights, the KV cache and the graph's activations on
+chip, the steady state dfx quotes there (``docs/compile.md``, "Weights resident on chip").
+
 On-chip bytes are charged to the on-chip level when the profile gives it a bandwidth, else they are
 free (kept in registers and caches whose bandwidth is not published). A ``COLLECTIVE`` kernel
 occupies no cores; its time is the sum of its nodes' times (the interconnect model that produced it).
@@ -148,14 +156,23 @@ def _level_time(nbytes: int, bandwidth: float | None) -> float:
     return nbytes / bandwidth if nbytes and bandwidth else 0.0
 
 
-def kernel_timing(kernel: Kernel, nodes: Mapping[str, NodeTiming], profile: HardwareProfile) -> KernelTiming:
+def kernel_timing(kernel: Kernel, nodes: Mapping[str, NodeTiming], profile: HardwareProfile,
+                  operator_times: bool = False) -> KernelTiming:
     """``kernel``'s time on its ``cores`` of ``profile`` (see the module docstring).
 
     ``nodes`` maps node name -> the node's own timing on the whole machine (its compute time, from
-    the roofline or an architecture model).
+    the roofline or an architecture model). ``operator_times``: the nodes' times are an architecture
+    model's whole-operator times, and the kernel's time is their sum.
     """
     mine = [nodes[n] for n in kernel.nodes if n in nodes]
     total = core_count(profile)
+    if operator_times and kernel.kind is not KernelKind.COLLECTIVE:
+        time_s = sum(t.time_s for t in mine)
+        compute, memory = sum(t.compute_time_s for t in mine), sum(t.memory_time_s for t in mine)
+        bound = Bound.NONE if not time_s else (Bound.COMPUTE if compute >= memory else Bound.MEMORY)
+        return KernelTiming(kernel.name, kernel.kind.value, kernel.nodes, bound, time_s, compute, memory,
+                            sum(t.overhead_s for t in mine), kernel.cores, kernel.tiles, kernel.flops,
+                            kernel.offchip_bytes, kernel.onchip_bytes)
     if kernel.kind is KernelKind.COLLECTIVE:
         time_s = sum(t.time_s for t in mine)
         return KernelTiming(kernel.name, kernel.kind.value, kernel.nodes, Bound.MEMORY if time_s else Bound.NONE,
@@ -197,7 +214,8 @@ def _critical_path(program: Program, times: Mapping[str, float]) -> CriticalPath
 
 
 def evaluate_program(program: Program, nodes: tuple[NodeTiming, ...], profile: HardwareProfile,
-                     policy: Policy | str | None = None, kernel_timer: Any = None) -> ProgramResult:
+                     policy: Policy | str | None = None, kernel_timer: Any = None, *,
+                     operator_times: bool = False) -> ProgramResult:
     """Time every kernel of ``program`` on ``profile`` and list-schedule them.
 
     Parameters
@@ -213,6 +231,9 @@ def evaluate_program(program: Program, nodes: tuple[NodeTiming, ...], profile: H
     kernel_timer : callable, optional
         ``kernel_timer(kernel, timing) -> KernelTiming``: a machine model that re-times kernels (the
         calibrated CPU model, ``dfx.measure.cache_model``); it returns the timing unchanged for the rest.
+    operator_times : bool
+        ``nodes`` hold an architecture model's whole-operator times (Groq, Cerebras): each kernel
+        takes the sum of its nodes' times (see the module docstring).
 
     Returns
     -------
@@ -222,7 +243,7 @@ def evaluate_program(program: Program, nodes: tuple[NodeTiming, ...], profile: H
     total = core_count(profile)
     placed = replace(program, kernels=tuple(
         k if k.cores or k.kind is KernelKind.COLLECTIVE else k.with_(cores=1) for k in program.kernels))
-    timings = [kernel_timing(k, by_name, profile) for k in placed.kernels]
+    timings = [kernel_timing(k, by_name, profile, operator_times) for k in placed.kernels]
     if kernel_timer is not None:
         timings = [kernel_timer(k, t) for k, t in zip(placed.kernels, timings)]
     durations = {t.name: t.time_s for t in timings}

@@ -171,14 +171,33 @@ def tsp_cycles(costed: CostedNode, costed_graph: CostedGraph, org: TspOrganisati
 
 
 def groq_node_timer(costed: CostedGraph, profile: HardwareProfile) -> Callable[[CostedNode, NodeTiming], NodeTiming]:
-    """Re-time every node with work by the TSP cycle model, crossings between chips included."""
+    """Re-time every node with work by the TSP cycle model, crossings between chips included.
+
+    A node's time is its cycles, its split's gather, and the wait its inputs' chip-to-chip crossings
+    add in the compile-time schedule (:func:`dfx.arch.spatial.groq_schedule.compile_schedule`: how
+    much later than its last producer's end its inputs are all there), in whole cycles as the schedule
+    counts them. So along any chain of nodes the times add up to no more than the schedule's span,
+    and all of them together to no less than its makespan: the critical path <= makespan <= serial.
+    """
     org = TspOrganisation.from_profile(profile)
     chips = chip_assignment(costed, org.sram_bytes)
     on = profile.on_chip_level().name
 
+    from dfx.arch.spatial.groq_schedule import compile_schedule  # it builds on this module
+
+    end = {n.name: n.end_cycle for n in compile_schedule(costed, profile).nodes}
+
+    def wait_cycles(cn: CostedNode) -> int:
+        """Cycles the node's start waits for crossings beyond its last producer's end (0 on one chip)."""
+        links = input_crossings(cn, chips, costed, org)
+        plain = max((end[e.src] for e in cn.node.inputs), default=0)
+        ready = max((end[e.src] + math.ceil(links.get(e.src, 0.0) * org.clock_hz) for e in cn.node.inputs), default=0)
+        return ready - plain
+
     def timer(cn: CostedNode, base: NodeTiming) -> NodeTiming:
         cycles, gather = tsp_cycles(cn, costed, org)
-        timing = _timing(cycles, gather + sum(input_crossings(cn, chips, costed, org).values()), org, base)
+        link_cycles = math.ceil(gather * org.clock_hz) + wait_cycles(cn)  # whole cycles, as the schedule counts
+        timing = _timing(cycles, link_cycles / org.clock_hz, org, base)
         if cycles.slice is None:
             return timing
         return replace(timing, bytes_by_level=MappingProxyType({on: cn.cost.bytes}))  # all in SRAM
@@ -260,6 +279,7 @@ class GroqModel:
     """The :class:`dfx.arch.ArchModel` for Groq TSP profiles: vendor Groq, with ``compute.vector_units``."""
 
     name: str = "groq-tsp"
+    times_operators: bool = True  # cycles (regions) per operator, SRAM traffic included
 
     def applies_to(self, profile: HardwareProfile) -> bool:
         return profile.vendor.lower() == "groq" and profile.compute.vector_units is not None

@@ -335,6 +335,7 @@ class WaferModel:
     """The :class:`dfx.arch.ArchModel` for Cerebras wafer profiles."""
 
     name: str = "cerebras-wafer"
+    times_operators: bool = True  # cycles (regions) per operator, SRAM traffic included
 
     def applies_to(self, profile: HardwareProfile) -> bool:
         return profile.vendor.lower() == "cerebras" and profile.compute.cores is not None

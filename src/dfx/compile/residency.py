@@ -1,0 +1,49 @@
+"""The residency pass: on chips that keep the weights in on-chip SRAM, weights are not per-run traffic.
+
+A Groq TSP has no DRAM, and a Cerebras wafer in layer-pipelined mode keeps every layer's weights in
+its region's SRAM (:func:`dfx.arch.spatial.residency.weights_resident`). dfx quotes those chips in
+the steady state of a deployed model: an inference reads its weights from SRAM, and loading them
+once is reported separately (``weight_load_s``). This pass moves each kernel's weight reads from
+``offchip_bytes`` to ``onchip_bytes`` (re-computed per streaming region, so a weight read by two
+kernels of one region is still counted once). Where the weights are streamed each run (Cerebras in
+weight-streaming mode), it changes nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from dfx.compile.dataflow import dataflow
+from dfx.compile.passes import Pass, PassResult
+from dfx.compile.program import Program
+from dfx.costs.record import CostedGraph
+from dfx.hardware import HardwareProfile
+
+__all__ = ["residency_pass"]
+
+
+def _resident(program: Program, costed: CostedGraph, profile: HardwareProfile) -> PassResult:
+    from dfx.arch.spatial.residency import weights_resident  # arch builds on the roofline, which imports compile
+
+    if not weights_resident(costed, profile):
+        return PassResult(program, modified=False, notes=("weights streamed from off-chip memory on every run",))
+    flow = dataflow(costed)
+    units: dict[str, list[str]] = {}  # a streaming region, or a kernel on its own: what stays on chip together
+    for k in program.kernels:
+        units.setdefault(k.region or k.name, []).extend(k.nodes)
+    onchip: dict[str, int] = {}
+    for members in units.values():
+        onchip.update(flow.onchip_by_node(set(members), weights_on_chip=True))
+    kernels = []
+    for k in program.kernels:
+        traffic = sum(flow.traffic[n] for n in k.nodes)
+        on = sum(onchip[n] for n in k.nodes)
+        kernels.append(k.with_(offchip_bytes=traffic - on, onchip_bytes=on) if k.nodes else k)
+    moved = program.offchip_bytes - sum(k.offchip_bytes for k in kernels)
+    new = replace(program, kernels=tuple(kernels), meta={**program.meta, "resident_weight_bytes": costed.unique_parameter_bytes()})
+    notes = (f"weights resident on chip ({costed.unique_parameter_bytes()} B, loaded once): "
+             f"{moved} B of weight reads move on chip",)
+    return PassResult(new, modified=moved > 0, notes=notes)
+
+
+residency_pass = Pass("residency", _resident)
