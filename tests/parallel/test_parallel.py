@@ -151,3 +151,22 @@ def test_chips_and_parallel_must_agree():
     with pytest.raises(DfxError, match="--chips 4 disagrees with --parallel tp=8"):
         _split_request(4, "tp=8")
     assert _split_request(8, "tp=8").chips == 8
+
+
+def test_an_offchip_memory_of_unknown_size_holds_the_model_on_one_chip():
+    import copy
+    from importlib import resources
+
+    import yaml
+
+    from dfx.hardware.loader import parse_profile
+
+    text = (resources.files("dfx.hardware") / "profiles" / "host-cpu.yaml").read_text(encoding="utf-8")
+    data = copy.deepcopy(yaml.safe_load(text))
+    for level in data["memory"]:
+        if level["on_chip"]:
+            level["capacity_bytes"] = "1 MB"  # caches far below the 4,194,304 B of weights
+    assert data["memory"][-1]["capacity_bytes"] is None  # DDR5: size unknown, where the weights live
+    cpu = parse_profile(data, "host-cpu-small-caches")
+    # ceil(4,194,304 / on-chip bytes) > 1 would spread a CPU over chips it has no interconnect for
+    assert fewest_chips(annotate(two_layers()), cpu) == 1

@@ -10,7 +10,7 @@ Without a plan, :func:`default_plan` takes the fewest chips that hold the model,
 :func:`dfx.arch.memory.capacity.capacity_report` (the numbers ``dfx capacity`` prints): on a device
 that keeps its weights on chip (``interconnect.weights_on_chip``: Groq, Cerebras), its
 ``chips_needed``; elsewhere the weights, inputs (the KV cache) and peak activations against the
-off-chip memory. Those chips form a pipeline on a weights-on-chip device (the architecture model
+off-chip memory (one chip where its capacity is unknown, as host-cpu's DRAM). Those chips form a pipeline on a weights-on-chip device (the architecture model
 places layers in order), else tensor parallelism up to the interconnect's domain, then pipeline.
 """
 
@@ -113,8 +113,12 @@ def fewest_chips(costed: CostedGraph, profile: HardwareProfile) -> int:
         activation_bytes=activations, kv_cache_bytes=_input_bytes(costed),
     )  # fmt: skip
     link = profile.interconnect
-    if (link is not None and link.weights_on_chip) or report.offchip_capacity_bytes is None:
+    if link is not None and link.weights_on_chip:
         return report.chips_needed or 1
+    if report.offchip_capacity_bytes is None:
+        # An off-chip memory of unknown size (host-cpu's DRAM) holds the model: its caches are not
+        # where the weights live, so they do not decide how many chips are needed.
+        return 1
     return max(1, math.ceil(report.total_bytes / report.offchip_capacity_bytes))
 
 
