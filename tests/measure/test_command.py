@@ -27,7 +27,15 @@ def _one_line_error(result: subprocess.CompletedProcess) -> str:
 @pytest.fixture(scope="module")
 def profile_path(tmp_path_factory):
     path = tmp_path_factory.mktemp("cal") / "mine.yaml"
-    result = dfx("calibrate", "--budget-s", "0.5", "--out", str(path), "--allow-busy")  # the test machine is shared
+    # The test machine is shared (xdist workers, other jobs): --allow-busy keeps a busy run's figures,
+    # but a memory hierarchy that contradicts itself is refused by design (calibration.py), so a
+    # refusal on a loaded machine is retried, then the tests that need a calibrated profile skip.
+    for _ in range(3):
+        result = dfx("calibrate", "--budget-s", "0.5", "--out", str(path), "--allow-busy")
+        if result.returncode == 0 or "machine was busy" not in result.stderr:
+            break
+    else:
+        pytest.skip(f"the machine was too busy to calibrate: {result.stderr.strip()}")
     assert result.returncode == 0, result.stderr
     assert "peak float32" in result.stdout
     return path
