@@ -72,3 +72,64 @@ def test_one_chip_is_evaluated_once_for_every_split(monkeypatch):
     assert len(rows) == 5 and len(calls) == 1  # 5 splits of one (profile, execution model): one evaluation
     a = dfx.analyze("bert-layer", hardware=["nvidia-h100-sxm"], batch=2, seq=8, dtype="bf16", chips=4)
     assert rows[3]["latency_s"] == a.hardware[0].latency_s
+
+
+def _fresh_compile(costed, profile):
+    """``compile_program`` with the fusion cache emptied first: fusion computed afresh, the reference."""
+    from dfx.compile import compile_program
+    from dfx.compile.fusion import clear_fusion_cache
+
+    clear_fusion_cache()
+    return compile_program(costed, profile)
+
+
+def test_fusion_is_computed_once_per_graph_for_profiles_with_equal_rules():
+    from dfx.compile import compile_program
+    from dfx.compile.fusion import CACHE_STATS, clear_fusion_cache
+
+    a = dfx.analyze("bert-layer", hardware=[], batch=2, seq=8, dtype="bf16").costed
+    h100, a100, v4 = load_profile("nvidia-h100-sxm"), load_profile("nvidia-a100-sxm-80gb"), load_profile("google-tpu-v4")
+    ref_a100 = _fresh_compile(a, a100)
+    clear_fusion_cache()
+    compile_program(a, h100)
+    assert CACHE_STATS == {"hits": 0, "misses": 1}
+    shared = compile_program(a, a100)  # both GPUs fuse by InductorRules(): the H100's fusion is reused
+    assert CACHE_STATS == {"hits": 1, "misses": 1}
+    assert shared == ref_a100  # every kernel, decision, stage note and schedule as a fresh compile's
+    compile_program(a, v4)  # XLA's rules are other rules: fused afresh
+    assert CACHE_STATS == {"hits": 1, "misses": 2}
+    b = dfx.analyze("bert-layer", hardware=[], batch=4, seq=8, dtype="bf16").costed
+    compile_program(b, h100)  # another size is another graph: never served a's kernels
+    assert CACHE_STATS == {"hits": 1, "misses": 3}
+
+
+def test_compiled_programs_over_many_sizes_equal_fresh_compiles():
+    """Every profile of the sweep's axes, at 6 sizes: the cached pipeline gives the fresh pipeline's program."""
+    from dfx.compile import compile_program
+    from dfx.compile.fusion import CACHE_STATS, clear_fusion_cache
+
+    refs = ("nvidia-h100-sxm", "nvidia-a100-sxm-80gb", "google-tpu-v4", "groq-lpu", "cerebras-wse-3", "ibm-spyre")
+    profiles = [load_profile(r) for r in refs]
+    for batch, seq in ((1, 8), (2, 8), (1, 24), (4, 16), (2, 32), (4, 32)):
+        costed = dfx.analyze("gpt2-block", hardware=[], batch=batch, seq=seq, dtype="bf16").costed
+        fresh = [_fresh_compile(costed, p) for p in profiles]
+        clear_fusion_cache()
+        cached = [compile_program(costed, p) for p in profiles]
+        assert cached == fresh, (batch, seq)
+        # 6 profiles, 5 distinct rules (the two GPUs share InductorRules(); the 3 dataflow chips'
+        # on-chip capacities differ): 1 hit per size
+        assert CACHE_STATS == {"hits": 1, "misses": 5}, (batch, seq)
+
+
+def test_sweep_rows_equal_analyze_with_the_fusion_cache_emptied(spec, full_sweep):
+    """12 more points of the 216-point sweep (run with the cache, in worker processes), against dfx.analyze run afresh."""
+    import random
+
+    from dfx.compile.fusion import clear_fusion_cache
+
+    _, _, rows = full_sweep
+    for p in random.Random(2026).sample(spec.points(), 12):
+        clear_fusion_cache()
+        a = dfx.analyze(p.model, hardware=[p.hardware], batch=p.batch, seq=p.seq, dtype="bf16")
+        assert rows[p.point_id]["latency_s"] == a.hardware[0].latency_s, p  # exactly
+

@@ -16,6 +16,7 @@ Override map (what a target's rules decide; the engine does the rest)::
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
@@ -26,7 +27,10 @@ from dfx.compile.program import Kernel, KernelKind, Program
 from dfx.costs.record import CostedGraph
 from dfx.hardware import HardwareProfile
 
-__all__ = ["FusionDecision", "FusionRules", "Group", "fuse", "fusion_pass", "kernels_from_groups", "streaming_kernels"]
+__all__ = [
+    "CACHE_STATS", "FusionDecision", "FusionRules", "Group", "clear_fusion_cache", "fuse", "fusion_pass",
+    "kernels_from_groups", "streaming_kernels",
+]
 
 _MAX_ROUNDS = 10  # Inductor's Scheduler.fuse_nodes: `for i in range(10)` rounds of fuse_nodes_once
 _KIND_ORDER = (KernelKind.GEMM, KernelKind.ATTENTION, KernelKind.REDUCTION, KernelKind.POINTWISE, KernelKind.MEMORY)
@@ -383,23 +387,64 @@ def streaming_kernels(costed: CostedGraph, flow: Dataflow, groups: list[Group], 
     return tuple(kernels)
 
 
+# (id(costed), rules) -> (weak reference to the costed graph, the input kernels, the pass's outputs).
+# The fusion pass reads only the costed graph, its rules and its input program's kernels, so two
+# profiles with equal rules (every GPU: InductorRules(); every TPU: XlaRules(); dataflow chips of one
+# on-chip capacity) compiling one costed graph get the same kernels and decisions: computed once.
+_FUSED: dict[tuple[int, object], tuple[weakref.ref, tuple[Kernel, ...], tuple]] = {}
+CACHE_STATS = {"hits": 0, "misses": 0}  # fusion_pass's cache look-ups in this process (tests read it)
+
+
+def clear_fusion_cache() -> None:
+    """Forget every cached fusion result (and reset :data:`CACHE_STATS`)."""
+    _FUSED.clear()
+    CACHE_STATS.update(hits=0, misses=0)
+
+
 def fusion_pass(rules: FusionRules):
-    """The fusion pass for ``rules``: ``run(program, costed, profile) -> PassResult``."""
+    """The fusion pass for ``rules``: ``run(program, costed, profile) -> PassResult``.
+
+    The result is computed once per (costed graph, rules, input kernels) in a process: the pass
+    reads nothing of ``profile``, and rules are compared by value (frozen dataclasses; rules that
+    cannot be hashed are never cached). Exact reuse, never across sizes: the fusion decisions read
+    sizes (the candidates' order by shared bytes, Inductor's and XLA's ``(numel, rnumel)`` checks,
+    a dataflow region's bytes against the on-chip capacity), so each size is fused on its own.
+    """
+    try:
+        hash(rules)
+        cacheable = True
+    except TypeError:
+        cacheable = False
 
     def run(program: Program, costed: CostedGraph, profile: HardwareProfile) -> PassResult:
-        flow = dataflow(costed)
-        groups, decisions = fuse(flow, rules)
-        build = streaming_kernels if rules.streams else kernels_from_groups
-        kernels = build(costed, flow, groups, rules.target)
-        fused = sum(d.fused for d in decisions)
-        unit = "streaming regions" if rules.streams else "kernels"
-        notes = (
-            f"{rules.target} rules: {len(program.kernels)} operators -> {len(groups)} {unit}, "
-            f"{fused} fusions taken, {len(decisions) - fused} refused",
-        )
+        key = (id(costed), rules)
+        hit = _FUSED.get(key) if cacheable else None
+        if hit is not None and hit[0]() is costed and hit[1] == program.kernels:
+            CACHE_STATS["hits"] += 1
+            kernels, decisions, notes, modified = hit[2]
+        else:
+            CACHE_STATS["misses"] += 1
+            kernels, decisions, notes, modified = _fuse_program(program, costed, rules)
+            if cacheable:
+                for k in [k for k, (ref, _, _) in _FUSED.items() if ref() is None]:
+                    del _FUSED[k]
+                _FUSED[key] = (weakref.ref(costed), program.kernels, (kernels, decisions, notes, modified))
         new = replace(program, target=rules.target, kernels=kernels,
-                      meta={**program.meta, "fusion_decisions": tuple(decisions)})
-        modified = kernels != program.kernels
+                      meta={**program.meta, "fusion_decisions": decisions})
         return PassResult(new, modified=modified, notes=notes)
 
     return run
+
+
+def _fuse_program(program: Program, costed: CostedGraph, rules: FusionRules):
+    flow = dataflow(costed)
+    groups, decisions = fuse(flow, rules)
+    build = streaming_kernels if rules.streams else kernels_from_groups
+    kernels = build(costed, flow, groups, rules.target)
+    fused = sum(d.fused for d in decisions)
+    unit = "streaming regions" if rules.streams else "kernels"
+    notes = (
+        f"{rules.target} rules: {len(program.kernels)} operators -> {len(groups)} {unit}, "
+        f"{fused} fusions taken, {len(decisions) - fused} refused",
+    )
+    return kernels, tuple(decisions), notes, kernels != program.kernels

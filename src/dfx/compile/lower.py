@@ -8,6 +8,7 @@ through them to the kernels that produced the data.
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import replace
 
 from dfx.compile.dataflow import dataflow, does_work
@@ -50,6 +51,26 @@ def lower_eager(costed: CostedGraph, profile: HardwareProfile) -> Program:
     >>> (program.target, len(program.kernels))
     ('eager', 0)
     """
+    kernels = _eager_kernels(costed)
+    program = Program(
+        graph_name=costed.graph.name,
+        profile_id=profile.id,
+        target="eager",
+        commitment=profile.scheduling.commitment.value,
+        kernels=kernels,
+    )
+    return replace(program, stages=(program.record("lower", True, (f"{len(kernels)} kernels, one per operator",)),))
+
+
+# id(costed) -> (weak reference to it, its eager kernels): they read nothing of the profile, so every
+# profile compiling one costed graph starts from the same tuple (and the fusion pass's cache sees it)
+_EAGER: dict[int, tuple[weakref.ref, tuple[Kernel, ...]]] = {}
+
+
+def _eager_kernels(costed: CostedGraph) -> tuple[Kernel, ...]:
+    hit = _EAGER.get(id(costed))
+    if hit is not None and hit[0]() is costed:
+        return hit[1]
     working = [n for n in costed.nodes if does_work(n)]
     ops = dataflow(costed).ops  # each kernel's kind as fusion sees it (a sum is a reduction, not pointwise)
     kernel_of = {n.name: f"k{i}_{n.name}" for i, n in enumerate(working)}
@@ -67,11 +88,7 @@ def lower_eager(costed: CostedGraph, profile: HardwareProfile) -> Program:
         )
         for n in working
     )
-    program = Program(
-        graph_name=costed.graph.name,
-        profile_id=profile.id,
-        target="eager",
-        commitment=profile.scheduling.commitment.value,
-        kernels=kernels,
-    )
-    return replace(program, stages=(program.record("lower", True, (f"{len(kernels)} kernels, one per operator",)),))
+    for key in [k for k, (ref, _) in _EAGER.items() if ref() is None]:
+        del _EAGER[key]
+    _EAGER[id(costed)] = (weakref.ref(costed), kernels)
+    return kernels
