@@ -507,6 +507,9 @@ def capture_spec(
         graph = capture_joint(model.model, model.args, with_labels(spec, model), name=model.name)
     else:
         graph = capture(model.model, model.args, model.kwargs, method=method, name=model.name)
+    from dfx.heap import after_capture
+
+    after_capture()  # the command line and sweep workers freeze the capture's objects (dfx.heap)
     info: dict[str, Any] = {"name": model.name, "dtype": dtype_name}
     if is_file:
         info["input_shapes"] = [list(a.shape) for a in model.args]

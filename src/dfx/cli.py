@@ -289,6 +289,9 @@ def main() -> None:
     import warnings
 
     from dfx.errors import refuse_empty_paths
+    from dfx.heap import freeze_after_capture
+
+    freeze_after_capture()  # this process is the command's: skip the capture's objects in later collections
 
     # Python's warnings (an op with no cost rule, ...) as one line each, without source lines.
     warnings.formatwarning = lambda message, category, *_args, **_kw: f"warning: {message}\n"

@@ -133,3 +133,15 @@ def test_sweep_rows_equal_analyze_with_the_fusion_cache_emptied(spec, full_sweep
         a = dfx.analyze(p.model, hardware=[p.hardware], batch=p.batch, seq=p.seq, dtype="bf16")
         assert rows[p.point_id]["latency_s"] == a.hardware[0].latency_s, p  # exactly
 
+
+def test_capture_objects_are_frozen_only_in_processes_that_opt_in():
+    import subprocess
+    import sys
+
+    from dfx.heap import after_capture
+
+    assert after_capture() is False  # a library caller (this test process) keeps its collector as it is
+    # a process that opts in (the command line, a sweep worker) collects, then freezes what survives
+    code = ("import gc; from dfx.heap import after_capture, freeze_after_capture; freeze_after_capture(); "
+            "assert gc.get_freeze_count() == 0; assert after_capture(); assert gc.get_freeze_count() > 0")
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -64,19 +64,25 @@ def costed_graph(model: str, batch: int, seq: int, dtype: str, method: str, cach
     CostedGraph
     """
     from dfx.costs import annotate
+    from dfx.heap import after_capture
     from dfx.ir import Graph
     from dfx.sweep.graphs import forward_graph
 
     path = None if cache_dir is None else _graph_cache_path(cache_dir, (model, batch, seq, dtype, method))
     if path is not None and path.is_file():
         try:
-            return annotate(Graph.from_json(path.read_text(encoding="utf-8")))
+            costed = annotate(Graph.from_json(path.read_text(encoding="utf-8")))
         except (OSError, ValueError, KeyError, TypeError):
             pass  # a torn or stale file: capture again and replace it
+        else:
+            after_capture()
+            return costed
     graph = forward_graph(model, batch, seq, dtype, method)  # one symbolic capture per bucket (dfx.sweep.graphs)
     if path is not None:
         _write_atomic(path, graph.to_json())
-    return annotate(graph)
+    costed = annotate(graph)
+    after_capture()  # a worker or the command line freezes what it keeps (dfx.heap)
+    return costed
 
 
 def graph_on_disk(task: dict[str, Any], cache_dir: str | None) -> bool:

@@ -105,7 +105,7 @@ def _pool(tasks: list[dict[str, Any]], cache: str, workers: int) -> Iterator[lis
         for i in sorted(warm):
             yield run_group(tasks[i], cache)
         tasks = [t for i, t in enumerate(tasks) if i not in warm]
-    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_worker_start) as pool:
         futures = [pool.submit(run_group, t, cache) for t in tasks]
         try:
             for f in as_completed(futures):
@@ -115,8 +115,18 @@ def _pool(tasks: list[dict[str, Any]], cache: str, workers: int) -> Iterator[lis
                 f.cancel()
 
 
+def _worker_start() -> None:
+    """A worker process's start: it owns its collector, so it freezes what each capture leaves (dfx.heap)."""
+    from dfx.heap import freeze_after_capture
+
+    freeze_after_capture()
+
+
 class _RayWorker:
     """A Ray actor running :func:`run_group` (the same function as the local executors)."""
+
+    def __init__(self) -> None:
+        _worker_start()
 
     def run(self, task: dict[str, Any], cache: str) -> list[dict[str, Any]]:
         return run_group(task, cache)

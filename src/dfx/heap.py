@@ -1,0 +1,41 @@
+"""A captured graph's objects and Python's cyclic garbage collector: freeze them once, for processes that opt in.
+
+A capture leaves hundreds of thousands of objects the cyclic collector tracks (torch, the exported
+program, the graph); each full (generation 2) collection afterwards scans them all again, about
+1.1 s on the shared 2-core machine (``docs/compile.md``, "Garbage collection"). In a process that
+opts in (:func:`freeze_after_capture`: ``dfx``'s command line, a sweep's worker processes and Ray
+actors), :func:`after_capture` collects once and then moves every surviving object to the
+collector's permanent generation (``gc.freeze()``, Python 3.7+), which later collections skip.
+
+What this costs: an object frozen while alive and later dropped is still freed by reference
+counting; only one in a reference cycle stays allocated until the process ends. The collection
+before each freeze leaves no garbage behind, so what is frozen is what was alive then (the graphs a
+process keeps, torch's caches). A library call (``dfx.analyze``, ``run_sweep`` in the caller's own
+process) never freezes: the caller owns its process's collector.
+"""
+
+from __future__ import annotations
+
+import gc
+
+__all__ = ["after_capture", "freeze_after_capture"]
+
+_FREEZE = False
+
+
+def freeze_after_capture(enabled: bool = True) -> None:
+    """Make :func:`after_capture` collect and freeze in this process (and in processes forked from it)."""
+    global _FREEZE
+    _FREEZE = enabled
+
+
+def after_capture() -> bool:
+    """After a capture (or a graph read or substituted): collect, then freeze what survives, if opted in.
+
+    Returns whether it froze. The collection scans only objects made since the last freeze.
+    """
+    if not _FREEZE:
+        return False
+    gc.collect()
+    gc.freeze()
+    return True
