@@ -8,7 +8,7 @@ The sweep is the test suite's: 3 models (gpt2-block, bert-layer, llama3-8b-layer
    bucket, which also names the symbolic graph's nodes), substitutions (every other size);
 2. points per second after capture, evaluating every point from the captured graphs
    (``dfx.sweep.evaluate.run_group`` on the in-process cache; goal: at least 1,000 per second),
-   in this process, best of ``--repeat`` passes;
+   in this process, best of ``--repeat`` passes, each with the GEMM-plan and fusion caches emptied;
 3. the whole sweep from a fresh folder holding only the captured graphs (``graphs/``): one worker
    (in-process) against Ray on ``--workers`` CPUs started by dfx, and Ray's speed-up
    = time(1 worker) / time(Ray), Ray's start-up included; and the same without the graph cache,
@@ -16,7 +16,9 @@ The sweep is the test suite's: 3 models (gpt2-block, bert-layer, llama3-8b-layer
 
 4. where a point's time goes (cProfile of one pass, cumulative seconds of the stages).
 
-Usage: python bench/bench_sweep.py [--repeat 3] [--workers 2] [--with-capture] [--no-ray]
+Usage: python bench/bench_sweep.py [--repeat 3] [--workers 2] [--with-capture] [--no-ray] [--no-freeze]
+
+Like ``dfx sweep``, this process freezes what each capture leaves (``dfx.heap``) unless ``--no-freeze``.
 This is a benchmark, not a test: it prints numbers, it asserts nothing.
 """
 
@@ -63,6 +65,11 @@ def _where_time_goes(tasks, cache: str) -> None:
 
     from dfx.sweep.evaluate import run_group
 
+    from dfx.arch.gpu.plan import clear_gemm_plans
+    from dfx.compile.fusion import clear_fusion_cache
+
+    clear_gemm_plans()
+    clear_fusion_cache()
     prof = cProfile.Profile()
     prof.enable()
     for t in tasks:
@@ -85,7 +92,13 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--with-capture", action="store_true", help="also time 1 worker vs Ray with captures")
     parser.add_argument("--no-ray", action="store_true", help="skip the Ray timings")
+    parser.add_argument("--no-freeze", action="store_true",
+                        help="keep the collector as a library caller does (no gc.freeze after capture, dfx.heap)")
     args = parser.parse_args()
+    if not args.no_freeze:
+        from dfx.heap import freeze_after_capture
+
+        freeze_after_capture()  # as `dfx sweep` and its workers do
 
     import os
 
@@ -108,10 +121,12 @@ def main() -> None:
           f"{graphs.CAPTURES['substituted']} substitutions")
 
     from dfx.arch.gpu.plan import clear_gemm_plans
+    from dfx.compile.fusion import clear_fusion_cache
 
     best = float("inf")
     for _ in range(args.repeat):
         clear_gemm_plans()  # every pass sees its GEMMs for the first time, as one sweep does
+        clear_fusion_cache()  # and fuses each graph afresh (the cache serves only profiles with equal rules)
         t0 = time.perf_counter()
         n = sum(len(run_group(t, cache)) for t in tasks)
         best = min(best, time.perf_counter() - t0)

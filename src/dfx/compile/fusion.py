@@ -396,7 +396,10 @@ CACHE_STATS = {"hits": 0, "misses": 0}  # fusion_pass's cache look-ups in this p
 
 
 def clear_fusion_cache() -> None:
-    """Forget every cached fusion result (and reset :data:`CACHE_STATS`)."""
+    """Forget every cached fusion result and eager kernel tuple (and reset :data:`CACHE_STATS`)."""
+    from dfx.compile.lower import clear_eager_kernels
+
+    clear_eager_kernels()
     _FUSED.clear()
     CACHE_STATS.update(hits=0, misses=0)
 

@@ -67,6 +67,11 @@ def lower_eager(costed: CostedGraph, profile: HardwareProfile) -> Program:
 _EAGER: dict[int, tuple[weakref.ref, tuple[Kernel, ...]]] = {}
 
 
+def clear_eager_kernels() -> None:
+    """Forget every costed graph's cached eager kernels (benchmarks that evaluate afresh)."""
+    _EAGER.clear()
+
+
 def _eager_kernels(costed: CostedGraph) -> tuple[Kernel, ...]:
     hit = _EAGER.get(id(costed))
     if hit is not None and hit[0]() is costed:
