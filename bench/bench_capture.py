@@ -48,7 +48,9 @@ print(json.dumps({"time_s": elapsed, "peak_rss_bytes": peak_kib * 1024}))
 
 
 def _run(which: str, spec: str, seq: int) -> dict:
-    out = subprocess.run([sys.executable, "-c", _CHILD, which, spec, str(seq)], capture_output=True, text=True, check=False)
+    out = subprocess.run(
+        [sys.executable, "-c", _CHILD, which, spec, str(seq)], capture_output=True, text=True, check=False
+    )
     if out.returncode != 0:
         raise SystemExit(f"{which} on {spec} failed:\n{out.stderr[-2000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -60,7 +62,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--configs", nargs="+", default=["hf:llama-2-7b", "hf:llama-2-70b"])
     ns = parser.parse_args()
-    print(f"{'model':<28} {'export s':>9} {'dfx s':>8} {'ratio':>6} {'export peak':>12} {'dfx peak':>9} {'dfx extra':>10}")
+    print(
+        f"{'model':<28} {'export s':>9} {'dfx s':>8} {'ratio':>6} {'export peak':>12} {'dfx peak':>9} {'dfx extra':>10}"
+    )
     for spec in ns.configs:
         runs: dict[str, list[dict]] = {"export": [], "dfx": []}
         for _ in range(ns.repeat):

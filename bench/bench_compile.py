@@ -77,9 +77,13 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", default="hf:llama-2-70b")
     ap.add_argument("--seq", type=int, default=128)
-    ap.add_argument("--hw", action="append", default=None, help=f"profile id (repeatable); default {', '.join(_DEFAULT_HW)}")
+    ap.add_argument(
+        "--hw", action="append", default=None, help=f"profile id (repeatable); default {', '.join(_DEFAULT_HW)}"
+    )
     ap.add_argument("--runs", type=int, default=3, help="time each step this many times and keep the fastest")
-    ap.add_argument("--check", action="store_true", help=f"exit 1 if a profile's compile + evaluate is over {_GOAL_S:g} s")
+    ap.add_argument(
+        "--check", action="store_true", help=f"exit 1 if a profile's compile + evaluate is over {_GOAL_S:g} s"
+    )
     args = ap.parse_args()
     profiles = [load_profile(h) for h in (args.hw or _DEFAULT_HW)]
 
@@ -87,10 +91,22 @@ def main() -> int:
     graph, _ = capture_spec(args.model, seq=args.seq, dtype="bfloat16")
     capture_s = time.perf_counter() - t0
     costs_s, costed = fastest(lambda: annotate(graph), 1)
-    print(f"{args.model} seq {args.seq}: {len(graph.nodes):,} nodes; capture {capture_s:.2f} s, costs {costs_s:.2f} s; "
-          f"fastest of {args.runs} runs")
-    header = ("profile", "capture s", "compile+evaluate s", "ratio", "compile s", "evaluate s", "kernels",
-              "makespan ms", "eager s", "dfx analyze s")
+    print(
+        f"{args.model} seq {args.seq}: {len(graph.nodes):,} nodes; capture {capture_s:.2f} s, costs {costs_s:.2f} s; "
+        f"fastest of {args.runs} runs"
+    )
+    header = (
+        "profile",
+        "capture s",
+        "compile+evaluate s",
+        "ratio",
+        "compile s",
+        "evaluate s",
+        "kernels",
+        "makespan ms",
+        "eager s",
+        "dfx analyze s",
+    )
     rows, over = [], []
     for profile in profiles:
         compile_s, evaluate_s, program, result = compile_and_evaluate(costed, profile, args.runs)
@@ -99,15 +115,28 @@ def main() -> int:
         analyze_s, analyzed = fastest(lambda: analyze_step(costed, profile), args.runs)
         if added_s > _GOAL_S:
             over.append(profile.id)
-        rows.append((profile.id, f"{capture_s:.2f}", f"{added_s:.2f}", f"{added_s / capture_s:.3f}", f"{compile_s:.2f}",
-                     f"{evaluate_s:.2f}", f"{len(program.kernels):,}", f"{result.makespan_s * 1e3:.2f}",
-                     f"{eager_s:.2f}", f"{analyze_s:.2f}" if not isinstance(analyzed, Exception) else "refused"))
+        rows.append(
+            (
+                profile.id,
+                f"{capture_s:.2f}",
+                f"{added_s:.2f}",
+                f"{added_s / capture_s:.3f}",
+                f"{compile_s:.2f}",
+                f"{evaluate_s:.2f}",
+                f"{len(program.kernels):,}",
+                f"{result.makespan_s * 1e3:.2f}",
+                f"{eager_s:.2f}",
+                f"{analyze_s:.2f}" if not isinstance(analyzed, Exception) else "refused",
+            )
+        )
         if isinstance(analyzed, Exception):
             print(f"  note: dfx analyze on {profile.id} refuses this model: {analyzed}")
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
     for line in (header, tuple("-" * w for w in widths), *rows):
         print("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(line, widths))))
-    verdict = f"over the {_GOAL_S:g} s goal: {', '.join(over)}" if over else f"every profile within the {_GOAL_S:g} s goal"
+    verdict = (
+        f"over the {_GOAL_S:g} s goal: {', '.join(over)}" if over else f"every profile within the {_GOAL_S:g} s goal"
+    )
     print(f"compile + evaluate beyond capture: {verdict}")
     return 1 if args.check and over else 0
 

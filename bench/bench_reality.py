@@ -100,7 +100,9 @@ def _llmc_softmax(row) -> Prediction:
 
 def _llmc_w1(row) -> Prediction:
     # one TP-4 shard of GPT-3's W1 at batch 8 decode: [8 x 12288] x [12288 x 12288] (d_model x 4d / 4)
-    return Prediction(gemm_ms(8, 12288, 12288, row["hardware"], _TIMED), f"aten.mm, weight-read bound, runtime {_TIMED}")
+    return Prediction(
+        gemm_ms(8, 12288, 12288, row["hardware"], _TIMED), f"aten.mm, weight-read bound, runtime {_TIMED}"
+    )
 
 
 def _mamf_h100(row) -> Prediction:
@@ -134,7 +136,9 @@ def _phase(model: str, hw: str, *, runtime: str | None = _QUEUED, **kwargs):
 
 
 def _ft_gpt67(row) -> Prediction:
-    m, _ = _phase(f"hf:{CONFIGS / 'gpt-6.7b.json'}", row["hardware"], phase="generate", prompt_len=128, output_len=8, dtype="fp16")
+    m, _ = _phase(
+        f"hf:{CONFIGS / 'gpt-6.7b.json'}", row["hardware"], phase="generate", prompt_len=128, output_len=8, dtype="fp16"
+    )
     return Prediction(1e3 * m.total_s, f"generate 128 + 8, fp16, eager, runtime {_QUEUED}")
 
 
@@ -144,7 +148,9 @@ def _trt_ttft(row) -> Prediction:
 
 
 def _trt_b384(row) -> Prediction:
-    m, _ = _phase("hf:llama-2-7b", row["hardware"], phase="generate", prompt_len=128, output_len=128, batch=384, dtype="fp16")
+    m, _ = _phase(
+        "hf:llama-2-7b", row["hardware"], phase="generate", prompt_len=128, output_len=128, batch=384, dtype="fp16"
+    )
     return Prediction(m.tokens_per_s, f"generate 128 + 128 at batch 384, fp16, eager, runtime {_QUEUED}")
 
 
@@ -153,19 +159,33 @@ def _bert(row) -> Prediction:
 
     # TensorRT compiles the encoder into fused kernels: the compiled execution model, whose GPU tiling
     # pass times each small GEMM ([128 x 768] x [768 x 768]) by the waves of tiles it fills the SMs with
-    a = analyze("hf:bert-base-uncased", hardware=["nvidia-a100-sxm4-40gb"], seq=128, dtype="fp16",
-                execution_model="compiled", runtime=_QUEUED)
-    return Prediction(1e3 * a.hardware[0].latency_s, f"encoder forward, seq 128, fp16, compiled (fused, tile waves), runtime {_QUEUED}")
+    a = analyze(
+        "hf:bert-base-uncased",
+        hardware=["nvidia-a100-sxm4-40gb"],
+        seq=128,
+        dtype="fp16",
+        execution_model="compiled",
+        runtime=_QUEUED,
+    )
+    return Prediction(
+        1e3 * a.hardware[0].latency_s,
+        f"encoder forward, seq 128, fp16, compiled (fused, tile waves), runtime {_QUEUED}",
+    )
 
 
 def _groq_l70b(row) -> Prediction:
     m, r = _phase("hf:llama-2-70b", "groq-lpu", runtime=None, phase="decode", kv_len=4096, dtype="bf16")
-    return Prediction(m.tokens_per_s_per_user, f"decode at 4,096 cached tokens, bf16, {r.extras.get('chips')} chips (the TSP schedule)")
+    return Prediction(
+        m.tokens_per_s_per_user,
+        f"decode at 4,096 cached tokens, bf16, {r.extras.get('chips')} chips (the TSP schedule)",
+    )
 
 
 def _cs3_l8b(row) -> Prediction:
     m, r = _phase("hf:llama-3-8b", "cerebras-wse-3", runtime=None, phase="decode", kv_len=1024, dtype="bf16")
-    return Prediction(m.tokens_per_s_per_user, f"decode at 1,024 cached tokens (not stated), bf16, {r.extras.get('chips')} wafer(s)")
+    return Prediction(
+        m.tokens_per_s_per_user, f"decode at 1,024 cached tokens (not stated), bf16, {r.extras.get('chips')} wafer(s)"
+    )
 
 
 PREDICTORS: dict[str, Callable[[dict], Prediction]] = {
@@ -234,19 +254,36 @@ def _fmt(x: float) -> str:
 def render(results: tuple[Outcome, ...], markdown: bool) -> str:
     lines = []
     if markdown:
-        lines += ["| row | metric | unit | measured | predicted | predicted / measured | how |", "|---|---|---|---:|---:|---:|---|"]
+        lines += [
+            "| row | metric | unit | measured | predicted | predicted / measured | how |",
+            "|---|---|---|---:|---:|---:|---|",
+        ]
     for o in results:
         r = o.row
         if o.prediction is None:
             cells = [r["id"], r["metric"], r["unit"], _fmt(o.measured), "-", "-", o.reason]
         else:
-            cells = [r["id"], r["metric"], r["unit"], _fmt(o.measured), _fmt(o.prediction.value), f"{o.ratio:.2f}", o.prediction.how]
-        lines.append("| " + " | ".join(cells) + " |" if markdown else "  ".join(f"{c:<14}" if i else f"{c:<32}" for i, c in enumerate(cells)))
+            cells = [
+                r["id"],
+                r["metric"],
+                r["unit"],
+                _fmt(o.measured),
+                _fmt(o.prediction.value),
+                f"{o.ratio:.2f}",
+                o.prediction.how,
+            ]
+        lines.append(
+            "| " + " | ".join(cells) + " |"
+            if markdown
+            else "  ".join(f"{c:<14}" if i else f"{c:<32}" for i, c in enumerate(cells))
+        )
     expressed = [o for o in results if o.prediction is not None]
     good = sum(o.within_goal for o in expressed)
     worst = max((max(o.ratio, 1 / o.ratio) for o in expressed), default=math.nan)
     lines.append("")
-    lines.append(f"{len(expressed)} of {len(results)} rows expressed; {good} within {GOAL_RATIO}x; worst factor {worst:.2f}")
+    lines.append(
+        f"{len(expressed)} of {len(results)} rows expressed; {good} within {GOAL_RATIO}x; worst factor {worst:.2f}"
+    )
     return "\n".join(lines)
 
 

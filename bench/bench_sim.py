@@ -62,16 +62,16 @@ def main() -> None:
     print(f"random DAG: {g.number_of_nodes():,} nodes, {g.number_of_edges():,} edges, {args.pes} PEs")
     peer_s, _ = best_of(args.repeat, lambda: list(nx.topological_sort(g)))
     convert_s, dag = best_of(args.repeat, lambda: from_networkx(g))
-    sim_s, r = best_of(
-        args.repeat, lambda: simulate(dag, pes=args.pes, jitter_cv=args.jitter, runs=args.runs)
-    )
+    sim_s, r = best_of(args.repeat, lambda: simulate(dag, pes=args.pes, jitter_cv=args.jitter, runs=args.runs))
     n = len(dag)
     print(f"networkx topological_sort (peer) {peer_s:8.3f} s")
     print(f"from_networkx                    {convert_s:8.3f} s   {convert_s / peer_s:6.1f}x peer")
     print(f"simulate, both policies          {sim_s:8.3f} s   {sim_s / peer_s:6.1f}x peer")
     print(f"convert + simulate               {convert_s + sim_s:8.3f} s   (goal: < 5 s)")
     per_policy_runs = 2 * args.runs
-    print(f"simulated nodes per second       {n * per_policy_runs / sim_s:12,.0f}  ({per_policy_runs} policy-runs of {n:,} nodes)")
+    print(
+        f"simulated nodes per second       {n * per_policy_runs / sim_s:12,.0f}  ({per_policy_runs} policy-runs of {n:,} nodes)"
+    )
     lb = r.lower_bounds
     print(
         f"makespans: static {r.static.makespan.mean_s:.4f} s, dynamic {r.dynamic.makespan.mean_s:.4f} s; "

@@ -80,7 +80,9 @@ def _where_time_goes(tasks, cache: str) -> None:
     cum = {}
     for stage, (path, fn) in _STAGES.items():
         cum[stage] = sum(v[3] for (f, _, name), v in stats.items() if name == fn and path in f)
-    cum["program and node timing (roofline.evaluate, less compile)"] -= cum["compile passes (dfx.compile.compile_program)"]
+    cum["program and node timing (roofline.evaluate, less compile)"] -= cum[
+        "compile passes (dfx.compile.compile_program)"
+    ]
     print(f"where a point's time goes (cProfile, {total:.2f} s over the pass):")
     for stage, sec in cum.items():
         print(f"  {stage}: {sec:.2f} s ({100 * sec / total:.0f}%)")
@@ -92,8 +94,11 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--with-capture", action="store_true", help="also time 1 worker vs Ray with captures")
     parser.add_argument("--no-ray", action="store_true", help="skip the Ray timings")
-    parser.add_argument("--no-freeze", action="store_true",
-                        help="keep the collector as a library caller does (no gc.freeze after capture, dfx.heap)")
+    parser.add_argument(
+        "--no-freeze",
+        action="store_true",
+        help="keep the collector as a library caller does (no gc.freeze after capture, dfx.heap)",
+    )
     args = parser.parse_args()
     if not args.no_freeze:
         from dfx.heap import freeze_after_capture
@@ -116,9 +121,11 @@ def main() -> None:
         run_group(t, cache)  # captures each graph once, keeps it in this process and in graphs/
     capture_s = time.perf_counter() - t0
     print(f"sweep: {spec.n_points} points, {len(tasks)} graphs")
-    print(f"capture: {capture_s:.1f} s for {len(tasks)} graphs ({capture_s / len(tasks):.2f} s each): "
-          f"{graphs.CAPTURES['symbolic']} symbolic exports, {graphs.CAPTURES['concrete']} concrete captures, "
-          f"{graphs.CAPTURES['substituted']} substitutions")
+    print(
+        f"capture: {capture_s:.1f} s for {len(tasks)} graphs ({capture_s / len(tasks):.2f} s each): "
+        f"{graphs.CAPTURES['symbolic']} symbolic exports, {graphs.CAPTURES['concrete']} concrete captures, "
+        f"{graphs.CAPTURES['substituted']} substitutions"
+    )
 
     from dfx.arch.gpu.plan import clear_gemm_plans
     from dfx.compile.fusion import clear_fusion_cache
@@ -130,7 +137,9 @@ def main() -> None:
         t0 = time.perf_counter()
         n = sum(len(run_group(t, cache)) for t in tasks)
         best = min(best, time.perf_counter() - t0)
-    print(f"after capture, 1 process: {n / best:,.0f} points/s ({best * 1e3 / n:.2f} ms per point; goal >= 1,000 points/s)")
+    print(
+        f"after capture, 1 process: {n / best:,.0f} points/s ({best * 1e3 / n:.2f} ms per point; goal >= 1,000 points/s)"
+    )
 
     _where_time_goes(tasks, cache)
     one = _timed_sweep(spec, tmp / "one", tmp / "graphs", workers=1)
@@ -142,12 +151,18 @@ def main() -> None:
             raise ImportError("--no-ray")
         import ray  # noqa: F401
     except ImportError as exc:
-        print("ray: skipped (--no-ray)" if str(exc) == "--no-ray" else "ray: not installed (pip install dfx[ray]); no Ray numbers")
+        print(
+            "ray: skipped (--no-ray)"
+            if str(exc) == "--no-ray"
+            else "ray: not installed (pip install dfx[ray]); no Ray numbers"
+        )
         ray_ok = False
     else:
         ray_ok = True
         r = _timed_sweep(spec, tmp / "ray", tmp / "graphs", workers=args.workers, ray=True)
-        print(f"whole sweep from cached graphs, Ray on {args.workers} CPUs: {r:.2f} s (speed-up over 1 worker {one / r:.2f}x, start-up included)")
+        print(
+            f"whole sweep from cached graphs, Ray on {args.workers} CPUs: {r:.2f} s (speed-up over 1 worker {one / r:.2f}x, start-up included)"
+        )
     if args.with_capture:
         one = _timed_sweep(spec, tmp / "one-c", None, workers=1)
         print(f"whole sweep with captures, 1 worker: {one:.1f} s")

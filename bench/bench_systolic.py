@@ -28,16 +28,25 @@ from scalesim_env import run_scalesim  # noqa: E402
 
 _CONV_FIELDS = ("ifmap_h", "ifmap_w", "filter_h", "filter_w", "channels", "num_filters", "stride")
 GEMMS = [((128, 64, 64), (16, 16)), ((256, 128, 64), (32, 32)), ((64, 256, 96), (8, 8)), ((197, 64, 192), (32, 32))]
-CONVS = [((28, 28, 3, 3, 16, 32, 1), (16, 16)), ((56, 56, 1, 1, 16, 16, 1), (16, 16)), ((15, 15, 3, 3, 32, 32, 2), (8, 8)),
-         ((32, 32, 7, 7, 3, 16, 2), (32, 32))]
+CONVS = [
+    ((28, 28, 3, 3, 16, 32, 1), (16, 16)),
+    ((56, 56, 1, 1, 16, 16, 1), (16, 16)),
+    ((15, 15, 3, 3, 32, 32, 2), (8, 8)),
+    ((32, 32, 7, 7, 3, 16, 2), (32, 32)),
+]
 
 
 def grid() -> list[dict]:
     out = []
     for dataflow in ("os", "ws", "is"):
-        out += [{"kind": "gemm", "m": m, "k": k, "n": n, "rows": r, "cols": c, "dataflow": dataflow} for (m, k, n), (r, c) in GEMMS]
-        out += [{"kind": "conv", **dict(zip(_CONV_FIELDS, layer)), "rows": r, "cols": c, "dataflow": dataflow}
-                for layer, (r, c) in CONVS]
+        out += [
+            {"kind": "gemm", "m": m, "k": k, "n": n, "rows": r, "cols": c, "dataflow": dataflow}
+            for (m, k, n), (r, c) in GEMMS
+        ]
+        out += [
+            {"kind": "conv", **dict(zip(_CONV_FIELDS, layer)), "rows": r, "cols": c, "dataflow": dataflow}
+            for layer, (r, c) in CONVS
+        ]
     return out
 
 
@@ -63,17 +72,24 @@ def main() -> None:
     same = 0
     print(f"{'layer':<44} {'df':<3} {'dfx cycles':>11} {'SCALE-Sim':>10} {'same':>5} {'SCALE-Sim s':>12}")
     for case, ref, res in zip(cases, refs, ours):
-        dims = (f"gemm {case['m']}x{case['k']}x{case['n']}" if case["kind"] == "gemm"
-                else "conv " + ",".join(str(case[f]) for f in _CONV_FIELDS))
+        dims = (
+            f"gemm {case['m']}x{case['k']}x{case['n']}"
+            if case["kind"] == "gemm"
+            else "conv " + ",".join(str(case[f]) for f in _CONV_FIELDS)
+        )
         theirs = ref["compute_cycles_reported"] + 1  # SCALE-Sim prints the index of the last cycle
         ok = theirs == res.compute_cycles
         same += ok
-        print(f"{dims + ' on ' + str(case['rows']) + 'x' + str(case['cols']):<44} {case['dataflow']:<3} "
-              f"{res.compute_cycles:>11} {theirs:>10} {'yes' if ok else 'NO':>5} {ref['seconds']:>12.3f}")
+        print(
+            f"{dims + ' on ' + str(case['rows']) + 'x' + str(case['cols']):<44} {case['dataflow']:<3} "
+            f"{res.compute_cycles:>11} {theirs:>10} {'yes' if ok else 'NO':>5} {ref['seconds']:>12.3f}"
+        )
     scalesim_s = sum(r["seconds"] for r in refs)
     print(f"\nidentical cycles: {same}/{len(cases)}")
-    print(f"SCALE-Sim: {scalesim_s:.2f} s   dfx: {best * 1e3:.3f} ms (best of {args.repeat})   "
-          f"speed ratio: {scalesim_s / best:,.0f}x (goal >= 1000x)")
+    print(
+        f"SCALE-Sim: {scalesim_s:.2f} s   dfx: {best * 1e3:.3f} ms (best of {args.repeat})   "
+        f"speed ratio: {scalesim_s / best:,.0f}x (goal >= 1000x)"
+    )
 
 
 if __name__ == "__main__":

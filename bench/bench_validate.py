@@ -52,8 +52,10 @@ def describe_machine() -> str:
         name = next((line.split(":", 1)[1].strip() for line in lscpu.splitlines() if line.startswith("Model name")), "")
     except OSError:
         name = platform.processor()
-    return (f"{name}, nproc {os.cpu_count()}, torch {torch.__version__}, {torch.get_num_threads()} threads, "
-            f"load average {os.getloadavg()[0]:.2f}")  # fmt: skip
+    return (
+        f"{name}, nproc {os.cpu_count()}, torch {torch.__version__}, {torch.get_num_threads()} threads, "
+        f"load average {os.getloadavg()[0]:.2f}"
+    )
 
 
 def _log(text: str) -> None:
@@ -77,10 +79,12 @@ def _met(median: float, e2e: float, execution: str) -> str:
 def _row(model: str, seq: int | None, m: Measured, doc: dict, roof: dict, execution: str, floor: str = "") -> str:
     e = doc["end_to_end"]
     units = sum(n["counted"] for n in doc["nodes"])
-    return (f"| {model} | {_size(seq)} | {units} | {doc['median_abs_error']:.0%} | {doc['p90_abs_error']:.0%} | "
-            f"{e['predicted_s'] * 1e6:,.0f} us | {e['measured_s'] * 1e6:,.0f} us | {e['error']:+.0%} | "
-            f"{_met(doc['median_abs_error'], e['error'], execution)} | {roof['median_abs_error']:.0%} / {roof['end_to_end']['error']:+.0%} | "
-            f"{floor}{' | ' if execution == 'eager' else ''}{_machine(m)} |")  # fmt: skip
+    return (
+        f"| {model} | {_size(seq)} | {units} | {doc['median_abs_error']:.0%} | {doc['p90_abs_error']:.0%} | "
+        f"{e['predicted_s'] * 1e6:,.0f} us | {e['measured_s'] * 1e6:,.0f} us | {e['error']:+.0%} | "
+        f"{_met(doc['median_abs_error'], e['error'], execution)} | {roof['median_abs_error']:.0%} / {roof['end_to_end']['error']:+.0%} | "
+        f"{floor}{' | ' if execution == 'eager' else ''}{_machine(m)} |"
+    )
 
 
 def _write(out: str | None, stem: str, validation: Validation) -> None:
@@ -97,7 +101,9 @@ def main() -> None:
     ap.add_argument("--budget-s", type=float, default=45.0)
     ap.add_argument("--repeat", type=int, default=20)
     ap.add_argument("--models", help="comma-separated subset of " + ",".join(m for m, _ in CASES))
-    ap.add_argument("--threads", type=int, help="torch threads for the calibration and every run (default: torch's own)")
+    ap.add_argument(
+        "--threads", type=int, help="torch threads for the calibration and every run (default: torch's own)"
+    )
     ap.add_argument("--json-out", help="write the calibration document (dfx.calibration/1) here")
     ap.add_argument("--out", help="write each validation document and scatter plot into this folder")
     a = ap.parse_args()
@@ -127,7 +133,9 @@ def main() -> None:
         v, r = calibrated.to_dict(), predict(m, plain, "roofline").to_dict()
         counted = [n["name"] for n in r["nodes"] if n["counted"] and m.node_s.get(n["name"])]
         errors = sorted(abs(first[model].node_s[n] - m.node_s[n]) / m.node_s[n] for n in counted)
-        rep = f"{errors[len(errors) // 2]:.0%} / {(first[model].whole_s - m.whole_s) / m.whole_s:+.0%}" if errors else "-"
+        rep = (
+            f"{errors[len(errors) // 2]:.0%} / {(first[model].whole_s - m.whole_s) / m.whole_s:+.0%}" if errors else "-"
+        )
         eager.append(_row(model, seq, m, v, r, "eager", rep))
         _write(a.out, f"{model}-eager", calibrated)
         _log(f"measuring {model} (compiled: Inductor, CPU)")
@@ -136,13 +144,19 @@ def main() -> None:
         vc, rc = calibrated.to_dict(), predict(mc, plain, "roofline").to_dict()
         compiled.append(_row(model, seq, mc, vc, rc, "compiled"))
         _write(a.out, f"{model}-compiled", calibrated)
-    head = ("| model | size | {unit}s | median abs err | p90 | end-to-end predicted | measured | error | goal met | "
-            "roofline median / end to end |{extra} machine |")  # fmt: skip
-    print(f"\n## Eager (one operator at a time), goal <= {GOALS['eager'][0]:.0%} per node, <= {GOALS['eager'][1]:.0%} end to end\n")
+    head = (
+        "| model | size | {unit}s | median abs err | p90 | end-to-end predicted | measured | error | goal met | "
+        "roofline median / end to end |{extra} machine |"
+    )
+    print(
+        f"\n## Eager (one operator at a time), goal <= {GOALS['eager'][0]:.0%} per node, <= {GOALS['eager'][1]:.0%} end to end\n"
+    )
     print(head.format(unit="node", extra=" repeat floor |"))
     print("|---" * 12 + "|")
     print("\n".join(eager))
-    print(f"\n## Compiled (Inductor, C++ on the CPU), goal <= {GOALS['compiled'][0]:.0%} per kernel, <= {GOALS['compiled'][1]:.0%} end to end\n")
+    print(
+        f"\n## Compiled (Inductor, C++ on the CPU), goal <= {GOALS['compiled'][0]:.0%} per kernel, <= {GOALS['compiled'][1]:.0%} end to end\n"
+    )
     print(head.format(unit="kernel", extra=""))
     print("|---" * 11 + "|")
     print("\n".join(compiled))

@@ -80,8 +80,12 @@ def main() -> None:
     from dfx.report.files import write_outputs
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--reality", type=Path, default=ROOT.parent / "shared" / "reality" / "train.csv",
-                        help="the published measurements table (default: ../shared/reality/train.csv)")
+    parser.add_argument(
+        "--reality",
+        type=Path,
+        default=ROOT.parent / "shared" / "reality" / "train.csv",
+        help="the published measurements table (default: ../shared/reality/train.csv)",
+    )
     args = parser.parse_args()
     files = {"gpu-sawtooth.png": sawtooth_png(args.reality), "gpu-contrast.png": contrast_png()}
     for path in write_outputs(IMAGES, files, force=True):

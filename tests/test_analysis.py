@@ -93,7 +93,11 @@ def test_bad_dtype_and_hardware_fail_before_capture():
 def test_every_exported_field_is_documented(gpt2_bf16):
     doc = gpt2_bf16.to_dict()
     documented = set(re.findall(r"^\| `([a-z_0-9]+)`", DOCS.read_text(), flags=re.M))
-    documented |= {w for cell in re.findall(r"^\| `([^|]+)` \|", DOCS.read_text(), flags=re.M) for w in re.findall(r"[a-z_0-9]+", cell)}
+    documented |= {
+        w
+        for cell in re.findall(r"^\| `([^|]+)` \|", DOCS.read_text(), flags=re.M)
+        for w in re.findall(r"[a-z_0-9]+", cell)
+    }
     keys = set(doc) | set(doc["model"]) | set(doc["totals"]) | set(doc["coverage"]) | set(doc["nodes"][0])
     for hw in doc["hardware"].values():
         keys |= set(hw)
@@ -138,7 +142,9 @@ def test_duplicate_profile_ids_are_refused(tmp_path):
 
 def test_file_models_take_shapes_not_batch(tmp_path):
     net = tmp_path / "net.py"
-    net.write_text("import torch\nclass Net(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.l = torch.nn.Linear(8, 4)\n    def forward(self, x):\n        return self.l(x)\n")
+    net.write_text(
+        "import torch\nclass Net(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.l = torch.nn.Linear(8, 4)\n    def forward(self, x):\n        return self.l(x)\n"
+    )
     with pytest.raises(DfxError, match="--batch and --seq apply to built-in and hf: models"):
         dfx.analyze(f"{net}:Net", batch=4, input_shapes=[(2, 8)], hardware=[])
     doc = dfx.analyze(f"{net}:Net", input_shapes=[(2, 8)], hardware=[]).to_dict()

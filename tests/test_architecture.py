@@ -22,7 +22,19 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "dfx"
 
 TORCH_PACKAGES = {"capture", "models", "measure"}
 PIPELINE = {"ir", "costs", "hardware", "schedule", "compile", "roofline", "parallel", "arch"}
-ABOVE_PIPELINE = {"analysis", "inference", "training", "sim", "shapes", "viz", "sweep", "measure", "capture", "models", "cli"}
+ABOVE_PIPELINE = {
+    "analysis",
+    "inference",
+    "training",
+    "sim",
+    "shapes",
+    "viz",
+    "sweep",
+    "measure",
+    "capture",
+    "models",
+    "cli",
+}
 ENTRY_POINT_MODULES = {"command.py", "api.py"}
 
 

@@ -8,7 +8,9 @@ import pytest
 
 
 def dfx(*args: str, cwd=None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "dfx.cli", *args], capture_output=True, text=True, cwd=cwd, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "dfx.cli", *args], capture_output=True, text=True, cwd=cwd, timeout=300
+    )
 
 
 def _one_line_error(result: subprocess.CompletedProcess) -> str:

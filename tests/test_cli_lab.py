@@ -12,7 +12,7 @@ from dfx.cli import app
 
 runner = CliRunner()
 
-TOKEN_MODEL = '''
+TOKEN_MODEL = """
 from torch import nn
 
 class TokenModel(nn.Module):
@@ -23,7 +23,7 @@ class TokenModel(nn.Module):
 
     def forward(self, ids):
         return self.proj(self.emb(ids))
-'''
+"""
 
 
 @pytest.fixture
@@ -73,7 +73,9 @@ def test_repr_of_an_analysis_is_one_short_line():
 
 
 def test_token_id_model_with_input_dtype(token_model):
-    result = runner.invoke(app, ["analyze", token_model, "--input-shape", "4,128", "--input-dtype", "int64", "--json", "--hw", "h100"])
+    result = runner.invoke(
+        app, ["analyze", token_model, "--input-shape", "4,128", "--input-dtype", "int64", "--json", "--hw", "h100"]
+    )
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
     # The linear: [4*128, 64] x [64, 1000] = 2 * 512 * 64 * 1000 = 65,536,000 FLOPs; the lookup is 0.
@@ -88,8 +90,19 @@ def test_token_id_model_with_a_dtype_suffix(token_model):
 
 
 def test_float_inputs_for_an_embedding_fail_in_one_line(token_model):
-    proc = subprocess.run([sys.executable, "-c", "from dfx.cli import main; main()", "analyze", token_model,
-                           "--input-shape", "4,128:intx"], capture_output=True, text=True)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from dfx.cli import main; main()",
+            "analyze",
+            token_model,
+            "--input-shape",
+            "4,128:intx",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 2 and "intx" in proc.stderr and "Traceback" not in proc.stderr
 
 
@@ -101,15 +114,29 @@ def test_memory_commands_take_file_models(token_model, command):
 
 
 def test_memory_commands_refuse_batch_with_a_file_model(token_model):
-    result = runner.invoke(app, ["energy", token_model, "--hw", "spyre", "--input-shape", "4,128:int64", "--batch", "2"])
+    result = runner.invoke(
+        app, ["energy", token_model, "--hw", "spyre", "--input-shape", "4,128:int64", "--batch", "2"]
+    )
     assert result.exit_code != 0
 
 
 def test_buckets_take_a_file_model_with_a_seq_dimension(token_model, tmp_path):
     lengths = tmp_path / "lengths.txt"
     lengths.write_text("100\n200\n")
-    result = runner.invoke(app, ["buckets", token_model, "--input-shape", "1,seq:int64", "--lengths", str(lengths),
-                                 "--buckets", "128,256", "--json"])
+    result = runner.invoke(
+        app,
+        [
+            "buckets",
+            token_model,
+            "--input-shape",
+            "1,seq:int64",
+            "--lengths",
+            str(lengths),
+            "--buckets",
+            "128,256",
+            "--json",
+        ],
+    )
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
     # Padded tokens 128 + 256 = 384 of which 28 + 56 = 84 are padding.
@@ -120,7 +147,9 @@ def test_buckets_take_a_file_model_with_a_seq_dimension(token_model, tmp_path):
 
 
 def test_hw_compare_at_100_columns_keeps_words_whole():
-    result = runner.invoke(app, ["hw", "compare", "h100", "tpu-v4", "groq", "wse3", "spyre", "cpu"], env={"COLUMNS": "100"})
+    result = runner.invoke(
+        app, ["hw", "compare", "h100", "tpu-v4", "groq", "wse3", "spyre", "cpu"], env={"COLUMNS": "100"}
+    )
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     assert max(len(line) for line in lines) <= 100
@@ -131,7 +160,9 @@ def test_hw_compare_at_100_columns_keeps_words_whole():
 
 
 def test_simulate_takes_a_file_model(token_model):
-    result = runner.invoke(app, ["simulate", token_model, "--hw", "spyre", "--pes", "2", "--input-shape", "4,128:int64", "--json"])
+    result = runner.invoke(
+        app, ["simulate", token_model, "--hw", "spyre", "--pes", "2", "--input-shape", "4,128:int64", "--json"]
+    )
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
     assert doc["schema"] == "dfx.simulation/1" and doc["pes"] == 2

@@ -20,11 +20,25 @@ from dfx.errors import DfxError
 from dfx.ir import Graph
 from dfx.ir.spec import normalize_dtype
 from dfx.schema.analysis import (
-    AnalysisDoc, CoverageRecord, EdgeRecord, NodeRecord, TotalsRecord, UnknownOpRecord, read_analysis,
+    AnalysisDoc,
+    CoverageRecord,
+    EdgeRecord,
+    NodeRecord,
+    TotalsRecord,
+    UnknownOpRecord,
+    read_analysis,
 )
 from dfx.schema.ids import ANALYSIS_SCHEMA as SCHEMA
 
-__all__ = ["Analysis", "DEFAULT_EXECUTION_MODEL", "DEFAULT_HARDWARE", "DEFAULT_MODEL", "SCHEMA", "analyze", "capture_spec"]
+__all__ = [
+    "Analysis",
+    "DEFAULT_EXECUTION_MODEL",
+    "DEFAULT_HARDWARE",
+    "DEFAULT_MODEL",
+    "SCHEMA",
+    "analyze",
+    "capture_spec",
+]
 
 DEFAULT_MODEL = "gpt2-block"
 
@@ -97,8 +111,14 @@ class Analysis:
         return AnalysisDoc(
             schema=SCHEMA,
             dfx_version=__version__,
-            model=MappingProxyType({**self.model, "graph_name": graph.name, "capture_method": graph.capture_method,
-                                    **{k: v for k, v in graph.meta if k not in _TRAINING_META}}),
+            model=MappingProxyType(
+                {
+                    **self.model,
+                    "graph_name": graph.name,
+                    "capture_method": graph.capture_method,
+                    **{k: v for k, v in graph.meta if k not in _TRAINING_META},
+                }
+            ),
             totals=TotalsRecord(
                 flops=total.flops,
                 bytes_read=total.bytes_read,
@@ -112,8 +132,9 @@ class Analysis:
                 node_count=len(graph.nodes),
             ),
             coverage=CoverageRecord(
-                unknown_ops=tuple(UnknownOpRecord(target=u.target, count=u.count, nodes=tuple(u.nodes))
-                                  for u in costed.unknown_ops),
+                unknown_ops=tuple(
+                    UnknownOpRecord(target=u.target, count=u.count, nodes=tuple(u.nodes)) for u in costed.unknown_ops
+                ),
                 aten_calls=sum(len(n.aten_calls) for n in graph.nodes),
             ),
             nodes=nodes,
@@ -137,14 +158,35 @@ class Analysis:
         """
         record = self.to_record() if doc is None else read_analysis(doc)
         buf = io.StringIO()
-        cols = ["name", "op", "target", "module_path", "category", "dtype", "flops", "bytes_read", "bytes_written", "intensity"]
+        cols = [
+            "name",
+            "op",
+            "target",
+            "module_path",
+            "category",
+            "dtype",
+            "flops",
+            "bytes_read",
+            "bytes_written",
+            "intensity",
+        ]
         hw_ids = list(record.hardware)
         header = cols + [f"{h}:{k}" for h in hw_ids for k in ("bound", "time_s")]
         writer = csv.writer(buf)
         writer.writerow(header)
         for n in record.nodes:
-            row = [n.name, n.op, n.target, n.module_path, n.category, n.dtype, n.flops, n.bytes_read, n.bytes_written,
-                   n.intensity_flop_per_byte]
+            row = [
+                n.name,
+                n.op,
+                n.target,
+                n.module_path,
+                n.category,
+                n.dtype,
+                n.flops,
+                n.bytes_read,
+                n.bytes_written,
+                n.intensity_flop_per_byte,
+            ]
             for h in hw_ids:
                 per = record.hardware[h].nodes
                 row += [per[n.name].bound.value, per[n.name].time_s] if n.name in per else ["", ""]
@@ -263,16 +305,45 @@ def analyze(
     _check_distinct_ids(profiles)
     split = _split_request(chips, parallel)
     if train or optimizer is not None:
-        return _analyze_training(model_or_name, args, kwargs, profiles, train, optimizer, dtype, batch, seq, method,
-                                 input_shapes, phase, weight_dtype, kv_dtype, prompt_len, kv_len, output_len,
-                                 lambda c, p: evaluate_on(c, p, execution_model=model_name, split=split, runtime=runtime))
-    if any(v is not None for v in (phase, prompt_len, kv_len, output_len, weight_dtype, kv_dtype)) or _storage_only(dtype):
+        return _analyze_training(
+            model_or_name,
+            args,
+            kwargs,
+            profiles,
+            train,
+            optimizer,
+            dtype,
+            batch,
+            seq,
+            method,
+            input_shapes,
+            phase,
+            weight_dtype,
+            kv_dtype,
+            prompt_len,
+            kv_len,
+            output_len,
+            lambda c, p: evaluate_on(c, p, execution_model=model_name, split=split, runtime=runtime),
+        )
+    if any(v is not None for v in (phase, prompt_len, kv_len, output_len, weight_dtype, kv_dtype)) or _storage_only(
+        dtype
+    ):
         from dfx.inference.analyze import analyze_phase
 
         return analyze_phase(
-            model_or_name, profiles, phase=phase, dtype=dtype, batch=batch, seq=seq, method=method,
-            prompt_len=prompt_len, kv_len=kv_len, output_len=output_len, weight_dtype=weight_dtype,
-            kv_dtype=kv_dtype, evaluate=lambda c, p: evaluate_on(c, p, execution_model=model_name, split=split, runtime=runtime),
+            model_or_name,
+            profiles,
+            phase=phase,
+            dtype=dtype,
+            batch=batch,
+            seq=seq,
+            method=method,
+            prompt_len=prompt_len,
+            kv_len=kv_len,
+            output_len=output_len,
+            weight_dtype=weight_dtype,
+            kv_dtype=kv_dtype,
+            evaluate=lambda c, p: evaluate_on(c, p, execution_model=model_name, split=split, runtime=runtime),
             input_shapes=input_shapes,
         )
     info: dict[str, Any] = {}
@@ -286,24 +357,65 @@ def analyze(
     return Analysis(costed, results, info)
 
 
-def _analyze_training(model_or_name, args, kwargs, profiles, train, optimizer, dtype, batch, seq, method, input_shapes,
-                      phase, weight_dtype, kv_dtype, prompt_len, kv_len, output_len, evaluate) -> Analysis:
+def _analyze_training(
+    model_or_name,
+    args,
+    kwargs,
+    profiles,
+    train,
+    optimizer,
+    dtype,
+    batch,
+    seq,
+    method,
+    input_shapes,
+    phase,
+    weight_dtype,
+    kv_dtype,
+    prompt_len,
+    kv_len,
+    output_len,
+    evaluate,
+) -> Analysis:
     """``analyze(train=True)``: refuses what does not apply to a training step, then :func:`analyze_training`."""
     from dfx.training.analyze import analyze_training
 
     if not train:
         raise DfxError(f"optimizer={optimizer!r} applies to a training step; add train=True (--train)")
-    given = [n for n, v in (("phase", phase), ("weight_dtype", weight_dtype), ("kv_dtype", kv_dtype),
-                            ("prompt_len", prompt_len), ("kv_len", kv_len), ("output_len", output_len)) if v is not None]
+    given = [
+        n
+        for n, v in (
+            ("phase", phase),
+            ("weight_dtype", weight_dtype),
+            ("kv_dtype", kv_dtype),
+            ("prompt_len", prompt_len),
+            ("kv_len", kv_len),
+            ("output_len", output_len),
+        )
+        if v is not None
+    ]
     if given:
-        raise DfxError(f"{', '.join(given)} {'applies' if len(given) == 1 else 'apply'} to inference; "
-                       "drop it or drop train (--train)")
+        raise DfxError(
+            f"{', '.join(given)} {'applies' if len(given) == 1 else 'apply'} to inference; "
+            "drop it or drop train (--train)"
+        )
     if isinstance(model_or_name, Graph):
         raise DfxError("train=True needs a model (a module or a model name), not a captured Graph")
     if _storage_only(dtype):
         raise DfxError(f"--dtype {dtype} is an inference storage width; train in fp32, bf16 or fp16")
-    return analyze_training(model_or_name, args, kwargs, profiles, optimizer=optimizer, dtype=dtype, batch=batch,
-                            seq=seq, method=method, input_shapes=input_shapes, evaluate=evaluate)
+    return analyze_training(
+        model_or_name,
+        args,
+        kwargs,
+        profiles,
+        optimizer=optimizer,
+        dtype=dtype,
+        batch=batch,
+        seq=seq,
+        method=method,
+        input_shapes=input_shapes,
+        evaluate=evaluate,
+    )
 
 
 def _execution_model(value: Any):
@@ -343,7 +455,9 @@ def _split_request(chips: int | None, parallel: str | None) -> Any:
     if parallel is not None:
         plan = parse_parallel(parallel)
         if chips is not None and chips != plan.chips:
-            raise DfxError(f"--chips {chips} disagrees with --parallel {parallel} ({plan.chips} chips); give one of them")
+            raise DfxError(
+                f"--chips {chips} disagrees with --parallel {parallel} ({plan.chips} chips); give one of them"
+            )
         return plan
     return chips
 
@@ -361,8 +475,16 @@ def _placed(result: Any, costed: CostedGraph, profile: Any, split: Any) -> Any:
     return place(result, costed, plan)
 
 
-def evaluate_on(costed: CostedGraph, profile: Any, *, execution_model: Any = None, split: Any = None,
-                runtime: str | None = None, eager: bool = True, per_operator: bool = False):
+def evaluate_on(
+    costed: CostedGraph,
+    profile: Any,
+    *,
+    execution_model: Any = None,
+    split: Any = None,
+    runtime: str | None = None,
+    eager: bool = True,
+    per_operator: bool = False,
+):
     """Evaluate ``costed`` on one profile, with its architecture model where dfx has one.
 
     ``execution_model`` (``"compiled"``, ``"eager"``, ``"scratchpad"``; default
@@ -383,8 +505,14 @@ def evaluate_on(costed: CostedGraph, profile: Any, *, execution_model: Any = Non
     on a calibrated profile: their fractions, fixed costs and tables were measured per operator, and
     the kernel model does not take them yet (``docs/compile.md``).
     """
-    return place_on(evaluate_one_chip(costed, profile, execution_model=execution_model, runtime=runtime, eager=eager,
-                                      per_operator=per_operator), costed, profile, split)
+    return place_on(
+        evaluate_one_chip(
+            costed, profile, execution_model=execution_model, runtime=runtime, eager=eager, per_operator=per_operator
+        ),
+        costed,
+        profile,
+        split,
+    )
 
 
 def place_on(result: Any, costed: CostedGraph, profile: Any, split: Any = None):
@@ -398,8 +526,15 @@ def place_on(result: Any, costed: CostedGraph, profile: Any, split: Any = None):
     return _placed(result, costed, profile, split)
 
 
-def evaluate_one_chip(costed: CostedGraph, profile: Any, *, execution_model: Any = None, runtime: str | None = None,
-                      eager: bool = True, per_operator: bool = False):
+def evaluate_one_chip(
+    costed: CostedGraph,
+    profile: Any,
+    *,
+    execution_model: Any = None,
+    runtime: str | None = None,
+    eager: bool = True,
+    per_operator: bool = False,
+):
     """:func:`evaluate_on` on one chip, before :func:`place_on` spreads it over chips (same parameters)."""
     from dfx.arch import arch_model_for
     from dfx.arch.spatial.residency import weight_load_s, weights_resident
@@ -409,8 +544,15 @@ def evaluate_one_chip(costed: CostedGraph, profile: Any, *, execution_model: Any
 
     model = _execution_model(execution_model)
     arch = arch_model_for(profile)
-    timer = {} if arch is None else {"node_timer": arch.node_timer(costed, profile), "arch_model": arch.name,
-                                     "operator_times": getattr(arch, "times_operators", False)}
+    timer = (
+        {}
+        if arch is None
+        else {
+            "node_timer": arch.node_timer(costed, profile),
+            "arch_model": arch.name,
+            "operator_times": getattr(arch, "times_operators", False),
+        }
+    )
     calibrated = arch is None and getattr(profile, "calibrated", None) is not None
     if calibrated:
         timer = _calibrated_timer(costed, profile)
@@ -423,8 +565,9 @@ def evaluate_one_chip(costed: CostedGraph, profile: Any, *, execution_model: Any
         return None if per_op else eager_program(costed, profile)
 
     if eager and model is ExecutionModel.COMPILED and profile.kind is Kind.GPU:
-        extras["eager"] = _eager_summary(evaluate(
-            costed, profile, execution_model=ExecutionModel.EAGER, program=unfused(), runtime=runtime, **timer))
+        extras["eager"] = _eager_summary(
+            evaluate(costed, profile, execution_model=ExecutionModel.EAGER, program=unfused(), runtime=runtime, **timer)
+        )
     program = unfused() if model is ExecutionModel.EAGER else None
     return evaluate(costed, profile, execution_model=model, extras=extras, runtime=runtime, program=program, **timer)
 
@@ -436,8 +579,11 @@ def _calibrated_timer(costed: CostedGraph, profile: Any) -> dict[str, Any]:
     from dfx.measure.machine import MachineModel
 
     machine = MachineModel.from_profile(profile)
-    return {"node_timer": cache_timer(costed, profile, machine), "kernel_timer": kernel_timer(costed, profile, machine),
-            "arch_model": NAME}  # fmt: skip
+    return {
+        "node_timer": cache_timer(costed, profile, machine),
+        "kernel_timer": kernel_timer(costed, profile, machine),
+        "arch_model": NAME,
+    }
 
 
 def _storage_only(dtype: str | None) -> bool:
@@ -498,7 +644,9 @@ def capture_spec(
             f"--batch and --seq apply to built-in and hf: models; give {spec}'s input shapes with --input-shape"
         )
     if train and method != "auto":
-        raise DfxError(f"--method {method} does not apply with --train: the training step is traced by AOTAutograd; drop --method")
+        raise DfxError(
+            f"--method {method} does not apply with --train: the training step is traced by AOTAutograd; drop --method"
+        )
     model = resolve(spec, batch=batch or 1, seq=seq, dtype=dtype_name, input_shapes=input_shapes)
     if train:
         from dfx.capture.joint import capture_joint
@@ -537,8 +685,9 @@ def normalize_dtype_or_fail(dtype: str) -> str:
     try:
         name = normalize_dtype(dtype)
     except ValueError:
-        raise DfxError(f"unknown dtype {dtype!r}; expected fp32, bf16 or fp16 (or float32, bfloat16, float16)") from None
+        raise DfxError(
+            f"unknown dtype {dtype!r}; expected fp32, bf16 or fp16 (or float32, bfloat16, float16)"
+        ) from None
     if not name.startswith(("float", "bfloat")) or name.startswith("float8"):
         raise DfxError(f"dtype {dtype!r} is not a model dtype; expected fp32, bf16 or fp16")
     return name
-

@@ -33,37 +33,87 @@ def _check_positive(name: str, value: Optional[int]) -> None:
 
 # Every file `analyze --out` may write (dag.svg and dag.png only where Graphviz is installed).
 ANALYZE_OUTPUTS = (
-    "analysis.json", "nodes.csv", "dag.dot", "dag.svg", "dag.png", "roofline.png", "roofline.svg", "report.html",
+    "analysis.json",
+    "nodes.csv",
+    "dag.dot",
+    "dag.svg",
+    "dag.png",
+    "roofline.png",
+    "roofline.svg",
+    "report.html",
 )
 
 
 @app.command()
 def analyze(
     model: str = typer.Argument("gpt2-block", help=MODEL_HELP),
-    hw: Optional[List[str]] = typer.Option(None, "--hw", help="Hardware profile id, alias or file; repeat for several. Default: nvidia-h100-sxm and ibm-spyre."),
+    hw: Optional[List[str]] = typer.Option(
+        None,
+        "--hw",
+        help="Hardware profile id, alias or file; repeat for several. Default: nvidia-h100-sxm and ibm-spyre.",
+    ),
     batch: Optional[int] = typer.Option(None, help="Batch size (default 1; built-in and hf: models)."),
     seq: Optional[int] = typer.Option(None, help="Sequence length (default: the model's own)."),
-    dtype: str = typer.Option("bf16", help="bf16 (default: machines are compared at bf16), fp16 or fp32; analyze also takes fp8 and int8 (activations)."),
+    dtype: str = typer.Option(
+        "bf16",
+        help="bf16 (default: machines are compared at bf16), fp16 or fp32; analyze also takes fp8 and int8 (activations).",
+    ),
     method: str = typer.Option("auto", help="Capture method: auto, export, fx or dynamo."),
     input_shape: Optional[List[str]] = typer.Option(None, "--input-shape", help=SHAPE_HELP),
     input_dtype: Optional[List[str]] = typer.Option(None, "--input-dtype", help=DTYPE_HELP),
-    out: Optional[Path] = typer.Option(None, help="Write analysis.json, nodes.csv and the pictures (dag.*, roofline.*, report.html) into this folder."),
+    out: Optional[Path] = typer.Option(
+        None, help="Write analysis.json, nodes.csv and the pictures (dag.*, roofline.*, report.html) into this folder."
+    ),
     force: bool = typer.Option(False, help="Overwrite files that already exist in --out."),
     as_json: bool = typer.Option(False, "--json", help="Print the export document (dfx.analysis/1) to stdout."),
     top: int = typer.Option(10, help="How many nodes to list by time."),
-    color_by: Optional[str] = typer.Option(None, "--color-by", help="With --out: the profile whose bounds colour the DAG (default: the first)."),
-    level: str = typer.Option("op", "--level", help="With --out: draw the DAG with one box per node (op) or per module (module)."),
-    execution_model: Optional[str] = typer.Option(None, "--execution-model", help="compiled (the compiled program's kernels on the machine's cores), eager (the unfused program: one kernel per operator, same kernel model) or scratchpad (one operator at a time). Default: compiled."),
-    phase: Optional[str] = typer.Option(None, "--phase", help="LLM inference phase of a causal decoder: prefill, decode or generate (see docs/inference.md)."),
-    prompt_len: Optional[int] = typer.Option(None, "--prompt-len", help="With --phase prefill/generate: prompt tokens per sequence (default 128)."),
-    kv_len: Optional[int] = typer.Option(None, "--kv-len", help="With --phase decode: cached tokens per sequence (default: --prompt-len)."),
-    output_len: Optional[int] = typer.Option(None, "--output-len", help="With --phase generate: output tokens per sequence (default 128)."),
-    weight_dtype: Optional[str] = typer.Option(None, "--weight-dtype", help="Weight storage: bf16, fp16, fp8, int8 or int4 (default: --dtype)."),
-    kv_dtype: Optional[str] = typer.Option(None, "--kv-dtype", help="KV-cache storage with --phase: bf16, fp16, fp8 or int8 (default: --dtype)."),
-    chips: Optional[int] = typer.Option(None, "--chips", help="Spread the model over this many chips (default: the fewest that hold it; docs/parallel.md)."),
-    parallel: Optional[str] = typer.Option(None, "--parallel", help="How to split over chips: tp=N,pp=N,ep=N (e.g. tp=8,pp=2); sets the chip count."),
-    train: bool = typer.Option(False, "--train", help="One training step: the joint forward + backward graph (AOTAutograd, as torch.compile) and the optimizer step (docs/training.md)."),
-    optimizer: Optional[str] = typer.Option(None, "--optimizer", help="With --train: adam (default), adamw, sgd or sgd-momentum."),
+    color_by: Optional[str] = typer.Option(
+        None, "--color-by", help="With --out: the profile whose bounds colour the DAG (default: the first)."
+    ),
+    level: str = typer.Option(
+        "op", "--level", help="With --out: draw the DAG with one box per node (op) or per module (module)."
+    ),
+    execution_model: Optional[str] = typer.Option(
+        None,
+        "--execution-model",
+        help="compiled (the compiled program's kernels on the machine's cores), eager (the unfused program: one kernel per operator, same kernel model) or scratchpad (one operator at a time). Default: compiled.",
+    ),
+    phase: Optional[str] = typer.Option(
+        None,
+        "--phase",
+        help="LLM inference phase of a causal decoder: prefill, decode or generate (see docs/inference.md).",
+    ),
+    prompt_len: Optional[int] = typer.Option(
+        None, "--prompt-len", help="With --phase prefill/generate: prompt tokens per sequence (default 128)."
+    ),
+    kv_len: Optional[int] = typer.Option(
+        None, "--kv-len", help="With --phase decode: cached tokens per sequence (default: --prompt-len)."
+    ),
+    output_len: Optional[int] = typer.Option(
+        None, "--output-len", help="With --phase generate: output tokens per sequence (default 128)."
+    ),
+    weight_dtype: Optional[str] = typer.Option(
+        None, "--weight-dtype", help="Weight storage: bf16, fp16, fp8, int8 or int4 (default: --dtype)."
+    ),
+    kv_dtype: Optional[str] = typer.Option(
+        None, "--kv-dtype", help="KV-cache storage with --phase: bf16, fp16, fp8 or int8 (default: --dtype)."
+    ),
+    chips: Optional[int] = typer.Option(
+        None,
+        "--chips",
+        help="Spread the model over this many chips (default: the fewest that hold it; docs/parallel.md).",
+    ),
+    parallel: Optional[str] = typer.Option(
+        None, "--parallel", help="How to split over chips: tp=N,pp=N,ep=N (e.g. tp=8,pp=2); sets the chip count."
+    ),
+    train: bool = typer.Option(
+        False,
+        "--train",
+        help="One training step: the joint forward + backward graph (AOTAutograd, as torch.compile) and the optimizer step (docs/training.md).",
+    ),
+    optimizer: Optional[str] = typer.Option(
+        None, "--optimizer", help="With --train: adam (default), adamw, sgd or sgd-momentum."
+    ),
 ) -> None:
     """Capture and cost MODEL, classify every node and predict the makespan on each profile."""
     from dfx.analysis import analyze as run_analyze
@@ -80,10 +130,24 @@ def analyze(
 
         check_targets(out, list(ANALYZE_OUTPUTS), force=force)
     analysis = run_analyze(
-        model, hardware=hw or None, dtype=dtype, batch=batch, seq=seq, method=method,
-        input_shapes=parse_input_shapes(input_shape, input_dtype), execution_model=execution_model, phase=phase, prompt_len=prompt_len, kv_len=kv_len,
-        output_len=output_len, weight_dtype=weight_dtype, kv_dtype=kv_dtype, chips=chips, parallel=parallel,
-        train=train, optimizer=optimizer,
+        model,
+        hardware=hw or None,
+        dtype=dtype,
+        batch=batch,
+        seq=seq,
+        method=method,
+        input_shapes=parse_input_shapes(input_shape, input_dtype),
+        execution_model=execution_model,
+        phase=phase,
+        prompt_len=prompt_len,
+        kv_len=kv_len,
+        output_len=output_len,
+        weight_dtype=weight_dtype,
+        kv_dtype=kv_dtype,
+        chips=chips,
+        parallel=parallel,
+        train=train,
+        optimizer=optimizer,
     )
     doc = analysis.to_dict()
     if out is not None:
@@ -122,7 +186,9 @@ def graph(
     input_shape: Optional[List[str]] = typer.Option(None, "--input-shape", help=SHAPE_HELP),
     input_dtype: Optional[List[str]] = typer.Option(None, "--input-dtype", help=DTYPE_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print the captured graph (dfx.graph/1) as JSON."),
-    train: bool = typer.Option(False, "--train", help="The training step's joint forward + backward graph (AOTAutograd, docs/training.md)."),
+    train: bool = typer.Option(
+        False, "--train", help="The training step's joint forward + backward graph (AOTAutograd, docs/training.md)."
+    ),
 ) -> None:
     """Print the captured graph as a torch.fx-style table (opcode, name, target, args, users)."""
     from dfx.analysis import capture_spec
@@ -130,8 +196,15 @@ def graph(
 
     _check_positive("--batch", batch)
     _check_positive("--seq", seq)
-    g, _ = capture_spec(model, batch=batch, seq=seq, dtype=dtype, method=method,
-                        input_shapes=parse_input_shapes(input_shape, input_dtype), train=train)
+    g, _ = capture_spec(
+        model,
+        batch=batch,
+        seq=seq,
+        dtype=dtype,
+        method=method,
+        input_shapes=parse_input_shapes(input_shape, input_dtype),
+        train=train,
+    )
     if as_json:
         sys.stdout.write(g.to_json(indent=1) + "\n")
     else:
@@ -174,7 +247,9 @@ def hw_list() -> None:
     for p in list_profiles():
         row = p.summary_row()
         table.add_row(
-            row["id"], row["name"], row["kind"],
+            row["id"],
+            row["name"],
+            row["kind"],
             f"{row['peak_bf16_flop_per_s'] / 1e12:,.0f} TFLOP/s" if row.get("peak_bf16_flop_per_s") else "-",
             f"{row['off_chip_bytes_per_s'] / 1e9:,.0f} GB/s" if row.get("off_chip_bytes_per_s") else "-",
             format_bytes(row["on_chip_bytes"]) if row.get("on_chip_bytes") else "-",
@@ -210,7 +285,9 @@ def _print_version(value: bool) -> None:
 
 @app.callback()
 def _app_options(
-    version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True, help="Print the version and exit."),
+    version: bool = typer.Option(
+        False, "--version", callback=_print_version, is_eager=True, help="Print the version and exit."
+    ),
 ) -> None:
     """dfx, the dataflow explorer."""
 
@@ -322,8 +399,11 @@ def main() -> None:
         if isinstance(exc.__context__, BrokenPipeError):  # rich's Console exits 1 on a closed pipe
             _quiet_broken_pipe()
         code = exc.code if isinstance(exc.code, int) and exc.code != 0 else 1
-        _say("error", f"stopped by sys.exit({exc.code!r}) before the command finished; "
-                      "remove the sys.exit() call from the model's code")
+        _say(
+            "error",
+            f"stopped by sys.exit({exc.code!r}) before the command finished; "
+            "remove the sys.exit() call from the model's code",
+        )
         sys.exit(code)
     except MemoryError:
         _say("error", "ran out of memory; give smaller sizes (batch, sequence, --pes, --runs, --samples)")

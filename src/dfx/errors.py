@@ -44,7 +44,7 @@ def one_line(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
     if len(flat) <= limit:
         return flat
     keep = max(limit - 5, 2)
-    return flat[: keep // 2] + " ... " + flat[len(flat) - (keep - keep // 2):]
+    return flat[: keep // 2] + " ... " + flat[len(flat) - (keep - keep // 2) :]
 
 
 @contextlib.contextmanager

@@ -12,7 +12,12 @@ from typing import Iterable
 from dfx.errors import DfxError
 
 __all__ = [
-    "INT64_MAX", "MAX_DIM", "check_count", "check_finite", "check_numel", "check_size",
+    "INT64_MAX",
+    "MAX_DIM",
+    "check_count",
+    "check_finite",
+    "check_numel",
+    "check_size",
 ]
 
 # torch indexes tensors with int64: a shape whose element count exceeds this cannot exist at all.
@@ -58,7 +63,9 @@ def check_count(name: str, value: int, limit: int, *, unit: str = "", fix: str =
     return value
 
 
-def check_finite(name: str, value: float, *, low: float | None = None, high: float | None = None, fix: str = "") -> float:
+def check_finite(
+    name: str, value: float, *, low: float | None = None, high: float | None = None, fix: str = ""
+) -> float:
     """``value`` if it is a finite number within ``[low, high]``.
 
     Raises
@@ -69,8 +76,11 @@ def check_finite(name: str, value: float, *, low: float | None = None, high: flo
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise DfxError(f"{name} must be a finite number, got {value!r}{_fix(fix)}")
     if low is not None and value < low or high is not None and value > high:
-        span = f"between {low:g} and {high:g}" if low is not None and high is not None else (
-            f"at least {low:g}" if low is not None else f"at most {high:g}")
+        span = (
+            f"between {low:g} and {high:g}"
+            if low is not None and high is not None
+            else (f"at least {low:g}" if low is not None else f"at most {high:g}")
+        )
         raise DfxError(f"{name} must be {span}, got {value:g}{_fix(fix)}")
     return float(value)
 

@@ -14,7 +14,9 @@ from dfx.errors import DfxError
 __all__ = ["parse_input_shapes"]
 
 
-def parse_input_shapes(shapes: Optional[List[str]], dtypes: Optional[List[str]] = None) -> Optional[list[tuple[int, ...]]]:
+def parse_input_shapes(
+    shapes: Optional[List[str]], dtypes: Optional[List[str]] = None
+) -> Optional[list[tuple[int, ...]]]:
     """``--input-shape`` texts (``"2,128,64"``, ``"2x128x64"``, ``"4,128:int64"``) as shapes; ``None`` when none were given.
 
     A ``:dtype`` suffix, or ``--input-dtype`` (once for every input, or once per input in order),
@@ -33,7 +35,9 @@ def parse_input_shapes(shapes: Optional[List[str]], dtypes: Optional[List[str]] 
             raise DfxError("--input-dtype needs --input-shape (one per positional input of a file model)")
         return None
     if dtypes and len(dtypes) not in (1, len(shapes)):
-        raise DfxError(f"--input-dtype is given {len(dtypes)} times for {len(shapes)} --input-shape; give it once, or once per input")
+        raise DfxError(
+            f"--input-dtype is given {len(dtypes)} times for {len(shapes)} --input-shape; give it once, or once per input"
+        )
     out = []
     for i, full in enumerate(shapes):
         text, _, dtype = full.partition(":")
@@ -41,7 +45,9 @@ def parse_input_shapes(shapes: Optional[List[str]], dtypes: Optional[List[str]] 
         try:
             dims = tuple(int(d) for d in re.split(r"[,x]", text.strip()))
         except ValueError:
-            raise DfxError(f"bad --input-shape {full!r}; expected comma-separated integers such as 2,128,64 (or 4,128:int64)") from None
+            raise DfxError(
+                f"bad --input-shape {full!r}; expected comma-separated integers such as 2,128,64 (or 4,128:int64)"
+            ) from None
         if not dims or any(d <= 0 for d in dims):
             raise DfxError(f"bad --input-shape {full!r}; every dimension must be a positive integer")
         try:

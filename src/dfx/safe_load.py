@@ -46,8 +46,10 @@ class _Loader(yaml.SafeLoader):
     def compose_node(self, parent, index):
         if self.check_event(yaml.AliasEvent):
             event = self.peek_event()
-            raise _YamlRefused(f"line {event.start_mark.line + 1}: YAML aliases (*{event.anchor}) are not accepted; "
-                               "write the value out")
+            raise _YamlRefused(
+                f"line {event.start_mark.line + 1}: YAML aliases (*{event.anchor}) are not accepted; "
+                "write the value out"
+            )
         self._depth += 1
         try:
             if self._depth > MAX_DEPTH:
@@ -65,8 +67,10 @@ class _Loader(yaml.SafeLoader):
                 key = self.construct_object(key_node, deep=True)
                 if isinstance(key, (str, int, float, bool)) or key is None:
                     if key in seen:
-                        raise _YamlRefused(f"line {key_node.start_mark.line + 1}: duplicate key {key!r}; "
-                                           "keep one (YAML would silently use the last)")
+                        raise _YamlRefused(
+                            f"line {key_node.start_mark.line + 1}: duplicate key {key!r}; "
+                            "keep one (YAML would silently use the last)"
+                        )
                     seen.add(key)
         return super().construct_mapping(node, deep=deep)
 
@@ -161,8 +165,13 @@ def load_json(text: str | bytes) -> Any:
         return out
 
     try:
-        data = json.loads(text, parse_constant=_reject_constant, object_pairs_hook=pairs, parse_float=_finite_float,
-                          parse_int=lambda digits: _checked_int(digits, "a number"))
+        data = json.loads(
+            text,
+            parse_constant=_reject_constant,
+            object_pairs_hook=pairs,
+            parse_float=_finite_float,
+            parse_int=lambda digits: _checked_int(digits, "a number"),
+        )
     except RecursionError:
         raise DocumentError(f"nested too deeply to read (more than {MAX_DEPTH} levels); flatten it") from None
     if _depth_of(data) > MAX_DEPTH:

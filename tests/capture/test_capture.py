@@ -163,7 +163,9 @@ def test_parameter_shape_branch_takes_the_true_branch():
         assert any(op.startswith("aten.mm") for op in ops), method
         assert not any("relu" in op for op in ops), method
     # symbolic_trace proxies the parameter's shape too (pytorch#61733): a clear error, no dropped branch
-    with pytest.raises(CaptureError, match="fx: TraceError: symbolically traced variables cannot be used as inputs to control flow"):
+    with pytest.raises(
+        CaptureError, match="fx: TraceError: symbolically traced variables cannot be used as inputs to control flow"
+    ):
         capture(Branch(), (torch.randn(10, 5),), method="fx")
 
 

@@ -10,7 +10,9 @@ from dfx.models import resolve
 
 def _symbolic(name: str, symbolic_seq: bool = True):
     spec = resolve(name, batch=2, seq=16, dtype="bfloat16")
-    sc = capture_symbolic(spec.model, spec.args, spec.kwargs, batch=2, seq=16, symbolic_seq=symbolic_seq, name=spec.name)
+    sc = capture_symbolic(
+        spec.model, spec.args, spec.kwargs, batch=2, seq=16, symbolic_seq=symbolic_seq, name=spec.name
+    )
     # node names come from a concrete capture at the export's own sizes; then it must match exactly
     assert sc.align(capture(spec.model, spec.args, spec.kwargs, name=spec.name), 2, 16)
     return sc

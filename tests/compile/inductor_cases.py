@@ -20,7 +20,9 @@ def small_models() -> dict[str, tuple[torch.nn.Module, tuple]]:
         "llama3-8b-layer": (llama.LlamaLayer(llama3), (x(128),)),
         "bert-layer": (bert.BertLayer(bert.BertConfig(hidden=128, n_heads=4, intermediate=512)), (x(128),)),
         "vit-block": (gpt2.Block(vit), (x(128),)),
-        "resnet-block": (resnet.Bottleneck(resnet.BottleneckConfig(channels=64, mid_channels=16)),
-                         (torch.randn(1, 64, 8, 8),)),
+        "resnet-block": (
+            resnet.Bottleneck(resnet.BottleneckConfig(channels=64, mid_channels=16)),
+            (torch.randn(1, 64, 8, 8),),
+        ),
     }
     return {name: (m.eval(), args) for name, (m, args) in cases.items()}

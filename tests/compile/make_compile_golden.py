@@ -31,10 +31,23 @@ GOLDEN = DATA / "compile_golden.json"
 PROFILES = ("nvidia-h100-sxm", "ibm-spyre", "google-tpu-v5e", "groq-lpu")
 
 # llama-2-70b's config (src/dfx/models/hf_configs) cut to 2 layers of width 256: GQA 8 query heads on 2 KV heads
-TINY_LLAMA = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_act": "silu", "hidden_size": 256,
-              "intermediate_size": 688, "num_attention_heads": 8, "num_key_value_heads": 2, "num_hidden_layers": 2,
-              "max_position_embeddings": 4096, "rms_norm_eps": 1e-05, "rope_scaling": None,
-              "tie_word_embeddings": False, "vocab_size": 1000, "bos_token_id": 1, "eos_token_id": 2}
+TINY_LLAMA = {
+    "architectures": ["LlamaForCausalLM"],
+    "model_type": "llama",
+    "hidden_act": "silu",
+    "hidden_size": 256,
+    "intermediate_size": 688,
+    "num_attention_heads": 8,
+    "num_key_value_heads": 2,
+    "num_hidden_layers": 2,
+    "max_position_embeddings": 4096,
+    "rms_norm_eps": 1e-05,
+    "rope_scaling": None,
+    "tie_word_embeddings": False,
+    "vocab_size": 1000,
+    "bos_token_id": 1,
+    "eos_token_id": 2,
+}
 SEQ = 64
 
 
@@ -95,9 +108,12 @@ def main(argv: list[str] | None = None) -> None:
         _capture_graph()
     from dfx.ir import Graph
 
-    doc = {"generator": "tests/compile/make_compile_golden.py",
-           "note": "a regression guard written by the code of its commit, not a derived value; see the generator",
-           "graph": GRAPH.name, "profiles": snapshot(Graph.from_json(GRAPH.read_text()))}
+    doc = {
+        "generator": "tests/compile/make_compile_golden.py",
+        "note": "a regression guard written by the code of its commit, not a derived value; see the generator",
+        "graph": GRAPH.name,
+        "profiles": snapshot(Graph.from_json(GRAPH.read_text())),
+    }
     GOLDEN.write_text(json.dumps(doc, indent=1) + "\n")
     print(f"wrote {GOLDEN} ({len(PROFILES)} profiles)")
 

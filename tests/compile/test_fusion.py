@@ -18,15 +18,28 @@ def _input() -> Node:
 
 
 def _unary(name: str, op: str, src: str, spec: TensorSpec = X) -> Node:
-    return Node(name, "call_function", op, inputs=(Edge(src),), outputs=(spec,), aten_calls=(AtenCall(op, (spec,), (), (spec,)),))
+    return Node(
+        name,
+        "call_function",
+        op,
+        inputs=(Edge(src),),
+        outputs=(spec,),
+        aten_calls=(AtenCall(op, (spec,), (), (spec,)),),
+    )
 
 
 def _chain3() -> Graph:
     # x -> relu -> neg -> exp -> output: three pointwise ops over N = 32 fp32 elements
-    return Graph(name="chain3", nodes=(
-        _input(), _unary("relu", "aten.relu.default", "x"), _unary("neg", "aten.neg.default", "relu"),
-        _unary("exp", "aten.exp.default", "neg"), Node("output", "output", "output", inputs=(Edge("exp"),)),
-    ))
+    return Graph(
+        name="chain3",
+        nodes=(
+            _input(),
+            _unary("relu", "aten.relu.default", "x"),
+            _unary("neg", "aten.neg.default", "relu"),
+            _unary("exp", "aten.exp.default", "neg"),
+            Node("output", "output", "output", inputs=(Edge("exp"),)),
+        ),
+    )
 
 
 def _mm_relu() -> Graph:
@@ -38,8 +51,15 @@ def _mm_relu() -> Graph:
         nodes=(
             Node("p_w", "placeholder", "p_w", outputs=(W,), input_kind="parameter"),
             _input(),
-            Node("mm", "call_function", "aten.mm.default", inputs=(Edge("x"), Edge("p_w")), outputs=(X,),
-                 params=("w",), aten_calls=(mm,)),
+            Node(
+                "mm",
+                "call_function",
+                "aten.mm.default",
+                inputs=(Edge("x"), Edge("p_w")),
+                outputs=(X,),
+                params=("w",),
+                aten_calls=(mm,),
+            ),
             _unary("relu", "aten.relu.default", "mm"),
             Node("output", "output", "output", inputs=(Edge("relu"),)),
         ),
@@ -51,13 +71,18 @@ def _sum_then_scale() -> Graph:
     s = AtenCall("aten.sum.dim_IntList", (X, (1,), True), (), (ROW,))
     mul = AtenCall("aten.mul.Tensor", (X, ROW), (), (X,))
     t = AtenCall("aten.sum.default", (X,), (), (SCALAR,))
-    return Graph(name="sum_scale", nodes=(
-        _input(),
-        Node("s", "call_function", "aten.sum.dim_IntList", inputs=(Edge("x"),), outputs=(ROW,), aten_calls=(s,)),
-        Node("y", "call_function", "aten.mul.Tensor", inputs=(Edge("x"), Edge("s")), outputs=(X,), aten_calls=(mul,)),
-        Node("t", "call_function", "aten.sum.default", inputs=(Edge("y"),), outputs=(SCALAR,), aten_calls=(t,)),
-        Node("output", "output", "output", inputs=(Edge("t"),)),
-    ))
+    return Graph(
+        name="sum_scale",
+        nodes=(
+            _input(),
+            Node("s", "call_function", "aten.sum.dim_IntList", inputs=(Edge("x"),), outputs=(ROW,), aten_calls=(s,)),
+            Node(
+                "y", "call_function", "aten.mul.Tensor", inputs=(Edge("x"), Edge("s")), outputs=(X,), aten_calls=(mul,)
+            ),
+            Node("t", "call_function", "aten.sum.default", inputs=(Edge("y"),), outputs=(SCALAR,), aten_calls=(t,)),
+            Node("output", "output", "output", inputs=(Edge("t"),)),
+        ),
+    )
 
 
 def _compile(graph: Graph, hw: str, rules=None):
@@ -124,8 +149,10 @@ def test_dataflow_region_keeps_intermediates_that_fit_and_splits_where_they_do_n
 def test_off_chip_bytes_eager_ge_compiled_ge_compulsory_on_every_target():
     for graph in (_chain3(), _mm_relu(), _sum_then_scale()):
         costed = annotate(graph)
-        compulsory = costed.unique_parameter_bytes() + 128 + sum(
-            costed.graph.node(e.src).outputs[0].nbytes for e in costed.graph.nodes[-1].inputs
+        compulsory = (
+            costed.unique_parameter_bytes()
+            + 128
+            + sum(costed.graph.node(e.src).outputs[0].nbytes for e in costed.graph.nodes[-1].inputs)
         )  # weights once + x (128 B) + the graph output
         for hw in ("h100", "tpu-v5e", "spyre", "groq"):
             eager = compile_program(costed, load_profile(hw), ()).offchip_bytes
@@ -141,8 +168,9 @@ def test_residency_moves_weight_reads_on_chip_where_the_chip_keeps_them():
     assert costed.unique_parameter_bytes() == weights
     groq = compile_program(costed, load_profile("groq"))
     assert [s.name for s in groq.stages][:3] == ["lower", "fusion", "residency"]
-    fused = compile_program(costed, load_profile("groq"), tuple(p for p in passes_for(load_profile("groq"))
-                                                                if p.name != "residency"))
+    fused = compile_program(
+        costed, load_profile("groq"), tuple(p for p in passes_for(load_profile("groq")) if p.name != "residency")
+    )
     # the same region, the weights read from SRAM instead of crossing the chip boundary
     assert fused.offchip_bytes - groq.offchip_bytes == weights
     assert sum(k.onchip_bytes for k in groq.kernels) - sum(k.onchip_bytes for k in fused.kernels) == weights

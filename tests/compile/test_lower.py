@@ -14,11 +14,23 @@ def _chain_graph() -> Graph:
         name="chain",
         nodes=(
             Node("x", "placeholder", "x", outputs=(x,), input_kind="input"),
-            Node("relu", "call_function", "aten.relu.default", inputs=(Edge("x", 0),), outputs=(x,),
-                 aten_calls=(AtenCall("aten.relu.default", (x,), (), (x,)),)),
+            Node(
+                "relu",
+                "call_function",
+                "aten.relu.default",
+                inputs=(Edge("x", 0),),
+                outputs=(x,),
+                aten_calls=(AtenCall("aten.relu.default", (x,), (), (x,)),),
+            ),
             Node("view", "call_function", "aten.view.default", inputs=(Edge("relu", 0),), outputs=(flat,)),
-            Node("neg", "call_function", "aten.neg.default", inputs=(Edge("view", 0),), outputs=(flat,),
-                 aten_calls=(AtenCall("aten.neg.default", (flat,), (), (flat,)),)),
+            Node(
+                "neg",
+                "call_function",
+                "aten.neg.default",
+                inputs=(Edge("view", 0),),
+                outputs=(flat,),
+                aten_calls=(AtenCall("aten.neg.default", (flat,), (), (flat,)),),
+            ),
             Node("output", "output", "output", inputs=(Edge("neg", 0),)),
         ),
     )

@@ -15,13 +15,27 @@ def mm_graph(m: int, k: int, n: int, *, relu: bool = False, dtype: str = "bfloat
     nodes = [
         Node("x", "placeholder", "x", outputs=(x,), input_kind="input"),
         Node("w", "placeholder", "w", outputs=(w,), input_kind="input"),
-        Node("mm", "call_function", "aten.mm.default", inputs=(Edge("x"), Edge("w")), outputs=(y,),
-             aten_calls=(AtenCall("aten.mm.default", (x, w), (), (y,)),)),
+        Node(
+            "mm",
+            "call_function",
+            "aten.mm.default",
+            inputs=(Edge("x"), Edge("w")),
+            outputs=(y,),
+            aten_calls=(AtenCall("aten.mm.default", (x, w), (), (y,)),),
+        ),
     ]
     last = "mm"
     if relu:
-        nodes.append(Node("relu", "call_function", "aten.relu.default", inputs=(Edge("mm"),), outputs=(y,),
-                          aten_calls=(AtenCall("aten.relu.default", (y,), (), (y,)),)))
+        nodes.append(
+            Node(
+                "relu",
+                "call_function",
+                "aten.relu.default",
+                inputs=(Edge("mm"),),
+                outputs=(y,),
+                aten_calls=(AtenCall("aten.relu.default", (y,), (), (y,)),),
+            )
+        )
         last = "relu"
     nodes.append(Node("output", "output", "output", inputs=(Edge(last),)))
     return Graph(name="mm", nodes=tuple(nodes))
@@ -30,18 +44,29 @@ def mm_graph(m: int, k: int, n: int, *, relu: bool = False, dtype: str = "bfloat
 def test_core_counts_come_from_the_profiles():
     # H100 132 SMs, A100 108 SMs, Spyre 32 AI cores, TPU v4 2 TensorCores, Groq 20 superlanes,
     # Cerebras WSE-3 900,000 usable cores (each cited in its profile's sources)
-    counts = {p: core_count(load_profile(p)) for p in
-              ("nvidia-h100-sxm", "nvidia-a100-sxm-80gb", "ibm-spyre", "google-tpu-v4", "groq-lpu", "cerebras-wse-3")}
-    assert counts == {"nvidia-h100-sxm": 132, "nvidia-a100-sxm-80gb": 108, "ibm-spyre": 32, "google-tpu-v4": 2,
-                      "groq-lpu": 20, "cerebras-wse-3": 900_000}
+    counts = {
+        p: core_count(load_profile(p))
+        for p in ("nvidia-h100-sxm", "nvidia-a100-sxm-80gb", "ibm-spyre", "google-tpu-v4", "groq-lpu", "cerebras-wse-3")
+    }
+    assert counts == {
+        "nvidia-h100-sxm": 132,
+        "nvidia-a100-sxm-80gb": 108,
+        "ibm-spyre": 32,
+        "google-tpu-v4": 2,
+        "groq-lpu": 20,
+        "cerebras-wse-3": 900_000,
+    }
 
 
-@pytest.mark.parametrize(("m", "n", "cores"), [
-    (256, 256, 4),  # (256 / 128) * (256 / 128) = 4 output tiles of 128 x 128: 4 SMs
-    (1024, 1024, 64),  # 8 * 8 = 64 tiles
-    (2048, 2048, 132),  # 16 * 16 = 256 tiles > 132 SMs: all of them
-    (100, 100, 1),  # one partial tile
-])
+@pytest.mark.parametrize(
+    ("m", "n", "cores"),
+    [
+        (256, 256, 4),  # (256 / 128) * (256 / 128) = 4 output tiles of 128 x 128: 4 SMs
+        (1024, 1024, 64),  # 8 * 8 = 64 tiles
+        (2048, 2048, 132),  # 16 * 16 = 256 tiles > 132 SMs: all of them
+        (100, 100, 1),  # one partial tile
+    ],
+)
 def test_a_gpu_gemm_occupies_one_sm_per_tile(m, n, cores):
     costed = annotate(mm_graph(m, 64, n))
     program = compile_program(costed, load_profile("h100"), passes=_untiled("h100"))

@@ -64,9 +64,11 @@ def test_zero_duration_kernels_and_empty_program():
 def test_collectives_take_no_cores_and_chips_are_separate():
     # Two 1 s kernels each needing all 2 cores, on chips 0 and 1: side by side. A collective
     # (0 cores) runs beside them.
-    ks = (Kernel("a", ("a",), KernelKind.GEMM, 0, 0, cores=2, chip=0),
-          Kernel("b", ("b",), KernelKind.GEMM, 0, 0, cores=2, chip=1),
-          Kernel("r", ("r",), KernelKind.COLLECTIVE, 0, 0, cores=0))
+    ks = (
+        Kernel("a", ("a",), KernelKind.GEMM, 0, 0, cores=2, chip=0),
+        Kernel("b", ("b",), KernelKind.GEMM, 0, 0, cores=2, chip=1),
+        Kernel("r", ("r",), KernelKind.COLLECTIVE, 0, 0, cores=0),
+    )
     s = list_schedule(Program("g", "p", "x", "static", ks), {"a": 1.0, "b": 1.0, "r": 1.0}, 2, Policy.STATIC)
     assert s.makespan_s == 1.0
 

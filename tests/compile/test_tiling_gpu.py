@@ -35,8 +35,17 @@ def test_a_wave_tail_adds_time_to_the_compiled_kernel():
     # costs a whole tile time: 2 x 134,217,728 / (989.4e12 / 132) + 1.5 us = 37.31 us, where the
     # roofline on all 132 SMs gives 2 * 1536 * 4096 * 1536 / 989.4e12 = 19.53 us + 1.5 us.
     kern = gemm_kernel(1536, 4096, 1536, H100, config=GemmConfig(128, 128, 64, 5, 8))
-    k = Kernel("k0", (), KernelKind.GEMM, flops=kern.flops, offchip_bytes=3 * 1536 * 4096 * 2, tiles=144,
-               tile_shape=(128, 128, 64), cores=132, tile_time_s=kern.time_s)
+    k = Kernel(
+        "k0",
+        (),
+        KernelKind.GEMM,
+        flops=kern.flops,
+        offchip_bytes=3 * 1536 * 4096 * 2,
+        tiles=144,
+        tile_shape=(128, 128, 64),
+        cores=132,
+        tile_time_s=kern.time_s,
+    )
     timing = kernel_timing(k, {}, H100)
     assert timing.time_s == pytest.approx(2 * 134_217_728 * 132 / 989.4e12 + 1.5e-6)
     untiled = kernel_timing(k.with_(tile_time_s=None), {}, H100)

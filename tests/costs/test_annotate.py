@@ -23,10 +23,22 @@ def _graph(*extra_calls) -> Graph:
     return Graph(
         (
             Node("x", "placeholder", "x", outputs=(X,), input_kind="input"),
-            Node("linear", "call_function", "aten.linear.default", inputs=(Edge("x"),), outputs=(OUT,),
-                 aten_calls=LINEAR_CALLS),
-            Node("weird", "call_function", "aten.fft_rfft.default", inputs=(Edge("linear"),), outputs=(OUT,),
-                 aten_calls=extra_calls),
+            Node(
+                "linear",
+                "call_function",
+                "aten.linear.default",
+                inputs=(Edge("x"),),
+                outputs=(OUT,),
+                aten_calls=LINEAR_CALLS,
+            ),
+            Node(
+                "weird",
+                "call_function",
+                "aten.fft_rfft.default",
+                inputs=(Edge("linear"),),
+                outputs=(OUT,),
+                aten_calls=extra_calls,
+            ),
             Node("output", "output", "output", inputs=(Edge("weird"),)),
         )
     )

@@ -112,15 +112,34 @@ def test_cross_attention_and_value_dim():
 def test_variable_length_flash_is_per_token():
     # three packed sequences of 64: q [192, 12, 64]; 3 x PB01 when every key length is max_k
     packed = spec(3 * S, H, D)
-    c = call("aten._flash_attention_forward.default", packed, packed, packed, spec(4, dtype="int32"),
-             spec(4, dtype="int32"), S, S, 0.0, False, False)
+    c = call(
+        "aten._flash_attention_forward.default",
+        packed,
+        packed,
+        packed,
+        spec(4, dtype="int32"),
+        spec(4, dtype="int32"),
+        S,
+        S,
+        0.0,
+        False,
+        False,
+    )
     assert flops_of(c, "matmul") == 3 * PB01
 
 
 def test_masks_and_bytes():
     mask = spec(B, 1, S, S, dtype="bool")
-    c = call("aten._scaled_dot_product_flash_attention_for_cpu.default", _bhsd(), _bhsd(), _bhsd(), 0.0, False,
-             attn_mask=mask, outputs=(_bhsd(), spec(B, H, S)))
+    c = call(
+        "aten._scaled_dot_product_flash_attention_for_cpu.default",
+        _bhsd(),
+        _bhsd(),
+        _bhsd(),
+        0.0,
+        False,
+        attn_mask=mask,
+        outputs=(_bhsd(), spec(B, H, S)),
+    )
     assert flops_of(c, "elementwise") == 2 * SCORES  # scale + mask add
     assert cost(c).cost.bytes_read == 3 * SCORES * 4 + S * S  # q, k, v fp32 and a bool mask
     assert cost(c).cost.bytes_written == (SCORES + H * S) * 4  # output and logsumexp
@@ -159,8 +178,14 @@ def test_pb01_on_the_kernels_the_cpu_really_dispatches_to(backend):
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             out = func(*args, **(kwargs or {}))
             outs = out if isinstance(out, (tuple, list)) else (out,)
-            self.calls.append(AtenCall(str(func), tuple(to_arg_value(a) for a in args), (),
-                                       tuple(to_spec(t) for t in outs if isinstance(t, torch.Tensor))))
+            self.calls.append(
+                AtenCall(
+                    str(func),
+                    tuple(to_arg_value(a) for a in args),
+                    (),
+                    tuple(to_spec(t) for t in outs if isinstance(t, torch.Tensor)),
+                )
+            )
             return out
 
     q = torch.randn(B, H, S, D)

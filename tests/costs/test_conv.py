@@ -26,12 +26,22 @@ def test_pb08_transposed_conv(make, macs, flops):
 def test_pb08_depthwise_transposed_by_hand():
     # weight [C_in, C_out/G, k, k] = [4, 1, 3, 3]; MACs = N*H_in*W_in*C_in*(C_out/G)*9 = 2*64*4*9
     c = call(
-        "aten.convolution.default", spec(2, 4, 8, 8), spec(4, 1, 3, 3), spec(4), (2, 2), (1, 1), (1, 1), True,
-        (1, 1), 4, outputs=(spec(2, 4, 16, 16),),
+        "aten.convolution.default",
+        spec(2, 4, 8, 8),
+        spec(4, 1, 3, 3),
+        spec(4),
+        (2, 2),
+        (1, 1),
+        (1, 1),
+        True,
+        (1, 1),
+        4,
+        outputs=(spec(2, 4, 16, 16),),
     )
     assert (flops_of(c, "matmul"), flops_of(c, "elementwise")) == (9_216, 2_048)
-    same = call("aten.conv_transpose2d.input", spec(2, 4, 8, 8), spec(4, 1, 3, 3), spec(4),
-                outputs=(spec(2, 4, 16, 16),))
+    same = call(
+        "aten.conv_transpose2d.input", spec(2, 4, 8, 8), spec(4, 1, 3, 3), spec(4), outputs=(spec(2, 4, 16, 16),)
+    )
     assert cost(same).cost == cost(c).cost
 
 

@@ -54,8 +54,15 @@ def test_gathers_read_only_the_rows_they_gather():
 
 def test_embedding_bag_sums_the_gathered_rows():
     # 12 ids into 3 bags of width 16, mode sum: 12*16 adds, reads 12 rows
-    c = call("aten._embedding_bag.default", spec(100, 16), spec(12, dtype="int64"), spec(3, dtype="int64"), False, 0,
-             outputs=(spec(3, 16),))
+    c = call(
+        "aten._embedding_bag.default",
+        spec(100, 16),
+        spec(12, dtype="int64"),
+        spec(3, dtype="int64"),
+        False,
+        0,
+        outputs=(spec(3, 16),),
+    )
     assert cost(c).cost.flops == 12 * 16
     assert cost(c).cost.bytes_read == 12 * 16 * 4 + 12 * 8 + 3 * 8
 

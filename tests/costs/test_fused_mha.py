@@ -45,8 +45,27 @@ def test_pb10_encoder_layer_in_every_mode(x, mode):
 def _encoder_layer_call(d=512, f=512, s=64, heads=4, use_gelu=False) -> AtenCall:
     w = spec  # weights as captured: qkv [3E, E], proj [E, E], ffn1 [F, E], ffn2 [E, F]
     return call(
-        "aten._transformer_encoder_layer_fwd.default", spec(1, s, d), d, heads, w(3 * d, d), w(3 * d), w(d, d), w(d),
-        use_gelu, False, 1e-5, w(d), w(d), w(d), w(d), w(f, d), w(f), w(d, f), w(d), None, None,
+        "aten._transformer_encoder_layer_fwd.default",
+        spec(1, s, d),
+        d,
+        heads,
+        w(3 * d, d),
+        w(3 * d),
+        w(d, d),
+        w(d),
+        use_gelu,
+        False,
+        1e-5,
+        w(d),
+        w(d),
+        w(d),
+        w(d),
+        w(f, d),
+        w(f),
+        w(d, f),
+        w(d),
+        None,
+        None,
         outputs=(spec(1, s, d),),
     )
 
@@ -64,8 +83,18 @@ def test_pb10_fused_mha_rule():
     # q/k/v projections 3*2*64*512*512, attention 2*4*64*64*128*2, out projection 2*64*512*512
     d = 512
     c = call(
-        "aten._native_multi_head_attention.default", spec(1, 64, d), spec(1, 64, d), spec(1, 64, d), d, 4,
-        spec(3 * d, d), spec(3 * d), spec(d, d), spec(d), None, False,
+        "aten._native_multi_head_attention.default",
+        spec(1, 64, d),
+        spec(1, 64, d),
+        spec(1, 64, d),
+        d,
+        4,
+        spec(3 * d, d),
+        spec(3 * d),
+        spec(d, d),
+        spec(d),
+        None,
+        False,
         outputs=(spec(1, 64, d),),
     )
     assert flops_of(c, "matmul") == 100_663_296 + 8_388_608 + 33_554_432
@@ -81,8 +110,14 @@ class _Record(TorchDispatchMode):
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         out = func(*args, **(kwargs or {}))
         outs = [to_spec(t) for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor)]
-        self.calls.append(AtenCall(str(func), tuple(to_arg_value(a) for a in args),
-                                   tuple(sorted((k, to_arg_value(v)) for k, v in (kwargs or {}).items())), tuple(outs)))
+        self.calls.append(
+            AtenCall(
+                str(func),
+                tuple(to_arg_value(a) for a in args),
+                tuple(sorted((k, to_arg_value(v)) for k, v in (kwargs or {}).items())),
+                tuple(outs),
+            )
+        )
         return out
 
 

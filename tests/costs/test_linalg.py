@@ -121,8 +121,11 @@ def test_triangular_and_lu_solves():
     # one triangular solve, n^2 per column: 16 * 6 = 96
     assert cost(call("aten.linalg_solve_triangular.default", lu, b, outputs=(x,), upper=True)).cost.flops == 96
     # getrf of 2 x (6 x 4): 2 * (6 * 16 - 64/3) = 149.33 -> 149
-    factor = call("aten.linalg_lu_factor_ex.default", spec(2, 6, 4),
-                  outputs=(spec(2, 6, 4), spec(2, 4, dtype=I32), spec(2, dtype=I32)))
+    factor = call(
+        "aten.linalg_lu_factor_ex.default",
+        spec(2, 6, 4),
+        outputs=(spec(2, 6, 4), spec(2, 4, dtype=I32), spec(2, dtype=I32)),
+    )
     assert cost(factor).cost.flops == 149
 
 
@@ -150,8 +153,19 @@ def test_captured_batched_linalg():
         q, r = torch.linalg.qr(a)
         u, sv, vh = torch.linalg.svd(a, full_matrices=False)
         w, v = torch.linalg.eigh(s)
-        return (torch.linalg.solve(s, b), torch.linalg.inv(s), torch.linalg.det(s), torch.linalg.cholesky(s),
-                w, v, q, r, u, sv, vh)
+        return (
+            torch.linalg.solve(s, b),
+            torch.linalg.inv(s),
+            torch.linalg.det(s),
+            torch.linalg.cholesky(s),
+            w,
+            v,
+            q,
+            r,
+            u,
+            sv,
+            vh,
+        )
 
     args = (_spd(3), torch.randn(3, 4, 2), torch.randn(3, 6, 4))
     cg = costed(Fn(fn), args)  # fails on any unknown op

@@ -111,15 +111,33 @@ def test_kl_div():
 )
 def test_nll_loss_forward(weight, reduction, flops, read, written):
     out = spec(8) if reduction == NONE else SCALAR
-    c = cost(call("aten.nll_loss_forward.default", spec(8, 5), spec(8, dtype="int64"), weight, reduction, -100,
-                  outputs=(out, SCALAR)))
+    c = cost(
+        call(
+            "aten.nll_loss_forward.default",
+            spec(8, 5),
+            spec(8, dtype="int64"),
+            weight,
+            reduction,
+            -100,
+            outputs=(out, SCALAR),
+        )
+    )
     assert c.cost == Cost(flops, read, written)
 
 
 def test_nll_loss2d_forward():
     # self (2, 5, 3, 4), target (2, 3, 4): 24 targets; mean: 2 * 24 + 24 + 24 + 1 = 97
-    c = cost(call("aten.nll_loss2d_forward.default", spec(2, 5, 3, 4), spec(2, 3, 4, dtype="int64"), None, MEAN, -100,
-                  outputs=(SCALAR, SCALAR)))
+    c = cost(
+        call(
+            "aten.nll_loss2d_forward.default",
+            spec(2, 5, 3, 4),
+            spec(2, 3, 4, dtype="int64"),
+            None,
+            MEAN,
+            -100,
+            outputs=(SCALAR, SCALAR),
+        )
+    )
     assert c.cost.flops == 97
 
 

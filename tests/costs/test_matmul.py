@@ -60,8 +60,7 @@ def test_matmul_neighbours():
     assert cost(call("aten.matmul.default", spec(8), spec(8, 5))).cost.flops == 80
     assert cost(call("aten.matmul.default", spec(3, 4, 8), spec(8, 5))).cost.flops == 960
     assert cost(call("aten.bmm.default", spec(6, 4, 8), spec(6, 8, 5))).cost.flops == 1920
-    baddbmm = call("aten.baddbmm.default", spec(6, 4, 5), spec(6, 4, 8), spec(6, 8, 5),
-                   outputs=(spec(6, 4, 5),))
+    baddbmm = call("aten.baddbmm.default", spec(6, 4, 5), spec(6, 4, 8), spec(6, 8, 5), outputs=(spec(6, 4, 5),))
     assert cost(baddbmm).cost.flops == 1920 + 120  # + 6*4*5 bias
     addmv = call("aten.addmv.default", spec(4), spec(4, 8), spec(8), outputs=(spec(4),))
     assert cost(addmv).cost.flops == 64 + 4
@@ -87,8 +86,12 @@ def test_mixed_dtype_bytes_follow_each_tensor():
     c = call("aten.mm.default", spec(4, 8, dtype="bfloat16"), spec(8, 5, dtype="bfloat16"), outputs=(spec(4, 5),))
     assert cost(c).cost == Cost(320, (32 + 40) * 2, 20 * 4)
     fp8 = call(
-        "aten._scaled_mm.default", spec(16, 32, dtype="float8_e4m3fn"), spec(32, 8, dtype="float8_e4m3fn"),
-        spec(), spec(), outputs=(spec(16, 8, dtype="bfloat16"),),
+        "aten._scaled_mm.default",
+        spec(16, 32, dtype="float8_e4m3fn"),
+        spec(32, 8, dtype="float8_e4m3fn"),
+        spec(),
+        spec(),
+        outputs=(spec(16, 8, dtype="bfloat16"),),
     )
     assert flops_of(fp8, "matmul") == 2 * 16 * 32 * 8
     assert cost(fp8).cost.bytes_read == 16 * 32 + 32 * 8 + 4 + 4

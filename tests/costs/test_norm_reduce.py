@@ -42,8 +42,17 @@ def test_batch_norm_eval_and_train():
     eval_cg = costed(nn.BatchNorm2d(4).eval(), (x,))
     # (x - mean) * rstd * w + b: 4 per element; rsqrt(var + eps): 2 per channel
     assert eval_cg.flops_by_category()["normalization"] == 4 * 288 + 2 * 4
-    legit = call("aten._native_batch_norm_legit_no_training.default", spec(2, 4, 6, 6), spec(4), spec(4), spec(4),
-                 spec(4), 0.1, 1e-5, outputs=(spec(2, 4, 6, 6),))
+    legit = call(
+        "aten._native_batch_norm_legit_no_training.default",
+        spec(2, 4, 6, 6),
+        spec(4),
+        spec(4),
+        spec(4),
+        spec(4),
+        0.1,
+        1e-5,
+        outputs=(spec(2, 4, 6, 6),),
+    )
     assert cost(legit).cost.flops == 4 * 288 + 2 * 4
     train_cg = costed(nn.BatchNorm2d(4).train(), (x,))
     # statistics 5 + affine 2 per element; 4 per channel; running-stat update 7 per channel
@@ -99,8 +108,15 @@ def test_upsampling():
 
 
 def test_captured_cnn_head_is_fully_costed():
-    net = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(), nn.MaxPool2d(2),
-                        nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(8, 10))
+    net = nn.Sequential(
+        nn.Conv2d(3, 8, 3, padding=1),
+        nn.BatchNorm2d(8),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.AdaptiveAvgPool2d(1),
+        nn.Flatten(),
+        nn.Linear(8, 10),
+    )
     cg = costed(net.eval(), (torch.randn(2, 3, 8, 8),))
     # conv bias 2*8*8*8, ReLU 2*8*8*8, max pool 256 outputs x 4, adaptive avg (lowered to a mean)
     # 256 adds + 16 divides, fc bias 2*10

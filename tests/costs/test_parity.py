@@ -35,8 +35,13 @@ ATTENTION = 131_072
 MODELS = {
     "mlp": (lambda: nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 10)), (4, 32)),
     "convnet": (
-        lambda: nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(), nn.Conv2d(8, 8, 3, stride=2, groups=2),
-                              nn.Flatten(), nn.Linear(8 * 7 * 7, 10)),
+        lambda: nn.Sequential(
+            nn.Conv2d(3, 8, 3, padding=1),
+            nn.ReLU(),
+            nn.Conv2d(8, 8, 3, stride=2, groups=2),
+            nn.Flatten(),
+            nn.Linear(8 * 7 * 7, 10),
+        ),
         (2, 3, 16, 16),
     ),
     "gpt_block_math": (GPTBlock, (2, 16, 64)),

@@ -87,7 +87,22 @@ def test_mkldnn_rnn_layer_rule_is_its_decomposition():
     x, w_ih, w_hh, b = spec(5, 2, 8), spec(64, 8), spec(64, 16), spec(64)
     h = spec(2, 16)
     c = call(
-        "aten.mkldnn_rnn_layer.default", x, w_ih, w_hh, b, b, h, h, False, (), 2, 16, 1, True, False, False,
+        "aten.mkldnn_rnn_layer.default",
+        x,
+        w_ih,
+        w_hh,
+        b,
+        b,
+        h,
+        h,
+        False,
+        (),
+        2,
+        16,
+        1,
+        True,
+        False,
+        False,
         outputs=(spec(5, 2, 16), h, h, spec(1)),
     )
     assert flops_of(c, "matmul") == 10 * 2 * 64 * (8 + 16) == 30_720
@@ -100,8 +115,9 @@ def test_mkldnn_rnn_layer_rule_is_its_decomposition():
 def test_cuda_fused_cells_cost_their_pointwise_part():
     gates4, gates3, state = spec(2, 64), spec(2, 48), spec(2, 16)
     bias4 = spec(64)
-    lstm = call("aten._thnn_fused_lstm_cell.default", gates4, gates4, state, bias4, bias4,
-                outputs=(state, state, spec(2, 112)))
+    lstm = call(
+        "aten._thnn_fused_lstm_cell.default", gates4, gates4, state, bias4, bias4, outputs=(state, state, spec(2, 112))
+    )
     assert flops_of(lstm, "elementwise") == 2 * (22 * 16 + 2 * 64)  # 960
     gru = call("aten._thnn_fused_gru_cell.default", gates3, gates3, state, outputs=(state, spec(2, 80)))
     assert flops_of(gru, "elementwise") == 2 * 16 * 16  # no biases: 512

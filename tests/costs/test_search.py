@@ -39,8 +39,9 @@ def test_bucketize():
 def test_searchsorted():
     # 8 rows of 10 sorted values, 3 queries per row: 24 searches of ceil(log2 11) = 4 compares -> 96;
     # int32 output (out_int32): 24 * 4 = 96 B
-    c = cost(call("aten.searchsorted.Tensor", spec(8, 10), spec(8, 3), outputs=(spec(8, 3, dtype="int32"),),
-                  out_int32=True))
+    c = cost(
+        call("aten.searchsorted.Tensor", spec(8, 10), spec(8, 3), outputs=(spec(8, 3, dtype="int32"),), out_int32=True)
+    )
     assert c.cost == Cost(96, (80 + 24) * 4, 96)
 
 

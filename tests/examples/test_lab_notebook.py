@@ -21,7 +21,9 @@ def executed(tmp_path_factory):
     assert any("colab-install" in c.metadata.get("tags", []) for c in nb.cells)  # the install cell is there
     nb.cells = [c for c in nb.cells if "colab-install" not in c.metadata.get("tags", [])]
     cwd = tmp_path_factory.mktemp("lab")
-    nbclient.NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(cwd)}}).execute()
+    nbclient.NotebookClient(
+        nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(cwd)}}
+    ).execute()
     return nb, cwd
 
 
@@ -38,9 +40,14 @@ def test_runs_without_error_and_writes_nothing(executed):
 def test_every_step_shows_its_output(executed):
     nb, _ = executed
     text = "".join(o.get("text", "") for o in _outputs(nb) if o.output_type == "stream")
-    for expected in ("H100 ridge vs HBM", "move from memory- to compute-bound", "critical path",
-                     "firing steps: (('a',), ('b', 'c', 'd'), ('e',), ('f',))",
-                     "makespan on 2 processors: 7.0 s", "padded 896 tokens, 366 of them padding"):
+    for expected in (
+        "H100 ridge vs HBM",
+        "move from memory- to compute-bound",
+        "critical path",
+        "firing steps: (('a',), ('b', 'c', 'd'), ('e',), ('f',))",
+        "makespan on 2 processors: 7.0 s",
+        "padded 896 tokens, 366 of them padding",
+    ):
         assert expected in text, expected
     pictures = [o for o in _outputs(nb) if "image/png" in o.get("data", {})]
     assert len(pictures) >= 2  # the DAG (where Graphviz is installed) and the roofline, inline
@@ -70,16 +77,34 @@ def test_the_report_in_a_cell_is_scaled_to_it(executed, tmp_path):
     if chromium is None:
         pytest.skip("headless Chromium is not installed (apt-get install chromium)")
     nb, _ = executed
-    report = next(o["data"]["text/html"] for c in nb.cells if c.cell_type == "code" for o in c.outputs
-                  if "text/html" in o.get("data", {}))
+    report = next(
+        o["data"]["text/html"]
+        for c in nb.cells
+        if c.cell_type == "code"
+        for o in c.outputs
+        if "text/html" in o.get("data", {})
+    )
     inner = report.split("<body>", 1)[1].rsplit("</body>", 1)[0] if "<body>" in report else report
     style = re.search(r"<style>.*?</style>", report, re.S).group(0)
     page = tmp_path / "cell.html"
-    page.write_text(f"<!DOCTYPE html><html><head><meta charset='utf-8'>{style}</head><body>"
-                    f"<div id='cell' style='width:{_CELL_PX}px'>{inner}</div>{_PROBE}</body></html>", encoding="utf-8")
-    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-             "--disable-component-update", "--disable-sync", f"--user-data-dir={tmp_path / 'profile'}",
-             "--window-size=1280,900", "--virtual-time-budget=3000", "--dump-dom"]
+    page.write_text(
+        f"<!DOCTYPE html><html><head><meta charset='utf-8'>{style}</head><body>"
+        f"<div id='cell' style='width:{_CELL_PX}px'>{inner}</div>{_PROBE}</body></html>",
+        encoding="utf-8",
+    )
+    flags = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={tmp_path / 'profile'}",
+        "--window-size=1280,900",
+        "--virtual-time-budget=3000",
+        "--dump-dom",
+    ]
     result = subprocess.run([chromium, *flags, page.as_uri()], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr[-2000:]
     match = re.search(r'data-probe="([^"]*)"', result.stdout)

@@ -124,7 +124,9 @@ def test_missing_file(tmp_path):
         load_profile(tmp_path / "nope.yaml")
 
 
-@pytest.mark.parametrize(("ref", "suggestion"), [("nvidia-h100", "nvidia-h100-sxm"), ("h1000", "h100"), ("spire", "spyre")])
+@pytest.mark.parametrize(
+    ("ref", "suggestion"), [("nvidia-h100", "nvidia-h100-sxm"), ("h1000", "h100"), ("spire", "spyre")]
+)
 def test_unknown_id_names_close_matches(ref, suggestion):
     with pytest.raises(HardwareProfileError, match="unknown hardware profile") as info:
         load_profile(ref)

@@ -8,7 +8,12 @@ from dfx.roofline.bound import ridge_point
 
 @pytest.mark.parametrize(
     "spec",
-    ["quick:peak=200TFLOP/s,bw=2TB/s,onchip=32MB", "peak=200T,bw=2T,onchip=32M", "200TFLOP/s,2TB/s,32MB", "quick:200 TFLOP/s, 2 TB/s, 32 MB"],
+    [
+        "quick:peak=200TFLOP/s,bw=2TB/s,onchip=32MB",
+        "peak=200T,bw=2T,onchip=32M",
+        "200TFLOP/s,2TB/s,32MB",
+        "quick:200 TFLOP/s, 2 TB/s, 32 MB",
+    ],
 )
 def test_three_spellings_are_one_profile(spec):
     p = load_profile(spec)

@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+
 @dataclass
 class Run:
     rc: int
@@ -53,5 +54,6 @@ def snapshot(folder: Path) -> dict[str, str]:
     """Every file under ``folder`` with a digest of its bytes: to show no user file changed."""
     return {
         str(p.relative_to(folder)): hashlib.sha1(p.read_bytes()).hexdigest()
-        for p in sorted(folder.rglob("*")) if p.is_file()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
     }

@@ -108,8 +108,10 @@ def _profiles(folder: Path) -> None:
         "copy": text,
         "copy_changed": text.replace("  cores: 56\n", "  cores: 55\n"),
         "deep": "id: deep\nnotes: " + "[" * 5000 + "]" * 5000 + "\n",
-        "bomb": "\n".join(['a0: &a0 "xxxxxxxx"'] + [f"a{i}: &a{i} [" + ",".join([f"*a{i - 1}"] * 9) + "]"
-                                                  for i in range(1, 10)]) + "\npeak_flop_per_s:\n  float32: *a9\n",
+        "bomb": "\n".join(
+            ['a0: &a0 "xxxxxxxx"'] + [f"a{i}: &a{i} [" + ",".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, 10)]
+        )
+        + "\npeak_flop_per_s:\n  float32: *a9\n",
         "not_a_mapping": "- 1\n- 2\n",
         "empty": "",
     }
@@ -155,14 +157,25 @@ def write_analyses(folder: Path, doc: dict) -> None:
 
 def _hf_configs(folder: Path) -> None:
     base = {
-        "model_type": "llama", "architectures": ["LlamaForCausalLM"], "hidden_size": 64,
-        "intermediate_size": 128, "num_attention_heads": 4, "num_key_value_heads": 2,
-        "num_hidden_layers": 2, "vocab_size": 100, "max_position_embeddings": 64,
+        "model_type": "llama",
+        "architectures": ["LlamaForCausalLM"],
+        "hidden_size": 64,
+        "intermediate_size": 128,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 2,
+        "num_hidden_layers": 2,
+        "vocab_size": 100,
+        "max_position_embeddings": 64,
     }
     variants = {
-        "neg": {"hidden_size": -64}, "frac": {"num_hidden_layers": 2.5}, "text": {"num_attention_heads": "4"},
-        "zero": {"vocab_size": 0}, "bool": {"num_hidden_layers": True}, "deep": {"num_hidden_layers": 100_000},
-        "wide": {"hidden_size": 2**40, "intermediate_size": 2**40}, "null_layers": {"num_hidden_layers": None},
+        "neg": {"hidden_size": -64},
+        "frac": {"num_hidden_layers": 2.5},
+        "text": {"num_attention_heads": "4"},
+        "zero": {"vocab_size": 0},
+        "bool": {"num_hidden_layers": True},
+        "deep": {"num_hidden_layers": 100_000},
+        "wide": {"hidden_size": 2**40, "intermediate_size": 2**40},
+        "null_layers": {"num_hidden_layers": None},
         "inf": {"hidden_size": 1e400},
     }
     for name, change in variants.items():

@@ -28,8 +28,9 @@ def test_animate_with_force_replaces_the_file_and_without_keeps_it(tmp_path):
     (tmp_path / "user.gif").write_bytes(b"mine")
     kept = run_main(["systolic", "--gemm", "2,2,2", "--array", "2x2", "--animate", "user.gif"], tmp_path)
     assert kept.rc == 2 and (tmp_path / "user.gif").read_bytes() == b"mine"
-    forced = run_main(["systolic", "--gemm", "2,2,2", "--array", "2x2", "--animate", "user.gif", "--force", "--json"],
-                      tmp_path)
+    forced = run_main(
+        ["systolic", "--gemm", "2,2,2", "--array", "2x2", "--animate", "user.gif", "--force", "--json"], tmp_path
+    )
     assert forced.rc == 0, forced.err
     written = sorted(p.name for p in tmp_path.iterdir())
     assert written in (["user.gif"], ["user.gif", "user.png"]), written  # a PNG strip where pillow is missing

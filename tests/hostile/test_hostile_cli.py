@@ -39,7 +39,9 @@ CASES = [
     case("analyze models.py:ExitsInForward --input-shape 2,3", "ExitsInForward.forward called sys.exit(3)"),
     case("analyze models.py:ExitsZeroInForward --input-shape 2,3", "called sys.exit(0)"),
     case("analyze exits.py:Net --input-shape 2,3", "importing 'exits.py' called sys.exit(None)"),
-    case("analyze models.py:exits_when_built --input-shape 2", "building models.py:exits_when_built called sys.exit(0)"),
+    case(
+        "analyze models.py:exits_when_built --input-shape 2", "building models.py:exits_when_built called sys.exit(0)"
+    ),
     case("graph models.py:Interrupts --input-shape 2,3", "interrupted", rc=130),
     # a training step (--train): what cannot train, and options that do not apply
     case("analyze models.py:TrainedInterrupts --input-shape 2,3 --train", "interrupted", rc=130),
@@ -87,7 +89,9 @@ CASES = [
     case("simulate mlp --hw h100 --jitter 1e200 --runs 3", "jitter 1e+200 is above 100"),
     case("simulate mlp --hw h100 --jitter 0.2 --runs 900000", "beyond the simulator's budget of 2,000,000"),
     case("simulate mlp --hw h100 --pes 500000 --runs 50 --jitter 0.1", "beyond the simulator's budget"),
-    case("buckets --dist uniform:1:100 --samples 1000000000000 --buckets 16,128", "--samples 1,000,000,000,000 is beyond"),
+    case(
+        "buckets --dist uniform:1:100 --samples 1000000000000 --buckets 16,128", "--samples 1,000,000,000,000 is beyond"
+    ),
     case("buckets --dist zipf:1.1:1000000000000 --buckets 16,32", "zipf's MAX is at most 10,000,000"),
     case("buckets --dist uniform:1:2000000000 --ladder linear:1", "beyond dfx's budget of 100,000"),
     case("buckets --dist uniform:1:100 --buckets 16,999999999999999999999", "bucket 1e+21 is above dfx's limit"),
@@ -141,7 +145,9 @@ CASES = [
     case("validate mlp --compiled --device cuda", "--compiled runs Inductor's C++ backend on the CPU only"),
     case("buckets --dist uniform:1:100 --buckets 16,128 --out ''", "'--out': is empty"),
     case("buckets --dist uniform:1:100 --optimize 0", "--optimize K needs an integer K >= 1"),
-    case("buckets --lengths lengths.txt --dist uniform:1:3 --buckets 16", "give exactly one of --lengths FILE or --dist"),
+    case(
+        "buckets --lengths lengths.txt --dist uniform:1:3 --buckets 16", "give exactly one of --lengths FILE or --dist"
+    ),
     case("buckets --dist normal:1:2:3 --buckets 16", "bad --dist"),
     case("buckets --dist uniform:5:1 --buckets 16", "uniform needs integers 1 <= LO <= HI"),
     case("buckets --lengths lengths.txt --buckets 32,16", "strictly increasing"),
@@ -188,7 +194,10 @@ CASES = [
     case("simulate sim_doc.json --hw h100", "sim_doc.json is a dfx.simulation/1 document, not dfx.analysis/1"),
     case("simulate empty.json --hw h100", "empty.json is empty, not a dfx document"),
     # groq: sizes in range, and no more batches in flight than the pipeline has chips
-    case("groq --params 70e9 --hidden 4096 --in-flight 1000000000000", "--in-flight 1,000,000,000,000 is above dfx's limit"),
+    case(
+        "groq --params 70e9 --hidden 4096 --in-flight 1000000000000",
+        "--in-flight 1,000,000,000,000 is above dfx's limit",
+    ),
     case("groq --params 70e9 --hidden 4096 --in-flight 608", "608 is more batches than the 607-chip pipeline holds"),
     case("groq --params 70e9 --hidden 4096 --in-flight -3", "--in-flight must be a positive integer, got -3"),
     case("groq --params 70e9 --hidden 4096 --batch 1000000000000", "--batch 1,000,000,000,000 is above dfx's limit"),
@@ -200,9 +209,14 @@ CASES = [
     case("triton --pointwise 1000000000000000000 --hw h100", "--pointwise 1,000,000,000,000,000,000 is above"),
     case("triton --gemm 64,64,64 --hw h100 --batch 10000000000000", "--batch 10,000,000,000,000 is above"),
     case("analyze hf:llama-2-7b --phase decode --kv-len 100000000000", "--kv-len 100,000,000,000 is above"),
-    case("analyze hf:llama-2-7b --phase generate --prompt-len 8 --output-len 1000000000000", "--output-len 1,000,000,000,000"),
-    case("analyze hf:llama-2-7b --phase generate --prompt-len 2000000000 --output-len 2000000000",
-         "--prompt-len + --output-len = 4,000,000,000 tokens is above"),
+    case(
+        "analyze hf:llama-2-7b --phase generate --prompt-len 8 --output-len 1000000000000",
+        "--output-len 1,000,000,000,000",
+    ),
+    case(
+        "analyze hf:llama-2-7b --phase generate --prompt-len 2000000000 --output-len 2000000000",
+        "--prompt-len + --output-len = 4,000,000,000 tokens is above",
+    ),
     # values that were accepted silently: a negative capacity, NaN FLOPs, warps Triton cannot launch
     case("dag tiny_dag.csv --capacity -5M", "--capacity must be a size above 0 such as 32MB, got '-5M'"),
     case("triton --reduction 4,4 --hw h100 --flops-per-element nan", "--flops-per-element must be a finite number"),
@@ -279,7 +293,10 @@ def test_ctrl_c_is_status_130_with_a_line(tmp_path):
     (tmp_path / "slow.py").write_text(script)
     proc = subprocess.Popen(
         [sys.executable, "-m", "dfx.cli", "analyze", "slow.py:Slow", "--input-shape", "2", "--method", "fx"],
-        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     deadline = time.time() + 120
     while not marker.exists() and proc.poll() is None and time.time() < deadline:

@@ -6,11 +6,19 @@ import pytest
 
 # 4 layers, GQA 4 query / 2 KV heads of 16, SwiGLU 128, vocab 100: every code path of a Llama, small.
 TINY_LLAMA = {
-    "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_act": "silu",
-    "hidden_size": 64, "intermediate_size": 128, "num_attention_heads": 4, "num_key_value_heads": 2,
-    "num_hidden_layers": 4, "max_position_embeddings": 256, "rms_norm_eps": 1e-5, "vocab_size": 100,
+    "architectures": ["LlamaForCausalLM"],
+    "model_type": "llama",
+    "hidden_act": "silu",
+    "hidden_size": 64,
+    "intermediate_size": 128,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "num_hidden_layers": 4,
+    "max_position_embeddings": 256,
+    "rms_norm_eps": 1e-5,
+    "vocab_size": 100,
     "tie_word_embeddings": False,
-}  # fmt: skip
+}
 
 
 @pytest.fixture(scope="session")

@@ -24,7 +24,9 @@ def test_sum_over_steps_is_exact_for_affine_and_convex_piecewise():
 def test_generate_metrics_match_every_step_evaluated(tiny_llama):
     hw = ["nvidia-a100-sxm-80gb", "groq-lpu", "cerebras-wse-3"]
     prompt, out, batch = 4, 10, 2
-    gen = dfx.analyze(tiny_llama, hardware=hw, dtype="bf16", phase="generate", prompt_len=prompt, output_len=out, batch=batch)
+    gen = dfx.analyze(
+        tiny_llama, hardware=hw, dtype="bf16", phase="generate", prompt_len=prompt, output_len=out, batch=batch
+    )
     pre = dfx.analyze(tiny_llama, hardware=hw, dtype="bf16", phase="prefill", prompt_len=prompt, batch=batch)
     steps = [  # decode steps at KV lengths 4 .. 4 + 10 - 2 = 12: the 9 tokens after the first
         dfx.analyze(tiny_llama, hardware=hw, dtype="bf16", phase="decode", kv_len=k, batch=batch)
@@ -54,15 +56,33 @@ def test_request_lengths():
 
 
 def test_output_len_one_is_prefill_only(tiny_llama):
-    a = dfx.analyze(tiny_llama, hardware=["nvidia-h100-sxm"], dtype="bf16", phase="generate", prompt_len=8, output_len=1)
+    a = dfx.analyze(
+        tiny_llama, hardware=["nvidia-h100-sxm"], dtype="bf16", phase="generate", prompt_len=8, output_len=1
+    )
     m = a.inference.metrics("nvidia-h100-sxm")
     assert m.tpot_s is None and m.decode_s == 0.0 and m.total_s == m.ttft_s
     assert m.tokens_per_s == pytest.approx(1 / m.ttft_s)
 
 
 def test_cli_generate_reports_ttft_tpot_tokens_per_s_per_profile():
-    cmd = [sys.executable, "-m", "dfx.cli", "analyze", "hf:llama-2-7b", "--phase", "generate", "--prompt-len", "128",
-           "--output-len", "128", "--dtype", "bf16", "--hw", "nvidia-a100-sxm-80gb", "--json"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "dfx.cli",
+        "analyze",
+        "hf:llama-2-7b",
+        "--phase",
+        "generate",
+        "--prompt-len",
+        "128",
+        "--output-len",
+        "128",
+        "--dtype",
+        "bf16",
+        "--hw",
+        "nvidia-a100-sxm-80gb",
+        "--json",
+    ]
     result = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr
     doc = json.loads(result.stdout)

@@ -11,7 +11,9 @@ MATMUL_WEIGHTS = 4 * 4096 * 4096 + 3 * 4096 * 11008  # 202,375,168 elements (the
 
 
 def _decode(**kw):
-    return dfx.analyze("llama-layer", hardware=["nvidia-h100-sxm", "nvidia-a100-sxm-80gb"], phase="decode", kv_len=16, **kw)
+    return dfx.analyze(
+        "llama-layer", hardware=["nvidia-h100-sxm", "nvidia-a100-sxm-80gb"], phase="decode", kv_len=16, **kw
+    )
 
 
 def test_widths_come_from_the_table():

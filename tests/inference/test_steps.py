@@ -37,7 +37,8 @@ def test_llama2_7b_decode_step_reads_weights_and_cache_and_is_memory_bound():
         return src in {n.name for n in cache_inputs(graph)}
 
     readers = [
-        n for n in a.costed.nodes
+        n
+        for n in a.costed.nodes
         if n.node.op != "placeholder" and n.name not in views and any(from_cache(e.src) for e in n.node.inputs)
     ]
     assert len(readers) == 2 * 32  # q.K^T and p.V in every layer
@@ -76,7 +77,9 @@ def test_kv_cache_bytes_of_every_shipped_config(name):
     assert a.to_dict()["inference"]["kv_cache_bytes"] == expected
     assert sum(n.outputs[0].nbytes for n in cache_inputs(a.costed.graph)) == expected
     # an fp8 cache is half of it
-    a8 = dfx.analyze(f"hf:{name}", hardware=[], dtype="bf16", kv_dtype="fp8", phase="decode", kv_len=tokens, batch=batch)
+    a8 = dfx.analyze(
+        f"hf:{name}", hardware=[], dtype="bf16", kv_dtype="fp8", phase="decode", kv_len=tokens, batch=batch
+    )
     assert a8.inference.kv_cache_bytes == expected // 2
 
 
@@ -92,6 +95,7 @@ def test_repeated_layers_equal_the_whole_capture(tiny_llama):
     assert step.costed.unique_parameter_count() == full.unique_parameter_count()
     assert sorted(p.name for p in step.graph.parameters) == sorted(p.name for p in full.graph.parameters)
     assert len(cache_inputs(step.graph)) == 2 * 4
+
     # parameter placeholders carry the layer index as torch.export names them (p_layers_3_...)
     def param_nodes(g):
         return sorted(n.name for n in g.nodes if n.input_kind == "parameter")

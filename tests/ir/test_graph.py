@@ -29,7 +29,15 @@ def _chain() -> Graph:
         (
             Node("x", "placeholder", "x", outputs=(x,), input_kind="input"),
             Node("w", "placeholder", "w", outputs=(w,), input_kind="parameter"),
-            Node("mm", "call_function", "aten.mm.default", inputs=(Edge("x"), Edge("w")), outputs=(y,), params=("w",), aten_calls=(call,)),
+            Node(
+                "mm",
+                "call_function",
+                "aten.mm.default",
+                inputs=(Edge("x"), Edge("w")),
+                outputs=(y,),
+                params=("w",),
+                aten_calls=(call,),
+            ),
             Node("output", "output", "output", inputs=(Edge("mm"),)),
         ),
         (ParameterInfo("w", w),),
@@ -54,7 +62,12 @@ def test_users_and_networkx_edge_bytes():
 def test_rejects_non_topological_order():
     spec = TensorSpec((1,), "float32")
     with pytest.raises(ValueError, match="not an earlier node"):
-        Graph((Node("a", "call_function", "f", inputs=(Edge("b"),), outputs=(spec,)), Node("b", "placeholder", "b", outputs=(spec,))))
+        Graph(
+            (
+                Node("a", "call_function", "f", inputs=(Edge("b"),), outputs=(spec,)),
+                Node("b", "placeholder", "b", outputs=(spec,)),
+            )
+        )
 
 
 def test_rejects_duplicates_and_unknown_opcode():

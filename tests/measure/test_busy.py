@@ -24,7 +24,10 @@ def test_load_from_others_before_measuring_is_busy():
     assert not verdict(LoadProbe(1.2, 0.99, 1000.0), QUIET, cpus=2, threads=2, own_load=1.0).busy
     assert not verdict(LoadProbe(1.2, 0.99, 1000.0, own_load=1.0), QUIET, cpus=2, threads=2).busy
     # 1.2 - 0.5 ours = 0.7 > 0.5: still others
-    assert "load average 1.20 (0.50 of it ours)" in verdict(LoadProbe(1.2, 0.99, 1000.0, own_load=0.5), QUIET, cpus=2, threads=2).reasons[0]
+    assert (
+        "load average 1.20 (0.50 of it ours)"
+        in verdict(LoadProbe(1.2, 0.99, 1000.0, own_load=0.5), QUIET, cpus=2, threads=2).reasons[0]
+    )
 
 
 def test_a_thread_that_waited_for_a_cpu_is_busy():
@@ -37,7 +40,8 @@ def test_a_thread_that_waited_for_a_cpu_is_busy():
 def test_a_machine_whose_speed_moved_is_busy():
     # 700 / 1000 - 1 = -30%, beyond 25%; 800 / 1000 - 1 = -20% is within it
     assert verdict(QUIET, LoadProbe(0.2, 0.99, 700.0), cpus=2, threads=2).reasons == (
-        "the spin ran -30% faster after than before: the machine's speed moved while measuring",)  # fmt: skip
+        "the spin ran -30% faster after than before: the machine's speed moved while measuring",
+    )
     assert not verdict(QUIET, LoadProbe(0.2, 0.99, 800.0), cpus=2, threads=2).busy
 
 
@@ -45,7 +49,12 @@ def test_contradictions_left_after_measuring_again_are_busy_and_listed_last():
     v = verdict(LoadProbe(3.0, 0.99, 1000.0), QUIET, cpus=2, threads=2, contradictions=["a tiny add took 900 us"])
     assert v.busy and len(v.reasons) == 2 and v.reasons[-1] == "a tiny add took 900 us"
     doc = v.to_dict()
-    assert doc["busy"] is True and doc["before"] == {"load_1min": 3.0, "cpu_share": 0.99, "spin_per_s": 1000.0, "own_load": 0.0}
+    assert doc["busy"] is True and doc["before"] == {
+        "load_1min": 3.0,
+        "cpu_share": 0.99,
+        "spin_per_s": 1000.0,
+        "own_load": 0.0,
+    }
 
 
 def test_without_probes_only_contradictions_count():
@@ -67,9 +76,18 @@ def _calibration(busy: bool):
 
     s = Sample(1e11, 1e-3, 5, "made up")
     probe = LoadProbe(3.0 if busy else 0.1, 0.99, 1000.0)
-    return Calibration(device="cpu", device_name="test", torch_version="0", threads=2, date="2026-12-01 15:00 UTC",
-                       peak_flop_per_s={"float32": s}, bandwidth={"DRAM": Sample(2e10, 1e-3, 5, "made up")}, capacities={},
-                       overhead=Sample(5e-6, 5e-6, 5, "made up"), verdict=verdict(probe, QUIET, cpus=2, threads=2))  # fmt: skip
+    return Calibration(
+        device="cpu",
+        device_name="test",
+        torch_version="0",
+        threads=2,
+        date="2026-12-01 15:00 UTC",
+        peak_flop_per_s={"float32": s},
+        bandwidth={"DRAM": Sample(2e10, 1e-3, 5, "made up")},
+        capacities={},
+        overhead=Sample(5e-6, 5e-6, 5, "made up"),
+        verdict=verdict(probe, QUIET, cpus=2, threads=2),
+    )
 
 
 @pytest.mark.parametrize("busy", [True, False])
@@ -117,7 +135,7 @@ def _fake_benchmarks(monkeypatch, overheads):
         "vector_rates": lambda *a: {"gelu": Sample(2e9, 1e-3, 5, "fake"), "softmax": Sample(3e9, 1e-3, 5, "fake")},
         "reference_flop_per_s": lambda *a: 5e10,
         "probe_load": lambda threads: LoadProbe(0.0, 0.99, 1000.0),
-    }  # fmt: skip
+    }
     for name, fake in fakes.items():
         monkeypatch.setattr(calibration, name, fake)
     monkeypatch.setattr(calibration.os, "cpu_count", lambda: 64)  # our threads leave CPUs free: no load verdict
@@ -125,7 +143,11 @@ def _fake_benchmarks(monkeypatch, overheads):
 
 
 NORMAL = {"add": 3e-6, "relu": 3e-6, "gelu": 4e-6}
-STALLED = {"add": 3e-3, "relu": 3e-6, "gelu": 4e-6}  # 3 ms over the median kind (gelu, 4 us) = 750 x, over the 20 x bound
+STALLED = {
+    "add": 3e-3,
+    "relu": 3e-6,
+    "gelu": 4e-6,
+}  # 3 ms over the median kind (gelu, 4 us) = 750 x, over the 20 x bound
 
 
 def test_a_stalled_tiny_op_is_measured_again_and_kept_when_it_recovers(monkeypatch):

@@ -12,16 +12,28 @@ from dfx.measure.machine import GemmRate, MachineModel, gemm_dims, overhead_kind
 from dfx.roofline import evaluate
 
 PROFILE = {
-    "id": "test-cpu", "name": "test", "vendor": "test", "kind": "cpu",
+    "id": "test-cpu",
+    "name": "test",
+    "vendor": "test",
+    "kind": "cpu",
     "peak_flop_per_s": {"float32": 1e12},
     "memory": [
         {"name": "L2", "capacity_bytes": 2**20, "bandwidth_bytes_per_s": 100e9, "managed": "cache", "on_chip": True},
-        {"name": "L3", "capacity_bytes": 32 * 2**20, "bandwidth_bytes_per_s": 50e9, "managed": "cache", "on_chip": True},
+        {
+            "name": "L3",
+            "capacity_bytes": 32 * 2**20,
+            "bandwidth_bytes_per_s": 50e9,
+            "managed": "cache",
+            "on_chip": True,
+        },
         {"name": "DRAM", "capacity_bytes": None, "bandwidth_bytes_per_s": 5e9, "managed": "software", "on_chip": False},
     ],
-    "compute": {}, "scheduling": {"commitment": "dynamic", "description": "test"}, "memory_model": "cache", "op_overhead_s": 2e-6,
+    "compute": {},
+    "scheduling": {"commitment": "dynamic", "description": "test"},
+    "memory_model": "cache",
+    "op_overhead_s": 2e-6,
     "sources": {"peak_flop_per_s": "test", "memory": "test", "op_overhead_s": "test"},
-}  # fmt: skip
+}
 
 
 @pytest.fixture(scope="module")
@@ -116,7 +128,9 @@ def test_convolutions_run_at_the_table_rate_times_the_measured_conv_factor():
     graph, _ = capture_spec("resnet-block", seq=28)
     costed, profile = annotate(graph), parse_profile(PROFILE)
     # the measured conv ran at half the table's rate at its implicit GEMM: factor 0.5
-    machine = MachineModel(gemm_table=_flat_table(1e10), conv_points=(GemmRate(784, 576, 64, 5e9),), overhead_curve=FLAT_2US)
+    machine = MachineModel(
+        gemm_table=_flat_table(1e10), conv_points=(GemmRate(784, 576, 64, 5e9),), overhead_curve=FLAT_2US
+    )
     t = evaluate(costed, profile, node_timer=cache_timer(costed, profile, machine)).node("conv2d_1")
     # 3x3 conv 64 -> 64 on 28 x 28, no bias: 2 * 784 * 576 * 64 = 57,802,752 FLOPs at 5e9 = 11.56 ms
     assert t.flops == 57_802_752

@@ -98,7 +98,9 @@ def test_cuda_calibration():
 
 def test_gemm_table_is_a_full_grid_of_plausible_rates(cal):
     sizes = (64, 512, 2048)
-    assert {(p.rows, p.k, p.n) for p in cal.gemm_table} == {(r, k, n) for r in (1, 16, 64, 256, 1024) for k in sizes for n in sizes}
+    assert {(p.rows, p.k, p.n) for p in cal.gemm_table} == {
+        (r, k, n) for r in (1, 16, 64, 256, 1024) for k in sizes for n in sizes
+    }
     assert all(1e6 < p.flop_per_s < 1e13 for p in cal.gemm_table)  # a GEMV on a slow core to a big socket
 
 

@@ -13,7 +13,9 @@ from dfx.hardware import load_profile
 def dfx(*args: str) -> subprocess.CompletedProcess:
     # one thread, so a busy shared test machine cannot stall a second OpenMP worker (see test_calibrate)
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    return subprocess.run([sys.executable, "-m", "dfx.cli", *args], capture_output=True, text=True, timeout=300, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "dfx.cli", *args], capture_output=True, text=True, timeout=300, env=env
+    )
 
 
 def _one_line_error(result: subprocess.CompletedProcess) -> str:
@@ -84,7 +86,9 @@ def test_validate_with_a_calibration_document(calibration_path, tmp_path):
     assert doc["prediction"] == "cache-aware"
     assert doc["run"]["drift"] is not None and doc["run"]["overhead_drift"] is not None
     (tmp_path / "bad.json").write_text("{}")
-    assert "not a dfx.calibration/1 document" in _one_line_error(dfx("validate", "mlp", "--calibration", str(tmp_path / "bad.json")))
+    assert "not a dfx.calibration/1 document" in _one_line_error(
+        dfx("validate", "mlp", "--calibration", str(tmp_path / "bad.json"))
+    )
 
 
 def _altered(calibration_path, tmp_path, change) -> str:
@@ -102,10 +106,14 @@ def test_a_calibration_with_bad_tables_is_refused_in_one_line(calibration_path, 
     def negative_overheads(doc):
         doc["overhead_by_kind"] = {k: -v for k, v in doc["overhead_by_kind"].items()}
 
-    for change, expected in ((negative_rate, "gemm_table must hold positive finite numbers"),
-                             (negative_overheads, "overhead_by_kind"),
-                             (lambda doc: doc.pop("profile"), "profile is missing")):  # fmt: skip
-        line = _one_line_error(dfx("validate", "mlp", "--calibration", _altered(calibration_path, tmp_path, change), "--repeat", "1"))
+    for change, expected in (
+        (negative_rate, "gemm_table must hold positive finite numbers"),
+        (negative_overheads, "overhead_by_kind"),
+        (lambda doc: doc.pop("profile"), "profile is missing"),
+    ):
+        line = _one_line_error(
+            dfx("validate", "mlp", "--calibration", _altered(calibration_path, tmp_path, change), "--repeat", "1")
+        )
         assert expected in line and "dfx calibrate --json" in line
 
 
@@ -143,9 +151,11 @@ def test_budgets_that_are_not_a_number_of_seconds_are_refused():
 
 def test_a_file_model_validates_with_input_shapes(tmp_path):
     source = tmp_path / "tiny.py"
-    source.write_text("import torch\n\nclass Tiny(torch.nn.Module):\n"
-                      "    def __init__(self):\n        super().__init__()\n        self.fc = torch.nn.Linear(8, 4)\n\n"
-                      "    def forward(self, x):\n        return torch.relu(self.fc(x))\n")  # fmt: skip
+    source.write_text(
+        "import torch\n\nclass Tiny(torch.nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n        self.fc = torch.nn.Linear(8, 4)\n\n"
+        "    def forward(self, x):\n        return torch.relu(self.fc(x))\n"
+    )
     result = dfx("validate", f"{source}:Tiny", "--input-shape", "2,8", "--repeat", "2", "--json")
     assert result.returncode == 0, result.stderr
     doc = json.loads(result.stdout)

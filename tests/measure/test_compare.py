@@ -58,7 +58,9 @@ def test_categories_median_ratio_and_why():
     assert fast.why.startswith("dfx too slow")
     # the roofline's reason (small GEMMs below the peak) is not given once a calibration measured them
     assert "small GEMMs" in compare({"a": 1.0}, {"a": 4.0}, 4.0, categories={"a": "matmul"}).categories()[0].why
-    calibrated = compare({"a": 1.0}, {"a": 4.0}, 4.0, categories={"a": "matmul"}, run={"calibration": {"gemm_table": []}})
+    calibrated = compare(
+        {"a": 1.0}, {"a": 4.0}, 4.0, categories={"a": "matmul"}, run={"calibration": {"gemm_table": []}}
+    )
     why = calibrated.categories()[0].why
     assert why.startswith("dfx too fast") and "small GEMMs" not in why and "run.drift" in why
 

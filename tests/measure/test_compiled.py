@@ -13,8 +13,11 @@ from dfx.measure.kernel_match import match_kernels
 
 
 def test_one_kernel_for_one_kernel_pairs_in_call_order():
-    units = match_kernels({"k0": ["linear"], "k1": ["relu"]}, [("addmm:1", ["linear"]), ("cpp_relu:2", ["relu"])],
-                          {"k0": "gemm", "k1": "pointwise"})  # fmt: skip
+    units = match_kernels(
+        {"k0": ["linear"], "k1": ["relu"]},
+        [("addmm:1", ["linear"]), ("cpp_relu:2", ["relu"])],
+        {"k0": "gemm", "k1": "pointwise"},
+    )
     assert [(u.name, u.dfx_kernels, u.compiler_calls, u.category) for u in units] == [
         ("k0", ("k0",), ("addmm:1",), "matmul"),
         ("k1", ("k1",), ("cpp_relu:2",), "elementwise"),
@@ -39,7 +42,10 @@ def test_a_recomputed_node_links_only_where_nothing_else_does():
     calls = [("norm:1", ["add", "norm"]), ("add_1:2", ["add", "add_1"]), ("copy:3", ["add"])]
     units = match_kernels(dfx, calls)
     # norm:1 and add_1:2 link through their own nodes; copy:3 has only the recomputed node, so it links by it
-    assert [(u.dfx_kernels, u.compiler_calls) for u in units] == [(("k1",), ("norm:1", "copy:3")), (("k2",), ("add_1:2",))]
+    assert [(u.dfx_kernels, u.compiler_calls) for u in units] == [
+        (("k1",), ("norm:1", "copy:3")),
+        (("k2",), ("add_1:2",)),
+    ]
 
 
 def test_calls_and_kernels_without_a_partner_are_units_of_their_own():
@@ -53,7 +59,9 @@ def test_calls_and_kernels_without_a_partner_are_units_of_their_own():
 
 
 def test_error_summary_over_units_is_plain_arithmetic():
-    units = match_kernels({"k0": ["a"], "k1": ["b"], "k2": ["c"]}, [("x:1", ["a"]), ("y:2", ["b"]), ("z:3", ["c"]), ("w:4", [])])
+    units = match_kernels(
+        {"k0": ["a"], "k1": ["b"], "k2": ["c"]}, [("x:1", ["a"]), ("y:2", ["b"]), ("z:3", ["c"]), ("w:4", [])]
+    )
     predicted = {"k0": 2.0, "k1": 1.0, "k2": 3.0, "w:4": 0.0}
     measured = {"k0": 1.0, "k1": 2.0, "k2": 4.0, "w:4": 0.5}
     v = compare(predicted, measured, 8.0, units=units)
@@ -73,21 +81,23 @@ def test_an_eager_document_says_so_and_has_no_kernels():
 
 
 def test_stamps_follow_every_kernel_call_and_open_the_call():
-    src = "\n".join([
-        "def helper():",
-        "    pass",
-        "class Runner:",
-        "    def call(self, args):",
-        "        a, = args",
-        "        # Topologically Sorted Source Nodes: [linear]",
-        "        # [Provenance debug handles] extern_kernels.addmm:1",
-        "        extern_kernels.addmm(a, b, c, out=d)",
-        "        # [Provenance debug handles] torch.ops.aten._sdpa.default:2",
-        "        buf5 = torch.ops.aten._sdpa.default(",
-        "            q, (k, v))",
-        "        buf6 = buf5[0]",
-        "        return (buf6, )",
-    ])  # fmt: skip
+    src = "\n".join(
+        [
+            "def helper():",
+            "    pass",
+            "class Runner:",
+            "    def call(self, args):",
+            "        a, = args",
+            "        # Topologically Sorted Source Nodes: [linear]",
+            "        # [Provenance debug handles] extern_kernels.addmm:1",
+            "        extern_kernels.addmm(a, b, c, out=d)",
+            "        # [Provenance debug handles] torch.ops.aten._sdpa.default:2",
+            "        buf5 = torch.ops.aten._sdpa.default(",
+            "            q, (k, v))",
+            "        buf6 = buf5[0]",
+            "        return (buf6, )",
+        ]
+    )
     text, handles = stamp_source(src)
     assert handles == ("extern_kernels.addmm:1", "torch.ops.aten._sdpa.default:2")
     lines = text.splitlines()
@@ -102,8 +112,14 @@ def test_kernel_sources_follow_provenance_to_dfx_names():
         "cppCodeToPost": {"extern_kernels.addmm:1": ["addmm"], "cpp_fused_relu_view_0:2": ["relu", "view_2"]},
         "postToPre": {"addmm": ["linear"], "relu": ["relu"], "view_2": ["linear"]},
     }
-    got = kernel_sources(mapping, ["extern_kernels.addmm:1", "cpp_fused_relu_view_0:2", "unknown:3"], ["x", "linear", "relu"])
-    assert got == [("extern_kernels.addmm:1", ("linear",)), ("cpp_fused_relu_view_0:2", ("linear", "relu")), ("unknown:3", ())]
+    got = kernel_sources(
+        mapping, ["extern_kernels.addmm:1", "cpp_fused_relu_view_0:2", "unknown:3"], ["x", "linear", "relu"]
+    )
+    assert got == [
+        ("extern_kernels.addmm:1", ("linear",)),
+        ("cpp_fused_relu_view_0:2", ("linear", "relu")),
+        ("unknown:3", ()),
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -118,12 +134,18 @@ def test_mlp_compiled_pairs_inductor_kernels_with_dfx_kernels(mlp_compiled):
     # (the relu of a [1, 512] row reads the addmm's output in place); dfx: the same five kernels
     units = mlp_compiled.units
     assert [u.compiler_calls for u in units] == [
-        ("extern_kernels.addmm:1",), ("cpp_fused_relu_view_0:2",), ("extern_kernels.addmm:3",),
-        ("cpp_fused_relu_view_0:4",), ("extern_kernels.addmm:5",),
-    ]  # fmt: skip
+        ("extern_kernels.addmm:1",),
+        ("cpp_fused_relu_view_0:2",),
+        ("extern_kernels.addmm:3",),
+        ("cpp_fused_relu_view_0:4",),
+        ("extern_kernels.addmm:5",),
+    ]
     assert [u.category for u in units] == ["matmul", "elementwise", "matmul", "elementwise", "matmul"]
     assert [set(u.nodes) & {"linear", "relu", "linear_1", "relu_1", "linear_2"} for u in units][0::2] == [
-        {"linear"}, {"linear_1"}, {"linear_2"}]  # fmt: skip
+        {"linear"},
+        {"linear_1"},
+        {"linear_2"},
+    ]
 
 
 def test_mlp_compiled_document_shape(mlp_compiled):

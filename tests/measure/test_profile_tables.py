@@ -15,7 +15,9 @@ from dfx.measure.microbench import Sample
 
 
 def _tables() -> dict:
-    grid = [{"rows": r, "k": k, "n": n, "flop_per_s": 1e9 * r ** 0.5} for r in (1, 64) for k in (64, 1024) for n in (64, 1024)]
+    grid = [
+        {"rows": r, "k": k, "n": n, "flop_per_s": 1e9 * r**0.5} for r in (1, 64) for k in (64, 1024) for n in (64, 1024)
+    ]
     return {
         "overhead_curve": [{"gap_s": 1e-5, "overhead_s": 4e-6}, {"gap_s": 1e-3, "overhead_s": 4e-5}],
         "overhead_by_kind": {"linear": 9e-6, "relu": 3e-6},
@@ -28,15 +30,32 @@ def _tables() -> dict:
 
 def _profile(tables: dict | None) -> dict:
     profile = {
-        "id": "test-cpu-calibrated", "name": "a hand-made calibrated CPU", "vendor": "measured", "kind": "cpu",
+        "id": "test-cpu-calibrated",
+        "name": "a hand-made calibrated CPU",
+        "vendor": "measured",
+        "kind": "cpu",
         "peak_flop_per_s": {"float32": 1e11},
         "memory": [
             {"name": "L2", "capacity_bytes": 2**20, "bandwidth_bytes_per_s": 2e11, "managed": "cache", "on_chip": True},
-            {"name": "DRAM", "capacity_bytes": 64e9, "bandwidth_bytes_per_s": 2e10, "managed": "software", "on_chip": False},
+            {
+                "name": "DRAM",
+                "capacity_bytes": 64e9,
+                "bandwidth_bytes_per_s": 2e10,
+                "managed": "software",
+                "on_chip": False,
+            },
         ],
-        "compute": {"cores": 2, "description": "two cores"}, "scheduling": {"commitment": "dynamic", "description": "eager"}, "memory_model": "cache", "op_overhead_s": 5e-6,
-        "sources": {"peak_flop_per_s": "made up", "memory": "made up", "compute": "made up", "op_overhead_s": "made up"},
-    }  # fmt: skip
+        "compute": {"cores": 2, "description": "two cores"},
+        "scheduling": {"commitment": "dynamic", "description": "eager"},
+        "memory_model": "cache",
+        "op_overhead_s": 5e-6,
+        "sources": {
+            "peak_flop_per_s": "made up",
+            "memory": "made up",
+            "compute": "made up",
+            "op_overhead_s": "made up",
+        },
+    }
     if tables is not None:
         profile["calibrated"] = tables
         profile["sources"]["calibrated"] = "made up for this test"
@@ -99,13 +118,21 @@ def test_analyze_compiled_with_the_calibrated_profile_equals_validate_compiled(c
 def test_calibrate_writes_its_tables_into_the_profile(tmp_path):
     sample = Sample(1e11, 1e-3, 5, "made up")
     cal = Calibration(
-        device="cpu", device_name="test", torch_version="0", threads=2, date="2026-12-01 15:00 UTC",
-        peak_flop_per_s={"float32": sample}, bandwidth={"DRAM": Sample(2e10, 1e-3, 5, "made up")}, capacities={},
-        overhead=Sample(5e-6, 5e-6, 5, "made up"), overhead_by_kind={"add": 3e-6}, overhead_curve=((1e-5, 4e-6),),
+        device="cpu",
+        device_name="test",
+        torch_version="0",
+        threads=2,
+        date="2026-12-01 15:00 UTC",
+        peak_flop_per_s={"float32": sample},
+        bandwidth={"DRAM": Sample(2e10, 1e-3, 5, "made up")},
+        capacities={},
+        overhead=Sample(5e-6, 5e-6, 5, "made up"),
+        overhead_by_kind={"add": 3e-6},
+        overhead_curve=((1e-5, 4e-6),),
         vector_rates={"gelu": Sample(2e9, 1e-3, 5, "made up")},
         gemm_table=tuple(GemmRate(r, k, n, 1e10) for r in (1, 16) for k in (64, 512) for n in (64, 512)),
         reference_flop_per_s=5e10,
-    )  # fmt: skip
+    )
     path = tmp_path / "my-cpu.yaml"
     path.write_text(yaml.safe_dump(cal.to_profile(), sort_keys=False))  # as `dfx calibrate --out` writes it
     profile = load_profile(str(path))
@@ -115,7 +142,10 @@ def test_calibrate_writes_its_tables_into_the_profile(tmp_path):
 
 def test_compiled_kernels_on_the_calibrated_profile_by_hand(calibrated_yaml):
     compiled = dfx.analyze("mlp", hardware=[calibrated_yaml], dtype="fp32").hardware[0].program
-    eager = {t.name: t for t in dfx.analyze("mlp", hardware=[calibrated_yaml], dtype="fp32", execution_model="eager").hardware[0].nodes}
+    eager = {
+        t.name: t
+        for t in dfx.analyze("mlp", hardware=[calibrated_yaml], dtype="fp32", execution_model="eager").hardware[0].nodes
+    }
     relu = next(k for k in compiled.kernels if k.nodes == ("relu",))
     # relu of [1, 512] fp32: reads 2,048 B and writes 2,048 B, a 4,096 B working set in the 1 MiB L2 at 2e11 B/s;
     # 512 FLOPs at the 1e11 peak (relu has no measured family) = 5.12 ns < 4,096 / 2e11 = 20.48 ns;

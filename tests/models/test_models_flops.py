@@ -65,8 +65,15 @@ DEFAULT_FLOPS = {
 
 
 def test_hand_formula_matches_the_literal_values():
-    defaults = {"gpt2-block": 1024, "llama-layer": 4096, "llama3-8b-layer": 8192, "bert-layer": 512,
-                "vit-block": 197, "resnet-block": 56, "mlp": 1}  # fmt: skip
+    defaults = {
+        "gpt2-block": 1024,
+        "llama-layer": 4096,
+        "llama3-8b-layer": 8192,
+        "bert-layer": 512,
+        "vit-block": 197,
+        "resnet-block": 56,
+        "mlp": 1,
+    }
     for name, flops in DEFAULT_FLOPS.items():
         assert hand_flops(name, 1, defaults[name]) == flops, name
 

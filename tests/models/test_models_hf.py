@@ -179,7 +179,7 @@ def test_model_type_dfx_cannot_build(tmp_path):
         build_hf(str(tmp_path), implementation="dfx")
 
 
-@pytest.mark.parametrize("text, match", [("{not json", "cannot read"), ('{"hidden_size": 8}', "no \"model_type\"")])
+@pytest.mark.parametrize("text, match", [("{not json", "cannot read"), ('{"hidden_size": 8}', 'no "model_type"')])
 def test_bad_config_file(tmp_path, text, match):
     path = tmp_path / "config.json"
     path.write_text(text)

@@ -33,8 +33,15 @@ def test_auto_prefers_transformers_when_installed():
     assert type(build_hf("gpt2", seq=8).model).__module__.startswith("transformers.")
 
 
-TINY_GPT2 = {"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"], "n_embd": 64, "n_head": 4,
-             "n_layer": 2, "n_positions": 32, "vocab_size": 100}  # fmt: skip
+TINY_GPT2 = {
+    "model_type": "gpt2",
+    "architectures": ["GPT2LMHeadModel"],
+    "n_embd": 64,
+    "n_head": 4,
+    "n_layer": 2,
+    "n_positions": 32,
+    "vocab_size": 100,
+}
 
 
 @pytest.mark.parametrize("implementation", ["transformers", "dfx"])

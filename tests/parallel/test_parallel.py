@@ -20,13 +20,21 @@ def spec(*shape: int) -> TensorSpec:
 
 def _linear(name: str, module: str, src: str, rows: int, k: int, n: int) -> Node:
     w, x, out = spec(n, k), spec(rows, k), spec(rows, n)
-    calls = (AtenCall("aten.t.default", (w,), (), (spec(k, n),)), AtenCall("aten.mm.default", (x, spec(k, n)), (), (out,)))
-    return Node(name, "call_function", "aten.linear.default", module, (Edge(src),), (out,), (f"{module}.weight",), calls)
+    calls = (
+        AtenCall("aten.t.default", (w,), (), (spec(k, n),)),
+        AtenCall("aten.mm.default", (x, spec(k, n)), (), (out,)),
+    )
+    return Node(
+        name, "call_function", "aten.linear.default", module, (Edge(src),), (out,), (f"{module}.weight",), calls
+    )
 
 
 def two_layers() -> Graph:
     """x[8, 1024] -> layers.0.fc (1024 -> 1024) -> layers.1.fc (1024 -> 1024), bf16."""
-    params = (ParameterInfo("layers.0.fc.weight", spec(1024, 1024)), ParameterInfo("layers.1.fc.weight", spec(1024, 1024)))
+    params = (
+        ParameterInfo("layers.0.fc.weight", spec(1024, 1024)),
+        ParameterInfo("layers.1.fc.weight", spec(1024, 1024)),
+    )
     nodes = (
         Node("x", "placeholder", "x", outputs=(spec(8, 1024),), input_kind="input"),
         _linear("fc0", "layers.0.fc", "x", 8, 1024, 1024),
@@ -94,8 +102,11 @@ def test_tensor_and_pipeline_split_by_hand():
     assert both.latency_s == pytest.approx(2 * (layer + ar) + send)
     spans = both.extras["parallel"]["timeline"]
     assert [(s["chips"], s["kind"]) for s in spans] == [
-        ([0, 1], "compute"), ([0, 1], "communication"), ([0, 1], "communication"),
-        ([2, 3], "compute"), ([2, 3], "communication"),
+        ([0, 1], "compute"),
+        ([0, 1], "communication"),
+        ([0, 1], "communication"),
+        ([2, 3], "compute"),
+        ([2, 3], "communication"),
     ]
     with pytest.raises(DfxError, match="pp=5 stages"):  # 4 groups: before, 2 layers, after
         place(one, cg, ParallelPlan(pp=5))
@@ -114,7 +125,6 @@ def test_a_profile_without_links_cannot_spread():
     one = evaluate(cg, load_profile("ibm-spyre"), execution_model="eager")
     with pytest.raises(DfxError, match="no interconnect"):
         place(one, cg, ParallelPlan(tp=2))
-
 
 
 def _groq_with_sram(capacity: str):

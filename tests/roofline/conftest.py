@@ -40,8 +40,20 @@ def tiny_profile(**overrides: Any) -> HardwareProfile:
         "kind": "dataflow",
         "peak_flop_per_s": {"bfloat16": "1 TFLOP/s"},
         "memory": [
-            {"name": "SRAM", "capacity_bytes": "1 MB", "bandwidth_bytes_per_s": "100 GB/s", "managed": "software", "on_chip": True},
-            {"name": "DRAM", "capacity_bytes": "1 GB", "bandwidth_bytes_per_s": "10 GB/s", "managed": "software", "on_chip": False},
+            {
+                "name": "SRAM",
+                "capacity_bytes": "1 MB",
+                "bandwidth_bytes_per_s": "100 GB/s",
+                "managed": "software",
+                "on_chip": True,
+            },
+            {
+                "name": "DRAM",
+                "capacity_bytes": "1 GB",
+                "bandwidth_bytes_per_s": "10 GB/s",
+                "managed": "software",
+                "on_chip": False,
+            },
         ],
         "compute": {},
         "scheduling": {"commitment": "static", "description": "test"},

@@ -22,16 +22,38 @@ GOAL = 1.5
 
 # (row id, predictor, measured value in the row's unit, source)
 OP_ROWS = [
-    ("LLMC-A100-gemm-8192x4096x4096", lambda: reality.gemm_ms(8192, 4096, 4096, "a100", "pytorch-eager-timed"), 1.0210,
-     "LLMCompass ae/figure5/ab/real_hardware/matmul_A100.csv"),
-    ("LLMC-A100-gemm-8192x64x64", lambda: reality.gemm_ms(8192, 64, 64, "a100", "pytorch-eager-timed"), 0.0296,
-     "LLMCompass ae/figure5/ab/real_hardware/matmul_A100.csv"),
-    ("LLMC-A100-softmax-4096x4096", lambda: reality.softmax_ms(4096, 4096, "a100", "pytorch-eager-timed"), 0.0820,
-     "LLMCompass ae/figure5/cf/real_hardware/softmax_A100.csv"),
-    ("LLMC-A100-GPT3-decode-W1", lambda: reality.gemm_ms(8, 12288, 12288, "a100", "pytorch-eager-timed"), 0.1860,
-     "LLMCompass ae/figure5/ijkl/real_hardware/transformerAR_A100.csv"),
-    ("MAMF-H100-bf16", lambda: 2 * 2048 * 2048 * 13312 / (reality.gemm_ms(2048, 13312, 2048, "h100", "back-to-back", "bf16") / 1e3) / 1e12,
-     794.5, "stas00/ml-engineering MAMF table"),
+    (
+        "LLMC-A100-gemm-8192x4096x4096",
+        lambda: reality.gemm_ms(8192, 4096, 4096, "a100", "pytorch-eager-timed"),
+        1.0210,
+        "LLMCompass ae/figure5/ab/real_hardware/matmul_A100.csv",
+    ),
+    (
+        "LLMC-A100-gemm-8192x64x64",
+        lambda: reality.gemm_ms(8192, 64, 64, "a100", "pytorch-eager-timed"),
+        0.0296,
+        "LLMCompass ae/figure5/ab/real_hardware/matmul_A100.csv",
+    ),
+    (
+        "LLMC-A100-softmax-4096x4096",
+        lambda: reality.softmax_ms(4096, 4096, "a100", "pytorch-eager-timed"),
+        0.0820,
+        "LLMCompass ae/figure5/cf/real_hardware/softmax_A100.csv",
+    ),
+    (
+        "LLMC-A100-GPT3-decode-W1",
+        lambda: reality.gemm_ms(8, 12288, 12288, "a100", "pytorch-eager-timed"),
+        0.1860,
+        "LLMCompass ae/figure5/ijkl/real_hardware/transformerAR_A100.csv",
+    ),
+    (
+        "MAMF-H100-bf16",
+        lambda: (
+            2 * 2048 * 2048 * 13312 / (reality.gemm_ms(2048, 13312, 2048, "h100", "back-to-back", "bf16") / 1e3) / 1e12
+        ),
+        794.5,
+        "stas00/ml-engineering MAMF table",
+    ),
 ]
 
 

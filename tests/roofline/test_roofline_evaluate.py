@@ -148,7 +148,9 @@ def test_diamond_and_fork_join(build):
     assert result.serial_time_s == pytest.approx(16e-6)
     assert result.parallelism.parallelism == pytest.approx(16 / 12.5)
 
-    fork = build([node("s", (), 1)] + [node(f"p{k}", ("s",), k) for k in (2, 5, 3, 4)] + [node("j", ("p2", "p5", "p3", "p4"), 1)])
+    fork = build(
+        [node("s", (), 1)] + [node(f"p{k}", ("s",), k) for k in (2, 5, 3, 4)] + [node("j", ("p2", "p5", "p3", "p4"), 1)]
+    )
     result = evaluate(fork, "h100")
     # s 2.5, branches 3.5 / 6.5 / 4.5 / 5.5, j 2.5 us: path s-p5-j = 11.5 us; serial 25 us
     assert result.critical_path.nodes == ("s", "p5", "j")
@@ -208,7 +210,9 @@ def test_profile_by_id_alias_or_object(single):
         evaluate(costed, "h1000")
 
 
-@pytest.mark.parametrize("profile_id", ["h100", "a100", "h200", "tpu-v4", "tpu-v5e", "tpu-v6e", "groq", "wse2", "wse3", "spyre", "cpu"])
+@pytest.mark.parametrize(
+    "profile_id", ["h100", "a100", "h200", "tpu-v4", "tpu-v5e", "tpu-v6e", "groq", "wse2", "wse3", "spyre", "cpu"]
+)
 def test_every_profile_evaluates(build, profile_id):
     out = evaluate(_spyre_gemm(build), profile_id).to_dict()
     json.dumps(out)
@@ -228,8 +232,15 @@ def test_a_parameter_edge_counts_once_in_the_working_set():
         (
             Node("x", "placeholder", "x", outputs=(x,), input_kind="input"),
             Node("p_w", "placeholder", "p_w", outputs=(w,), input_kind="parameter"),
-            Node("mm", "call_function", "aten.mm.default", inputs=(Edge("x"), Edge("p_w")), outputs=(y,), params=("w",),
-                 aten_calls=(AtenCall("aten.mm.default", (x, w), (), (y,)),)),
+            Node(
+                "mm",
+                "call_function",
+                "aten.mm.default",
+                inputs=(Edge("x"), Edge("p_w")),
+                outputs=(y,),
+                params=("w",),
+                aten_calls=(AtenCall("aten.mm.default", (x, w), (), (y,)),),
+            ),
         ),
         (ParameterInfo("w", w),),
     )

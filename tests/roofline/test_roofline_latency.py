@@ -119,7 +119,17 @@ def test_scratchpad_device_without_a_usable_on_chip_level_runs_eager(single):
 
 
 def test_profile_with_no_off_chip_level_keeps_everything_on_chip(single, tiny):
-    profile = tiny(memory=[{"name": "SRAM", "capacity_bytes": "1 kB", "bandwidth_bytes_per_s": "100 GB/s", "managed": "software", "on_chip": True}])
+    profile = tiny(
+        memory=[
+            {
+                "name": "SRAM",
+                "capacity_bytes": "1 kB",
+                "bandwidth_bytes_per_s": "100 GB/s",
+                "managed": "software",
+                "on_chip": True,
+            }
+        ]
+    )
     node = evaluate(single(Cost(0, 1_000_000, 0)), profile).node("op")
     assert dict(node.bytes_by_level) == {"SRAM": 1_000_000}  # 1 MB through a 1 kB scratchpad, nowhere to spill
     assert node.memory_time_s == pytest.approx(1e-5)  # 1e6 / 1e11
@@ -137,9 +147,17 @@ def test_dtype_override_changes_the_peak_not_the_bytes(single):
 def test_unknown_ops_are_reported(build):
     from dfx.costs.record import Category, CostedGraph, CostedNode
 
-    graph = build([("x", (), (TensorSpec((1,), "float32"),), Cost(), ()), ("op", ("x",), (TensorSpec((1,), "float32"),), Cost(0, 4, 4), ())])
+    graph = build(
+        [
+            ("x", (), (TensorSpec((1,), "float32"),), Cost(), ()),
+            ("op", ("x",), (TensorSpec((1,), "float32"),), Cost(0, 4, 4), ()),
+        ]
+    )
     op = graph["op"]
-    costed = CostedGraph(graph.graph, (graph["x"], CostedNode(op.node, op.cost, Category.ELEMENTWISE, unknown_ops=("aten.weird.default",))))
+    costed = CostedGraph(
+        graph.graph,
+        (graph["x"], CostedNode(op.node, op.cost, Category.ELEMENTWISE, unknown_ops=("aten.weird.default",))),
+    )
     assert evaluate(costed, "h100").to_dict()["nodes"]["op"]["unknown_ops"] == ["aten.weird.default"]
 
 

@@ -17,16 +17,26 @@ def two_mms(n: int = 256) -> Graph:
     t = TensorSpec((n, n), "bfloat16")
 
     def mm(name: str, w: str) -> Node:
-        return Node(name, "call_function", "aten.mm.default", inputs=(Edge("x"), Edge(w)), outputs=(t,),
-                    aten_calls=(AtenCall("aten.mm.default", (t, t), (), (t,)),))
+        return Node(
+            name,
+            "call_function",
+            "aten.mm.default",
+            inputs=(Edge("x"), Edge(w)),
+            outputs=(t,),
+            aten_calls=(AtenCall("aten.mm.default", (t, t), (), (t,)),),
+        )
 
-    return Graph(name="two_mms", nodes=(
-        Node("x", "placeholder", "x", outputs=(t,), input_kind="input"),
-        Node("w1", "placeholder", "w1", outputs=(t,), input_kind="input"),
-        Node("w2", "placeholder", "w2", outputs=(t,), input_kind="input"),
-        mm("mm1", "w1"), mm("mm2", "w2"),
-        Node("output", "output", "output", inputs=(Edge("mm1"), Edge("mm2"))),
-    ))
+    return Graph(
+        name="two_mms",
+        nodes=(
+            Node("x", "placeholder", "x", outputs=(t,), input_kind="input"),
+            Node("w1", "placeholder", "w1", outputs=(t,), input_kind="input"),
+            Node("w2", "placeholder", "w2", outputs=(t,), input_kind="input"),
+            mm("mm1", "w1"),
+            mm("mm2", "w2"),
+            Node("output", "output", "output", inputs=(Edge("mm1"), Edge("mm2"))),
+        ),
+    )
 
 
 def untiled(costed, hw: str = "h100"):

@@ -34,8 +34,13 @@ from dfx.hardware import load_profile
 PROFILES = sorted(p.stem for p in (Path(__file__).resolve().parents[2] / "src/dfx/hardware/profiles").glob("*.yaml"))
 # Every built-in model at a small size, and the smallest Hugging Face config dfx ships with a layer cap.
 MODELS = {
-    "gpt2-block": {"seq": 16}, "llama-layer": {"seq": 16}, "llama3-8b-layer": {"seq": 16},
-    "bert-layer": {"seq": 16}, "vit-block": {}, "resnet-block": {"seq": 8}, "mlp": {},
+    "gpt2-block": {"seq": 16},
+    "llama-layer": {"seq": 16},
+    "llama3-8b-layer": {"seq": 16},
+    "bert-layer": {"seq": 16},
+    "vit-block": {},
+    "resnet-block": {"seq": 8},
+    "mlp": {},
     "hf:gpt2": {"seq": 16},
 }
 _REL = 1e-9  # float summation slack
@@ -113,11 +118,19 @@ def test_makespan_bounds_and_byte_order(costed, analyses, profile_id):
     assert makespan <= r["serial_time_s"] * (1 + _REL)
     eager_bytes = compile_program(costed, profile, passes=()).offchip_bytes
     assert e["program"]["offchip_bytes"] == eager_bytes  # the eager program moves every operator's traffic
-    assert eager_bytes >= r["program"]["offchip_bytes"] >= compulsory, (eager_bytes, r["program"]["offchip_bytes"], compulsory)
+    assert eager_bytes >= r["program"]["offchip_bytes"] >= compulsory, (
+        eager_bytes,
+        r["program"]["offchip_bytes"],
+        compulsory,
+    )
     assert e["makespan_s"] >= makespan * (1 - _REL), (e["makespan_s"], makespan)
 
 
 def test_resident_weights_only_on_chips_that_keep_them(analyses):
     # Groq has no DRAM; a small model fits a Cerebras wafer (layer-pipelined); nothing else keeps weights
     compiled, _ = analyses
-    assert sorted(p for p, r in compiled.items() if "weight_load_s" in r) == ["cerebras-wse-2", "cerebras-wse-3", "groq-lpu"]
+    assert sorted(p for p, r in compiled.items() if "weight_load_s" in r) == [
+        "cerebras-wse-2",
+        "cerebras-wse-3",
+        "groq-lpu",
+    ]

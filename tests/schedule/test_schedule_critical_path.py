@@ -21,7 +21,18 @@ def _dfx_graph(edges, names):
     """A dfx Graph with the given edges (names in topological order)."""
     spec = TensorSpec((1,), "float32")
     preds = {n: [u for u, v in edges if v == n] for n in names}
-    return Graph(tuple(Node(n, "call_function" if preds[n] else "placeholder", n, inputs=tuple(Edge(u) for u in preds[n]), outputs=(spec,)) for n in names))
+    return Graph(
+        tuple(
+            Node(
+                n,
+                "call_function" if preds[n] else "placeholder",
+                n,
+                inputs=tuple(Edge(u) for u in preds[n]),
+                outputs=(spec,),
+            )
+            for n in names
+        )
+    )
 
 
 CHAIN = ([("a", "b"), ("b", "c"), ("c", "d")], {"a": 1.0, "b": 2.0, "c": 3.0, "d": 4.0})

@@ -49,15 +49,18 @@ def test_the_typed_fields_carry_the_document_values(doc):
     assert r.hardware["groq-lpu"].chips == doc["hardware"]["groq-lpu"]["chips"]
 
 
-@pytest.mark.parametrize("path", [
-    ("totals", "flops"),
-    ("nodes", 0, "bytes_read"),
-    ("edges", 0, "bytes"),
-    ("hardware", "nvidia-h100-sxm", "serial_time_s"),
-    ("hardware", "nvidia-h100-sxm", "nodes", "linear", "time_s"),
-    ("hardware", "nvidia-h100-sxm", "program", "kernels", 0, "end_s"),
-    ("hardware", "nvidia-h100-sxm", "eager", "makespan_s"),
-])
+@pytest.mark.parametrize(
+    "path",
+    [
+        ("totals", "flops"),
+        ("nodes", 0, "bytes_read"),
+        ("edges", 0, "bytes"),
+        ("hardware", "nvidia-h100-sxm", "serial_time_s"),
+        ("hardware", "nvidia-h100-sxm", "nodes", "linear", "time_s"),
+        ("hardware", "nvidia-h100-sxm", "program", "kernels", 0, "end_s"),
+        ("hardware", "nvidia-h100-sxm", "eager", "makespan_s"),
+    ],
+)
 def test_a_missing_key_is_an_error_naming_document_key_and_fix(doc, path):
     broken = copy.deepcopy(doc)
     parent = broken
@@ -100,7 +103,9 @@ def test_another_document_is_refused():
 
 def test_a_document_from_before_makespan_and_program_reads_through_the_migration():
     # written before 2026-12-01 (38ae178): no makespan_s, no program; one operator at a time
-    old = example_analysis(nodes=[{"name": "a", "flops": 4}], hardware={"toy": example_hardware({"a": {"time_s": 3.0}})})
+    old = example_analysis(
+        nodes=[{"name": "a", "flops": 4}], hardware={"toy": example_hardware({"a": {"time_s": 3.0}})}
+    )
     del old["hardware"]["toy"]["makespan_s"], old["hardware"]["toy"]["program"]
     r = read_analysis(old)
     assert r.hardware["toy"].makespan_s == 3.0  # = serial_time_s, the sum of the one node's 3.0 s

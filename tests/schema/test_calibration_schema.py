@@ -15,16 +15,26 @@ from dfx.schema.calibration import TABLE_NAMES, read_calibration, read_calibrati
 
 PROFILE = {"id": "host-cpu-calibrated", "name": "a CPU"}  # read as a plain mapping; parse_profile validates it
 DOC = {
-    "schema": "dfx.calibration/1", "device": "cpu", "threads": 2, "torch_version": "2.13.0", "date": "2026-12-01",
+    "schema": "dfx.calibration/1",
+    "device": "cpu",
+    "threads": 2,
+    "torch_version": "2.13.0",
+    "date": "2026-12-01",
     "profile": PROFILE,
-    "overhead_curve": [{"gap_s": 1e-6, "overhead_s": 4e-6}], "overhead_by_kind": {"add": 3e-6},
-    "vector_rates": {"exp": 1e9}, "gemm_dtype": "float32",
+    "overhead_curve": [{"gap_s": 1e-6, "overhead_s": 4e-6}],
+    "overhead_by_kind": {"add": 3e-6},
+    "vector_rates": {"exp": 1e9},
+    "gemm_dtype": "float32",
     "gemm_table": [{"rows": 1, "k": 512, "n": 512, "flops": 524288, "flop_per_s": 2e10}],  # 2 * 1 * 512 * 512
     "attention_rates": [{"causal": True, "seq": 128, "flop_per_s": 5e10}],
-    "conv_points": [{"rows": 64, "k": 27, "n": 16, "flop_per_s": 1e10}], "resident_bytes": 8388608,
-    "reference_flop_per_s": 3e10, "vector_flop_per_s": 1e9, "gemm_curve": [{"flops": 524288, "flop_per_s": 2e10}],
+    "conv_points": [{"rows": 64, "k": 27, "n": 16, "flop_per_s": 1e10}],
+    "resident_bytes": 8388608,
+    "reference_flop_per_s": 3e10,
+    "vector_flop_per_s": 1e9,
+    "gemm_curve": [{"flops": 524288, "flop_per_s": 2e10}],
     "measurements": {"op_overhead_s": {"value": 4e-6, "median_s": 4e-6, "reps": 100, "how": "torch.add"}},
-    "warnings": [], "affinity": [0, 1],
+    "warnings": [],
+    "affinity": [0, 1],
     "verdict": {"busy": False, "line": "the machine was quiet", "reasons": [], "before": None, "after": None},
 }
 
@@ -45,8 +55,9 @@ def test_a_document_written_before_the_tables_existed_reads_them_as_empty():
     assert r.verdict is None and r.affinity == ()
 
 
-@pytest.mark.parametrize("path", [("profile",), ("threads",), ("gemm_table", 0, "flop_per_s"),
-                                  ("measurements", "op_overhead_s", "how")])
+@pytest.mark.parametrize(
+    "path", [("profile",), ("threads",), ("gemm_table", 0, "flop_per_s"), ("measurements", "op_overhead_s", "how")]
+)
 def test_a_missing_key_is_an_error_naming_document_and_key(path):
     doc = copy.deepcopy(DOC)
     parent = doc
@@ -75,7 +86,9 @@ def test_a_wrong_kind_is_an_error():
 def test_a_profiles_calibrated_section_reads_through_the_same_tables():
     tables = {k: DOC[k] for k in TABLE_NAMES + ("gemm_dtype",)}
     t = read_calibration_tables({**tables, "gemm_table": [{"rows": 1, "k": 512, "n": 512, "flop_per_s": 2e10}]})
-    assert t.gemm_table[0].flops is None and t.to_dict()["gemm_table"] == [{"rows": 1, "k": 512, "n": 512, "flop_per_s": 2e10}]
+    assert t.gemm_table[0].flops is None and t.to_dict()["gemm_table"] == [
+        {"rows": 1, "k": 512, "n": 512, "flop_per_s": 2e10}
+    ]
 
 
 def test_another_document_is_refused_by_its_tag():

@@ -61,7 +61,10 @@ NOT_DOCUMENTS = {
     ("report/doccheck.py", "edge"): "checks a saved analysis before read_analysis",
     ("report/doccheck.py", "doc"): "checks a saved analysis before read_analysis",
     ("report/doccheck.py", "summary"): "checks a saved analysis before read_analysis",
-    ("report/documents.py", "doc"): "names what a file is by its schema tag (absent: not a dfx document), before a record reads it",
+    (
+        "report/documents.py",
+        "doc",
+    ): "names what a file is by its schema tag (absent: not a dfx document), before a record reads it",
     # documents without a dfx.schema record yet (docs/export-format.md, "Documents"): dfx.graph/1
     # and the command reports below. TODO: records for them, then these entries go.
     ("ir/graph.py", "data"): "dfx.graph/1, read by Graph.from_dict (optional keys of older graphs)",
@@ -69,7 +72,10 @@ NOT_DOCUMENTS = {
     ("report/console.py", "o"): "an output of a dfx.graph/1 document (stride optional)",
     ("arch/memory/report.py", "d"): "the `dfx energy --json` report",
     ("arch/gpu/api.py", "doc"): "the `dfx triton --json` report",
-    ("sweep/report.py", "r"): "a row of a sweep's results table (chips, parallel: columns added with the parallel axis)",
+    (
+        "sweep/report.py",
+        "r",
+    ): "a row of a sweep's results table (chips, parallel: columns added with the parallel axis)",
 }
 
 
@@ -77,8 +83,14 @@ def _keyed_gets(path: Path) -> list[tuple[int, str, str]]:
     """(line, receiver, key) of every ``receiver.get("key", ...)`` in ``path``."""
     found = []
     for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"
-                and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "get"
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+        ):
             receiver = ast.unparse(node.func.value)
             if receiver != "os.environ":  # the environment is not a document
                 found.append((node.lineno, receiver, node.args[0].value))
@@ -98,9 +110,11 @@ def _scan() -> dict[tuple[str, str], list[str]]:
 
 def test_no_document_key_is_read_with_a_default_outside_the_schema():
     offenders = [site for where, sites in _scan().items() if where not in NOT_DOCUMENTS for site in sites]
-    assert not offenders, ("a document key read with .get() outside dfx.schema: read it through the document's "
-                           "record (dfx.schema), or, if the mapping is not a document, add it to NOT_DOCUMENTS "
-                           "with the reason:\n" + "\n".join(offenders))
+    assert not offenders, (
+        "a document key read with .get() outside dfx.schema: read it through the document's "
+        "record (dfx.schema), or, if the mapping is not a document, add it to NOT_DOCUMENTS "
+        "with the reason:\n" + "\n".join(offenders)
+    )
 
 
 def test_the_allow_list_has_no_stale_entries():

@@ -40,10 +40,15 @@ def test_the_example_document_is_valid():
     assert r.policies[0].run0_makespan_s == 2.0 and r.comparison is None
 
 
-@pytest.mark.parametrize("path", [
-    ("runs",), ("lower_bounds", "work_s"), ("policies", "static", "memory", "peak_bytes"),
-    ("policies", "dynamic", "schedule", 0, "pe"),
-])
+@pytest.mark.parametrize(
+    "path",
+    [
+        ("runs",),
+        ("lower_bounds", "work_s"),
+        ("policies", "static", "memory", "peak_bytes"),
+        ("policies", "dynamic", "schedule", 0, "pe"),
+    ],
+)
 def test_a_missing_key_is_an_error_naming_document_and_key(result, path):
     doc = copy.deepcopy(result.to_dict())
     parent = doc

@@ -34,8 +34,11 @@ def test_the_dag_document_reads_back_and_a_missing_key_is_an_error():
     from dfx.schema.dag import read_dag
     from dfx.sim.handmade import solve_dag
 
-    doc = json.loads(json.dumps(solve_dag([{"name": "a", "time_s": 1.0}, {"name": "b", "inputs": "a", "time_s": 2.0}],
-                                          pes=1).to_dict()))
+    doc = json.loads(
+        json.dumps(
+            solve_dag([{"name": "a", "time_s": 1.0}, {"name": "b", "inputs": "a", "time_s": 2.0}], pes=1).to_dict()
+        )
+    )
     r = read_dag(doc)
     assert r.to_dict() == doc and r.makespan_s == 3.0 and [n.name for n in r.nodes] == ["a", "b"]
     del doc["nodes"][1]["time_given"]

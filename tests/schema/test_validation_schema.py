@@ -17,9 +17,15 @@ def validation():
     from dfx.measure.comparison import compare
 
     # a: predicted 2 s, measured 1 s; b: 1 s and 1 s; v: a view, predicted 0 s, measured 0.5 s (not counted)
-    return compare({"a": 2.0, "b": 1.0, "v": 0.0}, {"a": 1.0, "b": 1.0, "v": 0.5}, 2.5,
-                   categories={"a": "matmul", "b": "elementwise", "v": "view"}, hardware="host-cpu",
-                   model={"name": "m", "batch": 1}, run={"device": "cpu", "threads": 2, "repeat": 3})
+    return compare(
+        {"a": 2.0, "b": 1.0, "v": 0.0},
+        {"a": 1.0, "b": 1.0, "v": 0.5},
+        2.5,
+        categories={"a": "matmul", "b": "elementwise", "v": "view"},
+        hardware="host-cpu",
+        model={"name": "m", "batch": 1},
+        run={"device": "cpu", "threads": 2, "repeat": 3},
+    )
 
 
 def test_the_writer_goes_through_the_record_and_reads_back_the_same_json(validation):

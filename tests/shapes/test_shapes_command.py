@@ -10,7 +10,9 @@ import pytest
 
 
 def _dfx(*args: str, cwd=None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "dfx.cli", *args], capture_output=True, text=True, cwd=cwd, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "dfx.cli", *args], capture_output=True, text=True, cwd=cwd, timeout=300
+    )
 
 
 @pytest.fixture
@@ -21,7 +23,9 @@ def lengths_file(tmp_path):
 
 
 def test_buckets_json_and_out(lengths_file, tmp_path):
-    r = _dfx("buckets", "--lengths", str(lengths_file), "--buckets", "128,256,512", "--json", "--out", str(tmp_path / "o"))
+    r = _dfx(
+        "buckets", "--lengths", str(lengths_file), "--buckets", "128,256,512", "--json", "--out", str(tmp_path / "o")
+    )
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
     assert (doc["schema"], doc["padded_tokens"], doc["waste_tokens"], doc["graphs"]) == ("dfx.buckets/1", 1408, 366, 3)
@@ -61,8 +65,17 @@ def test_guards_cli_check(tmp_path):
         "    def forward(self, x):\n"
         "        return x * 2 if x.shape[1] > 100 else x + 1\n"
     )
-    r = _dfx("guards", f"{tmp_path / 'net.py'}:Net", "--input-shape", "2,128,4", "--dynamic", "x:1",
-             "--check", "2,50,4", "--json")  # fmt: skip
+    r = _dfx(
+        "guards",
+        f"{tmp_path / 'net.py'}:Net",
+        "--input-shape",
+        "2,128,4",
+        "--dynamic",
+        "x:1",
+        "--check",
+        "2,50,4",
+        "--json",
+    )
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
     assert doc["schema"] == "dfx.guards/1" and doc["check"]["passes"] is False

@@ -57,8 +57,12 @@ def test_list_schedule_on_two_processors_by_rank(six):
     doc = r.to_dict()
     placed = {row["name"]: (row["pe"], row["start_s"], row["end_s"]) for row in doc["schedule"]}
     assert placed == {
-        "a": (0, 0.0, 1.0), "c": (0, 1.0, 3.0), "b": (1, 1.0, 4.0),
-        "d": (0, 3.0, 5.0), "e": (1, 4.0, 6.0), "f": (0, 6.0, 7.0),
+        "a": (0, 0.0, 1.0),
+        "c": (0, 1.0, 3.0),
+        "b": (1, 1.0, 4.0),
+        "d": (0, 3.0, 5.0),
+        "e": (1, 4.0, 6.0),
+        "f": (0, 6.0, 7.0),
     }
     assert doc["makespan_s"] == 7.0
 
@@ -108,7 +112,9 @@ def test_sram_capacity_from_live_bytes():
     assert r.peak_live_bytes == 30e6
     assert r.to_dict()["memory"]["fits"] is True
     assert solve_dag(rows, pes=1, hw="peak=1T,bw=1T,onchip=25MB").to_dict()["memory"] == {
-        "peak_bytes": 30e6, "capacity_bytes": 25e6, "fits": False,
+        "peak_bytes": 30e6,
+        "capacity_bytes": 25e6,
+        "fits": False,
     }
 
 
@@ -166,8 +172,11 @@ def test_cli_errors_exit_2(six):
     import subprocess
     import sys
 
-    proc = subprocess.run([sys.executable, "-c", "from dfx.cli import main; main()", "dag", str(six), "--priority", "zz"],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-c", "from dfx.cli import main; main()", "dag", str(six), "--priority", "zz"],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 2 and "zz" in proc.stderr and "Traceback" not in proc.stderr
 
 

@@ -33,11 +33,21 @@ def analysis_json(tmp_path):
     from dfx.schema.analysis import example_analysis, example_hardware
 
     times = {"s": 1e-6, "a": 2e-6, "b": 3e-6, "j": 1e-6}
-    doc = example_analysis("fork", [
-        {"name": n, "op": "call_function", "category": "elementwise", "bytes_written": 64,
-         "outputs": [{"shape": [16], "dtype": "float32"}], "inputs": inputs[n]}
-        for n in names
-    ], hardware={"nvidia-h100-sxm": example_hardware({n: {"time_s": t} for n, t in times.items()})})
+    doc = example_analysis(
+        "fork",
+        [
+            {
+                "name": n,
+                "op": "call_function",
+                "category": "elementwise",
+                "bytes_written": 64,
+                "outputs": [{"shape": [16], "dtype": "float32"}],
+                "inputs": inputs[n],
+            }
+            for n in names
+        ],
+        hardware={"nvidia-h100-sxm": example_hardware({n: {"time_s": t} for n, t in times.items()})},
+    )
     doc["edges"] = [{"src": u, "dst": v, "bytes": 64} for v in names for u in inputs[v]]
     path = tmp_path / "analysis.json"
     path.write_text(json.dumps(doc))
@@ -70,7 +80,13 @@ def test_out_writes_and_never_overwrites_without_force(analysis_json, tmp_path):
     out = tmp_path / "sim"
     first = _invoke(str(analysis_json), "--hw", "h100", "--out", str(out))
     assert first.exit_code == 0, first.output
-    assert {p.name for p in out.iterdir()} == {"simulation.json", "trace.json", "gantt.png", "analysis.json", "report.html"}
+    assert {p.name for p in out.iterdir()} == {
+        "simulation.json",
+        "trace.json",
+        "gantt.png",
+        "analysis.json",
+        "report.html",
+    }
     trace = json.loads((out / "trace.json").read_text())
     assert sum(e["ph"] == "X" for e in trace["traceEvents"]) == 2 * 4  # both policies, one per node
     (out / "gantt.png").write_bytes(b"mine")
@@ -101,8 +117,9 @@ def test_bad_values_are_one_line_dfx_errors(analysis_json, args, fragment):
 def test_a_built_in_model_end_to_end():
     pytest.importorskip("torch")
     # one task per graph node (eager): the MLP's nodes, placeholders and output included
-    result = _invoke("mlp", "--hw", "h100", "--pes", "2", "--jitter", "0.2", "--runs", "5", "--json",
-                     "--execution-model", "eager")
+    result = _invoke(
+        "mlp", "--hw", "h100", "--pes", "2", "--jitter", "0.2", "--runs", "5", "--json", "--execution-model", "eager"
+    )
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
     assert doc["model"] == "mlp" and doc["runs"] == 5 and doc["dag"]["nodes"] > 5

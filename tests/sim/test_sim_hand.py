@@ -70,8 +70,12 @@ def test_fork_join_two_pes_placement_and_utilization():
     r = simulate(FORK_JOIN, pes=2, policy="dynamic")
     runs = {n.name: (n.pe, n.start_s, n.end_s) for n in r.dynamic.schedule.node_runs(r.dag)}
     assert runs == {
-        "s": (0, 0.0, 1.0), "a": (0, 1.0, 5.0), "b": (1, 1.0, 4.0),
-        "c": (1, 4.0, 6.0), "d": (0, 5.0, 6.0), "j": (0, 6.0, 7.0),
+        "s": (0, 0.0, 1.0),
+        "a": (0, 1.0, 5.0),
+        "b": (1, 1.0, 4.0),
+        "c": (1, 4.0, 6.0),
+        "d": (0, 5.0, 6.0),
+        "j": (0, 6.0, 7.0),
     }
     # PE 0 busy s + a + d + j = 1 + 4 + 1 + 1 = 7 of 7; PE 1 busy b + c = 3 + 2 = 5 of 7.
     assert r.dynamic.utilization == (1.0, 5 / 7)
@@ -103,8 +107,10 @@ def test_dynamic_sees_every_completion_of_an_instant_before_choosing():
     # t=0: b@0, a@1. t=1: a and b both end; ready {lo, hi1, hi2}: hi1[1,6]@0, hi2[1,6]@1;
     # t=6: lo[6,7]@0, z[6,7]@1 -> 7. Had lo been dispatched on a's completion alone, before b's
     # at the same instant was seen, hi2 would start at 2 and z end at 8.
-    dag = ({"a": 1.0, "b": 1.0, "lo": 1.0, "hi1": 5.0, "hi2": 5.0, "z": 1.0},
-           [("a", "lo"), ("b", "hi1"), ("b", "hi2"), ("hi1", "z"), ("hi2", "z")])
+    dag = (
+        {"a": 1.0, "b": 1.0, "lo": 1.0, "hi1": 5.0, "hi2": 5.0, "z": 1.0},
+        [("a", "lo"), ("b", "hi1"), ("b", "hi2"), ("hi1", "z"), ("hi2", "z")],
+    )
     assert simulate(dag, pes=2, policy="dynamic").dynamic.makespan.mean_s == 7.0
 
 

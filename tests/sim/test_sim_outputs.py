@@ -107,22 +107,54 @@ def _doc():
     f32 = "float32"
     from dfx.schema.analysis import example_analysis, example_hardware
 
-    doc = example_analysis("tiny", [
-            {"name": "x", "op": "placeholder", "category": "none", "bytes_written": 0,
-             "outputs": [{"shape": [2, 4], "dtype": f32}], "inputs": []},
-            {"name": "w", "op": "placeholder", "category": "none", "bytes_written": 0,
-             "outputs": [{"shape": [4, 4], "dtype": f32}], "inputs": []},
-            {"name": "mm", "op": "call_function", "category": "matmul", "bytes_written": 32,
-             "outputs": [{"shape": [2, 4], "dtype": f32}], "inputs": ["x", "w"]},
-            {"name": "t", "op": "call_function", "category": "view", "bytes_written": 0,
-             "outputs": [{"shape": [4, 2], "dtype": f32}], "inputs": ["mm"]},
+    doc = example_analysis(
+        "tiny",
+        [
+            {
+                "name": "x",
+                "op": "placeholder",
+                "category": "none",
+                "bytes_written": 0,
+                "outputs": [{"shape": [2, 4], "dtype": f32}],
+                "inputs": [],
+            },
+            {
+                "name": "w",
+                "op": "placeholder",
+                "category": "none",
+                "bytes_written": 0,
+                "outputs": [{"shape": [4, 4], "dtype": f32}],
+                "inputs": [],
+            },
+            {
+                "name": "mm",
+                "op": "call_function",
+                "category": "matmul",
+                "bytes_written": 32,
+                "outputs": [{"shape": [2, 4], "dtype": f32}],
+                "inputs": ["x", "w"],
+            },
+            {
+                "name": "t",
+                "op": "call_function",
+                "category": "view",
+                "bytes_written": 0,
+                "outputs": [{"shape": [4, 2], "dtype": f32}],
+                "inputs": ["mm"],
+            },
             {"name": "out", "op": "output", "category": "none", "bytes_written": 0, "outputs": [], "inputs": ["t"]},
         ],
-        hardware={"my-chip": example_hardware({"x": {"time_s": 0.0}, "w": {"time_s": 0.0}, "mm": {"time_s": 2e-6},
-                                               "t": {"time_s": 0.0}})})
+        hardware={
+            "my-chip": example_hardware(
+                {"x": {"time_s": 0.0}, "w": {"time_s": 0.0}, "mm": {"time_s": 2e-6}, "t": {"time_s": 0.0}}
+            )
+        },
+    )
     doc["edges"] = [
-        {"src": "x", "dst": "mm", "bytes": 32}, {"src": "w", "dst": "mm", "bytes": 64},
-        {"src": "mm", "dst": "t", "bytes": 32}, {"src": "t", "dst": "out", "bytes": 32},
+        {"src": "x", "dst": "mm", "bytes": 32},
+        {"src": "w", "dst": "mm", "bytes": 64},
+        {"src": "mm", "dst": "t", "bytes": 32},
+        {"src": "t", "dst": "out", "bytes": 32},
     ]
     return doc
 

@@ -17,8 +17,15 @@ def _doc(kernels, cores=32):
 
 
 def _kernel(name, cores, time_s, deps=(), tiles=1):
-    return {"name": name, "kind": "gemm", "nodes": [name], "cores": cores, "tiles": tiles, "time_s": time_s,
-            "deps": list(deps)}
+    return {
+        "name": name,
+        "kind": "gemm",
+        "nodes": [name],
+        "cores": cores,
+        "tiles": tiles,
+        "time_s": time_s,
+        "deps": list(deps),
+    }
 
 
 def test_a_kernel_on_every_core_becomes_one_task_per_core_behind_a_join():
@@ -80,8 +87,9 @@ def test_the_cli_simulates_the_compiled_program():
 
     from dfx.cli import app
 
-    result = CliRunner().invoke(app, ["simulate", "gpt2-block", "--hw", "ibm-spyre", "--pes", "4", "--seq", "64",
-                                      "--json"])
+    result = CliRunner().invoke(
+        app, ["simulate", "gpt2-block", "--hw", "ibm-spyre", "--pes", "4", "--seq", "64", "--json"]
+    )
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
     assert doc["dag"]["tasks_from"] == "program"

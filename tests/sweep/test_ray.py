@@ -10,8 +10,15 @@ from dfx.sweep.runner import CACHE_DIR
 
 def test_ray_gives_identical_rows(full_sweep, tmp_path):
     pytest.importorskip("ray", reason="Ray is in the dev extra: pip install -e .[dev]")
-    spec = load_spec(None, {"models": ["gpt2-block", "bert-layer"], "hardware": ["nvidia-h100-sxm", "ibm-spyre"],
-                            "seq": [8, 32], "batch": [2]})
+    spec = load_spec(
+        None,
+        {
+            "models": ["gpt2-block", "bert-layer"],
+            "hardware": ["nvidia-h100-sxm", "ibm-spyre"],
+            "seq": [8, 32],
+            "batch": [2],
+        },
+    )
     out = tmp_path / "ray"
     shutil.copytree(full_sweep[0] / CACHE_DIR, out / CACHE_DIR)
     run = run_sweep(spec, out, workers=2, ray=True)  # a local Ray with 2 CPUs, shut down after

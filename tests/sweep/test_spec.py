@@ -20,20 +20,23 @@ def test_yaml_and_flags(tmp_path):
     assert len(spec.groups()) == 2 * 3  # model x batch share a graph across the 2 profiles
 
 
-@pytest.mark.parametrize("extra, message", [
-    ({"batch": [0]}, "positive integers"),
-    ({"dtype": ["int3"]}, "unknown sweep dtype"),
-    ({"dtype": ["int4"]}, "unknown sweep dtype"),
-    ({"phase": ["train"]}, "unknown sweep phase"),
-    ({"hardware": ["h100", "nvidia-h100-sxm"]}, "list each profile once"),
-    ({"hardware": ["no-such-chip"]}, "unknown hardware profile"),
-    ({"seq": [1, 1]}, "repeats a value"),
-    ({"batc": [1]}, "unknown key 'batc'"),
-    ({"parallel": [0]}, "chip count must be a whole number >= 1"),
-    ({"parallel": ["tp=x"]}, "is not a whole number"),
-    ({"parallel": ["dp=2"]}, "expected comma-separated tp=N"),
-    ({"parallel": [2, "chips=2"]}, "repeats a value"),
-])
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        ({"batch": [0]}, "positive integers"),
+        ({"dtype": ["int3"]}, "unknown sweep dtype"),
+        ({"dtype": ["int4"]}, "unknown sweep dtype"),
+        ({"phase": ["train"]}, "unknown sweep phase"),
+        ({"hardware": ["h100", "nvidia-h100-sxm"]}, "list each profile once"),
+        ({"hardware": ["no-such-chip"]}, "unknown hardware profile"),
+        ({"seq": [1, 1]}, "repeats a value"),
+        ({"batc": [1]}, "unknown key 'batc'"),
+        ({"parallel": [0]}, "chip count must be a whole number >= 1"),
+        ({"parallel": ["tp=x"]}, "is not a whole number"),
+        ({"parallel": ["dp=2"]}, "expected comma-separated tp=N"),
+        ({"parallel": [2, "chips=2"]}, "repeats a value"),
+    ],
+)
 def test_bad_specs_are_one_line_errors(extra, message):
     with pytest.raises(DfxError, match=message) as info:
         load_spec(None, {**BASE, **extra})
@@ -43,7 +46,10 @@ def test_bad_specs_are_one_line_errors(extra, message):
 def test_models_are_required_and_hardware_defaults_to_analyzes():
     with pytest.raises(DfxError, match="no models to sweep"):
         load_spec(None, {"hardware": ["h100"]})
-    assert load_spec(None, {"models": ["mlp"]}).profile_refs() == {"nvidia-h100-sxm": "nvidia-h100-sxm", "ibm-spyre": "ibm-spyre"}
+    assert load_spec(None, {"models": ["mlp"]}).profile_refs() == {
+        "nvidia-h100-sxm": "nvidia-h100-sxm",
+        "ibm-spyre": "ibm-spyre",
+    }
 
 
 def test_absurd_sweep_is_refused_before_any_work():

@@ -20,8 +20,9 @@ def test_wafer_mapping_is_shared_within_an_evaluation_and_equal_to_a_fresh_one()
     cs3 = load_profile("cerebras-wse-3")
     first = wafer.map_graph(a.costed, cs3)
     assert wafer.map_graph(a.costed, cs3) is first  # the timer, the export and the placement share it
-    fresh = wafer.map_layers(wafer.stages_of(a.costed), wafer.WaferCore.from_profile(cs3),
-                             max_wafers=wafer.max_wafers(cs3))
+    fresh = wafer.map_layers(
+        wafer.stages_of(a.costed), wafer.WaferCore.from_profile(cs3), max_wafers=wafer.max_wafers(cs3)
+    )
     assert fresh == first
     # another graph (or profile) is mapped afresh, never served a stale mapping
     b = dfx.analyze("bert-layer", hardware=[], batch=4, seq=8, dtype="bf16")
@@ -63,8 +64,16 @@ def test_one_chip_is_evaluated_once_for_every_split(monkeypatch):
     from dfx.sweep.evaluate import run_group
     from dfx.sweep.spec import load_spec
 
-    spec = load_spec(None, {"models": ["bert-layer"], "hardware": ["nvidia-h100-sxm"], "seq": [8], "batch": [2],
-                            "parallel": ["auto", 1, 2, 4, "tp=2,pp=1"]})
+    spec = load_spec(
+        None,
+        {
+            "models": ["bert-layer"],
+            "hardware": ["nvidia-h100-sxm"],
+            "seq": [8],
+            "batch": [2],
+            "parallel": ["auto", 1, 2, 4, "tp=2,pp=1"],
+        },
+    )
     calls = []
     real = analysis.evaluate_one_chip
     monkeypatch.setattr(analysis, "evaluate_one_chip", lambda *a, **k: calls.append(1) or real(*a, **k))
@@ -88,7 +97,11 @@ def test_fusion_is_computed_once_per_graph_for_profiles_with_equal_rules():
     from dfx.compile.fusion import CACHE_STATS, clear_fusion_cache
 
     a = dfx.analyze("bert-layer", hardware=[], batch=2, seq=8, dtype="bf16").costed
-    h100, a100, v4 = load_profile("nvidia-h100-sxm"), load_profile("nvidia-a100-sxm-80gb"), load_profile("google-tpu-v4")
+    h100, a100, v4 = (
+        load_profile("nvidia-h100-sxm"),
+        load_profile("nvidia-a100-sxm-80gb"),
+        load_profile("google-tpu-v4"),
+    )
     ref_a100 = _fresh_compile(a, a100)
     clear_fusion_cache()
     compile_program(a, h100)
@@ -142,6 +155,8 @@ def test_capture_objects_are_frozen_only_in_processes_that_opt_in():
 
     assert after_capture() is False  # a library caller (this test process) keeps its collector as it is
     # a process that opts in (the command line, a sweep worker) collects, then freezes what survives
-    code = ("import gc; from dfx.heap import after_capture, freeze_after_capture; freeze_after_capture(); "
-            "assert gc.get_freeze_count() == 0; assert after_capture(); assert gc.get_freeze_count() > 0")
+    code = (
+        "import gc; from dfx.heap import after_capture, freeze_after_capture; freeze_after_capture(); "
+        "assert gc.get_freeze_count() == 0; assert after_capture(); assert gc.get_freeze_count() > 0"
+    )
     subprocess.run([sys.executable, "-c", code], check=True)

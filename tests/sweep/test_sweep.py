@@ -116,8 +116,16 @@ def test_fp8_and_int8_points_equal_analyze(full_sweep, tmp_path):
     from dfx.sweep import load_spec
 
     # fp8 and int8 re-price the bf16 capture, which the sweep already holds: nothing is captured again
-    spec = load_spec(None, {"models": ["bert-layer"], "hardware": ["nvidia-h100-sxm", "ibm-spyre"], "seq": [8],
-                            "batch": [1], "dtype": ["fp8", "int8"]})
+    spec = load_spec(
+        None,
+        {
+            "models": ["bert-layer"],
+            "hardware": ["nvidia-h100-sxm", "ibm-spyre"],
+            "seq": [8],
+            "batch": [1],
+            "dtype": ["fp8", "int8"],
+        },
+    )
     out = _resume_folder(full_sweep, tmp_path)
     run_sweep(spec, out, workers=1)
     rows = {r["point_id"]: r for r in ResultsTable(out).rows()}
@@ -125,7 +133,10 @@ def test_fp8_and_int8_points_equal_analyze(full_sweep, tmp_path):
         a = dfx.analyze("bert-layer", hardware=["nvidia-h100-sxm", "ibm-spyre"], batch=1, seq=8, dtype=dtype)
         for result in a.hardware:
             row = rows[f"bert-layer|{result.profile.id}|1|8|{name}|forward|default"]
-            assert row["latency_s"] == result.latency_s and row["bytes"] == a.to_dict()["totals"]["bytes_read"] + a.to_dict()["totals"]["bytes_written"]
+            assert (
+                row["latency_s"] == result.latency_s
+                and row["bytes"] == a.to_dict()["totals"]["bytes_read"] + a.to_dict()["totals"]["bytes_written"]
+            )
         bf16 = full_sweep[2]["bert-layer|nvidia-h100-sxm|1|8|bfloat16|forward|default"]
         assert row["bytes"] < bf16["bytes"]  # 1-byte elements move fewer bytes than 2-byte ones
 
@@ -133,15 +144,28 @@ def test_fp8_and_int8_points_equal_analyze(full_sweep, tmp_path):
 def test_phase_points_equal_analyze_with_phase(tmp_path):
     from dfx.sweep import load_spec
 
-    spec = load_spec(None, {"models": ["gpt2-block", "bert-layer"], "hardware": ["nvidia-h100-sxm"], "seq": [16],
-                            "batch": [2], "phase": ["prefill", "decode"], "dtype": ["fp32"]})
+    spec = load_spec(
+        None,
+        {
+            "models": ["gpt2-block", "bert-layer"],
+            "hardware": ["nvidia-h100-sxm"],
+            "seq": [16],
+            "batch": [2],
+            "phase": ["prefill", "decode"],
+            "dtype": ["fp32"],
+        },
+    )
     run_sweep(spec, tmp_path / "p", workers=1)
     rows = {r["point_id"]: r for r in ResultsTable(tmp_path / "p").rows()}
     pre = dfx.analyze("gpt2-block", hardware=["h100"], batch=2, phase="prefill", prompt_len=16, dtype="fp32")
     dec = dfx.analyze("gpt2-block", hardware=["h100"], batch=2, phase="decode", kv_len=16, dtype="fp32")
     r = rows["gpt2-block|nvidia-h100-sxm|2|16|float32|prefill|default"]
     m = pre.inference.metrics("nvidia-h100-sxm")
-    assert (r["latency_s"], r["ttft_s"], r["tokens_per_s"]) == (pre.hardware[0].latency_s, m.ttft_s, m.prefill_tokens_per_s)
+    assert (r["latency_s"], r["ttft_s"], r["tokens_per_s"]) == (
+        pre.hardware[0].latency_s,
+        m.ttft_s,
+        m.prefill_tokens_per_s,
+    )
     assert math.isnan(r["tpot_s"])
     r = rows["gpt2-block|nvidia-h100-sxm|2|16|float32|decode|default"]
     m = dec.inference.metrics("nvidia-h100-sxm")
@@ -160,10 +184,18 @@ def test_one_capture_per_model_and_bucket(tmp_path):
     # symbolic) for gpt2-block and bert-layer; llama3-8b-layer sizes its rotary table by seq, so one
     # bucket per seq (batch symbolic): 2 + 2 + 2 = 6 buckets; llama3 at batch 1 has nothing symbolic
     # (2 concrete captures).
-    spec = load_spec(None, {"models": ["gpt2-block", "bert-layer"], "hardware": ["nvidia-h100-sxm", "ibm-spyre"],
-                            "batch": [1, 2, 3, 4], "seq": [8, 16, 24, 32, 40]})
-    llama = load_spec(None, {"models": ["llama3-8b-layer"], "hardware": ["ibm-spyre"], "batch": [1, 2, 3],
-                             "seq": [8, 16]})
+    spec = load_spec(
+        None,
+        {
+            "models": ["gpt2-block", "bert-layer"],
+            "hardware": ["nvidia-h100-sxm", "ibm-spyre"],
+            "batch": [1, 2, 3, 4],
+            "seq": [8, 16, 24, 32, 40],
+        },
+    )
+    llama = load_spec(
+        None, {"models": ["llama3-8b-layer"], "hardware": ["ibm-spyre"], "batch": [1, 2, 3], "seq": [8, 16]}
+    )
     graphs.reset()
     run_sweep(spec, tmp_path / "a", workers=1)
     assert dict(graphs.CAPTURES) == {"symbolic": 4, "concrete": 4, "substituted": 40 - 4}
@@ -171,10 +203,14 @@ def test_one_capture_per_model_and_bucket(tmp_path):
     run_sweep(llama, tmp_path / "b", workers=1)
     assert dict(graphs.CAPTURES) == {"symbolic": 2, "concrete": 2 + 2, "substituted": 6 - 4}
     rows = {r["point_id"]: r for r in ResultsTable(tmp_path / "a").rows()} | {
-        r["point_id"]: r for r in ResultsTable(tmp_path / "b").rows()}
+        r["point_id"]: r for r in ResultsTable(tmp_path / "b").rows()
+    }
     # substituted points against separate dfx.analyze calls, exactly
-    for model, hw, batch, seq in [("gpt2-block", "ibm-spyre", 3, 40), ("bert-layer", "nvidia-h100-sxm", 1, 24),
-                                  ("llama3-8b-layer", "ibm-spyre", 3, 16)]:
+    for model, hw, batch, seq in [
+        ("gpt2-block", "ibm-spyre", 3, 40),
+        ("bert-layer", "nvidia-h100-sxm", 1, 24),
+        ("llama3-8b-layer", "ibm-spyre", 3, 16),
+    ]:
         a = dfx.analyze(model, hardware=[hw], batch=batch, seq=seq, dtype="bf16")
         row = rows[f"{model}|{hw}|{batch}|{seq}|bfloat16|forward|default"]
         assert row["latency_s"] == a.hardware[0].latency_s and row["flops"] == a.to_dict()["totals"]["flops"]
@@ -184,8 +220,16 @@ def test_parallel_axis_equals_analyze_with_chips_and_parallel(full_sweep, tmp_pa
     from dfx.sweep import load_spec, write_report
     from dfx.sweep.report import chips_curves
 
-    spec = load_spec(None, {"models": ["gpt2-block"], "hardware": ["nvidia-h100-sxm", "groq-lpu"], "seq": [32],
-                            "batch": [4], "parallel": ["auto", 1, 2, 4, "pp=1,tp=2"]})
+    spec = load_spec(
+        None,
+        {
+            "models": ["gpt2-block"],
+            "hardware": ["nvidia-h100-sxm", "groq-lpu"],
+            "seq": [32],
+            "batch": [4],
+            "parallel": ["auto", 1, 2, 4, "pp=1,tp=2"],
+        },
+    )
     assert spec.parallel == ("auto", "chips=1", "chips=2", "chips=4", "tp=2,pp=1")
     out = _resume_folder(full_sweep, tmp_path)
     run_sweep(spec, out, workers=1)
@@ -216,5 +260,7 @@ def test_groups_with_cached_graphs_are_known_before_running(spec, full_sweep):
     assert all(graph_on_disk(g.to_task(), cache) for g in spec.groups())
     other = load_spec(None, {"models": ["bert-layer"], "hardware": ["ibm-spyre"], "seq": [40], "batch": [1]})
     assert not any(graph_on_disk(g.to_task(), cache) for g in other.groups())
-    fp8 = load_spec(None, {"models": ["bert-layer"], "hardware": ["ibm-spyre"], "seq": [8], "batch": [1], "dtype": ["fp8"]})
+    fp8 = load_spec(
+        None, {"models": ["bert-layer"], "hardware": ["ibm-spyre"], "seq": [8], "batch": [1], "dtype": ["fp8"]}
+    )
     assert all(graph_on_disk(g.to_task(), cache) for g in fp8.groups())  # fp8 re-prices the bf16 graph

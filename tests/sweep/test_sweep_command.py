@@ -8,13 +8,29 @@ from dfx.sweep.runner import CACHE_DIR
 
 
 def dfx(*args: str, cwd=None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "dfx.cli", *args], capture_output=True, text=True, timeout=600, cwd=cwd)
+    return subprocess.run(
+        [sys.executable, "-m", "dfx.cli", *args], capture_output=True, text=True, timeout=600, cwd=cwd
+    )
 
 
 def test_cli_sweep_report_and_resume(full_sweep, tmp_path):
     out = tmp_path / "s"
     shutil.copytree(full_sweep[0] / CACHE_DIR, out / CACHE_DIR)  # its graphs: the CLI evaluates, captures nothing
-    args = ("sweep", "-m", "bert-layer", "--hw", "h100,spyre", "--batch", "1,2", "--seq", "8", "--out", str(out), "--workers", "1")
+    args = (
+        "sweep",
+        "-m",
+        "bert-layer",
+        "--hw",
+        "h100,spyre",
+        "--batch",
+        "1,2",
+        "--seq",
+        "8",
+        "--out",
+        str(out),
+        "--workers",
+        "1",
+    )
     r = dfx(*args)
     assert r.returncode == 0, r.stderr
     assert "ran 4 points (0 already done)" in r.stdout
@@ -29,7 +45,18 @@ def test_cli_refuses_a_users_files_and_absurd_sweeps(tmp_path):
     (tmp_path / "report.html").write_text("mine")
     r = dfx("sweep", "-m", "bert-layer", "--hw", "h100", "--seq", "8", "--out", str(tmp_path))
     assert r.returncode == 2 and "--force" in r.stderr and (tmp_path / "report.html").read_text() == "mine"
-    r = dfx("sweep", "-m", "bert-layer", "--hw", "h100", "--batch", ",".join(map(str, range(1, 200))),
-            "--seq", ",".join(map(str, range(1, 600))), "--out", str(tmp_path / "x"))
+    r = dfx(
+        "sweep",
+        "-m",
+        "bert-layer",
+        "--hw",
+        "h100",
+        "--batch",
+        ",".join(map(str, range(1, 200))),
+        "--seq",
+        ",".join(map(str, range(1, 600))),
+        "--out",
+        str(tmp_path / "x"),
+    )
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "more than max_points 100,000" in r.stderr
     assert not (tmp_path / "x").exists()

@@ -164,7 +164,9 @@ def test_attention_backward_is_two_and_a_half_forwards():
     #   7 per score (recompute: scale, mask, - lse, exp; dS: - D, * P; * scale) = 86,016;
     #   D = rowsum(dO * O): 2 * 12*32*64 = 49,152 -> 7,999,488
     doc = dfx.analyze("gpt2-block", seq=32, train=True, hardware=[]).to_dict()
-    fwd = [n for n in doc["nodes"] if n["target"].startswith("aten._scaled_dot_product") and "backward" not in n["target"]]
+    fwd = [
+        n for n in doc["nodes"] if n["target"].startswith("aten._scaled_dot_product") and "backward" not in n["target"]
+    ]
     bwd = [n for n in doc["nodes"] if n["target"].startswith("aten._scaled_dot_product") and "backward" in n["target"]]
     assert len(fwd) == len(bwd) == 1 and doc["coverage"]["unknown_ops"] == []
     assert doc["training"]["loss"] == "sum"
@@ -194,7 +196,9 @@ def test_no_trainable_parameters_is_refused(model):
 
 def test_no_trainable_parameters_on_the_command_line(tmp_path):
     path = tmp_path / "noparams.py"
-    path.write_text("import torch\nclass Act(torch.nn.Module):\n    def forward(self, x):\n        return torch.relu(x)\n")
+    path.write_text(
+        "import torch\nclass Act(torch.nn.Module):\n    def forward(self, x):\n        return torch.relu(x)\n"
+    )
     result = _cli("analyze", f"{path}:Act", "--input-shape", "2,4", "--train", "--hw", "h100")
     assert result.returncode != 0 and "Traceback" not in result.stderr
     lines = [line for line in result.stderr.splitlines() if line.strip()]
@@ -213,7 +217,8 @@ def test_a_model_returning_its_own_loss_is_differentiated_as_is():
     doc = dfx.analyze(WithLoss(), (torch.randn(4, 8), torch.tensor([0, 1, 2, 0])), train=True, hardware=[]).to_dict()
     assert doc["training"]["loss"] == "model" and doc["coverage"]["unknown_ops"] == []
     assert {"aten.nll_loss_backward.default", "aten._log_softmax_backward_data.default"} <= {
-        op for n in doc["nodes"] for op in n["aten_ops"]}
+        op for n in doc["nodes"] for op in n["aten_ops"]
+    }
 
 
 def test_an_uncosted_backward_op_is_listed():

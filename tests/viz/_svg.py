@@ -16,6 +16,13 @@ def groups(svg_text: str, kind: str) -> dict[str, dict]:
         if kind not in classes:
             continue
         title = g.find(f"{SVG}title").text
-        shape = next((el for el in g.iter() if el.tag in (f"{SVG}path", f"{SVG}polygon") and el.get("fill") not in (None, "none")), None)
+        shape = next(
+            (
+                el
+                for el in g.iter()
+                if el.tag in (f"{SVG}path", f"{SVG}polygon") and el.get("fill") not in (None, "none")
+            ),
+            None,
+        )
         out[title] = {"classes": classes, "fill": shape.get("fill") if shape is not None else None}
     return out

@@ -14,14 +14,26 @@ import subprocess
 import pytest
 
 CHROMIUM = next((p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None)
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium is not installed (apt-get install chromium)")
+pytestmark = pytest.mark.skipif(
+    CHROMIUM is None, reason="headless Chromium is not installed (apt-get install chromium)"
+)
 
 
 def _chromium(tmp_path, *args: str, timeout_s: float = 120) -> subprocess.CompletedProcess:
     """Headless Chromium, offline, with a profile under ``tmp_path``, run on ``args`` (flags, then a page)."""
-    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-             "--disable-background-networking", "--disable-component-update", "--disable-sync",
-             f"--user-data-dir={tmp_path / 'profile'}", "--enable-logging=stderr", "--v=0"]
+    flags = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={tmp_path / 'profile'}",
+        "--enable-logging=stderr",
+        "--v=0",
+    ]
     return subprocess.run([CHROMIUM, *flags, *args], capture_output=True, text=True, timeout=timeout_s)
 
 
@@ -39,7 +51,9 @@ def test_scripts_run_and_every_node_is_a_hover_target(tmp_path, report_file, mlp
     assert 'data-dfx-ready="1"' in dom  # the inline script ran to its end
     hovered = set(re.findall(r'data-dfx-hover="([^"]+)"', dom))
     assert hovered == {n["name"] for n in mlp_doc["nodes"]}
-    console_errors = [line for line in result.stderr.splitlines() if "CONSOLE" in line and ("Uncaught" in line or "Error" in line)]
+    console_errors = [
+        line for line in result.stderr.splitlines() if "CONSOLE" in line and ("Uncaught" in line or "Error" in line)
+    ]
     assert not console_errors, console_errors
 
 

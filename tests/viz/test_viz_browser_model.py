@@ -13,7 +13,9 @@ import pytest
 
 from .test_viz_browser import CHROMIUM, _chromium
 
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium is not installed (apt-get install chromium)")
+pytestmark = pytest.mark.skipif(
+    CHROMIUM is None, reason="headless Chromium is not installed (apt-get install chromium)"
+)
 
 # Appended to a copy of the report: measures the laid-out page and writes the facts into the DOM.
 _PROBE = """<script>
@@ -47,8 +49,9 @@ def llama_report(tmp_path_factory):
 def test_summary_before_the_first_picture_and_nothing_overflows(tmp_path, llama_report):
     doc, path = llama_report
     assert len(doc["hardware"]["nvidia-h100-sxm"]["critical_path"]["nodes"]) > 100  # a long path to fold away
-    result = _chromium(tmp_path, "--window-size=1280,900", "--virtual-time-budget=5000", "--dump-dom", path.as_uri(),
-                       timeout_s=180)
+    result = _chromium(
+        tmp_path, "--window-size=1280,900", "--virtual-time-budget=5000", "--dump-dom", path.as_uri(), timeout_s=180
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     match = re.search(r'data-probe="([^"]*)"', result.stdout)
     assert match, "the probe did not run"

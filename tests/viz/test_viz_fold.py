@@ -26,7 +26,11 @@ def test_folded_op_graph_links_layer_zero_once_and_drops_the_repeat_edges():
     graph = build_display_graph(read_document(layered_doc(3)), Level.OP)
     assert [b.id for b in graph.boxes] == ["x", "linear_0", "relu_0", "output"]
     # x -> linear_0, linear_0 -> relu_0, relu_2 -> output (drawn from relu_0); relu_0 -> linear_1 is the repeat
-    assert {(link.src, link.dst) for link in graph.links} == {("x", "linear_0"), ("linear_0", "relu_0"), ("relu_0", "output")}
+    assert {(link.src, link.dst) for link in graph.links} == {
+        ("x", "linear_0"),
+        ("linear_0", "relu_0"),
+        ("relu_0", "output"),
+    }
     # numbers are per instance: one linear is 100 FLOPs
     assert next(b for b in graph.boxes if b.id == "linear_0").flops == 100
 

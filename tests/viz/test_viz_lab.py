@@ -34,7 +34,9 @@ def test_short_path_shows_head_tail_and_count():
 
     path = [f"n{i}" for i in range(20)]
     # 20 nodes: the first 6, "... 11 more ...", the last 3 (6 + 11 + 3 = 20)
-    assert _short_path(path) == " \u2192 ".join(["n0", "n1", "n2", "n3", "n4", "n5", "\u2026 11 more \u2026", "n17", "n18", "n19"])
+    assert _short_path(path) == " \u2192 ".join(
+        ["n0", "n1", "n2", "n3", "n4", "n5", "\u2026 11 more \u2026", "n17", "n18", "n19"]
+    )
     assert _short_path(["a", "b"]) == "a \u2192 b"
 
 
@@ -48,8 +50,12 @@ def _doc_with_unread_buffer(mlp_doc):
     doc = copy.deepcopy(mlp_doc)
     from dfx.schema.analysis import example_analysis
 
-    buffer = {"name": "b_bn_num_batches_tracked", "op": "placeholder", "input_kind": "buffer",
-              "outputs": [{"shape": [], "dtype": "int64", "stride": []}]}
+    buffer = {
+        "name": "b_bn_num_batches_tracked",
+        "op": "placeholder",
+        "input_kind": "buffer",
+        "outputs": [{"shape": [], "dtype": "int64", "stride": []}],
+    }
     doc["nodes"].insert(0, example_analysis(nodes=[buffer])["nodes"][0])
     return doc
 

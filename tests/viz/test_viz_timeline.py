@@ -29,7 +29,10 @@ HW = "nvidia-h100-sxm"
 
 def charts(html: str) -> dict[str, ET.Element]:
     """Policy -> its Gantt chart, parsed (inline SVG in HTML has no namespace)."""
-    return {svg.get("data-policy"): svg for svg in map(ET.fromstring, re.findall(r'<svg class="gantt".*?</svg>', html, re.S))}
+    return {
+        svg.get("data-policy"): svg
+        for svg in map(ET.fromstring, re.findall(r'<svg class="gantt".*?</svg>', html, re.S))
+    }
 
 
 def bars(svg: ET.Element) -> list[ET.Element]:
@@ -51,8 +54,13 @@ def mlp_report(mlp_doc, mlp_sim) -> str:
 
 def _sim_doc(schedule: dict[str, list[tuple[str, int, float, float]]], pes: int = 2) -> dict:
     """A hand-written dfx.simulation/1 document with the given run-0 schedules (no dfx.sim involved)."""
-    return example_simulation(schedule, pes=pes, hardware="toy", model="layered",
-                              lower_bounds={"critical_path_s": 110e-9, "work_over_pes_s": 55e-9, "work_s": 110e-9})
+    return example_simulation(
+        schedule,
+        pes=pes,
+        hardware="toy",
+        model="layered",
+        lower_bounds={"critical_path_s": 110e-9, "work_over_pes_s": 55e-9, "work_s": 110e-9},
+    )
 
 
 def test_one_bar_per_scheduled_node_per_policy(mlp_sim, mlp_report):
@@ -60,8 +68,10 @@ def test_one_bar_per_scheduled_node_per_policy(mlp_sim, mlp_report):
     assert set(drawn) == set(mlp_sim["policies"]) == {"static", "dynamic"}
     for policy, svg in drawn.items():
         schedule = mlp_sim["policies"][policy]["schedule"]
-        got = [(b.get("data-node"), int(b.get("data-pe")), float(b.get("data-start-s")), float(b.get("data-end-s")))
-               for b in bars(svg)]
+        got = [
+            (b.get("data-node"), int(b.get("data-pe")), float(b.get("data-start-s")), float(b.get("data-end-s")))
+            for b in bars(svg)
+        ]
         assert got == [(r["name"], r["pe"], r["start_s"], r["end_s"]) for r in schedule]
         assert {b.get("y") for b in bars(svg) if b.get("data-pe") == "1"} <= {"26.0"}  # row 1: 6 + 18 + 2
 
@@ -94,10 +104,21 @@ def test_makespans_beside_the_bounds_and_utilization(mlp_sim, mlp_report):
 def test_bars_placed_by_hand():
     # layered_doc(1): x (0 s) -> linear_0 (100 ns) -> relu_0 (10 ns) -> output (0 s); PE 1 runs nothing.
     # Plot width 960 - 56 - 24 = 880 px over a 110 ns span: 8 px/ns from x = 56.
-    sim = _sim_doc({"dynamic": [("x", 0, 0.0, 0.0), ("linear_0", 0, 0.0, 100e-9), ("relu_0", 0, 100e-9, 110e-9),
-                                ("output", 0, 110e-9, 110e-9)]})
+    sim = _sim_doc(
+        {
+            "dynamic": [
+                ("x", 0, 0.0, 0.0),
+                ("linear_0", 0, 0.0, 100e-9),
+                ("relu_0", 0, 100e-9, 110e-9),
+                ("output", 0, 110e-9, 110e-9),
+            ]
+        }
+    )
     html = render_pictures(layered_doc(1), simulation=sim, graphviz=False).files["report.html"]
-    placed = {b.get("data-node"): (float(b.get("x")), float(b.get("width")), b.get("fill")) for b in bars(charts(html)["dynamic"])}
+    placed = {
+        b.get("data-node"): (float(b.get("x")), float(b.get("width")), b.get("fill"))
+        for b in bars(charts(html)["dynamic"])
+    }
     assert placed["linear_0"] == (56.0, 800.0, BOUND_FILL["compute"])  # 100 ns * 8 px/ns
     assert placed["relu_0"] == (856.0, 80.0, BOUND_FILL["memory"])
     assert placed["x"] == (56.0, 1.0, BOUND_FILL["none"])  # a zero-time node: a 1 px hairline, still hoverable
@@ -108,7 +129,11 @@ def test_bars_placed_by_hand():
 def test_no_external_url_with_a_timeline(mlp_report):
     assert "http://" not in mlp_report and "https://" not in mlp_report
     assert not re.search(r"""(src|href)\s*=\s*["']?(?!data:|#)[a-z]+:""", mlp_report, re.I)
-    assert "<link" not in mlp_report and "@import" not in mlp_report and "xmlns" not in mlp_report.split('id="dfx-timeline"')[1]
+    assert (
+        "<link" not in mlp_report
+        and "@import" not in mlp_report
+        and "xmlns" not in mlp_report.split('id="dfx-timeline"')[1]
+    )
 
 
 def test_without_a_simulation_the_section_is_absent(mlp_pictures):
@@ -134,14 +159,18 @@ def test_report_cli_adds_the_timeline_without_torch(tmp_path, mlp_doc, mlp_sim):
     (tmp_path / "analysis.json").write_text(json.dumps(mlp_doc))
     (tmp_path / "simulation.json").write_text(json.dumps(mlp_sim))
     out = tmp_path / "pics"
-    result = report_cli(str(tmp_path / "analysis.json"), "--simulation", str(tmp_path / "simulation.json"), "--out", str(out))
+    result = report_cli(
+        str(tmp_path / "analysis.json"), "--simulation", str(tmp_path / "simulation.json"), "--out", str(out)
+    )
     assert result.returncode == 0, result.stderr
     assert "TORCH_IMPORTED=False" in result.stderr
     assert set(charts((out / "report.html").read_text())) == {"static", "dynamic"}
 
 
 def _simulate(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "dfx.cli", "simulate", *args], capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "dfx.cli", "simulate", *args], capture_output=True, text=True, timeout=300
+    )
 
 
 def test_simulate_out_writes_the_report_with_its_timeline(tmp_path):
@@ -149,7 +178,9 @@ def test_simulate_out_writes_the_report_with_its_timeline(tmp_path):
     out = tmp_path / "sim"
     first = _simulate("mlp", "--hw", "h100", "--pes", "2", "--out", str(out))
     assert first.returncode == 0, first.stderr
-    assert {"simulation.json", "trace.json", "gantt.png", "analysis.json", "report.html"} <= {p.name for p in out.iterdir()}
+    assert {"simulation.json", "trace.json", "gantt.png", "analysis.json", "report.html"} <= {
+        p.name for p in out.iterdir()
+    }
     sim = json.loads((out / "simulation.json").read_text())
     analysis = json.loads((out / "analysis.json").read_text())
     assert analysis["schema"] == "dfx.analysis/1" and HW in analysis["hardware"]
@@ -186,5 +217,7 @@ def test_the_report_with_a_timeline_runs_in_a_browser(tmp_path, mlp_report):
     result = _chromium(tmp_path, "--dump-dom", page.as_uri())
     assert result.returncode == 0, result.stderr[-2000:]
     assert 'data-dfx-ready="1"' in result.stdout and 'class="gantt"' in result.stdout
-    console_errors = [line for line in result.stderr.splitlines() if "CONSOLE" in line and ("Uncaught" in line or "Error" in line)]
+    console_errors = [
+        line for line in result.stderr.splitlines() if "CONSOLE" in line and ("Uncaught" in line or "Error" in line)
+    ]
     assert not console_errors, console_errors

@@ -21,8 +21,12 @@ from .test_viz_cli import report as report_cli
 
 US = 1e-6
 # name: (category, predicted s, measured s); relu_1 is given no work (predicted 0 s): not counted.
-TIMES = {"linear_0": ("matmul", 20 * US, 10 * US), "relu_0": ("elementwise", 6 * US, 4 * US),
-         "linear_1": ("matmul", 30 * US, 50 * US), "relu_1": ("elementwise", 0.0, 2 * US)}
+TIMES = {
+    "linear_0": ("matmul", 20 * US, 10 * US),
+    "relu_0": ("elementwise", 6 * US, 4 * US),
+    "linear_1": ("matmul", 30 * US, 50 * US),
+    "relu_1": ("elementwise", 0.0, 2 * US),
+}
 # |p - m| / m over the counted nodes: linear_0 10/10 = 1.0, relu_0 2/4 = 0.5, linear_1 20/50 = 0.4
 # median of (0.4, 0.5, 1.0) = 0.5; p90 at rank 0.9 * 2 = 1.8: 0.5 + 0.8 * (1.0 - 0.5) = 0.9
 MEDIAN, P90 = 0.5, 0.9
@@ -32,21 +36,54 @@ E2E_PREDICTED, E2E_MEASURED, E2E_ERROR = 56 * US, 64 * US, -0.125
 
 def validation_doc(times: dict[str, tuple[str, float, float]] = TIMES) -> dict:
     """A hand-written dfx.validation/1 document (no dfx.measure code involved) with the figures above."""
-    nodes = [{"name": name, "category": cat, "predicted_s": p, "measured_s": m, "ratio": p / m,
-              "abs_error": abs(p - m) / m, "roofline_s": p, "counted": p > 0} for name, (cat, p, m) in times.items()]
+    nodes = [
+        {
+            "name": name,
+            "category": cat,
+            "predicted_s": p,
+            "measured_s": m,
+            "ratio": p / m,
+            "abs_error": abs(p - m) / m,
+            "roofline_s": p,
+            "counted": p > 0,
+        }
+        for name, (cat, p, m) in times.items()
+    ]
     return {
-        "schema": "dfx.validation/1", "hardware": "host-cpu", "prediction": "roofline",
+        "schema": "dfx.validation/1",
+        "hardware": "host-cpu",
+        "prediction": "roofline",
         "model": {"name": "layered", "batch": 1, "seq": None, "dtype": "float32"},
         "run": {"device": "cpu", "threads": 2, "repeat": 10, "warmup": 3},
-        "nodes": nodes, "median_abs_error": MEDIAN, "p90_abs_error": P90,
+        "nodes": nodes,
+        "median_abs_error": MEDIAN,
+        "p90_abs_error": P90,
         "end_to_end": {"predicted_s": E2E_PREDICTED, "measured_s": E2E_MEASURED, "error": E2E_ERROR},
-        "roofline": {"median_abs_error": MEDIAN, "p90_abs_error": P90, "end_to_end_predicted_s": E2E_PREDICTED,
-                     "end_to_end_error": E2E_ERROR},
+        "roofline": {
+            "median_abs_error": MEDIAN,
+            "p90_abs_error": P90,
+            "end_to_end_predicted_s": E2E_PREDICTED,
+            "end_to_end_error": E2E_ERROR,
+        },
         # matmul ratios 2.0 and 0.6: median 1.3; elementwise (counted) relu_0 alone: 6 / 4 = 1.5
-        "categories": [{"category": "elementwise", "nodes": 1, "median_ratio": 1.5, "predicted_s": 6 * US,
-                        "measured_s": 4 * US, "why": "dfx too slow: the working set sits in cache"},
-                       {"category": "matmul", "nodes": 2, "median_ratio": 1.3, "predicted_s": 50 * US,
-                        "measured_s": 60 * US, "why": ""}],
+        "categories": [
+            {
+                "category": "elementwise",
+                "nodes": 1,
+                "median_ratio": 1.5,
+                "predicted_s": 6 * US,
+                "measured_s": 4 * US,
+                "why": "dfx too slow: the working set sits in cache",
+            },
+            {
+                "category": "matmul",
+                "nodes": 2,
+                "median_ratio": 1.3,
+                "predicted_s": 50 * US,
+                "measured_s": 60 * US,
+                "why": "",
+            },
+        ],
         "uncounted": {"nodes": 1, "measured_s": 2 * US},
     }
 
@@ -100,8 +137,10 @@ def test_headline_figures_by_hand(report_html):
 def test_category_table(report_html):
     rows = re.findall(r"<tr>(.*?)</tr>", section(report_html).split('class="categories"', 1)[1], re.S)
     cells = [re.findall(r"<td[^>]*>(.*?)</td>", r) for r in rows[1:]]
-    assert cells == [["elementwise", "1", "1.50", "dfx too slow: the working set sits in cache"],
-                     ["matmul", "2", "1.30", "-"]]
+    assert cells == [
+        ["elementwise", "1", "1.50", "dfx too slow: the working set sits in cache"],
+        ["matmul", "2", "1.30", "-"],
+    ]
 
 
 def test_figures_of_the_real_writer_by_hand():
@@ -109,9 +148,14 @@ def test_figures_of_the_real_writer_by_hand():
     # the hand-derived median, p90 and end-to-end error of the module-level constants above.
     from dfx.measure.comparison import compare
 
-    doc = compare({k: p for k, (_, p, _) in TIMES.items()}, {k: m for k, (_, _, m) in TIMES.items()}, E2E_MEASURED,
-                  categories={k: c for k, (c, _, _) in TIMES.items()}, hardware="host-cpu",
-                  model={"name": "layered", "batch": 1, "dtype": "float32"}).to_dict()
+    doc = compare(
+        {k: p for k, (_, p, _) in TIMES.items()},
+        {k: m for k, (_, _, m) in TIMES.items()},
+        E2E_MEASURED,
+        categories={k: c for k, (c, _, _) in TIMES.items()},
+        hardware="host-cpu",
+        model={"name": "layered", "batch": 1, "dtype": "float32"},
+    ).to_dict()
     html = render_report(layered_doc(2), validation=doc, graphviz=False).files["report.html"]
     shown = headline(html)
     assert (shown["median |error| per node"], shown["p90 |error| per node"]) == ("50.0%", "90.0%")
@@ -128,7 +172,9 @@ def test_a_validation_of_another_model_or_size_is_refused():
     analysis["model"] = {**analysis["model"], "dtype": "float32"}
     bf16 = validation_doc()
     bf16["model"] = {**bf16["model"], "dtype": "bfloat16"}
-    with pytest.raises(DfxError, match=r"at dtype bfloat16, the analysis is at dtype float32; run `dfx analyze layered"):
+    with pytest.raises(
+        DfxError, match=r"at dtype bfloat16, the analysis is at dtype float32; run `dfx analyze layered"
+    ):
         render_pictures(analysis, validation=bf16, graphviz=False)
     anonymous = validation_doc() | {"model": {}}
     with pytest.raises(DfxError, match="does not say which model"):
@@ -169,7 +215,9 @@ def test_report_cli_adds_the_section_without_torch(tmp_path):
     (tmp_path / "analysis.json").write_text(json.dumps(layered_doc(2)))
     (tmp_path / "validation.json").write_text(json.dumps(validation_doc()))
     out = tmp_path / "pics"
-    result = report_cli(str(tmp_path / "analysis.json"), "--validation", str(tmp_path / "validation.json"), "--out", str(out))
+    result = report_cli(
+        str(tmp_path / "analysis.json"), "--validation", str(tmp_path / "validation.json"), "--out", str(out)
+    )
     assert result.returncode == 0, result.stderr
     assert "TORCH_IMPORTED=False" in result.stderr
     assert set(points(scatter((out / "report.html").read_text()))) == {"linear_0", "relu_0", "linear_1"}
@@ -197,7 +245,9 @@ def test_the_report_with_a_scatter_runs_in_a_browser(tmp_path, report_html):
     result = _chromium(tmp_path, "--dump-dom", page.as_uri())
     assert result.returncode == 0, result.stderr[-2000:]
     assert 'data-dfx-ready="1"' in result.stdout and result.stdout.count('class="point"') == 3
-    console_errors = [line for line in result.stderr.splitlines() if "CONSOLE" in line and ("Uncaught" in line or "Error" in line)]
+    console_errors = [
+        line for line in result.stderr.splitlines() if "CONSOLE" in line and ("Uncaught" in line or "Error" in line)
+    ]
     assert not console_errors, console_errors
 
 

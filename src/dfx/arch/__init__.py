@@ -29,7 +29,9 @@ class ArchModel(Protocol):
     def applies_to(self, profile: HardwareProfile) -> bool:
         """Whether this model describes ``profile``'s hardware."""
 
-    def node_timer(self, costed: CostedGraph, profile: HardwareProfile) -> Callable[[CostedNode, NodeTiming], NodeTiming]:
+    def node_timer(
+        self, costed: CostedGraph, profile: HardwareProfile
+    ) -> Callable[[CostedNode, NodeTiming], NodeTiming]:
         """A function re-timing the nodes this model covers; others pass through unchanged."""
 
     def extras(self, costed: CostedGraph, profile: HardwareProfile) -> dict[str, Any]:

@@ -94,8 +94,7 @@ def _check_returns_tensors(graph: Graph, model: torch.nn.Module) -> Graph:
     if outputs and not any(n.inputs for n in outputs):
         shown = next((n.args_repr for n in outputs), "")
         raise CaptureError(
-            f"{type(model).__name__}.forward returned no tensor ({shown or 'None'}); "
-            "return the tensors it computes"
+            f"{type(model).__name__}.forward returned no tensor ({shown or 'None'}); return the tensors it computes"
         )
     return graph
 
@@ -118,9 +117,7 @@ def _first_line(exc: BaseException) -> str:
 
 def _is_user_file(filename: str) -> bool:
     package_dir = os.path.dirname(os.path.dirname(__file__))  # src/dfx
-    return not (
-        "site-packages" in filename or filename.startswith("<") or filename.startswith(package_dir)
-    )
+    return not ("site-packages" in filename or filename.startswith("<") or filename.startswith(package_dir))
 
 
 def _match_device(model: torch.nn.Module, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
@@ -276,9 +273,7 @@ def _to_ir(traced: Traced, recorder: AtenRecorder, model: torch.nn.Module, name:
             )
         )
     aliases = _aliases(model)
-    infos = tuple(
-        ParameterInfo(p.name, p.spec, p.kind, tuple(aliases.get(p.name, ()))) for p in params.values()
-    )
+    infos = tuple(ParameterInfo(p.name, p.spec, p.kind, tuple(aliases.get(p.name, ()))) for p in params.values())
     meta: tuple[tuple[str, str], ...] = (("torch_version", torch.__version__),)
     if recorder.data_dependent:
         bounds = ", ".join(f"{sym} <= {upper}" for sym, upper in recorder.data_dependent.items())

@@ -52,8 +52,13 @@ class _Entry(torch.nn.Module):
 
 
 def capture_guards(
-    model: torch.nn.Module, args: Sequence[Any], kwargs: dict[str, Any] | None = None, *, name: str = "",
-    dynamic: Sequence[DynamicDim] = (), check: Sequence[InputSpec] | None = None,
+    model: torch.nn.Module,
+    args: Sequence[Any],
+    kwargs: dict[str, Any] | None = None,
+    *,
+    name: str = "",
+    dynamic: Sequence[DynamicDim] = (),
+    check: Sequence[InputSpec] | None = None,
 ) -> GuardReport:
     """Compile ``model`` on ``args`` with TorchDynamo and report its guards (and, optionally, a check).
 
@@ -91,14 +96,23 @@ def capture_guards(
     symbols = _symbols(envs, params)
     guards = _walk(manager.root, params) + _epilogue(manager.root, params, symbols)
     tensor_guards = {g.source: g.text for g in guards if g.kind == "TENSOR_MATCH" and g.group == "input"}
-    in_guards = tuple(_input_guard(params[i], t, tensor_guards, symbols, [d for j, d in marks if j == i])
-                      for i, t in enumerate(inputs) if isinstance(t, torch.Tensor))  # fmt: skip
+    in_guards = tuple(
+        _input_guard(params[i], t, tensor_guards, symbols, [d for j, d in marks if j == i])
+        for i, t in enumerate(inputs)
+        if isinstance(t, torch.Tensor)
+    )
     result = None if check is None else _check(manager, entry, params, inputs, kwargs or {}, check)
     return GuardReport(
-        model=name or type(model).__name__, inputs=in_guards, guards=tuple(guards), symbols=symbols,
-        graph_breaks=breaks, graphs=len(envs), check=result, warnings=_warnings(in_guards),
+        model=name or type(model).__name__,
+        inputs=in_guards,
+        guards=tuple(guards),
+        symbols=symbols,
+        graph_breaks=breaks,
+        graphs=len(envs),
+        check=result,
+        warnings=_warnings(in_guards),
         torch_version=torch.__version__,
-    )  # fmt: skip
+    )
 
 
 def _param_names(model: torch.nn.Module, n_inputs: int = 0) -> list[str]:
@@ -121,9 +135,13 @@ def _resolve_dynamic(dynamic: Sequence[DynamicDim], params: list[str], inputs: l
     for mark in dynamic:
         index = int(mark.input) if mark.input.isdigit() else (params.index(mark.input) if mark.input in params else -1)
         if not 0 <= index < len(inputs) or not isinstance(inputs[index], torch.Tensor):
-            raise DfxError(f"--dynamic {mark.input}:{mark.dim}: no tensor input {mark.input!r}; inputs are {', '.join(params[:len(inputs)])}")
+            raise DfxError(
+                f"--dynamic {mark.input}:{mark.dim}: no tensor input {mark.input!r}; inputs are {', '.join(params[: len(inputs)])}"
+            )
         if not -inputs[index].ndim <= mark.dim < inputs[index].ndim:
-            raise DfxError(f"--dynamic {mark.input}:{mark.dim}: input {params[index]} has {inputs[index].ndim} dimensions")
+            raise DfxError(
+                f"--dynamic {mark.input}:{mark.dim}: input {params[index]} has {inputs[index].ndim} dimensions"
+            )
         out.append((index, mark.dim % inputs[index].ndim))
     return out
 
@@ -206,8 +224,11 @@ def _global_state(text: str, origin: str) -> list[Guard]:
     except ValueError:
         return [Guard("GLOBAL_STATE", "global", text, "", origin)]
     state["default_dtype"] = str(torch.get_default_dtype())  # the JSON holds its ScalarType number
-    return [Guard("GLOBAL_STATE", "global", f"{k} == {json.dumps(v)}", "", origin)
-            for k, v in state.items() if not isinstance(v, dict)]  # fmt: skip
+    return [
+        Guard("GLOBAL_STATE", "global", f"{k} == {json.dumps(v)}", "", origin)
+        for k, v in state.items()
+        if not isinstance(v, dict)
+    ]
 
 
 def _epilogue(root: Any, params: list[str], symbols: tuple[DynamicSymbol, ...]) -> list[Guard]:
@@ -219,7 +240,9 @@ def _epilogue(root: Any, params: list[str], symbols: tuple[DynamicSymbol, ...]) 
             sources = _sources_in(text, params)
             if sources:  # a relation between sizes/strides: the ShapeEnv's guards
                 zero_one = _ZERO_ONE_MARK in part
-                out.append(Guard("SHAPE_ENV", "shape", text, sources, origin, zero_one, _symbolic(text, params, symbols)))
+                out.append(
+                    Guard("SHAPE_ENV", "shape", text, sources, origin, zero_one, _symbolic(text, params, symbols))
+                )
             else:  # other relational guards (e.g. two globals are the same object)
                 out.append(Guard("LAMBDA_GUARD", "object", text, "", origin))
     return out
@@ -257,7 +280,9 @@ def _symbols(envs: list[Any], params: list[str]) -> tuple[DynamicSymbol, ...]:
             rng = env.var_to_range.get(sym)
             lo = _bound(rng.lower) if rng is not None else None
             hi = _bound(rng.upper) if rng is not None else None
-            out.setdefault(str(sym), DynamicSymbol(str(sym), _readable(sources[0].name, params) if sources else "", lo or 0, hi))
+            out.setdefault(
+                str(sym), DynamicSymbol(str(sym), _readable(sources[0].name, params) if sources else "", lo or 0, hi)
+            )
     return tuple(out.values())
 
 
@@ -268,19 +293,28 @@ def _bound(x: Any) -> int | None:
     return int(x) if isinstance(x, sympy.Integer) else None
 
 
-def _input_guard(name: str, t: torch.Tensor, tensor_guards: dict[str, str], symbols: tuple[DynamicSymbol, ...],
-                 requested: list[int]) -> InputGuard:  # fmt: skip
+def _input_guard(
+    name: str, t: torch.Tensor, tensor_guards: dict[str, str], symbols: tuple[DynamicSymbol, ...], requested: list[int]
+) -> InputGuard:
     src = name
     size, stride = _guarded_lists(tensor_guards.get(src, ""))
     by_source = {s.source: s.symbol for s in symbols}
     shape = tuple(
         (size[i] if size and size[i] is not None else by_source.get(f"{src}.size()[{i}]", "dynamic"))
         for i in range(t.ndim)
-    )  # fmt: skip
+    )
     strides = tuple((stride[i] if stride and stride[i] is not None else "dynamic") for i in range(t.ndim))
     specialized = tuple(d for d in requested if isinstance(shape[d], int))
-    return InputGuard(name, shape, strides, str(t.dtype).removeprefix("torch."), str(t.device), t.requires_grad,
-                      tuple(requested), specialized)  # fmt: skip
+    return InputGuard(
+        name,
+        shape,
+        strides,
+        str(t.dtype).removeprefix("torch."),
+        str(t.device),
+        t.requires_grad,
+        tuple(requested),
+        specialized,
+    )
 
 
 def _guarded_lists(text: str) -> tuple[list[int | None] | None, list[int | None] | None]:
@@ -296,17 +330,31 @@ def _warnings(inputs: tuple[InputGuard, ...]) -> tuple[str, ...]:
     out = []
     for i in inputs:
         for d in i.specialized:
-            why = ("Dynamo specialises sizes 0 and 1, so the compiled graph holds only for this size; "
-                   "give an example of size >= 2") if i.shape[d] in (0, 1) else "a guard pinned it"  # fmt: skip
+            why = (
+                (
+                    "Dynamo specialises sizes 0 and 1, so the compiled graph holds only for this size; "
+                    "give an example of size >= 2"
+                )
+                if i.shape[d] in (0, 1)
+                else "a guard pinned it"
+            )
             out.append(f"{i.name} dim {d} was marked dynamic but is specialised to {i.shape[d]}: {why}")
     return tuple(out)
 
 
-def _check(manager: Any, entry: _Entry, params: list[str], inputs: list[Any], kwargs: dict[str, Any],
-           specs: Sequence[InputSpec]) -> GuardCheck:  # fmt: skip
+def _check(
+    manager: Any,
+    entry: _Entry,
+    params: list[str],
+    inputs: list[Any],
+    kwargs: dict[str, Any],
+    specs: Sequence[InputSpec],
+) -> GuardCheck:
     tensors = [i for i, a in enumerate(inputs) if isinstance(a, torch.Tensor)]
     if len(specs) != len(tensors):
-        raise DfxError(f"--check gives {len(specs)} shape(s) but the model takes {len(tensors)} tensor input(s); give one per input")
+        raise DfxError(
+            f"--check gives {len(specs)} shape(s) but the model takes {len(tensors)} tensor input(s); give one per input"
+        )
     new = list(inputs)
     for i, spec in zip(tensors, specs):
         ex = inputs[i]
@@ -315,8 +363,10 @@ def _check(manager: Any, entry: _Entry, params: list[str], inputs: list[Any], kw
     f_locals = {"self": entry, "args": tuple(new), "kwargs": kwargs}
     result = manager.check_verbose(f_locals)
     failed = () if result.result else _narrow(tuple(_split(p)[0] for p in result.verbose_code_parts), f_locals)
-    echo = tuple({"name": params[i], "shape": list(new[i].shape), "dtype": str(new[i].dtype).removeprefix("torch.")}
-                 for i in tensors)  # fmt: skip
+    echo = tuple(
+        {"name": params[i], "shape": list(new[i].shape), "dtype": str(new[i].dtype).removeprefix("torch.")}
+        for i in tensors
+    )
     return GuardCheck(echo, bool(result.result), failed)
 
 

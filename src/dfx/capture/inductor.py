@@ -34,7 +34,14 @@ import torch
 from dfx.capture.trace import capture_context
 from dfx.errors import DfxError
 
-__all__ = ["InductorKernel", "InductorPipeline", "inductor_kernels", "inductor_pipeline", "inductor_report", "runnable_model"]
+__all__ = [
+    "InductorKernel",
+    "InductorPipeline",
+    "inductor_kernels",
+    "inductor_pipeline",
+    "inductor_report",
+    "runnable_model",
+]
 
 
 class _Stop(Exception):
@@ -122,7 +129,9 @@ def _recording(pipeline: InductorPipeline):
         pipeline.post_grad_graph = str(graph)
 
     patch = {
-        "_post_fusion_custom_pass": post_fusion, "post_grad_custom_post_pass": post_grad, "fx_graph_cache": False,
+        "_post_fusion_custom_pass": post_fusion,
+        "post_grad_custom_post_pass": post_grad,
+        "fx_graph_cache": False,
         # Inductor lowers aten.cat to copy kernels (ConcatKernel) on the CPU only ("negative performance
         # impact of pointwise_cat optimization on CPU", torch/_inductor/lowering.py cat); on a GPU it
         # inlines the inputs into a pointwise cat. dfx models the GPU, so the CPU run takes the GPU's path.
@@ -251,7 +260,9 @@ def inductor_pipeline(model: torch.nn.Module, args: tuple, kwargs: dict | None =
     return pipeline
 
 
-def runnable_model(spec: str, *, batch: int = 1, seq: int | None = None, dtype: str = "float32") -> tuple[Any, tuple, dict]:
+def runnable_model(
+    spec: str, *, batch: int = 1, seq: int | None = None, dtype: str = "float32"
+) -> tuple[Any, tuple, dict]:
     """The model a spec names, on the CPU with real (random) weights and inputs, ready for Inductor.
 
     dfx's own capture builds models on the meta device; Inductor needs tensors it could run.
@@ -268,8 +279,9 @@ def runnable_model(spec: str, *, batch: int = 1, seq: int | None = None, dtype: 
     return built.model.eval(), tuple(built.args), dict(built.kwargs or {})
 
 
-def inductor_report(spec: str, program: Any, costed: Any, *, batch: int = 1, seq: int | None = None,
-                    dtype: str = "float32") -> dict[str, Any]:
+def inductor_report(
+    spec: str, program: Any, costed: Any, *, batch: int = 1, seq: int | None = None, dtype: str = "float32"
+) -> dict[str, Any]:
     """The ``inductor`` object of ``dfx compile``'s document: the real torch.compile on the CPU beside ``program``.
 
     ``pipeline`` (Dynamo, AOTAutograd and post-grad graphs as text), ``kernels`` (Inductor's fused

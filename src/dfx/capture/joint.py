@@ -60,7 +60,7 @@ class _LossOf(torch.nn.Module):
         self._n_args, self._kwarg_names = n_args, kwarg_names  # every input positional: AOTAutograd's kwargs fail
 
     def forward(self, *inputs: Any) -> tuple[torch.Tensor]:
-        args, rest = inputs[: self._n_args], inputs[self._n_args:]
+        args, rest = inputs[: self._n_args], inputs[self._n_args :]
         loss, kind = scalar_loss(getattr(self, _WRAPPED)(*args, **dict(zip(self._kwarg_names, rest))))
         self._kinds.append(kind)
         return (loss,)
@@ -84,11 +84,15 @@ def scalar_loss(out: Any) -> tuple[torch.Tensor, str]:
     if isinstance(out, torch.Tensor) and out.dim() == 0 and out.is_floating_point():
         return out, LOSS_MODEL
     logits = getattr(out, "logits", None)  # a ModelOutput's caches are not outputs to train
-    flat, _ = tree_flatten(logits if isinstance(logits, torch.Tensor) else out.to_tuple() if hasattr(out, "to_tuple") else out)
+    flat, _ = tree_flatten(
+        logits if isinstance(logits, torch.Tensor) else out.to_tuple() if hasattr(out, "to_tuple") else out
+    )
     floats = [t for t in flat if isinstance(t, torch.Tensor) and t.is_floating_point()]
     if not floats:
-        raise CaptureError("the model returns no floating-point tensor to take a training loss of; "
-                           "return its outputs (or a scalar loss) from forward")
+        raise CaptureError(
+            "the model returns no floating-point tensor to take a training loss of; "
+            "return its outputs (or a scalar loss) from forward"
+        )
     total = floats[0].sum()
     for t in floats[1:]:
         total = total + t.sum()
@@ -105,7 +109,9 @@ def _fake_state(model: torch.nn.Module, mode: FakeTensorMode) -> dict[str, torch
             continue
         with mode:
             fake = torch.empty_strided(tuple(t.shape), tuple(t.stride()), dtype=t.dtype, device="cpu")
-        state[name] = torch.nn.Parameter(fake, requires_grad=t.requires_grad) if isinstance(t, torch.nn.Parameter) else fake
+        state[name] = (
+            torch.nn.Parameter(fake, requires_grad=t.requires_grad) if isinstance(t, torch.nn.Parameter) else fake
+        )
     return {name: state[canonical[name]] for name, _ in named}
 
 
@@ -133,8 +139,12 @@ def _joint_context(model: torch.nn.Module):
         lg.setLevel(logging.CRITICAL)
     model.train()
     try:
-        with torch.inference_mode(False), torch.enable_grad(), contextlib.redirect_stderr(io.StringIO()), \
-                warnings.catch_warnings():
+        with (
+            torch.inference_mode(False),
+            torch.enable_grad(),
+            contextlib.redirect_stderr(io.StringIO()),
+            warnings.catch_warnings(),
+        ):
             warnings.simplefilter("ignore")
             yield
     finally:
@@ -145,11 +155,12 @@ def _joint_context(model: torch.nn.Module):
 
 
 def _strip(name: str) -> str:
-    return name[len(_WRAPPED) + 1:] if name.startswith(_WRAPPED + ".") else name
+    return name[len(_WRAPPED) + 1 :] if name.startswith(_WRAPPED + ".") else name
 
 
-def capture_joint(model: torch.nn.Module, args: Any = (), kwargs: dict[str, Any] | None = None,
-                  name: str | None = None) -> Graph:
+def capture_joint(
+    model: torch.nn.Module, args: Any = (), kwargs: dict[str, Any] | None = None, name: str | None = None
+) -> Graph:
     """Capture one training step's forward and backward of ``model(*args, **kwargs)`` as one graph.
 
     The model runs in training mode (dropout on, batch norm on batch statistics; its mode is
@@ -207,13 +218,19 @@ def capture_joint(model: torch.nn.Module, args: Any = (), kwargs: dict[str, Any]
     graph = _to_ir(traced, recorder, model, label)
     canonical = canonical_param_names(model)
     placeholder = {p: node for node, p in sig.inputs_to_parameters.items()}
-    gradients = {canonical.get(_strip(p), _strip(p)): [placeholder[p], node]
-                 for node, p in sig.backward_signature.gradients_to_parameters.items()}
-    meta = graph.meta + (
-        ("joint_gradients", json.dumps(gradients, sort_keys=True)),
-        ("joint_loss", sig.user_outputs[0]),
-        ("joint_loss_kind", kinds[0]),
-    ) + ((("min_cut_saved_bytes", str(min_cut)),) if min_cut is not None else ())
+    gradients = {
+        canonical.get(_strip(p), _strip(p)): [placeholder[p], node]
+        for node, p in sig.backward_signature.gradients_to_parameters.items()
+    }
+    meta = (
+        graph.meta
+        + (
+            ("joint_gradients", json.dumps(gradients, sort_keys=True)),
+            ("joint_loss", sig.user_outputs[0]),
+            ("joint_loss_kind", kinds[0]),
+        )
+        + ((("min_cut_saved_bytes", str(min_cut)),) if min_cut is not None else ())
+    )
     return replace(graph, meta=meta)
 
 
@@ -236,8 +253,13 @@ def _min_cut_saved_bytes(module: torch.fx.GraphModule, inputs: tuple, mode: Fake
 
     try:
         with mode:
-            aot_module_simplified(module, list(inputs), fw_compiler=keep, bw_compiler=keep,
-                                  partition_fn=min_cut_rematerialization_partition)
+            aot_module_simplified(
+                module,
+                list(inputs),
+                fw_compiler=keep,
+                bw_compiler=keep,
+                partition_fn=min_cut_rematerialization_partition,
+            )
     except Exception:  # the partitioner is a second opinion: without it the step is still analysed
         return None
     if not graphs:

@@ -47,7 +47,9 @@ def to_spec(t: torch.Tensor) -> TensorSpec:
 
 # Data-dependent sizes met while propagating (an unbacked symbol such as u0 from a boolean mask or
 # nonzero), as "u0 <= 64" strings; AtenRecorder collects them per run.
-_DATA_DEPENDENT: contextvars.ContextVar[dict[str, int] | None] = contextvars.ContextVar("dfx_data_dependent", default=None)
+_DATA_DEPENDENT: contextvars.ContextVar[dict[str, int] | None] = contextvars.ContextVar(
+    "dfx_data_dependent", default=None
+)
 # The routing tracker of the run in progress: top-k routed sizes it knows are costed at their
 # balanced share of the routed total, not their upper bound (dfx.capture.routing).
 _ROUTING: contextvars.ContextVar[RoutingTracker | None] = contextvars.ContextVar("dfx_routing", default=None)
@@ -85,7 +87,9 @@ def _concrete(size: Any) -> int:
                 for sym in sorted(expr.free_symbols, key=str):  # u0, not the 16*u0 of a stride
                     seen[str(sym)] = int(env.bound_sympy(sym).upper)
             return int(upper)
-        raise ValueError(f"data-dependent size {size} has no upper bound; give an example whose sizes do not depend on data")
+        raise ValueError(
+            f"data-dependent size {size} has no upper bound; give an example whose sizes do not depend on data"
+        )
     return int(size)
 
 

@@ -73,8 +73,20 @@ class ClassSlice:
 # Ops that keep which elements are non-zero, so a class slice stays one through them (and ne, gt
 # against 0, checked in _keeps_nonzero).
 _KEEPS_NONZERO = {
-    "view", "_unsafe_view", "reshape", "squeeze", "unsqueeze", "permute", "transpose", "t", "clone",
-    "contiguous", "_to_copy", "alias", "detach", "flatten",
+    "view",
+    "_unsafe_view",
+    "reshape",
+    "squeeze",
+    "unsqueeze",
+    "permute",
+    "transpose",
+    "t",
+    "clone",
+    "contiguous",
+    "_to_copy",
+    "alias",
+    "detach",
+    "flatten",
 }
 # Ops whose first output's leading size counts the non-zeros of a boolean input.
 _COUNTS_NONZERO = {"nonzero", "argwhere", "masked_select", "index"}
@@ -184,7 +196,9 @@ class RoutingTracker:
                 self._tags[out] = ClassSlice(tag.group, tag.classes, tag.total, index % tag.classes)
                 return
             axis = axis - 1 if d is not None and d < axis else axis
-        elif name in ("clone", "contiguous", "_to_copy", "alias", "detach") or (name in ("ne", "gt") and _keeps_nonzero(name, args)):
+        elif name in ("clone", "contiguous", "_to_copy", "alias", "detach") or (
+            name in ("ne", "gt") and _keeps_nonzero(name, args)
+        ):
             pass  # the same layout
         else:
             return
@@ -192,7 +206,11 @@ class RoutingTracker:
             self._tags[out] = OneHot(tag.group, tag.classes, tag.total, axis)
 
     def _count(self, name: str, args: tuple, out: Any) -> None:
-        masks = [v for v in tree_flatten(args)[0] if isinstance(v, torch.Tensor) and isinstance(self._tags.get(v), ClassSlice)]
+        masks = [
+            v
+            for v in tree_flatten(args)[0]
+            if isinstance(v, torch.Tensor) and isinstance(self._tags.get(v), ClassSlice)
+        ]
         if not masks:
             return
         tag = self._tags[masks[0]]

@@ -41,8 +41,12 @@ from dfx.ir import Edge, Graph
 __all__ = ["GuardFailure", "SymbolicCapture", "capture_symbolic", "state_shapes"]
 
 _MAX_SIZE = 1 << 24  # the symbols' upper bound: far beyond any sequence or batch dfx accepts
-_ASSERTS = ("aten._assert_scalar", "aten.sym_constrain_range_for_size", "aten.sym_constrain_range",
-            "aten._assert_async")  # fmt: skip
+_ASSERTS = (
+    "aten._assert_scalar",
+    "aten.sym_constrain_range_for_size",
+    "aten.sym_constrain_range",
+    "aten._assert_async",
+)
 
 
 class GuardFailure(CaptureError):
@@ -104,7 +108,9 @@ class SymbolicCapture:
                 warnings.simplefilter("ignore")
                 recorder.run(*traced.inputs)
         except Exception as exc:  # noqa: BLE001 - any torch failure is this size's capture failing
-            raise CaptureError(f"propagation at batch {batch}, seq {seq} failed: {str(exc).splitlines()[0][:200]}") from None
+            raise CaptureError(
+                f"propagation at batch {batch}, seq {seq} failed: {str(exc).splitlines()[0][:200]}"
+            ) from None
         graph = _check_returns_tensors(_to_ir(traced, recorder, self._model, self.name), self._model)
         return _renamed(graph, self._names)
 
@@ -155,8 +161,10 @@ class SymbolicCapture:
                 inputs.append(val)
                 continue
             mark = marks.get(node.name, {})
-            shape = tuple(batch if mark.get(d) == "batch" else seq if mark.get(d) == "seq" else int(s)
-                          for d, s in enumerate(val.shape))
+            shape = tuple(
+                batch if mark.get(d) == "batch" else seq if mark.get(d) == "seq" else int(s)
+                for d, s in enumerate(val.shape)
+            )
             with mode:
                 inputs.append(torch.empty(shape, dtype=val.dtype, device=val.device))
             if mark == {} and any(not isinstance(s, int) for s in val.shape):
@@ -229,8 +237,12 @@ def _renamed(graph: Graph, names: dict[str, str]) -> Graph:
         return "%" + names.get(m.group(1), m.group(1))
 
     nodes = tuple(
-        replace(n, name=names.get(n.name, n.name), inputs=tuple(Edge(names.get(e.src, e.src), e.index) for e in n.inputs),
-                args_repr=_REF.sub(ref, n.args_repr))
+        replace(
+            n,
+            name=names.get(n.name, n.name),
+            inputs=tuple(Edge(names.get(e.src, e.src), e.index) for e in n.inputs),
+            args_repr=_REF.sub(ref, n.args_repr),
+        )
         for n in graph.nodes
     )
     return replace(graph, nodes=nodes)
@@ -269,11 +281,20 @@ def capture_symbolic(
         The export failed, or a size the caller asked to leave symbolic was specialised by the model
         (torch's constraint violation: for example a table sized to seq): capture without it.
     """
-    if (symbolic_batch and batch < 2) or (symbolic_seq and seq < 2) or (symbolic_batch and symbolic_seq and batch == seq):
-        raise CaptureError(f"symbolic capture needs example sizes of at least 2 that differ, got batch {batch}, seq {seq}")
+    if (
+        (symbolic_batch and batch < 2)
+        or (symbolic_seq and seq < 2)
+        or (symbolic_batch and symbolic_seq and batch == seq)
+    ):
+        raise CaptureError(
+            f"symbolic capture needs example sizes of at least 2 that differ, got batch {batch}, seq {seq}"
+        )
     kwargs = dict(kwargs or {})
     args, kwargs = _match_device(model, tuple(args), kwargs)
-    dims = {"batch": torch.export.Dim("batch", min=2, max=_MAX_SIZE), "seq": torch.export.Dim("seq", min=2, max=_MAX_SIZE)}
+    dims = {
+        "batch": torch.export.Dim("batch", min=2, max=_MAX_SIZE),
+        "seq": torch.export.Dim("seq", min=2, max=_MAX_SIZE),
+    }
     marks_of: dict[int, dict[int, str]] = {}  # id(tensor) -> {dim: "batch" | "seq"}
 
     def mark(v: Any) -> Any:
@@ -294,7 +315,9 @@ def capture_symbolic(
             warnings.simplefilter("ignore")
             ep = torch.export.export(model, args, kwargs, strict=False, dynamic_shapes=dynamic)
     except Exception as exc:  # noqa: BLE001 - a specialised size, or any export failure: the caller captures concretely
-        raise CaptureError(f"symbolic export failed: {type(exc).__name__}: {str(exc).strip().splitlines()[0][:200]}") from None
+        raise CaptureError(
+            f"symbolic export failed: {type(exc).__name__}: {str(exc).strip().splitlines()[0][:200]}"
+        ) from None
     symbols: dict[str, Any] = {}
     users = [s.arg.name for s in ep.graph_signature.input_specs if s.kind.name == "USER_INPUT"]
     placeholders = {n.name: n for n in ep.graph_module.graph.nodes if n.op == "placeholder"}
@@ -306,9 +329,18 @@ def capture_symbolic(
             if expr is None or not expr.is_Symbol:
                 raise CaptureError(f"the model specialised its {which} size; capture it concretely")
             if symbols.setdefault(which, expr) != expr:
-                raise CaptureError(f"the model ties two inputs' {which} sizes to different symbols; capture it concretely")
-    return SymbolicCapture(name or type(model).__name__, symbolic_batch and "batch" in symbols,
-                           symbolic_seq and "seq" in symbols, marks, ep, model, symbols)
+                raise CaptureError(
+                    f"the model ties two inputs' {which} sizes to different symbols; capture it concretely"
+                )
+    return SymbolicCapture(
+        name or type(model).__name__,
+        symbolic_batch and "batch" in symbols,
+        symbolic_seq and "seq" in symbols,
+        marks,
+        ep,
+        model,
+        symbols,
+    )
 
 
 def state_shapes(model: torch.nn.Module) -> tuple[tuple[str, tuple[int, ...]], ...]:

@@ -172,7 +172,9 @@ def _attr_param_map(gm: torch.nn.Module, model: torch.nn.Module) -> dict[str, st
     """
     by_id: dict[int, str] = {}
     canonical = canonical_param_names(model)
-    for name, t in list(model.named_parameters(remove_duplicate=False)) + list(model.named_buffers(remove_duplicate=False)):
+    for name, t in list(model.named_parameters(remove_duplicate=False)) + list(
+        model.named_buffers(remove_duplicate=False)
+    ):
         by_id.setdefault(id(t), canonical[name])
     out: dict[str, str] = {}
     named = list(gm.named_parameters(remove_duplicate=False)) + list(gm.named_buffers(remove_duplicate=False))

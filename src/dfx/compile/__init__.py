@@ -17,9 +17,27 @@ from dfx.costs.record import CostedGraph
 from dfx.hardware import HardwareProfile
 
 __all__ = [
-    "LATE_PASSES", "SCHEMA", "Kernel", "KernelKind", "KernelSchedule", "Pass", "PassResult", "Policy", "Program",
-    "StageRecord", "compile_program", "core_count", "eager_program", "list_schedule", "lower_eager", "passes_for", "placement_pass",
-    "policy_for", "run_passes", "schedule_pass", "target_of",
+    "LATE_PASSES",
+    "SCHEMA",
+    "Kernel",
+    "KernelKind",
+    "KernelSchedule",
+    "Pass",
+    "PassResult",
+    "Policy",
+    "Program",
+    "StageRecord",
+    "compile_program",
+    "core_count",
+    "eager_program",
+    "list_schedule",
+    "lower_eager",
+    "passes_for",
+    "placement_pass",
+    "policy_for",
+    "run_passes",
+    "schedule_pass",
+    "target_of",
 ]
 
 

@@ -19,36 +19,58 @@ if TYPE_CHECKING:
 __all__ = ["register"]
 
 MODEL_HELP = "A built-in model (see `dfx models`), path/to/file.py:ClassOrFactory, or hf:NAME_OR_CONFIG."
-INDUCTOR_HELP = ("Also run the real torch.compile on the CPU and show its Dynamo, AOTAutograd and post-grad graphs "
-                 "and Inductor's fused kernels beside dfx's (default: on for GPU profiles, except with --json).")
+INDUCTOR_HELP = (
+    "Also run the real torch.compile on the CPU and show its Dynamo, AOTAutograd and post-grad graphs "
+    "and Inductor's fused kernels beside dfx's (default: on for GPU profiles, except with --json)."
+)
+
 
 def _print_program(doc: CompileDoc, console: Any, top: int) -> None:
     from rich.table import Table
 
     from dfx.report.console import format_bytes
 
-    console.print(f"[bold]{doc.graph_name}[/bold] on [bold]{doc.profile}[/bold]: target {doc.target}, "
-                  f"schedule {doc.commitment}")
+    console.print(
+        f"[bold]{doc.graph_name}[/bold] on [bold]{doc.profile}[/bold]: target {doc.target}, schedule {doc.commitment}"
+    )
     stages = Table(title="stages", show_lines=False)
     for col in ("stage", "nodes", "kernels", "tiles", "off-chip", "changed", "notes"):
         stages.add_column(col, overflow="fold")
     for s in doc.stages:
-        stages.add_row(s.name, str(s.nodes), str(s.kernels), str(s.tiles), format_bytes(s.offchip_bytes),
-                       "yes" if s.modified else "no", "; ".join(s.notes))
+        stages.add_row(
+            s.name,
+            str(s.nodes),
+            str(s.kernels),
+            str(s.tiles),
+            format_bytes(s.offchip_bytes),
+            "yes" if s.modified else "no",
+            "; ".join(s.notes),
+        )
     console.print(stages)
     kernels = Table(title=f"kernels ({min(top, len(doc.kernels))} of {len(doc.kernels)})")
     for col in ("kernel", "kind", "nodes", "off-chip", "on-chip", "tiles", "tile", "why"):
         kernels.add_column(col, overflow="fold")
     for k in doc.kernels[:top]:
-        kernels.add_row(k.name, k.kind, " ".join(k.nodes), format_bytes(k.offchip_bytes),
-                        format_bytes(k.onchip_bytes), str(k.tiles), "x".join(map(str, k.tile_shape)), k.reason)
+        kernels.add_row(
+            k.name,
+            k.kind,
+            " ".join(k.nodes),
+            format_bytes(k.offchip_bytes),
+            format_bytes(k.onchip_bytes),
+            str(k.tiles),
+            "x".join(map(str, k.tile_shape)),
+            k.reason,
+        )
     console.print(kernels)
 
 
 def _print_inductor(inductor: Mapping[str, Any], console: Any) -> None:
     console.print("[bold]torch.compile on this machine (Inductor, CPU backend)[/bold]")
-    for key, title in (("dynamo_graph", "Dynamo graph"), ("aot_forward_graph", "AOTAutograd forward graph"),
-                       ("post_grad_graph", "Inductor post-grad graph")):
+    for key, title in (
+        ("dynamo_graph", "Dynamo graph"),
+        ("aot_forward_graph", "AOTAutograd forward graph"),
+        ("post_grad_graph", "Inductor post-grad graph"),
+    ):
         text = inductor["pipeline"][key]
         console.print(f"  {title}: {text.count(chr(10))} lines (written in full with --out)")
     console.print("  Inductor's kernels after fusion (dfx nodes they compute):")
@@ -67,7 +89,9 @@ def compile_command(
     seq: Optional[int] = typer.Option(None, help="Sequence length (default: the model's own)."),
     dtype: str = typer.Option("fp32", help="fp32, bf16 or fp16."),
     as_json: bool = typer.Option(False, "--json", help="Print the dfx.compile/1 document to stdout."),
-    out: Optional[Path] = typer.Option(None, help="Write compile.json, fusion.dot (and .svg with Graphviz), and Inductor's graphs."),
+    out: Optional[Path] = typer.Option(
+        None, help="Write compile.json, fusion.dot (and .svg with Graphviz), and Inductor's graphs."
+    ),
     force: bool = typer.Option(False, help="Overwrite files that already exist in --out."),
     inductor: Optional[bool] = typer.Option(None, "--inductor/--no-inductor", help=INDUCTOR_HELP),
     top: int = typer.Option(20, help="How many kernels to list."),
@@ -92,13 +116,18 @@ def compile_command(
     if run_inductor:
         from dfx.capture.inductor import inductor_report
 
-        record = replace(record, inductor=inductor_report(model, program, costed, batch=batch or 1, seq=seq, dtype=dtype_name))
+        record = replace(
+            record, inductor=inductor_report(model, program, costed, batch=batch or 1, seq=seq, dtype=dtype_name)
+        )
     doc = record.to_dict()
     if out is not None:
         from dfx.viz.dot import graphviz_available, render_dot
         from dfx.viz.fusion import fusion_dot
 
-        files: dict[str, str | bytes] = {"compile.json": json.dumps(doc, indent=1), "fusion.dot": fusion_dot(record, graph.to_dict())}
+        files: dict[str, str | bytes] = {
+            "compile.json": json.dumps(doc, indent=1),
+            "fusion.dot": fusion_dot(record, graph.to_dict()),
+        }
         if graphviz_available():
             svg = render_dot(files["fusion.dot"], "svg")
             if svg is not None:

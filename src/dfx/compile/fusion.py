@@ -28,8 +28,15 @@ from dfx.costs.record import CostedGraph
 from dfx.hardware import HardwareProfile
 
 __all__ = [
-    "CACHE_STATS", "FusionDecision", "FusionRules", "Group", "clear_fusion_cache", "fuse", "fusion_pass",
-    "kernels_from_groups", "streaming_kernels",
+    "CACHE_STATS",
+    "FusionDecision",
+    "FusionRules",
+    "Group",
+    "clear_fusion_cache",
+    "fuse",
+    "fusion_pass",
+    "kernels_from_groups",
+    "streaming_kernels",
 ]
 
 _MAX_ROUNDS = 10  # Inductor's Scheduler.fuse_nodes: `for i in range(10)` rounds of fuse_nodes_once
@@ -105,8 +112,15 @@ class FusionDecision:
 def _singleton(name: str, flow: Dataflow) -> Group:
     op = flow.ops[name]
     return Group(
-        nodes=[name], kinds={op.kind}, numel=op.numel, rnumel=op.rnumel, extern=int(op.extern),
-        reads={**flow.reads[name], **flow.params[name]}, writes=dict(flow.outputs[name]), first=op.pos, last=op.pos,
+        nodes=[name],
+        kinds={op.kind},
+        numel=op.numel,
+        rnumel=op.rnumel,
+        extern=int(op.extern),
+        reads={**flow.reads[name], **flow.params[name]},
+        writes=dict(flow.outputs[name]),
+        first=op.pos,
+        last=op.pos,
         consumers=set(flow.successors(name)) - {name},
     )
 
@@ -114,8 +128,9 @@ def _singleton(name: str, flow: Dataflow) -> Group:
 def crossing_bytes(a: Group, b: Group) -> int:
     """Bytes of the tensors one group writes and the other reads (what fusing them keeps on chip)."""
     # sums over the common keys (dict views intersect by walking the smaller): integers, so any order
-    return (sum(b.reads[k] for k in a.writes.keys() & b.reads.keys())
-            + sum(a.reads[k] for k in b.writes.keys() & a.reads.keys()))
+    return sum(b.reads[k] for k in a.writes.keys() & b.reads.keys()) + sum(
+        a.reads[k] for k in b.writes.keys() & a.reads.keys()
+    )
 
 
 def _shared(a: Group, b: Group) -> tuple[int, bool]:
@@ -149,10 +164,17 @@ def _absorb(a: Group, b: Group, reason: str, pos: dict[str, int]) -> Group:
     consumers |= small.consumers
     consumers.difference_update(a.nodes, b.nodes)
     return Group(
-        nodes=nodes, kinds=a.kinds | b.kinds, numel=red.numel, rnumel=red.rnumel,
-        extern=a.extern + b.extern, reads=reads, writes=writes,
-        first=min(a.first, b.first), last=max(a.last, b.last),
-        internal_bytes=a.internal_bytes + b.internal_bytes + internal, reasons=a.reasons + b.reasons + [reason],
+        nodes=nodes,
+        kinds=a.kinds | b.kinds,
+        numel=red.numel,
+        rnumel=red.rnumel,
+        extern=a.extern + b.extern,
+        reads=reads,
+        writes=writes,
+        first=min(a.first, b.first),
+        last=max(a.last, b.last),
+        internal_bytes=a.internal_bytes + b.internal_bytes + internal,
+        reasons=a.reasons + b.reasons + [reason],
         consumers=consumers,
     )
 
@@ -355,11 +377,19 @@ def kernels_from_groups(costed: CostedGraph, flow: Dataflow, groups: list[Group]
         reason = g.reasons[0] if g.reasons else f"{source}: runs alone"
         if len(g.reasons) > 1:
             reason += f" (+{len(g.reasons) - 1} more fusions)"
-        kernels.append(Kernel(
-            name=name, nodes=tuple(g.nodes), kind=_kind(g), flops=sum(costed[n].cost.flops for n in g.nodes),
-            offchip_bytes=sum(flow.traffic[n] for n in g.nodes) - onchip, onchip_bytes=onchip,
-            deps=tuple(kdeps), dtype=costed[dtype_node].dtype, reason=reason,
-        ))
+        kernels.append(
+            Kernel(
+                name=name,
+                nodes=tuple(g.nodes),
+                kind=_kind(g),
+                flops=sum(costed[n].cost.flops for n in g.nodes),
+                offchip_bytes=sum(flow.traffic[n] for n in g.nodes) - onchip,
+                onchip_bytes=onchip,
+                deps=tuple(kdeps),
+                dtype=costed[dtype_node].dtype,
+                reason=reason,
+            )
+        )
     return tuple(kernels)
 
 
@@ -378,12 +408,20 @@ def streaming_kernels(costed: CostedGraph, flow: Dataflow, groups: list[Group], 
         onchip = flow.onchip_by_node(set(g.nodes))
         why = g.reasons[0] if g.reasons else f"{source}: a region of one operator"
         for n in g.nodes:
-            kernels.append(Kernel(
-                name=kernel_of[n], nodes=(n,), kind=flow.ops[n].kind, flops=costed[n].cost.flops,
-                offchip_bytes=flow.traffic[n] - onchip[n], onchip_bytes=onchip[n],
-                deps=tuple(d for d in deps[n] if d != kernel_of[n]), dtype=costed[n].dtype,
-                reason=f"region r{r} of {len(g.nodes)} operators: {why}", region=f"r{r}",
-            ))
+            kernels.append(
+                Kernel(
+                    name=kernel_of[n],
+                    nodes=(n,),
+                    kind=flow.ops[n].kind,
+                    flops=costed[n].cost.flops,
+                    offchip_bytes=flow.traffic[n] - onchip[n],
+                    onchip_bytes=onchip[n],
+                    deps=tuple(d for d in deps[n] if d != kernel_of[n]),
+                    dtype=costed[n].dtype,
+                    reason=f"region r{r} of {len(g.nodes)} operators: {why}",
+                    region=f"r{r}",
+                )
+            )
     return tuple(kernels)
 
 
@@ -432,8 +470,9 @@ def fusion_pass(rules: FusionRules):
                 for k in [k for k, (ref, _, _) in _FUSED.items() if ref() is None]:
                     del _FUSED[k]
                 _FUSED[key] = (weakref.ref(costed), program.kernels, (kernels, decisions, notes, modified))
-        new = replace(program, target=rules.target, kernels=kernels,
-                      meta={**program.meta, "fusion_decisions": decisions})
+        new = replace(
+            program, target=rules.target, kernels=kernels, meta={**program.meta, "fusion_decisions": decisions}
+        )
         return PassResult(new, modified=modified, notes=notes)
 
     return run

@@ -24,14 +24,43 @@ __all__ = ["OpInfo", "op_info"]
 # aten overload packets that reduce (Inductor lowers them to a Reduction IR node). Source:
 # torch/_inductor/lowering.py registers these through ``make_reduction`` / ``var_mean`` / ``softmax``
 # decompositions. Scans (cumsum) and sorts are kept apart: Inductor does not fuse them like reductions.
-_REDUCE_PACKETS = frozenset({
-    "aten.sum", "aten.nansum", "aten.mean", "aten.nanmean", "aten.amax", "aten.amin", "aten.max", "aten.min",
-    "aten.prod", "aten.argmax", "aten.argmin", "aten.any", "aten.all", "aten.var", "aten.var_mean",
-    "aten.std", "aten.std_mean", "aten.linalg_vector_norm", "aten.norm", "aten.logsumexp", "aten.aminmax",
-    "aten.count_nonzero",
-})
-_NORM_LAST_DIMS = frozenset({"aten._softmax", "aten.softmax", "aten._safe_softmax", "aten._log_softmax",
-                             "aten.log_softmax", "aten.special_softmax", "aten.special_log_softmax"})
+_REDUCE_PACKETS = frozenset(
+    {
+        "aten.sum",
+        "aten.nansum",
+        "aten.mean",
+        "aten.nanmean",
+        "aten.amax",
+        "aten.amin",
+        "aten.max",
+        "aten.min",
+        "aten.prod",
+        "aten.argmax",
+        "aten.argmin",
+        "aten.any",
+        "aten.all",
+        "aten.var",
+        "aten.var_mean",
+        "aten.std",
+        "aten.std_mean",
+        "aten.linalg_vector_norm",
+        "aten.norm",
+        "aten.logsumexp",
+        "aten.aminmax",
+        "aten.count_nonzero",
+    }
+)
+_NORM_LAST_DIMS = frozenset(
+    {
+        "aten._softmax",
+        "aten.softmax",
+        "aten._safe_softmax",
+        "aten._log_softmax",
+        "aten.log_softmax",
+        "aten.special_softmax",
+        "aten.special_log_softmax",
+    }
+)
 _NORM_SHAPED = frozenset({"aten.native_layer_norm", "aten.layer_norm", "aten.rms_norm", "aten._fused_rms_norm"})
 # Eval-mode batch norm uses the running statistics: a pointwise scale and shift (Inductor lowers it so).
 _POINTWISE_NORMS = frozenset({"aten._native_batch_norm_legit_no_training"})

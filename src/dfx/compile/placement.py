@@ -34,8 +34,15 @@ from dfx.compile.program import Kernel, KernelKind, Program
 from dfx.costs.record import CostedGraph
 from dfx.hardware import HardwareProfile, Kind
 
-__all__ = ["GEMM_TILE_ELEMS", "GPU_BLOCK_ELEMS", "CPU_GRAIN_ELEMS", "core_count", "estimate_tiles",
-           "kernel_cores", "placement_pass"]
+__all__ = [
+    "GEMM_TILE_ELEMS",
+    "GPU_BLOCK_ELEMS",
+    "CPU_GRAIN_ELEMS",
+    "core_count",
+    "estimate_tiles",
+    "kernel_cores",
+    "placement_pass",
+]
 
 GEMM_TILE_ELEMS = 128 * 128  # CUTLASS's default tensor-core threadblock tile (M x N outputs)
 GPU_BLOCK_ELEMS = 1024  # Inductor's largest pointwise XBLOCK

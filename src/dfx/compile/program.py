@@ -120,10 +120,22 @@ class Kernel:
     def to_record(self) -> CompileKernelRecord:
         """The document's kernel record (``kernels[]`` of ``dfx.compile/1``)."""
         return CompileKernelRecord(
-            name=self.name, nodes=tuple(self.nodes), kind=self.kind.value, flops=self.flops,
-            offchip_bytes=self.offchip_bytes, onchip_bytes=self.onchip_bytes, deps=tuple(self.deps), dtype=self.dtype,
-            tiles=self.tiles, tile_shape=tuple(self.tile_shape), cores=self.cores, chip=self.chip, reason=self.reason,
-            region=self.region, tile_time_s=self.tile_time_s, tile_traffic_bytes=self.tile_traffic_bytes,
+            name=self.name,
+            nodes=tuple(self.nodes),
+            kind=self.kind.value,
+            flops=self.flops,
+            offchip_bytes=self.offchip_bytes,
+            onchip_bytes=self.onchip_bytes,
+            deps=tuple(self.deps),
+            dtype=self.dtype,
+            tiles=self.tiles,
+            tile_shape=tuple(self.tile_shape),
+            cores=self.cores,
+            chip=self.chip,
+            reason=self.reason,
+            region=self.region,
+            tile_time_s=self.tile_time_s,
+            tile_traffic_bytes=self.tile_traffic_bytes,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -147,8 +159,15 @@ class StageRecord:
 
     def to_record(self) -> StageDoc:
         """The documents' stage record (``stages[]`` of ``dfx.compile/1`` and of ``program``)."""
-        return StageDoc(name=self.name, nodes=self.nodes, kernels=self.kernels, tiles=self.tiles,
-                        offchip_bytes=self.offchip_bytes, modified=self.modified, notes=tuple(self.notes))
+        return StageDoc(
+            name=self.name,
+            nodes=self.nodes,
+            kernels=self.kernels,
+            tiles=self.tiles,
+            offchip_bytes=self.offchip_bytes,
+            modified=self.modified,
+            notes=tuple(self.notes),
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return self.to_record().to_dict()
@@ -201,16 +220,27 @@ class Program:
 
     def record(self, name: str, modified: bool, notes: tuple[str, ...] = ()) -> StageRecord:
         """This program's :class:`StageRecord` after the pass ``name``."""
-        return StageRecord(name, self.node_count, len(self.kernels), self.tile_count, self.offchip_bytes, modified, notes)
+        return StageRecord(
+            name, self.node_count, len(self.kernels), self.tile_count, self.offchip_bytes, modified, notes
+        )
 
     def to_record(self) -> CompileDoc:
         """The ``dfx.compile/1`` document as its record (``dfx.schema.compile``)."""
         return CompileDoc(
-            schema=SCHEMA, graph_name=self.graph_name, profile=self.profile_id, target=self.target,
-            commitment=self.commitment, stages=tuple(s.to_record() for s in self.stages),
+            schema=SCHEMA,
+            graph_name=self.graph_name,
+            profile=self.profile_id,
+            target=self.target,
+            commitment=self.commitment,
+            stages=tuple(s.to_record() for s in self.stages),
             kernels=tuple(k.to_record() for k in self.kernels),
-            totals=CompileTotalsRecord(kernels=len(self.kernels), nodes=self.node_count, tiles=self.tile_count,
-                                       flops=self.flops, offchip_bytes=self.offchip_bytes),
+            totals=CompileTotalsRecord(
+                kernels=len(self.kernels),
+                nodes=self.node_count,
+                tiles=self.tile_count,
+                flops=self.flops,
+                offchip_bytes=self.offchip_bytes,
+            ),
         )
 
     def to_dict(self) -> dict[str, Any]:

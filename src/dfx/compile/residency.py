@@ -40,9 +40,13 @@ def _resident(program: Program, costed: CostedGraph, profile: HardwareProfile) -
         on = sum(onchip[n] for n in k.nodes)
         kernels.append(k.with_(offchip_bytes=traffic - on, onchip_bytes=on) if k.nodes else k)
     moved = program.offchip_bytes - sum(k.offchip_bytes for k in kernels)
-    new = replace(program, kernels=tuple(kernels), meta={**program.meta, "resident_weight_bytes": costed.unique_parameter_bytes()})
-    notes = (f"weights resident on chip ({costed.unique_parameter_bytes()} B, loaded once): "
-             f"{moved} B of weight reads move on chip",)
+    new = replace(
+        program, kernels=tuple(kernels), meta={**program.meta, "resident_weight_bytes": costed.unique_parameter_bytes()}
+    )
+    notes = (
+        f"weights resident on chip ({costed.unique_parameter_bytes()} B, loaded once): "
+        f"{moved} B of weight reads move on chip",
+    )
     return PassResult(new, modified=moved > 0, notes=notes)
 
 

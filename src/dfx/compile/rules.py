@@ -25,7 +25,9 @@ __all__ = ["DataflowRules", "InductorRules", "XlaRules", "iteration_spaces_fuse"
 
 INDUCTOR_SOURCE = "torch/_inductor/scheduler.py Scheduler.can_fuse; codegen/simd.py SIMDScheduling.can_fuse"
 XLA_SOURCE = "xla/service/instruction_fusion.cc, multi_output_fusion.cc, cpu/cpu_instruction_fusion.cc (output fusion)"
-DATAFLOW_SOURCE = "operators stream on chip (Groq ISCA 2020; Cerebras weight streaming; torch-spyre dataflow_architecture.md)"
+DATAFLOW_SOURCE = (
+    "operators stream on chip (Groq ISCA 2020; Cerebras weight streaming; torch-spyre dataflow_architecture.md)"
+)
 
 
 def iteration_spaces_fuse(a: Group, b: Group) -> bool:
@@ -63,7 +65,10 @@ class InductorRules:
     def can_fuse(self, a: Group, b: Group, vertical: bool, flow: Dataflow) -> tuple[bool, str]:
         if a.extern or b.extern:
             lib = a if a.extern else b
-            return False, f"inductor: {lib.label()} is a library call (cuBLAS/flash attention); extern kernels never fuse"
+            return (
+                False,
+                f"inductor: {lib.label()} is a library call (cuBLAS/flash attention); extern kernels never fuse",
+            )
         if vertical and a.pointwise_only and any(k in b.reads for k in a.writes):
             return True, (
                 f"inductor: pointwise {a.label()} inlined into its consumer (lowering composes Pointwise "
@@ -146,4 +151,7 @@ class DataflowRules:
         if need > self.capacity_bytes:
             return False, f"dataflow: region intermediates {need:.3g} B exceed on-chip {self.capacity_bytes:.3g} B"
         how = "streams into" if vertical else "shares its input stream with"
-        return True, f"dataflow: {a.label()} {how} {b.label()} on chip ({need:.3g} B of {self.capacity_bytes:.3g} B) [{DATAFLOW_SOURCE}]"
+        return (
+            True,
+            f"dataflow: {a.label()} {how} {b.label()} on chip ({need:.3g} B of {self.capacity_bytes:.3g} B) [{DATAFLOW_SOURCE}]",
+        )

@@ -51,8 +51,16 @@ from dfx.compile.program import Program
 from dfx.costs.record import CostedGraph
 from dfx.hardware import Commitment, HardwareProfile
 
-__all__ = ["KernelSchedule", "Policy", "Slot", "list_schedule", "policy_for", "priority_order", "schedule_pass",
-           "upward_rank"]
+__all__ = [
+    "KernelSchedule",
+    "Policy",
+    "Slot",
+    "list_schedule",
+    "policy_for",
+    "priority_order",
+    "schedule_pass",
+    "upward_rank",
+]
 
 
 class Policy(str, Enum):
@@ -81,8 +89,13 @@ class Slot:
     chip: int = 0
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kernel": self.kernel, "start_s": self.start_s, "end_s": self.end_s, "cores": self.cores,
-                "chip": self.chip}
+        return {
+            "kernel": self.kernel,
+            "start_s": self.start_s,
+            "end_s": self.end_s,
+            "cores": self.cores,
+            "chip": self.chip,
+        }
 
 
 @dataclass(frozen=True)
@@ -132,8 +145,15 @@ def priority_order(program: Program, durations_s: Mapping[str, float]) -> list[i
     return sorted(range(len(rank)), key=lambda i: (-rank[i], i))
 
 
-def _static(program: Program, d: list[float], deps: list[list[int]], cores: list[int], chips: list[int],
-            total: int, order: list[int]) -> list[tuple[float, float]]:
+def _static(
+    program: Program,
+    d: list[float],
+    deps: list[list[int]],
+    cores: list[int],
+    chips: list[int],
+    total: int,
+    order: list[int],
+) -> list[tuple[float, float]]:
     """In-order issue: each kernel at the earliest time >= the previous start with its inputs and cores."""
     times: list[tuple[float, float]] = [(0.0, 0.0)] * len(d)
     running: dict[int, list[tuple[float, int]]] = {}  # chip -> heap of (end, cores) of started kernels
@@ -155,8 +175,15 @@ def _static(program: Program, d: list[float], deps: list[list[int]], cores: list
     return times
 
 
-def _dynamic(program: Program, d: list[float], deps: list[list[int]], cores: list[int], chips: list[int],
-             total: int, order: list[int]) -> list[tuple[float, float]]:
+def _dynamic(
+    program: Program,
+    d: list[float],
+    deps: list[list[int]],
+    cores: list[int],
+    chips: list[int],
+    total: int,
+    order: list[int],
+) -> list[tuple[float, float]]:
     """A ready list in rank order; at every completion each ready kernel that fits starts."""
     n = len(d)
     key = {i: pos for pos, i in enumerate(order)}
@@ -197,8 +224,9 @@ def _dynamic(program: Program, d: list[float], deps: list[list[int]], cores: lis
     return times
 
 
-def list_schedule(program: Program, durations_s: Mapping[str, float], cores_per_chip: int,
-                  policy: Policy | str) -> KernelSchedule:
+def list_schedule(
+    program: Program, durations_s: Mapping[str, float], cores_per_chip: int, policy: Policy | str
+) -> KernelSchedule:
     """Schedule ``program``'s kernels on chips of ``cores_per_chip`` cores under ``policy``.
 
     Parameters
@@ -239,8 +267,11 @@ def list_schedule(program: Program, durations_s: Mapping[str, float], cores_per_
 
 def _schedule(program: Program, costed: CostedGraph, profile: HardwareProfile) -> PassResult:
     policy = policy_for(profile.scheduling.commitment)
-    why = ("the compiler fixes the issue order (static commitment)" if policy is Policy.STATIC
-           else f"the run time picks ready kernels ({profile.scheduling.commitment.value} commitment)")
+    why = (
+        "the compiler fixes the issue order (static commitment)"
+        if policy is Policy.STATIC
+        else f"the run time picks ready kernels ({profile.scheduling.commitment.value} commitment)"
+    )
     new = replace(program, meta={**program.meta, "schedule_policy": policy.value})
     return PassResult(new, program.meta.get("schedule_policy") != policy.value, (f"{policy.value}: {why}",))
 

@@ -96,7 +96,9 @@ def gemm_of(node: CostedNode):  # -> dfx.arch.memory.tiling.Gemm | None
     call = max(matmul, key=lambda c: c.cost.flops)
     flops = dict(call.flops_by_category).get(Category.MATMUL.value, call.cost.flops)
     aten = next((a for a in node.node.aten_calls if a.op == call.op), None)
-    out = aten.outputs[0] if aten is not None and aten.outputs else (node.node.outputs[0] if node.node.outputs else None)
+    out = (
+        aten.outputs[0] if aten is not None and aten.outputs else (node.node.outputs[0] if node.node.outputs else None)
+    )
     if out is None or out.ndim < 1 or flops <= 0:
         return None
     if "conv" in call.op and out.ndim >= 3:
@@ -153,7 +155,9 @@ def _tile_attention(kernel: Kernel, node: CostedNode, mem: CoreMemory) -> Kernel
     heads = math.prod(q.shape[:-2])
     block = min(FLASH_BLOCK_M, s_q)
     if mem.per_core_bytes is not None:  # q block, a k and a v block (double-buffered) and the score block
-        while block > 8 and q.itemsize * (block * d + _DOUBLE_BUFFER * 2 * block * d + block * block) > mem.per_core_bytes:
+        while (
+            block > 8 and q.itemsize * (block * d + _DOUBLE_BUFFER * 2 * block * d + block * block) > mem.per_core_bytes
+        ):
             block //= 2
     tiles = heads * math.ceil(s_q / block)
     return kernel.with_(tiles=tiles, tile_shape=(block, block, d), tile_traffic_bytes=kernel.offchip_bytes)
@@ -174,8 +178,9 @@ def _tile_elementwise(kernel: Kernel, op: OpInfo, elem_bytes: int, mem: CoreMemo
     return kernel.with_(tiles=tiles, tile_shape=shape, tile_traffic_bytes=kernel.offchip_bytes)
 
 
-def tile_kernel(kernel: Kernel, costed: CostedGraph, ops: dict[str, OpInfo], mem: CoreMemory,
-                profile: HardwareProfile) -> Kernel:
+def tile_kernel(
+    kernel: Kernel, costed: CostedGraph, ops: dict[str, OpInfo], mem: CoreMemory, profile: HardwareProfile
+) -> Kernel:
     """``kernel`` with its tiles, tile shape and tiled traffic on ``profile`` (see the module docstring)."""
     if kernel.kind is KernelKind.COLLECTIVE or not kernel.nodes:
         return kernel
@@ -202,12 +207,16 @@ def _gpu_tiles(program: Program, costed: CostedGraph, profile: HardwareProfile) 
     by_name = {n.name: n for n in costed.nodes}
     kernels, tiled, cache = [], 0, {}
     for k in program.kernels:
-        plan = kernel_plan(k.kind.value, [by_name[n] for n in k.nodes], k.offchip_bytes, k.flops, k.dtype, profile, cache)
+        plan = kernel_plan(
+            k.kind.value, [by_name[n] for n in k.nodes], k.offchip_bytes, k.flops, k.dtype, profile, cache
+        )
         if plan is None:
             kernels.append(k.with_(tile_traffic_bytes=k.offchip_bytes))
             continue
         tiled += 1
-        k = k.with_(tiles=plan.tiles, tile_shape=plan.tile_shape, tile_time_s=plan.time_s, tile_traffic_bytes=k.offchip_bytes)
+        k = k.with_(
+            tiles=plan.tiles, tile_shape=plan.tile_shape, tile_time_s=plan.time_s, tile_traffic_bytes=k.offchip_bytes
+        )
         gemm = gemm_of(by_name[_main_node(k, ops)]) if k.kind is KernelKind.GEMM else None
         if gemm is not None and len(plan.tile_shape) == 3:
             k = k.with_(tile_traffic_bytes=_gemm_traffic(k, gemm, plan.tile_shape[0], plan.tile_shape[1]))
@@ -224,7 +233,11 @@ def tiling_pass(program: Program, costed: CostedGraph, profile: HardwareProfile)
     ops = dataflow(costed).ops
     kernels = tuple(tile_kernel(k, costed, ops, mem, profile) for k in program.kernels)
     traffic = sum(k.tile_traffic_bytes for k in kernels)
-    per_core = f"{mem.per_core_bytes / 1024:.0f} KiB of {mem.level} per core" if mem.per_core_bytes else "no on-chip capacity in the profile"
+    per_core = (
+        f"{mem.per_core_bytes / 1024:.0f} KiB of {mem.level} per core"
+        if mem.per_core_bytes
+        else "no on-chip capacity in the profile"
+    )
     notes = (
         f"{sum(k.tiles for k in kernels)} tiles ({per_core}, {mem.cores} cores)",
         f"tiled off-chip traffic {traffic} B (re-reads included) vs {program.offchip_bytes} B of distinct tensors",

@@ -43,12 +43,17 @@ STORAGE_BITS: dict[str, int] = {
 }
 
 _ALIASES: dict[str, str] = {
-    "fp32": "float32", "float": "float32",
+    "fp32": "float32",
+    "float": "float32",
     "bf16": "bfloat16",
-    "fp16": "float16", "half": "float16",
-    "fp8": "float8_e4m3fn", "fp8_e4m3": "float8_e4m3fn", "e4m3": "float8_e4m3fn",
-    "fp8_e5m2": "float8_e5m2", "e5m2": "float8_e5m2",
-}  # fmt: skip
+    "fp16": "float16",
+    "half": "float16",
+    "fp8": "float8_e4m3fn",
+    "fp8_e4m3": "float8_e4m3fn",
+    "e4m3": "float8_e4m3fn",
+    "fp8_e5m2": "float8_e5m2",
+    "e5m2": "float8_e5m2",
+}
 
 # Formats a model can be built and captured in (the others are re-priced from a bf16 capture).
 CAPTURE_DTYPES = ("float32", "bfloat16", "float16")
@@ -138,9 +143,15 @@ class Precision:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "activation": self.activation, "weight": self.weight, "kv_cache": self.kv, "captured_in": self.capture,
-            "bits": {"activation": STORAGE_BITS[self.activation], "weight": STORAGE_BITS[self.weight],
-                     "kv_cache": STORAGE_BITS[self.kv]},
+            "activation": self.activation,
+            "weight": self.weight,
+            "kv_cache": self.kv,
+            "captured_in": self.capture,
+            "bits": {
+                "activation": STORAGE_BITS[self.activation],
+                "weight": STORAGE_BITS[self.weight],
+                "kv_cache": STORAGE_BITS[self.kv],
+            },
         }
 
 
@@ -187,9 +198,11 @@ def apply_precision(
         c = cn.cost
         is_mm = cn.category is Category.MATMUL
         w_bytes = sum(params[p].spec.nbytes for p in cn.node.params if params[p].kind == "parameter") if is_mm else 0
-        kv_bytes = sum(
-            graph.node(e.src).outputs[e.index].nbytes for e in cn.node.inputs if from_cache(e.src)
-        ) if cn.node.op != "placeholder" else 0
+        kv_bytes = (
+            sum(graph.node(e.src).outputs[e.index].nbytes for e in cn.node.inputs if from_cache(e.src))
+            if cn.node.op != "placeholder"
+            else 0
+        )
         rest = max(c.bytes_read - w_bytes - kv_bytes, 0)
         read = math.ceil(rest * act + min(w_bytes, c.bytes_read) * wgt + kv_bytes * kv)
         cost = Cost(c.flops, read if c.bytes_read else 0, math.ceil(c.bytes_written * act))

@@ -79,7 +79,9 @@ class Cost:
     def __add__(self, other: Cost) -> Cost:
         if not isinstance(other, Cost):
             return NotImplemented
-        return Cost(self.flops + other.flops, self.bytes_read + other.bytes_read, self.bytes_written + other.bytes_written)
+        return Cost(
+            self.flops + other.flops, self.bytes_read + other.bytes_read, self.bytes_written + other.bytes_written
+        )
 
     __radd__ = __add__
 

@@ -185,8 +185,15 @@ def native_multi_head_attention(call: AtenCall) -> dict[Category, Cost]:
     heads = int(call.arg(4, "num_head"))
     batch = numel(q.shape[:-2])
     masked = tensor_arg(call, 9, "mask") is not None
-    flops = _mha_flops(batch, q.shape[-2], k.shape[-2], heads, _weight(call, 5, "qkv_weight"),
-                       _weight(call, 7, "proj_weight"), masked=masked)
+    flops = _mha_flops(
+        batch,
+        q.shape[-2],
+        k.shape[-2],
+        heads,
+        _weight(call, 5, "qkv_weight"),
+        _weight(call, 7, "proj_weight"),
+        masked=masked,
+    )
     if call.arg(10, "need_weights", True) and call.arg(11, "average_attn_weights", True):
         flops[E] += (heads + 1) * batch * q.shape[-2] * k.shape[-2]  # mean over heads: H adds + 1 divide
     return {M: io_cost(call, flops[M]), E: Cost(flops[E]), N: Cost(flops[N])}
@@ -200,8 +207,15 @@ def transformer_encoder_layer_fwd(call: AtenCall) -> dict[Category, Cost]:
     src = _weight(call, 0, "src")
     batch, s, e = numel(src.shape[:-2]), src.shape[-2], src.shape[-1]
     tokens = batch * s
-    flops = _mha_flops(batch, s, s, int(call.arg(2, "num_heads")), _weight(call, 3, "qkv_weight"),
-                       _weight(call, 5, "proj_weight"), masked=tensor_arg(call, 18, "mask") is not None)
+    flops = _mha_flops(
+        batch,
+        s,
+        s,
+        int(call.arg(2, "num_heads")),
+        _weight(call, 3, "qkv_weight"),
+        _weight(call, 5, "proj_weight"),
+        masked=tensor_arg(call, 18, "mask") is not None,
+    )
     ffn1_mm, ffn1_bias = _projection(tokens, _weight(call, 14, "ffn_weight_1"))  # [T, E] x [E, F]
     ffn2_mm, ffn2_bias = _projection(tokens, _weight(call, 16, "ffn_weight_2"))  # [T, F] x [F, E]
     hidden = ffn1_bias  # T * F elements go through the activation

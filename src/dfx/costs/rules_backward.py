@@ -107,8 +107,9 @@ def _mask(call: AtenCall, index: int, name: str, size: int) -> tuple[bool, ...]:
     return tuple(bool(v) for v in value)
 
 
-def conv_backward_flops(grad_out: tuple[int, ...], x: tuple[int, ...], w: tuple[int, ...], transposed: bool,
-                        mask: tuple[bool, bool, bool]) -> dict[Category, int]:
+def conv_backward_flops(
+    grad_out: tuple[int, ...], x: tuple[int, ...], w: tuple[int, ...], transposed: bool, mask: tuple[bool, bool, bool]
+) -> dict[Category, int]:
     """FLOPs of ``convolution_backward`` by category: each of grad_input and grad_weight costs the
     forward's ``2 * MACs``; grad_bias one add per element of ``grad_out``.
 
@@ -135,6 +136,7 @@ def convolution_backward(call: AtenCall) -> dict[Category, Cost]:
 def _pointwise(flops: int):
     def rule(call: AtenCall) -> Cost:
         return io_cost(call, flops * (call.outputs[0].numel if call.outputs else 0))
+
     return rule
 
 
@@ -177,10 +179,17 @@ def layer_norm_backward(call: AtenCall) -> Cost:
     weight, bias = tensor_arg(call, 5, "weight"), tensor_arg(call, 6, "bias")
     mask = _mask(call, 7, "output_mask", 3)
     want_w, want_b = mask[1] and weight is not None, mask[2] and bias is not None
-    per = (LN_XHAT_FLOPS * (mask[0] or want_w) + (LN_INPUT_GRAD_FLOPS + (weight is not None)) * mask[0]
-           + LN_WEIGHT_GRAD_FLOPS * want_w + LN_BIAS_GRAD_FLOPS * want_b)
-    stats = [t for t in (tensor_arg(call, 1, "input"), tensor_arg(call, 3, "mean"), tensor_arg(call, 4, "rstd"), weight)
-             if t is not None]
+    per = (
+        LN_XHAT_FLOPS * (mask[0] or want_w)
+        + (LN_INPUT_GRAD_FLOPS + (weight is not None)) * mask[0]
+        + LN_WEIGHT_GRAD_FLOPS * want_w
+        + LN_BIAS_GRAD_FLOPS * want_b
+    )
+    stats = [
+        t
+        for t in (tensor_arg(call, 1, "input"), tensor_arg(call, 3, "mean"), tensor_arg(call, 4, "rstd"), weight)
+        if t is not None
+    ]
     reads = [g, *stats]  # the bias gives only its shape
     return io_cost(call, per * g.numel + rows * mask[0], reads=reads)
 
@@ -215,17 +224,20 @@ def sdpa_backward_flops(shape: AttentionShape, *, masked: bool = False, dropout:
     True
     """
     bh, s_q, s_kv, d, d_v = shape.batch_heads, shape.s_q, shape.s_kv, shape.d_qk, shape.d_v
-    matmul = (contraction_flops(bh, s_q, d, s_kv)  # recompute q[S_q, D] x k^T[D, S_kv]
-              + contraction_flops(bh, s_q, d_v, s_kv)  # dP = dO[S_q, D_v] x v^T[D_v, S_kv]
-              + contraction_flops(bh, s_kv, s_q, d_v)  # dV = P^T[S_kv, S_q] x dO[S_q, D_v]
-              + contraction_flops(bh, s_q, s_kv, d)  # dQ = dS[S_q, S_kv] x k[S_kv, D]
-              + contraction_flops(bh, s_kv, s_q, d))  # dK = dS^T[S_kv, S_q] x q[S_q, D]
+    matmul = (
+        contraction_flops(bh, s_q, d, s_kv)  # recompute q[S_q, D] x k^T[D, S_kv]
+        + contraction_flops(bh, s_q, d_v, s_kv)  # dP = dO[S_q, D_v] x v^T[D_v, S_kv]
+        + contraction_flops(bh, s_kv, s_q, d_v)  # dV = P^T[S_kv, S_q] x dO[S_q, D_v]
+        + contraction_flops(bh, s_q, s_kv, d)  # dQ = dS[S_q, S_kv] x k[S_kv, D]
+        + contraction_flops(bh, s_kv, s_q, d)
+    )  # dK = dS^T[S_kv, S_q] x q[S_q, D]
     per_score = SDPA_BACKWARD_SCORE_FLOPS + masked + DROPOUT_FLOPS * dropout
     return {M: matmul, E: per_score * shape.scores, N: SDPA_BACKWARD_ROW_FLOPS_PER_D * bh * s_q * d_v}
 
 
-def _sdpa_backward(call: AtenCall, q: TensorSpec, k: TensorSpec, v: TensorSpec, *, bshd: bool, masked: bool,
-                   dropout: bool) -> dict[Category, Cost]:
+def _sdpa_backward(
+    call: AtenCall, q: TensorSpec, k: TensorSpec, v: TensorSpec, *, bshd: bool, masked: bool, dropout: bool
+) -> dict[Category, Cost]:
     if bshd:  # [B, S, H, D]
         shape = AttentionShape(q.shape[0] * q.shape[2], q.shape[1], k.shape[1], q.shape[-1], v.shape[-1])
     else:  # [.., H, S, D]
@@ -246,8 +258,15 @@ def sdpa_flash_cpu_backward(call: AtenCall) -> dict[Category, Cost]:
 def sdpa_flash_backward(call: AtenCall) -> dict[Category, Cost]:
     # (grad_out, query, key, value, out, logsumexp, cum_seq_q, cum_seq_k, max_q, max_k, dropout_p, is_causal, ...)
     q, k, v = (_tensor(call, i, n) for i, n in ((1, "query"), (2, "key"), (3, "value")))
-    return _sdpa_backward(call, q, k, v, bshd=False, masked=bool(call.arg(11, "is_causal", False)),
-                          dropout=bool(call.arg(10, "dropout_p", 0.0)))
+    return _sdpa_backward(
+        call,
+        q,
+        k,
+        v,
+        bshd=False,
+        masked=bool(call.arg(11, "is_causal", False)),
+        dropout=bool(call.arg(10, "dropout_p", 0.0)),
+    )
 
 
 @register_cost(["aten._scaled_dot_product_efficient_attention_backward"], category=M)

@@ -54,9 +54,19 @@ def _conv(call: AtenCall, transposed: bool) -> Cost | dict[Category, Cost]:
 
 @register_cost(
     [
-        "aten.conv1d", "aten.conv2d", "aten.conv3d", "aten.cudnn_convolution", "aten.miopen_convolution",
-        "aten.mkldnn_convolution", "aten._slow_conv2d_forward", "aten.thnn_conv2d", "aten._conv_depthwise2d",
-        "aten.slow_conv3d", "aten.slow_conv3d_forward", "aten.slow_conv_dilated2d", "aten.slow_conv_dilated3d",
+        "aten.conv1d",
+        "aten.conv2d",
+        "aten.conv3d",
+        "aten.cudnn_convolution",
+        "aten.miopen_convolution",
+        "aten.mkldnn_convolution",
+        "aten._slow_conv2d_forward",
+        "aten.thnn_conv2d",
+        "aten._conv_depthwise2d",
+        "aten.slow_conv3d",
+        "aten.slow_conv3d_forward",
+        "aten.slow_conv_dilated2d",
+        "aten.slow_conv_dilated3d",
     ],
     category=M,
 )
@@ -66,9 +76,13 @@ def conv_forward(call: AtenCall) -> Cost | dict[Category, Cost]:
 
 @register_cost(
     [
-        "aten.conv_transpose1d", "aten.conv_transpose2d", "aten.conv_transpose3d",
-        "aten.cudnn_convolution_transpose", "aten.miopen_convolution_transpose",
-        "aten.slow_conv_transpose2d", "aten.slow_conv_transpose3d",
+        "aten.conv_transpose1d",
+        "aten.conv_transpose2d",
+        "aten.conv_transpose3d",
+        "aten.cudnn_convolution_transpose",
+        "aten.miopen_convolution_transpose",
+        "aten.slow_conv_transpose2d",
+        "aten.slow_conv_transpose3d",
     ],
     category=M,
 )

@@ -121,9 +121,14 @@ def _batch_norm_args(call: AtenCall) -> tuple[bool, TensorSpec | None, TensorSpe
 
 @register_cost(
     [
-        "aten.batch_norm", "aten.native_batch_norm", "aten._native_batch_norm_legit",
-        "aten._native_batch_norm_legit_no_training", "aten._native_batch_norm_legit_functional",
-        "aten._batch_norm_with_update", "aten._batch_norm_no_update", "aten.cudnn_batch_norm",
+        "aten.batch_norm",
+        "aten.native_batch_norm",
+        "aten._native_batch_norm_legit",
+        "aten._native_batch_norm_legit_no_training",
+        "aten._native_batch_norm_legit_functional",
+        "aten._batch_norm_with_update",
+        "aten._batch_norm_no_update",
+        "aten.cudnn_batch_norm",
         "aten.miopen_batch_norm",
     ],
     category=N,
@@ -166,4 +171,3 @@ def instance_norm(call: AtenCall) -> Cost:
     if call.arg(5, "use_input_stats", True):
         return io_cost(call, layer_norm_flops(x.numel, rows, weight=False, bias=False) + affine * x.numel)
     return io_cost(call, x.numel * (APPLY_PER_ELEMENT + affine) + rows * APPLY_PER_ROW)
-

@@ -58,8 +58,14 @@ def adam_flops_per_element(*, weight_decay: float = 0.0, decoupled: bool = False
     return ADAM_FLOPS + decay + AMSGRAD_FLOPS * bool(amsgrad)
 
 
-def sgd_flops_per_element(*, momentum: float = 0.0, dampening: float = 0.0, nesterov: bool = False,
-                          weight_decay: float = 0.0, first_step: bool = False) -> int:
+def sgd_flops_per_element(
+    *,
+    momentum: float = 0.0,
+    dampening: float = 0.0,
+    nesterov: bool = False,
+    weight_decay: float = 0.0,
+    first_step: bool = False,
+) -> int:
     """FLOPs of one SGD update of one parameter element (the momentum buffer is a copy of g on the first step).
 
     Examples
@@ -82,8 +88,9 @@ def _list(call: AtenCall, index: int, name: str) -> tuple[TensorSpec, ...]:
     return tuple(value)
 
 
-def _step(flops_per_element: int, updated: list[tuple[TensorSpec, ...]],
-          read_only: list[tuple[TensorSpec, ...]]) -> Cost:
+def _step(
+    flops_per_element: int, updated: list[tuple[TensorSpec, ...]], read_only: list[tuple[TensorSpec, ...]]
+) -> Cost:
     params = updated[0]
     elements = sum(p.numel for p in params)
     reads = sum(read_bytes(t) for group in updated + read_only for t in group)
@@ -96,11 +103,15 @@ def fused_adam(call: AtenCall) -> Cost:
     # (params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, *, lr, beta1, beta2,
     #  weight_decay, eps, amsgrad, maximize, grad_scale, found_inf)
     params, grads = _list(call, 0, "self"), _list(call, 1, "grads")
-    m, v, v_max, steps = (_list(call, i, n) for i, n in
-                          ((2, "exp_avgs"), (3, "exp_avg_sqs"), (4, "max_exp_avg_sqs"), (5, "state_steps")))
+    m, v, v_max, steps = (
+        _list(call, i, n) for i, n in ((2, "exp_avgs"), (3, "exp_avg_sqs"), (4, "max_exp_avg_sqs"), (5, "state_steps"))
+    )
     amsgrad = bool(call.kwarg("amsgrad", False))
-    per = adam_flops_per_element(weight_decay=float(call.kwarg("weight_decay", 0.0) or 0.0),
-                                 decoupled=call.packet.startswith("aten._fused_adamw"), amsgrad=amsgrad)
+    per = adam_flops_per_element(
+        weight_decay=float(call.kwarg("weight_decay", 0.0) or 0.0),
+        decoupled=call.packet.startswith("aten._fused_adamw"),
+        amsgrad=amsgrad,
+    )
     return _step(per, [params, m, v] + ([v_max] if amsgrad else []), [grads, steps])
 
 
@@ -110,8 +121,11 @@ def fused_sgd(call: AtenCall) -> Cost:
     #  maximize, is_first_step, grad_scale, found_inf)
     params, grads, bufs = _list(call, 0, "self"), _list(call, 1, "grads"), _list(call, 2, "momentum_buffer_list")
     momentum = float(call.kwarg("momentum", 0.0) or 0.0)
-    per = sgd_flops_per_element(momentum=momentum, dampening=float(call.kwarg("dampening", 0.0) or 0.0),
-                                nesterov=bool(call.kwarg("nesterov", False)),
-                                weight_decay=float(call.kwarg("weight_decay", 0.0) or 0.0),
-                                first_step=bool(call.kwarg("is_first_step", False)))
+    per = sgd_flops_per_element(
+        momentum=momentum,
+        dampening=float(call.kwarg("dampening", 0.0) or 0.0),
+        nesterov=bool(call.kwarg("nesterov", False)),
+        weight_decay=float(call.kwarg("weight_decay", 0.0) or 0.0),
+        first_step=bool(call.kwarg("is_first_step", False)),
+    )
     return _step(per, [params] + ([bufs] if momentum else []), [grads])

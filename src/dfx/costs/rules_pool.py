@@ -45,8 +45,13 @@ def _out(call: AtenCall) -> int:
 
 @register_cost(
     [
-        "aten.max_pool1d", "aten.max_pool2d", "aten.max_pool3d", "aten.max_pool2d_with_indices",
-        "aten.max_pool3d_with_indices", "aten.max_pool1d_with_indices", "aten.mkldnn_max_pool2d",
+        "aten.max_pool1d",
+        "aten.max_pool2d",
+        "aten.max_pool3d",
+        "aten.max_pool2d_with_indices",
+        "aten.max_pool3d_with_indices",
+        "aten.max_pool1d_with_indices",
+        "aten.mkldnn_max_pool2d",
     ],
     category=E,
 )
@@ -83,8 +88,13 @@ def _adaptive_window_elements(call: AtenCall) -> tuple[int, int]:
 
 
 @register_cost(
-    ["aten.adaptive_avg_pool1d", "aten.adaptive_avg_pool2d", "aten.adaptive_avg_pool3d",
-     "aten._adaptive_avg_pool2d", "aten._adaptive_avg_pool3d"],
+    [
+        "aten.adaptive_avg_pool1d",
+        "aten.adaptive_avg_pool2d",
+        "aten.adaptive_avg_pool3d",
+        "aten._adaptive_avg_pool2d",
+        "aten._adaptive_avg_pool3d",
+    ],
     category=E,
 )
 def adaptive_avg_pool(call: AtenCall) -> Cost:
@@ -99,8 +109,14 @@ def adaptive_max_pool(call: AtenCall) -> Cost:
 
 
 @register_cost(
-    ["aten.upsample_nearest1d", "aten.upsample_nearest2d", "aten.upsample_nearest3d",
-     "aten._upsample_nearest_exact1d", "aten._upsample_nearest_exact2d", "aten._upsample_nearest_exact3d"],
+    [
+        "aten.upsample_nearest1d",
+        "aten.upsample_nearest2d",
+        "aten.upsample_nearest3d",
+        "aten._upsample_nearest_exact1d",
+        "aten._upsample_nearest_exact2d",
+        "aten._upsample_nearest_exact3d",
+    ],
     category=Category.MEMORY,
 )
 def upsample_nearest(call: AtenCall) -> Cost:
@@ -111,8 +127,14 @@ _INTERP_TAPS_PER_DIM = {"linear": 2, "bilinear": 2, "trilinear": 2, "bicubic": 4
 
 
 @register_cost(
-    ["aten.upsample_linear1d", "aten.upsample_bilinear2d", "aten._upsample_bilinear2d_aa",
-     "aten.upsample_trilinear3d", "aten.upsample_bicubic2d", "aten._upsample_bicubic2d_aa"],
+    [
+        "aten.upsample_linear1d",
+        "aten.upsample_bilinear2d",
+        "aten._upsample_bilinear2d_aa",
+        "aten.upsample_trilinear3d",
+        "aten.upsample_bicubic2d",
+        "aten._upsample_bicubic2d_aa",
+    ],
     category=E,
 )
 def upsample_interp(call: AtenCall) -> Cost:

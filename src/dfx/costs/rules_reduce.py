@@ -47,9 +47,22 @@ def _outputs(call: AtenCall) -> int:
 
 @register_cost(
     [
-        "aten.sum", "aten.nansum", "aten.amax", "aten.amin", "aten.max", "aten.min", "aten.prod",
-        "aten.argmax", "aten.argmin", "aten.any", "aten.all", "aten.cumsum", "aten.cumprod",
-        "aten.cummax", "aten.cummin", "aten.aminmax",
+        "aten.sum",
+        "aten.nansum",
+        "aten.amax",
+        "aten.amin",
+        "aten.max",
+        "aten.min",
+        "aten.prod",
+        "aten.argmax",
+        "aten.argmin",
+        "aten.any",
+        "aten.all",
+        "aten.cumsum",
+        "aten.cumprod",
+        "aten.cummax",
+        "aten.cummin",
+        "aten.aminmax",
     ],
     category=E,
 )

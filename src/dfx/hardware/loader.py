@@ -74,7 +74,9 @@ def parse_profile(data: Any, origin: str = "<data>") -> HardwareProfile:
         One line: ``origin``, the first failing field and what was expected there.
     """
     if not isinstance(data, Mapping):
-        raise HardwareProfileError(f"hardware profile {origin}: expected a mapping of fields, got {type(data).__name__}")
+        raise HardwareProfileError(
+            f"hardware profile {origin}: expected a mapping of fields, got {type(data).__name__}"
+        )
     try:
         return HardwareProfile.model_validate(dict(data))
     except ValidationError as exc:
@@ -88,7 +90,9 @@ def _read(text: str, origin: str, json_format: bool) -> HardwareProfile:
         data = load_json(text) if json_format else load_yaml(text)
     except (yaml.YAMLError, json.JSONDecodeError) as exc:
         first = " ".join(str(exc).split())
-        raise HardwareProfileError(f"hardware profile {origin}: not valid {'JSON' if json_format else 'YAML'}: {first}") from None
+        raise HardwareProfileError(
+            f"hardware profile {origin}: not valid {'JSON' if json_format else 'YAML'}: {first}"
+        ) from None
     return parse_profile(data, origin)
 
 
@@ -182,7 +186,9 @@ def load_profile(ref: str | Path) -> HardwareProfile:
     containing = [i for i in profile_ids() if key and key in i]
     close = list(dict.fromkeys(containing + difflib.get_close_matches(key, list(aliases), n=3, cutoff=0.5)))[:3]
     if close:
-        raise HardwareProfileError(f"unknown hardware profile {str(ref)!r}; did you mean {', '.join(repr(c) for c in close)}?")
+        raise HardwareProfileError(
+            f"unknown hardware profile {str(ref)!r}; did you mean {', '.join(repr(c) for c in close)}?"
+        )
     raise HardwareProfileError(
         f"unknown hardware profile {str(ref)!r}; known: {', '.join(profile_ids())} (or pass a .yaml/.json path)"
     )

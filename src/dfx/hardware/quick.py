@@ -108,13 +108,15 @@ def _positional_key(text: str, seen: dict[str, Any], spec: str) -> str:
             hint = " (write onchip_bw= for an on-chip bandwidth)" if key == "bw" else ""
             raise HardwareProfileError(f"quick profile {spec!r}: two values for {key}{hint}")
         return key
-    raise HardwareProfileError(f"quick profile {spec!r}: cannot tell what {text!r} is; give it a unit or a key, {_SYNTAX}")
+    raise HardwareProfileError(
+        f"quick profile {spec!r}: cannot tell what {text!r} is; give it a unit or a key, {_SYNTAX}"
+    )
 
 
 def _parse(spec: str) -> dict[str, Any]:
     body = spec.strip()
     if body.lower().startswith(QUICK_PREFIX):
-        body = body[len(QUICK_PREFIX):]
+        body = body[len(QUICK_PREFIX) :]
     fields: dict[str, Any] = {}
     for item in (part.strip() for part in body.split(",")):
         if not item:
@@ -127,7 +129,9 @@ def _parse(spec: str) -> dict[str, Any]:
             raise HardwareProfileError(f"quick profile {spec!r}: {key} is given twice")
         if key == "model":
             if text.strip().lower() not in _MODELS:
-                raise HardwareProfileError(f"quick profile {spec!r}: model must be cache or scratchpad, got {text.strip()!r}")
+                raise HardwareProfileError(
+                    f"quick profile {spec!r}: model must be cache or scratchpad, got {text.strip()!r}"
+                )
             fields[key] = text.strip().lower()
         elif key in _KEYS:
             fields[key] = _value(key, text, spec)
@@ -207,11 +211,24 @@ def quick_profile(spec: str) -> HardwareProfile:
     source = f"given on the command line (quick profile {spec.strip()!r}); not a published figure"
     memory: list[dict[str, Any]] = []
     if "onchip" in fields:
-        memory.append({
-            "name": "onchip", "capacity_bytes": fields["onchip"], "bandwidth_bytes_per_s": fields.get("onchip_bw"),
-            "managed": "software" if model == "scratchpad" else "cache", "on_chip": True,
-        })
-    memory.append({"name": "offchip", "capacity_bytes": None, "bandwidth_bytes_per_s": fields["bw"], "managed": "software", "on_chip": False})
+        memory.append(
+            {
+                "name": "onchip",
+                "capacity_bytes": fields["onchip"],
+                "bandwidth_bytes_per_s": fields.get("onchip_bw"),
+                "managed": "software" if model == "scratchpad" else "cache",
+                "on_chip": True,
+            }
+        )
+    memory.append(
+        {
+            "name": "offchip",
+            "capacity_bytes": None,
+            "bandwidth_bytes_per_s": fields["bw"],
+            "managed": "software",
+            "on_chip": False,
+        }
+    )
     data = {
         "id": _id(fields),
         "name": _name(fields, model),

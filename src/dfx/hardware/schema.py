@@ -100,7 +100,9 @@ class Determinism(str, Enum):
     """Whether the same program on the same input takes the same time every run."""
 
     CYCLE_EXACT = "cycle-exact"  # every instruction's cycle fixed at compile time; no run-time variation
-    STALLS_ON_DATA = "stalls-on-data"  # order and placement fixed; units wait for data or DMA, so timing varies a little
+    STALLS_ON_DATA = (
+        "stalls-on-data"  # order and placement fixed; units wait for data or DMA, so timing varies a little
+    )
     VARIABLE = "variable"  # run-time dispatch, caches and arbitration make timing vary run to run
 
     def __str__(self) -> str:
@@ -387,8 +389,15 @@ def _normalize_dtype_keys(value: Any) -> Any:
 
 _PROFILE_ID = r"^[a-z0-9][a-z0-9.-]*$"
 _COMPUTE_NUMBERS = (
-    "cores", "units", "array_rows", "array_cols", "clock_hz",
-    "lanes_per_core", "vector_units", "physical_cores", "usable_cores",
+    "cores",
+    "units",
+    "array_rows",
+    "array_cols",
+    "clock_hz",
+    "lanes_per_core",
+    "vector_units",
+    "physical_cores",
+    "usable_cores",
 )
 _DESIGN_NUMBERS = ("memory_model_position", "scheduling_position", "chip_link_latency_s")
 _EFFICIENCY_NUMBERS = ("flop_fraction", "bandwidth_fraction", "kernel_fixed_s")
@@ -494,7 +503,9 @@ class HardwareProfile(_Strict):
         paths = set(type(self).model_fields) | {f"peak_flop_per_s.{d}" for d in self.peak_flop_per_s}
         paths |= {f"energy_per_flop_j.{d}" for d in self.energy_per_flop_j}
         paths |= {f"compute.{k}" for k in Compute.model_fields} | {f"scheduling.{k}" for k in Scheduling.model_fields}
-        paths |= {f"design.{k}" for k in Design.model_fields} | {f"design.layers.{k}" for k in ExecutionLayers.model_fields}
+        paths |= {f"design.{k}" for k in Design.model_fields} | {
+            f"design.layers.{k}" for k in ExecutionLayers.model_fields
+        }
         paths |= {f"simt.{k}" for k in Simt.model_fields}
         for level in self.memory:
             paths |= {f"memory.{level.name}"} | {f"memory.{level.name}.{k}" for k in MemoryLevel.model_fields}

@@ -100,11 +100,15 @@ def parse_quantity(value: object, dimension: str) -> float:
     """
     units = DIMENSIONS[dimension]
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        raise ValueError(f"expected a number or a string such as {_EXAMPLES[dimension].split('e.g. ')[-1]}, got {value!r}")
+        raise ValueError(
+            f"expected a number or a string such as {_EXAMPLES[dimension].split('e.g. ')[-1]}, got {value!r}"
+        )
     if isinstance(value, str):
         match = _QUANTITY.match(value)
         if match is None:
-            raise ValueError(f"cannot read {value!r} as a quantity; expected a number and a unit: {_EXAMPLES[dimension]}")
+            raise ValueError(
+                f"cannot read {value!r} as a quantity; expected a number and a unit: {_EXAMPLES[dimension]}"
+            )
         number, unit = match.groups()
         if unit and unit not in units:
             raise ValueError(f"unknown unit {unit!r} in {value!r}; expected {_EXAMPLES[dimension]}")

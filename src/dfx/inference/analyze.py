@@ -43,18 +43,31 @@ def analyze_phase(
 
     precision = Precision.of(dtype or "float32", weight_dtype, kv_dtype)
     if phase is None:
-        given = [f for f, v in (("prompt_len", prompt_len), ("kv_len", kv_len), ("output_len", output_len),
-                                ("kv_dtype", kv_dtype)) if v is not None]
+        given = [
+            f
+            for f, v in (
+                ("prompt_len", prompt_len),
+                ("kv_len", kv_len),
+                ("output_len", output_len),
+                ("kv_dtype", kv_dtype),
+            )
+            if v is not None
+        ]
         if given:
-            raise DfxError(f"{', '.join(given)} apply to an inference phase; add phase= (--phase prefill, decode or generate)")
+            raise DfxError(
+                f"{', '.join(given)} apply to an inference phase; add phase= (--phase prefill, decode or generate)"
+            )
         if not isinstance(model, str):
             raise DfxError("weight_dtype= applies to model names (a built-in, file or hf: spec)")
         graph, info = capture_spec(
             model, batch=batch, seq=seq, dtype=precision.capture, method=method, input_shapes=input_shapes
         )
         costed = precision.apply(annotate(graph))
-        info = {**info, "dtype": precision.activation,
-                "precision": {**precision.to_dict(), "weight_bytes": precision.weight_bytes(costed)}}
+        info = {
+            **info,
+            "dtype": precision.activation,
+            "precision": {**precision.to_dict(), "weight_bytes": precision.weight_bytes(costed)},
+        }
         return Analysis(costed, tuple(evaluate(costed, p) for p in profiles), info)
     try:
         kind = Phase(phase)
@@ -72,14 +85,27 @@ def analyze_phase(
         raise DfxError(f"--output-len applies to --phase generate, not {kind.value}")
     prompt = DEFAULT_PROMPT_LEN if prompt_len is None else prompt_len
     request = PhaseRequest(
-        kind, batch=1 if batch is None else batch, prompt_len=prompt, kv_len=prompt if kv_len is None else kv_len,
+        kind,
+        batch=1 if batch is None else batch,
+        prompt_len=prompt,
+        kv_len=prompt if kv_len is None else kv_len,
         output_len=DEFAULT_OUTPUT_LEN if output_len is None else output_len,
     )
     costed, results, inference = run_phase(
-        model, profiles, request, dtype=precision.capture, method=method, evaluate=evaluate,
+        model,
+        profiles,
+        request,
+        dtype=precision.capture,
+        method=method,
+        evaluate=evaluate,
         precision=precision,
     )
-    info = {"name": model, "dtype": precision.activation, "batch": request.batch, "phase": kind.value,
-            "seq": 1 if inference.graph_step.startswith("decode") else request.prompt_len,
-            "precision": {**precision.to_dict(), "weight_bytes": precision.weight_bytes(costed)}}
+    info = {
+        "name": model,
+        "dtype": precision.activation,
+        "batch": request.batch,
+        "phase": kind.value,
+        "seq": 1 if inference.graph_step.startswith("decode") else request.prompt_len,
+        "precision": {**precision.to_dict(), "weight_bytes": precision.weight_bytes(costed)},
+    }
     return Analysis(costed, results, info, inference)

@@ -71,8 +71,11 @@ class PhaseRequest:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "phase": self.phase.value, "batch": self.batch, "prompt_len": self.prompt_len,
-            "kv_len": self.kv_len, "output_len": self.output_len,
+            "phase": self.phase.value,
+            "batch": self.batch,
+            "prompt_len": self.prompt_len,
+            "kv_len": self.kv_len,
+            "output_len": self.output_len,
         }
 
 
@@ -92,8 +95,12 @@ class ProfileMetrics:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "ttft_s": self.ttft_s, "tpot_s": self.tpot_s, "decode_s": self.decode_s, "total_s": self.total_s,
-            "tokens_per_s": self.tokens_per_s, "tokens_per_s_per_user": self.tokens_per_s_per_user,
+            "ttft_s": self.ttft_s,
+            "tpot_s": self.tpot_s,
+            "decode_s": self.decode_s,
+            "total_s": self.total_s,
+            "tokens_per_s": self.tokens_per_s,
+            "tokens_per_s_per_user": self.tokens_per_s_per_user,
             "prefill_tokens_per_s": self.prefill_tokens_per_s,
             "decode_kv_lens_evaluated": list(self.decode_kv_lens_evaluated),
         }
@@ -129,9 +136,13 @@ class InferenceResult:
     def to_dict(self) -> dict[str, Any]:
         return {
             **self.request.to_dict(),
-            "n_layers": self.n_layers, "n_kv_heads": self.n_kv_heads, "head_dim": self.head_dim,
-            "kv_dtype": self.kv_dtype, "kv_cache_tokens": self.request.kv_cache_tokens,
-            "kv_cache_bytes": self.kv_cache_bytes, "graph_step": self.graph_step,
+            "n_layers": self.n_layers,
+            "n_kv_heads": self.n_kv_heads,
+            "head_dim": self.head_dim,
+            "kv_dtype": self.kv_dtype,
+            "kv_cache_tokens": self.request.kv_cache_tokens,
+            "kv_cache_bytes": self.kv_cache_bytes,
+            "graph_step": self.graph_step,
             "precision": dict(self.precision),
             "profiles": {m.profile_id: m.to_dict() for m in self.profiles},
         }
@@ -178,37 +189,58 @@ def sum_over_steps(f: Callable[[int], float], lo: int, hi: int) -> tuple[float, 
     return total(lo, hi), tuple(sorted(seen))
 
 
-def _metrics(request: PhaseRequest, profile_id: str, prefill_s: float | None, decode: Callable[[int], float]) -> ProfileMetrics:
+def _metrics(
+    request: PhaseRequest, profile_id: str, prefill_s: float | None, decode: Callable[[int], float]
+) -> ProfileMetrics:
     r = request
     if r.phase is Phase.PREFILL:
-        return ProfileMetrics(profile_id, ttft_s=prefill_s, total_s=prefill_s,
-                              prefill_tokens_per_s=r.batch * r.prompt_len / prefill_s)
+        return ProfileMetrics(
+            profile_id, ttft_s=prefill_s, total_s=prefill_s, prefill_tokens_per_s=r.batch * r.prompt_len / prefill_s
+        )
     if r.phase is Phase.DECODE:
         tpot = decode(r.kv_len)
-        return ProfileMetrics(profile_id, tpot_s=tpot, decode_s=tpot, total_s=tpot, tokens_per_s=r.batch / tpot,
-                              tokens_per_s_per_user=1.0 / tpot, decode_kv_lens_evaluated=(r.kv_len,))
+        return ProfileMetrics(
+            profile_id,
+            tpot_s=tpot,
+            decode_s=tpot,
+            total_s=tpot,
+            tokens_per_s=r.batch / tpot,
+            tokens_per_s_per_user=1.0 / tpot,
+            decode_kv_lens_evaluated=(r.kv_len,),
+        )
     steps = r.decode_kv_lens
     decode_s, evaluated = sum_over_steps(decode, steps.start, steps.stop - 1)
     total = prefill_s + decode_s
     tpot = decode_s / len(steps) if len(steps) else None
     return ProfileMetrics(
-        profile_id, ttft_s=prefill_s, tpot_s=tpot, decode_s=decode_s, total_s=total,
+        profile_id,
+        ttft_s=prefill_s,
+        tpot_s=tpot,
+        decode_s=decode_s,
+        total_s=total,
         tokens_per_s=r.batch * r.output_len / total,
         tokens_per_s_per_user=1.0 / tpot if tpot else r.output_len / total,
-        prefill_tokens_per_s=r.batch * r.prompt_len / prefill_s, decode_kv_lens_evaluated=evaluated,
+        prefill_tokens_per_s=r.batch * r.prompt_len / prefill_s,
+        decode_kv_lens_evaluated=evaluated,
     )
 
 
 def check_request(request: PhaseRequest) -> None:
     """A one-line :class:`DfxError` for a length or batch that is not a positive integer up to 2**31 - 1."""
-    for name, value in (("--batch", request.batch), ("--prompt-len", request.prompt_len),
-                        ("--kv-len", request.kv_len), ("--output-len", request.output_len)):
+    for name, value in (
+        ("--batch", request.batch),
+        ("--prompt-len", request.prompt_len),
+        ("--kv-len", request.kv_len),
+        ("--output-len", request.output_len),
+    ):
         if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
             raise DfxError(f"{name} must be a positive integer, got {value!r}")
         check_size(name, value, fix=f"give a smaller {name}")
     if request.prompt_len + request.output_len > MAX_DIM:  # the last decode step's KV length
-        raise DfxError(f"--prompt-len + --output-len = {request.prompt_len + request.output_len:,} tokens is above "
-                       f"dfx's limit of {MAX_DIM:,} (2**31 - 1); give shorter lengths")
+        raise DfxError(
+            f"--prompt-len + --output-len = {request.prompt_len + request.output_len:,} tokens is above "
+            f"dfx's limit of {MAX_DIM:,} (2**31 - 1); give shorter lengths"
+        )
 
 
 def run_phase(
@@ -271,8 +303,14 @@ def run_phase(
     geometry = s.geometry
     kv_dtype = precision.kv_dtype
     info = InferenceResult(
-        request, geometry.n_layers, geometry.n_kv_heads, geometry.head_dim, kv_dtype, bytes_per_element(kv_dtype),
+        request,
+        geometry.n_layers,
+        geometry.n_kv_heads,
+        geometry.head_dim,
+        kv_dtype,
+        bytes_per_element(kv_dtype),
         graph_step=("prefill" if shown[1] == 0 else "decode") + f" step: {shown[0]} new token(s), kv_len {shown[1]}",
-        profiles=tuple(metrics), precision=precision.to_dict(),
+        profiles=tuple(metrics),
+        precision=precision.to_dict(),
     )
     return costed, hw, info

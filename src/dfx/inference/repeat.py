@@ -101,7 +101,7 @@ def repeat_layer(graph: Graph, prefix: str, count: int) -> Graph:
         return replace(
             node,
             name=name_in(k, node.name),
-            module_path=f"{prefix}.{k}{path[len(head):]}" if _in_layer(path, prefix, 1) else path,
+            module_path=f"{prefix}.{k}{path[len(head) :]}" if _in_layer(path, prefix, 1) else path,
             inputs=tuple(edge(e) for e in node.inputs),
             params=tuple(_rename_param(p, prefix, k) for p in node.params),
         )
@@ -123,9 +123,12 @@ def repeat_layer(graph: Graph, prefix: str, count: int) -> Graph:
     for p in graph.parameters:
         if p.name.startswith(f"{prefix}.1."):
             params += [
-                ParameterInfo(_rename_param(p.name, prefix, k), p.spec, p.kind, tuple(
-                    _rename_param(a, prefix, k) for a in p.aliases if a.startswith(f"{prefix}.1.")
-                ))
+                ParameterInfo(
+                    _rename_param(p.name, prefix, k),
+                    p.spec,
+                    p.kind,
+                    tuple(_rename_param(a, prefix, k) for a in p.aliases if a.startswith(f"{prefix}.1.")),
+                )
                 for k in range(2, count)
             ]
     meta = (*graph.meta, ("repeated_layer", f"{prefix}.1 repeated as {prefix}.2 .. {prefix}.{last}"))
@@ -134,7 +137,7 @@ def repeat_layer(graph: Graph, prefix: str, count: int) -> Graph:
 
 def _rename_param(name: str, prefix: str, k: int) -> str:
     head = f"{prefix}.1."
-    return f"{prefix}.{k}.{name[len(head):]}" if name.startswith(head) else name
+    return f"{prefix}.{k}.{name[len(head) :]}" if name.startswith(head) else name
 
 
 def _reroute(node: Node, in_layer1: set[str], count: int, name_in, last: int) -> Node:
@@ -146,4 +149,6 @@ def _reroute(node: Node, in_layer1: set[str], count: int, name_in, last: int) ->
         from_layer = [e for e in node.inputs if e.src in in_layer1]
         per_copy = [Edge(name_in(k, e.src), e.index) for k in range(1, count) for e in from_layer]
         return replace(node, inputs=tuple(outside + per_copy))
-    return replace(node, inputs=tuple(Edge(name_in(last, e.src), e.index) if e.src in in_layer1 else e for e in node.inputs))
+    return replace(
+        node, inputs=tuple(Edge(name_in(last, e.src), e.index) if e.src in in_layer1 else e for e in node.inputs)
+    )

@@ -145,7 +145,9 @@ class ParameterInfo:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ParameterInfo:
-        return cls(data["name"], TensorSpec.from_dict(data), data.get("kind", "parameter"), tuple(data.get("aliases", ())))
+        return cls(
+            data["name"], TensorSpec.from_dict(data), data.get("kind", "parameter"), tuple(data.get("aliases", ()))
+        )
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,17 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__all__ = ["Calibration", "Measured", "Validation", "cache_timer", "calibrate", "compare", "measure", "predict", "validate"]
+__all__ = [
+    "Calibration",
+    "Measured",
+    "Validation",
+    "cache_timer",
+    "calibrate",
+    "compare",
+    "measure",
+    "predict",
+    "validate",
+]
 
 _WHERE = {
     "Calibration": "dfx.measure.calibration",

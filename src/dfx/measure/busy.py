@@ -25,7 +25,9 @@ __all__ = ["LoadProbe", "Verdict", "own_load", "probe_load", "verdict"]
 
 SHARE_MIN = 0.8  # a thread that got under 80% of a CPU while spinning was waiting for one
 RATE_MOVE = 0.25  # the spin's rate after within 25% of before: the machine held still
-LOAD_SLACK = 0.5  # load average (runnable processes) above the CPUs our threads leave free, by this much, is others' work
+LOAD_SLACK = (
+    0.5  # load average (runnable processes) above the CPUs our threads leave free, by this much, is others' work
+)
 _SPIN_S = 0.05
 _SPIN_SIDE = 256
 
@@ -93,13 +95,21 @@ class Verdict:
     after: LoadProbe | None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"busy": self.busy, "line": self.line, "reasons": list(self.reasons),
-                "before": self.before.to_dict() if self.before else None,
-                "after": self.after.to_dict() if self.after else None}  # fmt: skip
+        return {
+            "busy": self.busy,
+            "line": self.line,
+            "reasons": list(self.reasons),
+            "before": self.before.to_dict() if self.before else None,
+            "after": self.after.to_dict() if self.after else None,
+        }
 
 
-def probe_load(threads: int, seconds: float = _SPIN_S, clock: Callable[[], float] = time.perf_counter,
-               cpu_clock: Callable[[], float] = time.process_time) -> LoadProbe:  # fmt: skip
+def probe_load(
+    threads: int,
+    seconds: float = _SPIN_S,
+    clock: Callable[[], float] = time.perf_counter,
+    cpu_clock: Callable[[], float] = time.process_time,
+) -> LoadProbe:
     """Read the load average (and how much of it is our own process) and spin ``torch.mm`` on torch's threads for about ``seconds``."""
     import torch
 
@@ -118,11 +128,19 @@ def probe_load(threads: int, seconds: float = _SPIN_S, clock: Callable[[], float
         calls += 1
     wall, cpu = clock() - start, cpu_clock() - cpu0
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
-    return LoadProbe(load, min(1.0, cpu / (wall * max(threads, 1))) if wall > 0 else 1.0, calls / wall if wall > 0 else 0.0, mine)
+    return LoadProbe(
+        load, min(1.0, cpu / (wall * max(threads, 1))) if wall > 0 else 1.0, calls / wall if wall > 0 else 0.0, mine
+    )
 
 
-def verdict(before: LoadProbe | None, after: LoadProbe | None, cpus: int, threads: int,
-            contradictions: Sequence[str] = (), own_load: float = 0.0) -> Verdict:  # fmt: skip
+def verdict(
+    before: LoadProbe | None,
+    after: LoadProbe | None,
+    cpus: int,
+    threads: int,
+    contradictions: Sequence[str] = (),
+    own_load: float = 0.0,
+) -> Verdict:
     """Judge a measurement by its probes (module docstring).
 
     Busy when: another process's load was there before we started (``load_1min - own_load`` over
@@ -146,19 +164,29 @@ def verdict(before: LoadProbe | None, after: LoadProbe | None, cpus: int, thread
     mine = own_load + (before.own_load if before is not None else 0.0)
     if before is not None and before.load_1min - mine > free:
         ours = f" ({mine:.2f} of it ours)" if mine >= 0.005 else ""
-        reasons.append(f"load average {before.load_1min:.2f}{ours} before measuring, over the {free:.1f} our {threads} threads "
-                       f"leave on {cpus} CPUs: other processes were running")  # fmt: skip
+        reasons.append(
+            f"load average {before.load_1min:.2f}{ours} before measuring, over the {free:.1f} our {threads} threads "
+            f"leave on {cpus} CPUs: other processes were running"
+        )
     for when, probe in (("before", before), ("after", after)):
         if probe is not None and probe.cpu_share < SHARE_MIN:
-            reasons.append(f"a spinning thread got {probe.cpu_share:.0%} of a CPU {when} (under {SHARE_MIN:.0%}): it waited for one")
+            reasons.append(
+                f"a spinning thread got {probe.cpu_share:.0%} of a CPU {when} (under {SHARE_MIN:.0%}): it waited for one"
+            )
     move = None
     if before is not None and after is not None and before.spin_per_s > 0:
         move = after.spin_per_s / before.spin_per_s - 1
         if abs(move) > RATE_MOVE:
-            reasons.append(f"the spin ran {move:+.0%} faster after than before: the machine's speed moved while measuring")
+            reasons.append(
+                f"the spin ran {move:+.0%} faster after than before: the machine's speed moved while measuring"
+            )
     reasons += list(contradictions)
     shares = " then ".join(f"{p.cpu_share:.0%}" for p in (before, after) if p is not None)
-    facts = (f"load {before.load_1min:.2f} before on {cpus} CPUs, {threads} threads" if before else f"{cpus} CPUs, {threads} threads")
+    facts = (
+        f"load {before.load_1min:.2f} before on {cpus} CPUs, {threads} threads"
+        if before
+        else f"{cpus} CPUs, {threads} threads"
+    )
     facts += f"; a thread got {shares} of a CPU" if shares else ""
     facts += f"; spin rate {move:+.0%}" if move is not None else ""
     if reasons:

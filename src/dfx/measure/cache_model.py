@@ -42,8 +42,15 @@ from typing import Any, Callable, Mapping
 from dfx.costs.record import CostedGraph, CostedNode
 from dfx.hardware import HardwareProfile, MemoryLevel
 from dfx.measure.machine import (
-    MachineModel, attention_call, gemm_dims, is_convolution, model_footprint_bytes, op_kind, overhead_kind, vector_family,
-)  # fmt: skip
+    MachineModel,
+    attention_call,
+    gemm_dims,
+    is_convolution,
+    model_footprint_bytes,
+    op_kind,
+    overhead_kind,
+    vector_family,
+)
 from dfx.roofline.bound import Bound
 from dfx.roofline.execution import home_level, working_set_bytes
 from dfx.roofline.latency import NodeTiming
@@ -64,7 +71,9 @@ def _level_for(levels: tuple[MemoryLevel, ...], need: int, fallback: MemoryLevel
     return next((lv for lv in levels if lv.capacity_bytes >= need), fallback)
 
 
-def cache_timer(costed: CostedGraph, profile: HardwareProfile, machine: MachineModel | None = None) -> Callable[[CostedNode, NodeTiming], NodeTiming]:  # fmt: skip
+def cache_timer(
+    costed: CostedGraph, profile: HardwareProfile, machine: MachineModel | None = None
+) -> Callable[[CostedNode, NodeTiming], NodeTiming]:
     """A ``node_timer`` for :func:`dfx.roofline.evaluate` that charges bytes to the cache that holds them.
 
     With ``machine`` (:meth:`MachineModel.from_calibration`), the calibrated prediction of the
@@ -76,6 +85,7 @@ def cache_timer(costed: CostedGraph, profile: HardwareProfile, machine: MachineM
     levels = cache_levels(profile)
     fallback = home_level(profile)
     if machine is None:
+
         def plain(node: CostedNode, timing: NodeTiming) -> NodeTiming:
             if timing.bound is Bound.NONE or not levels:
                 return timing
@@ -94,7 +104,10 @@ def cache_timer(costed: CostedGraph, profile: HardwareProfile, machine: MachineM
         timing = base[node.name]
         if timing.bound is Bound.NONE:
             continue
-        work[node.name] = (_compute_s(node, timing, machine, conv_factor), _traffic(node, costed, timing, levels, fallback, off, cold))
+        work[node.name] = (
+            _compute_s(node, timing, machine, conv_factor),
+            _traffic(node, costed, timing, levels, fallback, off, cold),
+        )
     order = [n for n in costed.nodes if n.name in work]
     kinds = [op_kind(n) for n in order]
     work_s = [max(c, _memory_s(traffic)) for c, traffic in (work[n.name] for n in order)]
@@ -137,8 +150,15 @@ def _compute_s(node: CostedNode, timing: NodeTiming, machine: MachineModel, conv
     return timing.compute_time_s
 
 
-def _traffic(node: CostedNode, costed: CostedGraph, timing: NodeTiming, levels: tuple[MemoryLevel, ...],
-             fallback: MemoryLevel, off: MemoryLevel, cold: bool) -> dict[MemoryLevel, int]:  # fmt: skip
+def _traffic(
+    node: CostedNode,
+    costed: CostedGraph,
+    timing: NodeTiming,
+    levels: tuple[MemoryLevel, ...],
+    fallback: MemoryLevel,
+    off: MemoryLevel,
+    cold: bool,
+) -> dict[MemoryLevel, int]:
     """Bytes per memory level: weights at DRAM when ``cold``, the rest where the working set fits."""
     activations, params = working_set_bytes(node, costed.graph)
     if not levels:
@@ -147,7 +167,10 @@ def _traffic(node: CostedNode, costed: CostedGraph, timing: NodeTiming, levels: 
         return {_level_for(levels, activations + params, fallback): timing.bytes}
     weight_bytes = min(params, timing.bytes)
     traffic: dict[MemoryLevel, int] = {}
-    for level, nbytes in ((off, weight_bytes), (_level_for(levels, activations, fallback), timing.bytes - weight_bytes)):
+    for level, nbytes in (
+        (off, weight_bytes),
+        (_level_for(levels, activations, fallback), timing.bytes - weight_bytes),
+    ):
         if nbytes:
             traffic[level] = traffic.get(level, 0) + nbytes
     return traffic or {fallback: 0}
@@ -195,7 +218,10 @@ def _retime(timing: NodeTiming, compute_s: float, traffic: Mapping[MemoryLevel, 
     )
 
 
-_LIBRARY_KINDS = ("gemm", "attention")  # Inductor calls these from Python as ATen ops (extern_kernels.addmm, SDPA), as eager does
+_LIBRARY_KINDS = (
+    "gemm",
+    "attention",
+)  # Inductor calls these from Python as ATen ops (extern_kernels.addmm, SDPA), as eager does
 
 
 def kernel_timer(costed: CostedGraph, profile: HardwareProfile, machine: MachineModel) -> Callable[[Any, Any], Any]:
@@ -232,22 +258,38 @@ def kernel_timer(costed: CostedGraph, profile: HardwareProfile, machine: Machine
     def timed(kernel: Any, timing: Any) -> Any:
         if timing.bound is Bound.NONE or not levels:
             return timing
-        params = min(sum(working_set_bytes(nodes[n], costed.graph)[1] for n in kernel.nodes if n in nodes), kernel.offchip_bytes)
+        params = min(
+            sum(working_set_bytes(nodes[n], costed.graph)[1] for n in kernel.nodes if n in nodes), kernel.offchip_bytes
+        )
         traffic: dict[MemoryLevel, int] = {}
-        split = ((off, params), (_level_for(levels, kernel.offchip_bytes - params, fallback), kernel.offchip_bytes - params)) if cold \
-            else ((_level_for(levels, kernel.offchip_bytes, fallback), kernel.offchip_bytes),)  # fmt: skip
+        split = (
+            (
+                (off, params),
+                (_level_for(levels, kernel.offchip_bytes - params, fallback), kernel.offchip_bytes - params),
+            )
+            if cold
+            else ((_level_for(levels, kernel.offchip_bytes, fallback), kernel.offchip_bytes),)
+        )
         for level, nbytes in split:
             if nbytes:
                 traffic[level] = traffic.get(level, 0) + nbytes
         memory = _memory_s(traffic)
         if kernel.kind.value in _LIBRARY_KINDS:
-            overhead = max((calibrated[n].overhead_s for n in kernel.nodes if n in calibrated and calibrated[n].flops), default=generated_s)
+            overhead = max(
+                (calibrated[n].overhead_s for n in kernel.nodes if n in calibrated and calibrated[n].flops),
+                default=generated_s,
+            )
         else:
             overhead = generated_s
         share = core_total / kernel.cores if kernel.cores else 1.0
         compute = timing.compute_time_s
-        return replace(timing, time_s=max(compute, memory) * share + overhead, memory_time_s=memory, overhead_s=overhead,
-                       bound=Bound.COMPUTE if compute >= memory else Bound.MEMORY)  # fmt: skip
+        return replace(
+            timing,
+            time_s=max(compute, memory) * share + overhead,
+            memory_time_s=memory,
+            overhead_s=overhead,
+            bound=Bound.COMPUTE if compute >= memory else Bound.MEMORY,
+        )
 
     from dfx.compile import core_count
 

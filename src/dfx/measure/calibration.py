@@ -41,11 +41,28 @@ from dfx.errors import DfxError
 from dfx.measure.busy import Verdict, probe_load, verdict
 from dfx.measure.machine import GemmRate, gemm_curve
 from dfx.measure.microbench import (
-    REFERENCE_SHAPE, Sample, attention_rates, reference_flop_per_s, conv_points, gemm_flop_per_s, gemm_table, op_overhead_s, overhead_curve, resident_bytes, stream_bytes_per_s, vector_rates,
-)  # fmt: skip
+    REFERENCE_SHAPE,
+    Sample,
+    attention_rates,
+    reference_flop_per_s,
+    conv_points,
+    gemm_flop_per_s,
+    gemm_table,
+    op_overhead_s,
+    overhead_curve,
+    resident_bytes,
+    stream_bytes_per_s,
+    vector_rates,
+)
 from dfx.schema.calibration import (
-    AttentionPointRecord, CalibrationDoc, CalibrationTables, GemmCurvePointRecord, GemmPointRecord, MeasurementRecord,
-    OverheadPointRecord, VerdictRecord,
+    AttentionPointRecord,
+    CalibrationDoc,
+    CalibrationTables,
+    GemmCurvePointRecord,
+    GemmPointRecord,
+    MeasurementRecord,
+    OverheadPointRecord,
+    VerdictRecord,
 )
 from dfx.schema.ids import CALIBRATION_SCHEMA
 
@@ -53,8 +70,17 @@ __all__ = ["MAX_BUDGET_S", "CacheLevel", "Calibration", "calibrate", "check_cali
 
 DEFAULT_BUDGET_S = 45.0
 # of the budget, per kind of benchmark
-_SHARE = {"overhead": 0.04, "overhead_curve": 0.08, "gemm": 0.12, "table": 0.28, "stream": 0.18, "resident": 0.06, "vector": 0.1,
-          "attention": 0.07, "conv": 0.07}
+_SHARE = {
+    "overhead": 0.04,
+    "overhead_curve": 0.08,
+    "gemm": 0.12,
+    "table": 0.28,
+    "stream": 0.18,
+    "resident": 0.06,
+    "vector": 0.1,
+    "attention": 0.07,
+    "conv": 0.07,
+}
 _WORKING_SET_FRACTION = {"L2": 0.5, "L3": 0.25}  # of a cache's capacity: leaves room for everything else
 _DRAM_MIN_BYTES = 64 * 2**20  # a DRAM working set well past any L3
 _DRAM_L3_MULTIPLE = 4
@@ -100,7 +126,9 @@ class Calibration:
     memory_bytes: int | None = None  # the host's memory (MemTotal): the off-chip level's capacity (CPU)
 
     def _source(self, how: str) -> str:
-        return f"measured [D] by dfx calibrate on {self.date}, torch {self.torch_version}, {self.threads} threads: {how}"
+        return (
+            f"measured [D] by dfx calibrate on {self.date}, torch {self.torch_version}, {self.threads} threads: {how}"
+        )
 
     def to_profile(self, profile_id: str | None = None) -> dict[str, Any]:
         """The profile mapping (SI numbers), accepted by :func:`dfx.hardware.parse_profile`."""
@@ -119,8 +147,16 @@ class Calibration:
             if cache and cache.instances > 1:
                 level["instances"] = cache.instances
             levels.append(level)
-            sources[f"memory.{name}"] = self._source(sample.how + (f"; capacity from the OS ({cache.instances} instance(s))" if cache else
-                                                                   "; capacity: MemTotal of /proc/meminfo" if self.memory_bytes else ""))  # fmt: skip
+            sources[f"memory.{name}"] = self._source(
+                sample.how
+                + (
+                    f"; capacity from the OS ({cache.instances} instance(s))"
+                    if cache
+                    else "; capacity: MemTotal of /proc/meminfo"
+                    if self.memory_bytes
+                    else ""
+                )
+            )
         for dtype, sample in self.peak_flop_per_s.items():
             sources[f"peak_flop_per_s.{dtype}"] = self._source(sample.how)
         sources["op_overhead_s"] = self._source(self.overhead.how)
@@ -134,7 +170,10 @@ class Calibration:
             "peak_flop_per_s": {d: s.value for d, s in self.peak_flop_per_s.items()},
             "memory": levels,
             "compute": {"cores": self.threads, "description": f"{self.device_name}, {self.threads} torch threads"},
-            "scheduling": {"commitment": "dynamic", "description": "eager PyTorch: one op at a time, dispatched at run time"},
+            "scheduling": {
+                "commitment": "dynamic",
+                "description": "eager PyTorch: one op at a time, dispatched at run time",
+            },
             "memory_model": "cache",
             "op_overhead_s": self.overhead.value,
             "sources": sources,
@@ -142,9 +181,11 @@ class Calibration:
         tables = self.tables()
         if any(v not in (None, [], {}) for k, v in tables.items() if k != "gemm_dtype"):
             profile["calibrated"] = tables
-            sources["calibrated"] = self._source("the calibrated machine model's tables (docs/validation.md: overhead curve "
-                                                 "and per-kind overheads, vector rates, GEMM table, attention and convolution "
-                                                 "rates, cache residency, reference GEMM); medians of repeated eager calls")  # fmt: skip
+            sources["calibrated"] = self._source(
+                "the calibrated machine model's tables (docs/validation.md: overhead curve "
+                "and per-kind overheads, vector rates, GEMM table, attention and convolution "
+                "rates, cache residency, reference GEMM); medians of repeated eager calls"
+            )
         return profile
 
     def table_record(self) -> CalibrationTables:
@@ -154,7 +195,9 @@ class Calibration:
             overhead_by_kind=MappingProxyType(dict(self.overhead_by_kind)),
             vector_rates=MappingProxyType({f: v.value for f, v in self.vector_rates.items()}),
             gemm_dtype="float32",
-            gemm_table=tuple(GemmPointRecord(rows=p.rows, k=p.k, n=p.n, flop_per_s=p.flop_per_s) for p in self.gemm_table),
+            gemm_table=tuple(
+                GemmPointRecord(rows=p.rows, k=p.k, n=p.n, flop_per_s=p.flop_per_s) for p in self.gemm_table
+            ),
             attention_rates=tuple(AttentionPointRecord(causal=c, seq=n, flop_per_s=r) for c, n, r in self.attention),
             conv_points=tuple(GemmPointRecord(rows=p.rows, k=p.k, n=p.n, flop_per_s=p.flop_per_s) for p in self.convs),
             resident_bytes=int(self.resident.value) if self.resident and self.resident.value else None,
@@ -175,19 +218,33 @@ class Calibration:
             raw["resident_bytes"] = self.resident
         tables = self.table_record()
         return CalibrationDoc(
-            schema=CALIBRATION_SCHEMA, device=self.device, threads=self.threads, torch_version=self.torch_version,
-            date=self.date, profile=MappingProxyType(self.to_profile()),
+            schema=CALIBRATION_SCHEMA,
+            device=self.device,
+            threads=self.threads,
+            torch_version=self.torch_version,
+            date=self.date,
+            profile=MappingProxyType(self.to_profile()),
             **{f.name: getattr(tables, f.name) for f in fields(CalibrationTables) if f.name != "gemm_table"},
-            gemm_table=tuple(GemmPointRecord(rows=p.rows, k=p.k, n=p.n, flops=p.flops, flop_per_s=p.flop_per_s)
-                             for p in self.gemm_table),  # with each GEMM's FLOPs, unlike the profile's table
+            gemm_table=tuple(
+                GemmPointRecord(rows=p.rows, k=p.k, n=p.n, flops=p.flops, flop_per_s=p.flop_per_s)
+                for p in self.gemm_table
+            ),  # with each GEMM's FLOPs, unlike the profile's table
             # single figures kept beside the tables: the median family, the k = n = 512 column
-            vector_flop_per_s=statistics.median(v.value for v in self.vector_rates.values()) if self.vector_rates else None,
+            vector_flop_per_s=statistics.median(v.value for v in self.vector_rates.values())
+            if self.vector_rates
+            else None,
             gemm_curve=tuple(GemmCurvePointRecord(flops=f, flop_per_s=r) for f, r in gemm_curve(self.gemm_table)),
-            measurements=MappingProxyType({k: MeasurementRecord(value=s.value, median_s=s.median_s, reps=s.reps, how=s.how)
-                                           for k, s in raw.items()}),
+            measurements=MappingProxyType(
+                {
+                    k: MeasurementRecord(value=s.value, median_s=s.median_s, reps=s.reps, how=s.how)
+                    for k, s in raw.items()
+                }
+            ),
             warnings=tuple(self.warnings),
             affinity=tuple(self.affinity),
-            verdict=None if self.verdict is None else VerdictRecord.from_dict(self.verdict.to_dict(), CALIBRATION_SCHEMA, "verdict"),
+            verdict=None
+            if self.verdict is None
+            else VerdictRecord.from_dict(self.verdict.to_dict(), CALIBRATION_SCHEMA, "verdict"),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -293,13 +350,23 @@ def hierarchy_contradictions(bandwidth: Mapping[str, float]) -> list[tuple[str, 
     []
     """
     levels = list(bandwidth)
-    return [(near, far) for i, near in enumerate(levels) for far in levels[i + 1:]
-            if bandwidth[near] * _HIERARCHY_SLACK < bandwidth[far]]
+    return [
+        (near, far)
+        for i, near in enumerate(levels)
+        for far in levels[i + 1 :]
+        if bandwidth[near] * _HIERARCHY_SLACK < bandwidth[far]
+    ]
 
 
-def measure_bandwidths(working_sets: Mapping[str, int], caches: Mapping[str, Any], device: str, budget_s: float,
-                       sync=None, step: Callable[[str], None] = lambda label: None,
-                       measure: Callable[..., Sample] | None = None) -> dict[str, Sample]:  # fmt: skip
+def measure_bandwidths(
+    working_sets: Mapping[str, int],
+    caches: Mapping[str, Any],
+    device: str,
+    budget_s: float,
+    sync=None,
+    step: Callable[[str], None] = lambda label: None,
+    measure: Callable[..., Sample] | None = None,
+) -> dict[str, Sample]:
     """Bandwidth per memory level, nearest first, measured again where it contradicts the hierarchy.
 
     A nearer level measured slower than a farther one (a busy machine stalled that benchmark: one
@@ -337,8 +404,9 @@ def measure_bandwidths(working_sets: Mapping[str, int], caches: Mapping[str, Any
     return bandwidth
 
 
-def _consistency_warnings(by_kind: Mapping[str, float], vectors: Mapping[str, Sample], table: tuple[GemmRate, ...],
-                          reference: float) -> list[str]:  # fmt: skip
+def _consistency_warnings(
+    by_kind: Mapping[str, float], vectors: Mapping[str, Sample], table: tuple[GemmRate, ...], reference: float
+) -> list[str]:
     """Figures that disagree with their neighbours: a machine that was busy during one benchmark.
 
     Each is a median already; one that is 20 times its peers' median (a tiny op), a tenth of it
@@ -348,21 +416,33 @@ def _consistency_warnings(by_kind: Mapping[str, float], vectors: Mapping[str, Sa
     out = []
     if by_kind:
         typical = statistics.median(by_kind.values())
-        out += [f"a tiny {k} took {v * 1e6:,.0f} us, {v / typical:,.0f} x the median op kind: the machine was busy; calibrate again"
-                for k, v in by_kind.items() if v > _OUTLIER * typical]  # fmt: skip
+        out += [
+            f"a tiny {k} took {v * 1e6:,.0f} us, {v / typical:,.0f} x the median op kind: the machine was busy; calibrate again"
+            for k, v in by_kind.items()
+            if v > _OUTLIER * typical
+        ]
     if vectors:
         typical = statistics.median(s.value for s in vectors.values())
-        out += [f"{k} ran at {s.value / 1e9:.2g} GFLOP/s, under a tenth of the median vector op: the machine was busy; calibrate again"
-                for k, s in vectors.items() if s.value < typical / (_OUTLIER / 2)]  # fmt: skip
+        out += [
+            f"{k} ran at {s.value / 1e9:.2g} GFLOP/s, under a tenth of the median vector op: the machine was busy; calibrate again"
+            for k, s in vectors.items()
+            if s.value < typical / (_OUTLIER / 2)
+        ]
     same = [p.flop_per_s for p in table if (p.rows, p.k, p.n) == REFERENCE_SHAPE]
     if same and not 0.5 <= reference / same[0] <= 2.0:
-        out.append(f"the reference GEMM ran at {reference / 1e9:.3g} GFLOP/s and the same shape in the GEMM table at "
-                   f"{same[0] / 1e9:.3g}: the machine was busy; calibrate again")  # fmt: skip
+        out.append(
+            f"the reference GEMM ran at {reference / 1e9:.3g} GFLOP/s and the same shape in the GEMM table at "
+            f"{same[0] / 1e9:.3g}: the machine was busy; calibrate again"
+        )
     return out
 
 
-def calibrate(device: str = "cpu", dtypes: tuple[str, ...] = ("float32",), budget_s: float = DEFAULT_BUDGET_S,
-              on_step: Callable[[str], None] | None = None) -> Calibration:  # fmt: skip
+def calibrate(
+    device: str = "cpu",
+    dtypes: tuple[str, ...] = ("float32",),
+    budget_s: float = DEFAULT_BUDGET_S,
+    on_step: Callable[[str], None] | None = None,
+) -> Calibration:
     """Measure peak FLOP/s per dtype, bandwidth per memory level and per-op overhead on ``device``.
 
     Parameters

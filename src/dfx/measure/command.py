@@ -24,8 +24,9 @@ def _progress(total: int):
     from rich.console import Console
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-    bar = Progress(TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
-                   console=Console(stderr=True), transient=True)  # fmt: skip
+    bar = Progress(
+        TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(), console=Console(stderr=True), transient=True
+    )
     task = bar.add_task("calibrating", total=total)
     seen = []
 
@@ -40,12 +41,18 @@ def _progress(total: int):
 
 def calibrate_command(
     device: str = typer.Option("cpu", "--device", help="cpu or cuda."),
-    dtype: Optional[List[str]] = typer.Option(None, "--dtype", help="Dtype to measure a GEMM peak for (fp32, bf16, fp16); repeat for several. Default fp32."),
+    dtype: Optional[List[str]] = typer.Option(
+        None, "--dtype", help="Dtype to measure a GEMM peak for (fp32, bf16, fp16); repeat for several. Default fp32."
+    ),
     out: Optional[Path] = typer.Option(None, "--out", help="Write the profile (YAML) to this file; use it with --hw."),
     force: bool = typer.Option(False, "--force", help="Overwrite --out if it exists."),
     as_json: bool = typer.Option(False, "--json", help="Print the dfx.calibration/1 document."),
     budget_s: float = typer.Option(45.0, "--budget-s", help="Roughly how many seconds to spend measuring."),
-    allow_busy: bool = typer.Option(False, "--allow-busy", help="Keep the figures when the machine was too busy to trust them (the verdict line says why); by default calibrate refuses. A memory hierarchy that contradicts itself is refused either way."),
+    allow_busy: bool = typer.Option(
+        False,
+        "--allow-busy",
+        help="Keep the figures when the machine was too busy to trust them (the verdict line says why); by default calibrate refuses. A memory hierarchy that contradicts itself is refused either way.",
+    ),
 ) -> None:
     """Measure this machine (GEMM peak, bandwidth per cache level, per-op overhead) as a hardware profile."""
     import yaml
@@ -64,7 +71,9 @@ def calibrate_command(
     from dfx.measure.calibration import check_calibrate_args
 
     check_calibrate_args(device, budget_s)  # before the progress bar, so that an error is one clean line
-    bar, step = _progress(2 + len(dtypes) + 3 + 6)  # overheads (2), GEMM peaks, 3 levels, table, attention, convs, vector, residency, reference
+    bar, step = _progress(
+        2 + len(dtypes) + 3 + 6
+    )  # overheads (2), GEMM peaks, 3 levels, table, attention, convs, vector, residency, reference
     with bar:
         cal = calibrate(device=device, dtypes=dtypes, budget_s=budget_s, on_step=step)
     profile = cal.to_profile()
@@ -73,7 +82,11 @@ def calibrate_command(
         sys.stderr.write(f"warning: {warning}\n")
     if cal.verdict is not None:
         if cal.verdict.busy and not allow_busy:
-            raise DfxError("calibrate refused: " + cal.verdict.line.removeprefix("verdict: ") + ", or pass --allow-busy to keep them")
+            raise DfxError(
+                "calibrate refused: "
+                + cal.verdict.line.removeprefix("verdict: ")
+                + ", or pass --allow-busy to keep them"
+            )
         if as_json:  # the text summary ends with it
             sys.stderr.write(cal.verdict.line + "\n")
     if out is not None:
@@ -99,20 +112,38 @@ def _from_calibration(path: Optional[Path], hw: Optional[str]):
 
 def validate_command(
     model: str = typer.Argument("mlp", help=_MODEL_HELP),
-    hw: Optional[str] = typer.Option(None, "--hw", help="Profile to predict with: a file from `dfx calibrate --out`, an id or an alias. Default: the --calibration's profile, else host-cpu."),
-    calibration: Optional[Path] = typer.Option(None, "--calibration", help="A `dfx calibrate --json` document: its profile and measured tables (overhead curve, vector rates, GEMM table, cache residency) feed the cache-aware prediction."),
+    hw: Optional[str] = typer.Option(
+        None,
+        "--hw",
+        help="Profile to predict with: a file from `dfx calibrate --out`, an id or an alias. Default: the --calibration's profile, else host-cpu.",
+    ),
+    calibration: Optional[Path] = typer.Option(
+        None,
+        "--calibration",
+        help="A `dfx calibrate --json` document: its profile and measured tables (overhead curve, vector rates, GEMM table, cache residency) feed the cache-aware prediction.",
+    ),
     dtype: str = typer.Option("fp32", "--dtype", help="fp32, bf16 or fp16."),
     batch: Optional[int] = typer.Option(None, "--batch", help="Batch size (default 1)."),
     seq: Optional[int] = typer.Option(None, "--seq", help="Sequence length or image side (default: the model's own)."),
-    input_shape: Optional[List[str]] = typer.Option(None, "--input-shape", help="Input shape for a file model, e.g. 2,128,64; repeat for several inputs."),
+    input_shape: Optional[List[str]] = typer.Option(
+        None, "--input-shape", help="Input shape for a file model, e.g. 2,128,64; repeat for several inputs."
+    ),
     repeat: int = typer.Option(10, "--repeat", help="Timed runs; each node keeps its median."),
     warmup: int = typer.Option(3, "--warmup", help="Untimed runs first."),
     device: str = typer.Option("cpu", "--device", help="cpu or cuda."),
-    prediction: Optional[str] = typer.Option(None, "--prediction", help="roofline (dfx analyze's eager roofline) or cache-aware (bytes at the cache that holds them, and with --calibration the calibrated machine model). Default: cache-aware with --calibration, else roofline."),
+    prediction: Optional[str] = typer.Option(
+        None,
+        "--prediction",
+        help="roofline (dfx analyze's eager roofline) or cache-aware (bytes at the cache that holds them, and with --calibration the calibrated machine model). Default: cache-aware with --calibration, else roofline.",
+    ),
     out: Optional[Path] = typer.Option(None, "--out", help="Write validation.json and scatter.png into this folder."),
     force: bool = typer.Option(False, "--force", help="Overwrite files that already exist in --out."),
     as_json: bool = typer.Option(False, "--json", help="Print the dfx.validation/1 document."),
-    compiled: bool = typer.Option(False, "--compiled", help="Run MODEL through torch.compile (Inductor, CPU), time each generated kernel, and compare with dfx's compiled program kernel by kernel."),
+    compiled: bool = typer.Option(
+        False,
+        "--compiled",
+        help="Run MODEL through torch.compile (Inductor, CPU), time each generated kernel, and compare with dfx's compiled program kernel by kernel.",
+    ),
 ) -> None:
     """Run MODEL for real, time every node (or, with --compiled, every Inductor kernel), and compare with dfx's prediction on --hw."""
     from dfx.errors import DfxError
@@ -132,12 +163,26 @@ def validate_command(
     profile, machine, warnings = _from_calibration(calibration, hw)
     prediction = prediction or ("cache-aware" if calibration is not None else "roofline")
     if machine is not None and machine.gemm_table and normalize_dtype_or_fail(dtype) != machine.gemm_dtype:
-        warnings.append(f"the calibration's tables were measured in {machine.gemm_dtype}, the model runs in "
-                        f"{normalize_dtype_or_fail(dtype)}: its matmuls are predicted at the profile's peak")  # fmt: skip
+        warnings.append(
+            f"the calibration's tables were measured in {machine.gemm_dtype}, the model runs in "
+            f"{normalize_dtype_or_fail(dtype)}: its matmuls are predicted at the profile's peak"
+        )
     for warning in warnings:
         sys.stderr.write(f"warning: {warning}\n")
-    result = validate(model, profile, dtype=dtype, batch=batch, seq=seq, repeat=repeat, warmup=warmup, device=device,
-                      prediction=prediction, machine=machine, input_shapes=shapes, compiled=compiled)  # fmt: skip
+    result = validate(
+        model,
+        profile,
+        dtype=dtype,
+        batch=batch,
+        seq=seq,
+        repeat=repeat,
+        warmup=warmup,
+        device=device,
+        prediction=prediction,
+        machine=machine,
+        input_shapes=shapes,
+        compiled=compiled,
+    )
     record = result.to_record()
     doc = record.to_dict()
     if out is not None:

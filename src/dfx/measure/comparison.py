@@ -23,7 +23,13 @@ from typing import Any, Mapping
 
 from dfx.schema.ids import VALIDATION_SCHEMA
 from dfx.schema.validation import (
-    ValCategoryRecord, ValEndToEndRecord, ValidationDoc, ValKernelRecord, ValNodeRecord, ValRooflineRecord, ValUncountedRecord,
+    ValCategoryRecord,
+    ValEndToEndRecord,
+    ValidationDoc,
+    ValKernelRecord,
+    ValNodeRecord,
+    ValRooflineRecord,
+    ValUncountedRecord,
 )
 from dfx.stats import percentile as _percentile
 
@@ -49,13 +55,19 @@ _WHY_TOO_SLOW = {
 # With a calibration (docs/validation.md, "the calibrated machine model"), those mechanisms are
 # measured; what is left when a category still misses:
 _WHY_CALIBRATED = {
-    "too fast": ("these nodes ran slower in the graph than their calibrated rates and overheads: fixed costs after "
-                 "other work beyond the overhead curve, data evicted by the nodes around them, or a machine slower "
-                 "than at calibration (run.drift, run.overhead_drift)"),
-    "too slow": ("these nodes ran faster in the graph than their calibrated rates and overheads, or the machine ran "
-                 "faster than at calibration (run.drift, run.overhead_drift)"),
-}  # fmt: skip
-_OVERHEAD_NOTE = "overhead-dominated: per-op cost varies by op (argument parsing, allocation, threading) around the tiny-op figure"
+    "too fast": (
+        "these nodes ran slower in the graph than their calibrated rates and overheads: fixed costs after "
+        "other work beyond the overhead curve, data evicted by the nodes around them, or a machine slower "
+        "than at calibration (run.drift, run.overhead_drift)"
+    ),
+    "too slow": (
+        "these nodes ran faster in the graph than their calibrated rates and overheads, or the machine ran "
+        "faster than at calibration (run.drift, run.overhead_drift)"
+    ),
+}
+_OVERHEAD_NOTE = (
+    "overhead-dominated: per-op cost varies by op (argument parsing, allocation, threading) around the tiny-op figure"
+)
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -94,9 +106,16 @@ class NodeComparison:
         return abs(self.predicted_s - self.measured_s) / self.measured_s if self.measured_s > 0 else None
 
     def to_record(self) -> ValNodeRecord:
-        return ValNodeRecord(name=self.name, category=self.category, predicted_s=self.predicted_s,
-                             measured_s=self.measured_s, ratio=self.ratio, abs_error=self.abs_error,
-                             roofline_s=self.roofline_s, counted=self.counted)
+        return ValNodeRecord(
+            name=self.name,
+            category=self.category,
+            predicted_s=self.predicted_s,
+            measured_s=self.measured_s,
+            ratio=self.ratio,
+            abs_error=self.abs_error,
+            roofline_s=self.roofline_s,
+            counted=self.counted,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return self.to_record().to_dict()
@@ -130,8 +149,14 @@ class CategoryError:
     why: str  # "" when the median ratio is inside 0.8..1.25
 
     def to_record(self) -> ValCategoryRecord:
-        return ValCategoryRecord(category=self.category, nodes=self.nodes, median_ratio=self.median_ratio,
-                                 predicted_s=self.predicted_s, measured_s=self.measured_s, why=self.why)
+        return ValCategoryRecord(
+            category=self.category,
+            nodes=self.nodes,
+            median_ratio=self.median_ratio,
+            predicted_s=self.predicted_s,
+            measured_s=self.measured_s,
+            why=self.why,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return self.to_record().to_dict()
@@ -185,28 +210,53 @@ class Validation:
             why = ""
             calibrated = bool(self.run.get("calibration"))
             if med < _GOOD_LOW:
-                why = "dfx too fast: " + (_WHY_CALIBRATED["too fast"] if calibrated else _WHY_TOO_FAST.get(cat, "work the cost model does not count"))
+                why = "dfx too fast: " + (
+                    _WHY_CALIBRATED["too fast"]
+                    if calibrated
+                    else _WHY_TOO_FAST.get(cat, "work the cost model does not count")
+                )
             elif med > _GOOD_HIGH:
-                why = "dfx too slow: " + (_WHY_CALIBRATED["too slow"] if calibrated else _WHY_TOO_SLOW.get(cat, "the bandwidth charged is lower than the real one"))
+                why = "dfx too slow: " + (
+                    _WHY_CALIBRATED["too slow"]
+                    if calibrated
+                    else _WHY_TOO_SLOW.get(cat, "the bandwidth charged is lower than the real one")
+                )
             if why and sum(n.overhead_s for n in members) > 0.5 * sum(n.predicted_s for n in members):
                 why += "; " + _OVERHEAD_NOTE
-            out.append(CategoryError(cat, len(members), med, sum(n.predicted_s for n in members),
-                                     sum(n.measured_s for n in members), why))  # fmt: skip
+            out.append(
+                CategoryError(
+                    cat, len(members), med, sum(n.predicted_s for n in members), sum(n.measured_s for n in members), why
+                )
+            )
         return tuple(out)
 
     def to_record(self) -> ValidationDoc:
         """The ``dfx.validation/1`` document as its record (``dfx.schema.validation``)."""
         uncounted = [n for n in self.nodes if not n.counted]
         return ValidationDoc(
-            schema=SCHEMA, hardware=self.hardware, prediction=self.prediction, execution=self.execution,
+            schema=SCHEMA,
+            hardware=self.hardware,
+            prediction=self.prediction,
+            execution=self.execution,
             model=MappingProxyType(dict(self.model)),
-            run=MappingProxyType(dict(self.run)), nodes=tuple(n.to_record() for n in self.nodes),
-            median_abs_error=self.median_abs_error, p90_abs_error=self.p90_abs_error,
-            end_to_end=self.end_to_end.to_record(), roofline=ValRooflineRecord(**self.roofline_figures()),
+            run=MappingProxyType(dict(self.run)),
+            nodes=tuple(n.to_record() for n in self.nodes),
+            median_abs_error=self.median_abs_error,
+            p90_abs_error=self.p90_abs_error,
+            end_to_end=self.end_to_end.to_record(),
+            roofline=ValRooflineRecord(**self.roofline_figures()),
             categories=tuple(c.to_record() for c in self.categories()),
             uncounted=ValUncountedRecord(nodes=len(uncounted), measured_s=sum(n.measured_s for n in uncounted)),
-            kernels=tuple(ValKernelRecord(name=u.name, dfx_kernels=tuple(u.dfx_kernels), compiler_kernels=tuple(u.compiler_calls),
-                                          nodes=tuple(u.nodes), category=u.category) for u in self.units),
+            kernels=tuple(
+                ValKernelRecord(
+                    name=u.name,
+                    dfx_kernels=tuple(u.dfx_kernels),
+                    compiler_kernels=tuple(u.compiler_calls),
+                    nodes=tuple(u.nodes),
+                    category=u.category,
+                )
+                for u in self.units
+            ),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -214,10 +264,20 @@ class Validation:
         return self.to_record().to_dict()
 
 
-def compare(predicted: Mapping[str, float], measured: Mapping[str, float], measured_end_to_end_s: float, *,
-            categories: Mapping[str, str] | None = None, roofline: Mapping[str, float] | None = None,
-            overheads: Mapping[str, float] | None = None, hardware: str = "", prediction: str = "roofline",
-            model: Mapping[str, Any] | None = None, run: Mapping[str, Any] | None = None, units: tuple[Any, ...] = ()) -> Validation:  # fmt: skip
+def compare(
+    predicted: Mapping[str, float],
+    measured: Mapping[str, float],
+    measured_end_to_end_s: float,
+    *,
+    categories: Mapping[str, str] | None = None,
+    roofline: Mapping[str, float] | None = None,
+    overheads: Mapping[str, float] | None = None,
+    hardware: str = "",
+    prediction: str = "roofline",
+    model: Mapping[str, Any] | None = None,
+    run: Mapping[str, Any] | None = None,
+    units: tuple[Any, ...] = (),
+) -> Validation:
     """Pair each measured node with its prediction (by name) and compute the error figures.
 
     Parameters
@@ -244,8 +304,18 @@ def compare(predicted: Mapping[str, float], measured: Mapping[str, float], measu
         raise KeyError(f"no prediction for measured node(s) {missing[:3]}")
     cats, roof, over = categories or {}, roofline or predicted, overheads or {}
     nodes = tuple(
-        NodeComparison(name, cats.get(name, "none"), predicted[name], t, roof.get(name, predicted[name]), over.get(name, 0.0))
+        NodeComparison(
+            name, cats.get(name, "none"), predicted[name], t, roof.get(name, predicted[name]), over.get(name, 0.0)
+        )
         for name, t in measured.items()
     )
     total = sum(predicted[name] for name in measured)
-    return Validation(hardware, nodes, EndToEnd(total, measured_end_to_end_s), prediction, dict(model or {}), dict(run or {}), tuple(units))
+    return Validation(
+        hardware,
+        nodes,
+        EndToEnd(total, measured_end_to_end_s),
+        prediction,
+        dict(model or {}),
+        dict(run or {}),
+        tuple(units),
+    )

@@ -92,7 +92,7 @@ def stamp_source(source: str) -> tuple[str, tuple[str, ...]]:
             out.append(f"{indent}{STAMP}(0)")
         elif (m := _HANDLE.match(line)) is not None and i + 1 < len(lines):
             end = _statement_end(lines, i + 1)
-            out.extend(lines[i + 1:end + 1])
+            out.extend(lines[i + 1 : end + 1])
             handles.append(m.group(2))
             out.append(f"{m.group(1)}{STAMP}({len(handles)})")
             i = end
@@ -100,7 +100,9 @@ def stamp_source(source: str) -> tuple[str, tuple[str, ...]]:
     return "\n".join(out), tuple(handles)
 
 
-def kernel_sources(mapping: Mapping[str, Any], handles: Sequence[str], graph_nodes: Sequence[str]) -> list[tuple[str, tuple[str, ...]]]:
+def kernel_sources(
+    mapping: Mapping[str, Any], handles: Sequence[str], graph_nodes: Sequence[str]
+) -> list[tuple[str, tuple[str, ...]]]:
     """Each kernel call's nodes of dfx's graph: ``cppCodeToPost`` then ``postToPre`` of Inductor's provenance mapping.
 
     A post-grad node with no pre-grad entry stands for itself when dfx's graph has a node of that name.
@@ -132,7 +134,9 @@ class CompiledRun:
     source: str
 
 
-def compile_real(gm: Any, inputs: list, graph_nodes: Sequence[str], clock: Callable[[], float] = time.perf_counter) -> CompiledRun:
+def compile_real(
+    gm: Any, inputs: list, graph_nodes: Sequence[str], clock: Callable[[], float] = time.perf_counter
+) -> CompiledRun:
     """Compile an exported graph module with Inductor (CPU, C++), keep its provenance, and stamp its wrapper.
 
     Raises
@@ -147,17 +151,25 @@ def compile_real(gm: Any, inputs: list, graph_nodes: Sequence[str], clock: Calla
     from dfx.capture.trace import capture_context
 
     try:
-        with inductor_config.patch({"fx_graph_cache": False, "trace.provenance_tracking_level": 1}), capture_context(), torch.no_grad():
+        with (
+            inductor_config.patch({"fx_graph_cache": False, "trace.provenance_tracking_level": 1}),
+            capture_context(),
+            torch.no_grad(),
+        ):
             compiled = compile_fx(gm, inputs)
     except Exception as exc:  # noqa: BLE001 - Inductor raises many kinds; one line for the user
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-        raise DfxError(f"torch.compile (Inductor, CPU) failed on this model: {type(exc).__name__}: {first[:200]}") from None
+        raise DfxError(
+            f"torch.compile (Inductor, CPU) failed on this model: {type(exc).__name__}: {first[:200]}"
+        ) from None
     source = getattr(compiled, "source_code", None)
     mapping_text = getattr(compiled, "inductor_provenance_mapping_str", None)
     call = getattr(compiled, "current_callable", None)
     if not source or not mapping_text or call is None:
-        raise DfxError(f"this torch ({torch.__version__}) gives no Inductor wrapper source or kernel provenance; "
-                       "dfx validate --compiled needs torch 2.9 or later")  # fmt: skip
+        raise DfxError(
+            f"this torch ({torch.__version__}) gives no Inductor wrapper source or kernel provenance; "
+            "dfx validate --compiled needs torch 2.9 or later"
+        )
     text, handles = stamp_source(source)
     readings = [0.0] * (len(handles) + 1)
 

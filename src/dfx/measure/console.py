@@ -32,22 +32,36 @@ def calibration_text(doc: CalibrationDoc | Mapping[str, Any]) -> str:
     lines.append(f"  op overhead     {_us(p['op_overhead_s']):>13}")
     kinds, curve, rates = doc.overhead_by_kind, doc.overhead_curve, doc.vector_rates
     if kinds:
-        lines.append("  overhead by kind " + ", ".join(f"{k} {v * 1e6:.1f}" for k, v in kinds.items()) + " us (hot loop)")
+        lines.append(
+            "  overhead by kind " + ", ".join(f"{k} {v * 1e6:.1f}" for k, v in kinds.items()) + " us (hot loop)"
+        )
     if curve:
-        lines.append("  overhead after  " + ", ".join(f"{c.gap_s * 1e3:.3g} ms: {c.overhead_s * 1e6:.0f}" for c in curve) + " us")
+        lines.append(
+            "  overhead after  " + ", ".join(f"{c.gap_s * 1e3:.3g} ms: {c.overhead_s * 1e6:.0f}" for c in curve) + " us"
+        )
     if rates:
         lines.append("  vector ops      " + ", ".join(f"{k} {v / 1e9:.1f}" for k, v in rates.items()) + " GFLOP/s")
     column = [g for g in doc.gemm_table if g.k == 512 and g.n == 512]
     if column:
-        lines.append("  GEMM [M,512]x[512,512] " + ", ".join(f"M={g.rows}: {g.flop_per_s / 1e9:.0f}" for g in column)
-                     + f" GFLOP/s ({len(doc.gemm_table)} shapes in --json)")
+        lines.append(
+            "  GEMM [M,512]x[512,512] "
+            + ", ".join(f"M={g.rows}: {g.flop_per_s / 1e9:.0f}" for g in column)
+            + f" GFLOP/s ({len(doc.gemm_table)} shapes in --json)"
+        )
     if doc.attention_rates:
-        lines.append("  attention       " + ", ".join(f"{'causal ' if a.causal else ''}S={a.seq}: {a.flop_per_s / 1e9:.0f}"
-                                                      for a in doc.attention_rates) + " GFLOP/s")
+        lines.append(
+            "  attention       "
+            + ", ".join(
+                f"{'causal ' if a.causal else ''}S={a.seq}: {a.flop_per_s / 1e9:.0f}" for a in doc.attention_rates
+            )
+            + " GFLOP/s"
+        )
     if doc.resident_bytes:
         lines.append(f"  cache keeps     {doc.resident_bytes / 2**20:,.1f} MiB when streamed again and again")
     if kinds or curve or rates or column:
-        lines.append("  (these tables are in the profile `--out` writes: `dfx analyze --hw` and `dfx validate --hw` predict with them)")
+        lines.append(
+            "  (these tables are in the profile `--out` writes: `dfx analyze --hw` and `dfx validate --hw` predict with them)"
+        )
     lines += [f"warning: {w}" for w in doc.warnings]
     if doc.verdict is not None:
         lines.append(doc.verdict.line)

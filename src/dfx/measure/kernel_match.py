@@ -26,8 +26,14 @@ from typing import Any, Mapping, Sequence
 __all__ = ["KernelUnit", "match_kernels"]
 
 # dfx's kernel kinds -> the cost categories dfx.measure.comparison explains misses by
-CATEGORY_OF_KIND = {"gemm": "matmul", "attention": "matmul", "pointwise": "elementwise", "reduction": "normalization",
-                    "memory": "memory", "collective": "memory"}  # fmt: skip
+CATEGORY_OF_KIND = {
+    "gemm": "matmul",
+    "attention": "matmul",
+    "pointwise": "elementwise",
+    "reduction": "normalization",
+    "memory": "memory",
+    "collective": "memory",
+}
 
 
 @dataclass(frozen=True)
@@ -45,8 +51,13 @@ class KernelUnit:
     category: str
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "dfx_kernels": list(self.dfx_kernels), "compiler_kernels": list(self.compiler_calls),
-                "nodes": list(self.nodes), "category": self.category}  # fmt: skip
+        return {
+            "name": self.name,
+            "dfx_kernels": list(self.dfx_kernels),
+            "compiler_kernels": list(self.compiler_calls),
+            "nodes": list(self.nodes),
+            "category": self.category,
+        }
 
 
 class _Groups:
@@ -66,8 +77,11 @@ class _Groups:
         self.parent[self.find(a)] = self.find(b)
 
 
-def match_kernels(dfx_kernels: Mapping[str, Sequence[str]], calls: Sequence[tuple[str, Sequence[str]]],
-                  kinds: Mapping[str, str] | None = None) -> tuple[KernelUnit, ...]:  # fmt: skip
+def match_kernels(
+    dfx_kernels: Mapping[str, Sequence[str]],
+    calls: Sequence[tuple[str, Sequence[str]]],
+    kinds: Mapping[str, str] | None = None,
+) -> tuple[KernelUnit, ...]:
     """Pair dfx's kernels with the compiler's calls through shared nodes (module docstring).
 
     Parameters
@@ -109,7 +123,9 @@ def match_kernels(dfx_kernels: Mapping[str, Sequence[str]], calls: Sequence[tupl
     for keys in members.values():
         mine = tuple(k[2:] for k in keys if k.startswith("d:"))
         theirs = tuple(k[2:] for k in keys if k.startswith("c:"))
-        nodes = tuple(dict.fromkeys([n for k in mine for n in dfx_kernels[k]] + [n for c, ns in calls if c in theirs for n in ns]))
+        nodes = tuple(
+            dict.fromkeys([n for k in mine for n in dfx_kernels[k]] + [n for c, ns in calls if c in theirs for n in ns])
+        )
         category = CATEGORY_OF_KIND.get(kinds.get(mine[0], ""), "none") if mine else "none"
         units.append(KernelUnit("+".join(mine) or "+".join(theirs), mine, theirs, nodes, category))
     return tuple(units)

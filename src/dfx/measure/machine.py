@@ -42,7 +42,19 @@ from dfx.costs.terms import FMA_FLOPS
 from dfx.ir import Graph
 from dfx.schema.calibration import CalibrationTables, read_calibration, read_calibration_tables
 
-__all__ = ["GemmRate", "MachineModel", "attention_call", "gemm_curve", "gemm_dims", "is_convolution", "model_footprint_bytes", "op_kind", "overhead_kind", "vector_family"]
+__all__ = [
+    "GemmRate",
+    "MachineModel",
+    "attention_call",
+    "gemm_curve",
+    "gemm_dims",
+    "is_convolution",
+    "model_footprint_bytes",
+    "op_kind",
+    "overhead_kind",
+    "vector_family",
+]
+
 
 @dataclass(frozen=True)
 class GemmRate:
@@ -137,9 +149,18 @@ class MachineModel:
         checks = [("overhead_curve", v) for point in self.overhead_curve for v in point]
         checks += [(f"overhead_by_kind.{k}", v) for k, v in dict(self.overhead_by_kind).items()]
         checks += [(f"vector_rates.{k}", v) for k, v in dict(self.vector_flop_per_s).items()]
-        checks += [("gemm_table", p.flop_per_s) for p in self.gemm_table] + [("conv_points", p.flop_per_s) for p in self.conv_points]
+        checks += [("gemm_table", p.flop_per_s) for p in self.gemm_table] + [
+            ("conv_points", p.flop_per_s) for p in self.conv_points
+        ]
         checks += [("attention_rates", r) for _, _, r in self.attention_rates]
-        checks += [(name, v) for name, v in (("resident_bytes", self.resident_bytes), ("reference_flop_per_s", self.reference_flop_per_s)) if v is not None]
+        checks += [
+            (name, v)
+            for name, v in (
+                ("resident_bytes", self.resident_bytes),
+                ("reference_flop_per_s", self.reference_flop_per_s),
+            )
+            if v is not None
+        ]
         for name, value in checks:
             if not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
                 raise ValueError(f"{name} must hold positive finite numbers, got {value!r}")
@@ -149,8 +170,10 @@ class MachineModel:
         axes = tuple(sorted({getattr(p, a) for p in self.gemm_table}) for a in ("rows", "k", "n"))
         grid = {(p.rows, p.k, p.n): p for p in self.gemm_table}
         if len(grid) != math.prod(len(a) for a in axes) or len(grid) != len(self.gemm_table):
-            raise ValueError(f"gemm_table must be a full grid of rows x k x n; got {len(self.gemm_table)} points on "
-                             f"{' x '.join(str(len(a)) for a in axes)} axis values")  # fmt: skip
+            raise ValueError(
+                f"gemm_table must be a full grid of rows x k x n; got {len(self.gemm_table)} points on "
+                f"{' x '.join(str(len(a)) for a in axes)} axis values"
+            )
         object.__setattr__(self, "_grid", (axes, grid))
 
     @classmethod
@@ -283,7 +306,9 @@ def attention_call(node: CostedNode) -> tuple[int, bool] | None:
 
 def is_convolution(node: CostedNode) -> bool:
     """Whether the node's contraction is a convolution (its GEMM dims are an implicit GEMM's)."""
-    return any(c.packet in ("aten.convolution", "aten.conv1d", "aten.conv2d", "aten.conv3d") for c in node.node.aten_calls)
+    return any(
+        c.packet in ("aten.convolution", "aten.conv1d", "aten.conv2d", "aten.conv3d") for c in node.node.aten_calls
+    )
 
 
 def gemm_dims(node: CostedNode) -> tuple[int, int, int] | None:
@@ -295,7 +320,12 @@ def gemm_dims(node: CostedNode) -> tuple[int, int, int] | None:
     for call in node.node.aten_calls:
         packet, args = call.packet, call.args
         tensors = [a for a in args if hasattr(a, "shape")]
-        if packet in ("aten.addmm", "aten._addmm_activation") and len(args) >= 3 and hasattr(args[1], "shape") and hasattr(args[2], "shape"):
+        if (
+            packet in ("aten.addmm", "aten._addmm_activation")
+            and len(args) >= 3
+            and hasattr(args[1], "shape")
+            and hasattr(args[2], "shape")
+        ):
             (m, k), (_, n) = args[1].shape, args[2].shape
             return m, k, n
         if packet == "aten.mm" and len(tensors) >= 2 and len(tensors[0].shape) == 2 and len(tensors[1].shape) == 2:
@@ -304,7 +334,11 @@ def gemm_dims(node: CostedNode) -> tuple[int, int, int] | None:
         if packet == "aten.linear" and len(tensors) >= 2 and tensors[0].shape and len(tensors[1].shape) == 2:
             n, k = tensors[1].shape
             return max(1, math.prod(tensors[0].shape) // max(k, 1)), k, n
-        if packet in ("aten.convolution", "aten.conv1d", "aten.conv2d", "aten.conv3d") and len(tensors) >= 2 and call.outputs:
+        if (
+            packet in ("aten.convolution", "aten.conv1d", "aten.conv2d", "aten.conv3d")
+            and len(tensors) >= 2
+            and call.outputs
+        ):
             out, weight = call.outputs[0].shape, tensors[1].shape
             channels = out[1] if len(out) > 1 else 1
             return max(1, math.prod(out) // max(channels, 1)), math.prod(weight[1:]), weight[0]
@@ -342,8 +376,12 @@ def op_kind(node: CostedNode) -> tuple[str, ...]:
 def model_footprint_bytes(graph: Graph) -> int:
     """Bytes a run touches: parameters and buffers once, inputs, and every node's outputs (none freed)."""
     params = sum(p.spec.nbytes for p in graph.parameters)
-    activations = sum(spec.nbytes for n in graph.nodes if n.op not in ("placeholder", "get_attr", "output") for spec in n.outputs)
-    inputs = sum(spec.nbytes for n in graph.nodes if n.op == "placeholder" and n.input_kind == "input" for spec in n.outputs)
+    activations = sum(
+        spec.nbytes for n in graph.nodes if n.op not in ("placeholder", "get_attr", "output") for spec in n.outputs
+    )
+    inputs = sum(
+        spec.nbytes for n in graph.nodes if n.op == "placeholder" and n.input_kind == "input" for spec in n.outputs
+    )
     return params + activations + inputs
 
 
@@ -369,7 +407,9 @@ def load_calibration(path: str | Path, hw: str | None = None) -> tuple[Any, Mach
     if not path.is_file():
         raise DfxError(f"--calibration {path}: no such file; {fix}")
     if path.suffix in (".yaml", ".yml"):
-        raise DfxError(f"--calibration {path} is a profile, not a calibration document; pass it as --hw {path}, or {fix}")
+        raise DfxError(
+            f"--calibration {path} is a profile, not a calibration document; pass it as --hw {path}, or {fix}"
+        )
     try:
         raw = load_json(path.read_text())
     except (OSError, ValueError) as exc:
@@ -380,12 +420,18 @@ def load_calibration(path: str | Path, hw: str | None = None) -> tuple[Any, Mach
     if hw:
         profile = load_profile(hw)
         if profile.id != own.id:
-            raise DfxError(f"--hw {hw} is {profile.id!r} but --calibration {path} measured {own.id!r}; drop --hw "
-                           f"(the calibration brings its profile), or drop --calibration to predict on {profile.id}")
+            raise DfxError(
+                f"--hw {hw} is {profile.id!r} but --calibration {path} measured {own.id!r}; drop --hw "
+                f"(the calibration brings its profile), or drop --calibration to predict on {profile.id}"
+            )
     try:
         machine = MachineModel.from_calibration(doc)
     except ValueError as exc:
         raise DfxError(f"--calibration {path}: its tables are malformed ({exc}); {fix}") from None
     missing = doc.missing()
-    warnings = [f"--calibration {path} has no {', '.join(missing)}: those nodes are predicted from the profile's figures"] if missing else []
+    warnings = (
+        [f"--calibration {path} has no {', '.join(missing)}: those nodes are predicted from the profile's figures"]
+        if missing
+        else []
+    )
     return profile, machine, warnings

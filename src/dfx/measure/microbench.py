@@ -23,9 +23,19 @@ from dfx.costs.terms import FMA_FLOPS
 from dfx.measure.machine import GemmRate
 
 __all__ = [
-    "Sample", "attention_rates", "reference_flop_per_s", "conv_points", "gemm_flop_per_s", "gemm_table", "op_overhead_s", "overhead_curve", "resident_bytes",
-    "stream_bytes_per_s", "time_call", "vector_rates",
-]  # fmt: skip
+    "Sample",
+    "attention_rates",
+    "reference_flop_per_s",
+    "conv_points",
+    "gemm_flop_per_s",
+    "gemm_table",
+    "op_overhead_s",
+    "overhead_curve",
+    "resident_bytes",
+    "stream_bytes_per_s",
+    "time_call",
+    "vector_rates",
+]
 
 _ADD_TENSORS = 3  # c = a + b reads a and b and writes c: three tensors of traffic
 _MIN_REPS = 3  # a median needs at least three samples
@@ -45,8 +55,9 @@ class Sample:
     how: str
 
 
-def time_call(fn: Callable[[], object], budget_s: float, sync: Callable[[], None] | None = None,
-              max_reps: int = _MAX_REPS) -> tuple[float, int]:  # fmt: skip
+def time_call(
+    fn: Callable[[], object], budget_s: float, sync: Callable[[], None] | None = None, max_reps: int = _MAX_REPS
+) -> tuple[float, int]:
     """Median seconds of ``fn()`` over as many calls as fit in ``budget_s`` (at least 3), after one warm-up."""
     sync = sync or (lambda: None)
     fn()
@@ -183,8 +194,15 @@ def stream_bytes_per_s(working_set_bytes: int, device: str, budget_s: float, syn
     slope = _slope(b_full, b_part, t_full, t_part)
     sizes = f"torch.add(a, b, out=c) fp32 moving {b_full:,} B and {b_part:,} B (medians of {reps_full} and {reps_part} calls)"
     if slope is not None:
-        return Sample(slope, t_full, reps_full, f"slope of {sizes}: ({b_full:,} - {b_part:,}) B / ({t_full:.3g} - {t_part:.3g}) s")
-    return Sample(b_full / t_full, t_full, reps_full, f"{sizes}: {b_full:,} B / {t_full:.3g} s, overhead included (slope too noisy)")
+        return Sample(
+            slope, t_full, reps_full, f"slope of {sizes}: ({b_full:,} - {b_part:,}) B / ({t_full:.3g} - {t_part:.3g}) s"
+        )
+    return Sample(
+        b_full / t_full,
+        t_full,
+        reps_full,
+        f"{sizes}: {b_full:,} B / {t_full:.3g} s, overhead included (slope too noisy)",
+    )
 
 
 # Time since an op of the same kind last ran, in seconds: from a few tiny ops to a whole model run.
@@ -267,7 +285,13 @@ def _vector_ops() -> dict[str, _VectorOp]:
 
     def image(r: int, dev: str) -> tuple:  # [1, 64, r/64, 1024]: r*1024 elements in 64 channels
         x = torch.randn(1, 64, r // 64, c, device=dev)
-        return (x, torch.randn(64, device=dev), torch.randn(64, device=dev), torch.zeros(64, device=dev), torch.ones(64, device=dev))
+        return (
+            x,
+            torch.randn(64, device=dev),
+            torch.randn(64, device=dev),
+            torch.zeros(64, device=dev),
+            torch.ones(64, device=dev),
+        )
 
     return {
         # gelu: 5 per element (erf form); gelu_tanh: 9; softmax: 5; layer norm with weight and bias:
@@ -275,11 +299,15 @@ def _vector_ops() -> dict[str, _VectorOp]:
         "gelu": _VectorOp(rows_by_cols, lambda x: aten.gelu.default(x), lambda r: 5 * r * c),
         "gelu_tanh": _VectorOp(rows_by_cols, lambda x: aten.gelu.default(x, approximate="tanh"), lambda r: 9 * r * c),
         "softmax": _VectorOp(rows_by_cols, lambda x: aten._softmax.default(x, -1, False), lambda r: 5 * r * c),
-        "layer_norm": _VectorOp(with_affine, lambda x, w, b: aten.native_layer_norm.default(x, [c], w, b, 1e-5),
-                                lambda r: 7 * r * c + 4 * r),
-        "batch_norm": _VectorOp(image, lambda x, w, b, m, v: aten._native_batch_norm_legit_no_training.default(x, w, b, m, v, 0.1, 1e-5),
-                                lambda r: 4 * r * c + 2 * 64),
-    }  # fmt: skip
+        "layer_norm": _VectorOp(
+            with_affine, lambda x, w, b: aten.native_layer_norm.default(x, [c], w, b, 1e-5), lambda r: 7 * r * c + 4 * r
+        ),
+        "batch_norm": _VectorOp(
+            image,
+            lambda x, w, b, m, v: aten._native_batch_norm_legit_no_training.default(x, w, b, m, v, 0.1, 1e-5),
+            lambda r: 4 * r * c + 2 * 64,
+        ),
+    }
 
 
 def vector_rates(device: str, budget_s: float, sync=None) -> dict[str, Sample]:
@@ -300,11 +328,18 @@ def vector_rates(device: str, budget_s: float, sync=None) -> dict[str, Sample]:
         f_s, f_l = op.flops(small), op.flops(large)
         slope = _slope(f_l, f_s, t_l, t_s)
         if slope is not None:
-            how = (f"slope of {name} fp32 between {large * _VEC_COLS:,} and {small * _VEC_COLS:,} elements "
-                   f"(outputs allocated): ({f_l:,} - {f_s:,}) FLOP / ({t_l:.3g} - {t_s:.3g}) s")  # fmt: skip
+            how = (
+                f"slope of {name} fp32 between {large * _VEC_COLS:,} and {small * _VEC_COLS:,} elements "
+                f"(outputs allocated): ({f_l:,} - {f_s:,}) FLOP / ({t_l:.3g} - {t_s:.3g}) s"
+            )
             rates[name] = Sample(slope, t_l, reps, how)
         else:  # noise made the small size as slow as the large one: keep the plain rate, a lower bound
-            rates[name] = Sample(f_l / t_l, t_l, reps, f"{name} fp32 on {large * _VEC_COLS:,} elements: {f_l:,} FLOP / {t_l:.3g} s (slope too noisy)")
+            rates[name] = Sample(
+                f_l / t_l,
+                t_l,
+                reps,
+                f"{name} fp32 on {large * _VEC_COLS:,} elements: {f_l:,} FLOP / {t_l:.3g} s (slope too noisy)",
+            )
     return rates
 
 
@@ -383,14 +418,18 @@ def conv_points(device: str, budget_s: float, sync=None) -> tuple[GemmRate, ...]
     """
     conv = torch.ops.aten.convolution.default
     img, one = torch.ones(1, 1, 2, 2, device=device), torch.ones(1, 1, 1, 1, device=device)
-    fixed, _ = time_call(lambda: conv(img, one, None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1), budget_s / 20, sync, max_reps=2_000)
+    fixed, _ = time_call(
+        lambda: conv(img, one, None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1), budget_s / 20, sync, max_reps=2_000
+    )
     share = budget_s * 0.95 / len(_CONV_SHAPES)
     points = []
     for batch, c_in, side, c_out, kernel in _CONV_SHAPES:
         x = torch.randn(batch, c_in, side, side, device=device)
         w = torch.randn(c_out, c_in, kernel, kernel, device=device)
         pad = kernel // 2
-        t, _ = time_call(lambda: conv(x, w, None, [1, 1], [pad, pad], [1, 1], False, [0, 0], 1), share, sync, max_reps=500)
+        t, _ = time_call(
+            lambda: conv(x, w, None, [1, 1], [pad, pad], [1, 1], False, [0, 0], 1), share, sync, max_reps=500
+        )
         rows, k = batch * side * side, c_in * kernel * kernel
         points.append(GemmRate(rows, k, c_out, _net_rate(FMA_FLOPS * rows * k * c_out, t, fixed)))
     return tuple(points)

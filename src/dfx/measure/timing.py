@@ -57,8 +57,12 @@ class StampedGraph:
     After ``run``, ``seconds`` maps each launched node's name to its seconds.
     """
 
-    def __init__(self, gm: torch.fx.GraphModule, clock: Callable[[], float] = time.perf_counter,
-                 sync: Callable[[], None] | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        gm: torch.fx.GraphModule,
+        clock: Callable[[], float] = time.perf_counter,
+        sync: Callable[[], None] | None = None,
+    ) -> None:
         graph = copy.deepcopy(gm.graph)
         timed = [n for n in graph.nodes if n.op not in _UNTIMED]
         self.names = [n.name for n in timed]
@@ -91,9 +95,15 @@ class NodeTimes:
         return {"median_s": dict(self.median_s), "repeat": self.repeat, "warmup": self.warmup}
 
 
-def time_graph_nodes(gm: torch.fx.GraphModule, inputs: list[Any], *, repeat: int = 10, warmup: int = 2,
-                     clock: Callable[[], float] = time.perf_counter,
-                     sync: Callable[[], None] | None = None) -> NodeTimes:  # fmt: skip
+def time_graph_nodes(
+    gm: torch.fx.GraphModule,
+    inputs: list[Any],
+    *,
+    repeat: int = 10,
+    warmup: int = 2,
+    clock: Callable[[], float] = time.perf_counter,
+    sync: Callable[[], None] | None = None,
+) -> NodeTimes:
     """Run ``gm`` on ``inputs`` ``warmup + repeat`` times node by node; keep each node's median.
 
     Examples
@@ -115,9 +125,14 @@ def time_graph_nodes(gm: torch.fx.GraphModule, inputs: list[Any], *, repeat: int
     return NodeTimes(medians, repeat, warmup)
 
 
-def time_whole_graph(fn: Callable[[], Any], *, repeat: int = 10, warmup: int = 2,
-                     clock: Callable[[], float] = time.perf_counter,
-                     sync: Callable[[], None] | None = None) -> float:  # fmt: skip
+def time_whole_graph(
+    fn: Callable[[], Any],
+    *,
+    repeat: int = 10,
+    warmup: int = 2,
+    clock: Callable[[], float] = time.perf_counter,
+    sync: Callable[[], None] | None = None,
+) -> float:
     """Median seconds of ``fn()`` (the whole graph in one call, no per-node instrumentation)."""
     sync = sync or (lambda: None)
     times = []

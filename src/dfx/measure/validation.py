@@ -21,7 +21,19 @@ from dfx.errors import DfxError
 from dfx.ir import Graph
 from dfx.measure.comparison import Validation, compare
 
-__all__ = ["MAX_RUN_S", "PREDICTIONS", "Measured", "estimate_run_bytes", "machine_drift", "measure", "measure_compiled", "overhead_drift", "memory_limit_bytes", "predict", "validate"]
+__all__ = [
+    "MAX_RUN_S",
+    "PREDICTIONS",
+    "Measured",
+    "estimate_run_bytes",
+    "machine_drift",
+    "measure",
+    "measure_compiled",
+    "overhead_drift",
+    "memory_limit_bytes",
+    "predict",
+    "validate",
+]
 
 PREDICTIONS = ("cache-aware", "roofline")
 _FREE_FRACTION = 0.5  # use at most half the memory free now: the run's allocator and the OS need the rest
@@ -79,7 +91,9 @@ def _check_args(repeat: int, warmup: int, device: str) -> None:
         raise DfxError("--device cuda asked for, but torch sees no CUDA GPU on this machine")
 
 
-def _refuse_if_too_big(model: str, graph: Graph, device: str, runs: int, max_bytes: int | None, max_run_s: float) -> None:
+def _refuse_if_too_big(
+    model: str, graph: Graph, device: str, runs: int, max_bytes: int | None, max_run_s: float
+) -> None:
     from dfx.costs import annotate
 
     need, limit = estimate_run_bytes(graph), memory_limit_bytes(device) if max_bytes is None else max_bytes
@@ -118,8 +132,18 @@ def _judged(device: str, before: Any) -> dict[str, Any]:
     return {"affinity": affinity, "verdict": verdict(before, _probe(device), os.cpu_count() or 1, threads).to_dict()}
 
 
-def _real_export(model: str, dtype: str, batch: int | None, seq: int | None, repeat: int, warmup: int, device: str,
-                 max_bytes: int | None, max_run_s: float, input_shapes: Sequence[tuple[int, ...]] | None) -> tuple[Graph, Any, dict]:  # fmt: skip
+def _real_export(
+    model: str,
+    dtype: str,
+    batch: int | None,
+    seq: int | None,
+    repeat: int,
+    warmup: int,
+    device: str,
+    max_bytes: int | None,
+    max_run_s: float,
+    input_shapes: Sequence[tuple[int, ...]] | None,
+) -> tuple[Graph, Any, dict]:
     """Check the arguments and the size, build ``model`` with real weights, capture and export it (same node names)."""
     from dfx.analysis import capture_spec, normalize_dtype_or_fail
     from dfx.capture import capture
@@ -128,10 +152,18 @@ def _real_export(model: str, dtype: str, batch: int | None, seq: int | None, rep
 
     _check_args(repeat, warmup, device)
     dtype_name = normalize_dtype_or_fail(dtype)
-    meta_graph, info = capture_spec(model, batch=batch, seq=seq, dtype=dtype_name, method="export", input_shapes=input_shapes)
+    meta_graph, info = capture_spec(
+        model, batch=batch, seq=seq, dtype=dtype_name, method="export", input_shapes=input_shapes
+    )
     _refuse_if_too_big(model, meta_graph, device, 2 * (warmup + repeat), max_bytes, max_run_s)
-    spec = resolve(model, batch=batch or 1, seq=info.get("seq") if seq is None else seq, dtype=dtype_name, device=device,
-                   input_shapes=input_shapes)  # fmt: skip
+    spec = resolve(
+        model,
+        batch=batch or 1,
+        seq=info.get("seq") if seq is None else seq,
+        dtype=dtype_name,
+        device=device,
+        input_shapes=input_shapes,
+    )
     # Capture the real model again: a meta trace can differ from a real one (a meta SDPA output's
     # strides make `.contiguous()` a copy node that a CPU run never executes), and the prediction
     # must be for the graph that runs.
@@ -141,9 +173,20 @@ def _real_export(model: str, dtype: str, batch: int | None, seq: int | None, rep
     return graph, exported, info
 
 
-def measure(model: str = "mlp", *, dtype: str = "float32", batch: int | None = None, seq: int | None = None, repeat: int = 10,
-            warmup: int = 3, device: str = "cpu", max_bytes: int | None = None, max_run_s: float = MAX_RUN_S,
-            clock: Callable[[], float] = time.perf_counter, input_shapes: Sequence[tuple[int, ...]] | None = None) -> Measured:  # fmt: skip
+def measure(
+    model: str = "mlp",
+    *,
+    dtype: str = "float32",
+    batch: int | None = None,
+    seq: int | None = None,
+    repeat: int = 10,
+    warmup: int = 3,
+    device: str = "cpu",
+    max_bytes: int | None = None,
+    max_run_s: float = MAX_RUN_S,
+    clock: Callable[[], float] = time.perf_counter,
+    input_shapes: Sequence[tuple[int, ...]] | None = None,
+) -> Measured:
     """Check the size, build ``model`` with real weights, and time every node and the whole graph.
 
     See :func:`validate` for the parameters and the errors.
@@ -152,26 +195,47 @@ def measure(model: str = "mlp", *, dtype: str = "float32", batch: int | None = N
     from dfx.measure.timing import time_graph_nodes, time_whole_graph
 
     before = _probe(device)
-    graph, exported, info = _real_export(model, dtype, batch, seq, repeat, warmup, device, max_bytes, max_run_s, input_shapes)
+    graph, exported, info = _real_export(
+        model, dtype, batch, seq, repeat, warmup, device, max_bytes, max_run_s, input_shapes
+    )
     from dfx.measure.microbench import op_overhead_s, reference_flop_per_s
 
     sync = torch.cuda.synchronize if device == "cuda" else None
     reference_before = reference_flop_per_s(device, _REFERENCE_S, sync)
     overhead_before = op_overhead_s(device, _REFERENCE_S, sync)[0].value
     times = time_graph_nodes(exported.gm, exported.inputs, repeat=repeat, warmup=warmup, clock=clock, sync=sync)
-    whole = time_whole_graph(lambda: exported.gm(*exported.inputs), repeat=repeat, warmup=warmup, clock=clock, sync=sync)
+    whole = time_whole_graph(
+        lambda: exported.gm(*exported.inputs), repeat=repeat, warmup=warmup, clock=clock, sync=sync
+    )
     reference_after = reference_flop_per_s(device, _REFERENCE_S, sync)
     overhead_after = op_overhead_s(device, _REFERENCE_S, sync)[0].value
-    run = {"device": device, "threads": torch.get_num_threads(), "torch_version": torch.__version__, "repeat": repeat,
-           "warmup": warmup, "load_average": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
-           "reference_flop_per_s": [reference_before, reference_after],
-           "reference_overhead_s": [overhead_before, overhead_after], **_judged(device, before)}  # fmt: skip
+    run = {
+        "device": device,
+        "threads": torch.get_num_threads(),
+        "torch_version": torch.__version__,
+        "repeat": repeat,
+        "warmup": warmup,
+        "load_average": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
+        "reference_flop_per_s": [reference_before, reference_after],
+        "reference_overhead_s": [overhead_before, overhead_after],
+        **_judged(device, before),
+    }
     return Measured(annotate(graph), times.median_s, whole, info, run)
 
 
-def measure_compiled(model: str = "mlp", *, dtype: str = "float32", batch: int | None = None, seq: int | None = None,
-                     repeat: int = 10, warmup: int = 3, device: str = "cpu", max_bytes: int | None = None,
-                     max_run_s: float = MAX_RUN_S, input_shapes: Sequence[tuple[int, ...]] | None = None) -> Measured:  # fmt: skip
+def measure_compiled(
+    model: str = "mlp",
+    *,
+    dtype: str = "float32",
+    batch: int | None = None,
+    seq: int | None = None,
+    repeat: int = 10,
+    warmup: int = 3,
+    device: str = "cpu",
+    max_bytes: int | None = None,
+    max_run_s: float = MAX_RUN_S,
+    input_shapes: Sequence[tuple[int, ...]] | None = None,
+) -> Measured:
     """Compile ``model`` with Inductor (CPU) and time each generated kernel call and the whole compiled graph
     (:mod:`dfx.measure.compiled`). ``node_s`` of the result is keyed by kernel call (``cpp_fused_gelu_view_2:7``).
 
@@ -185,9 +249,13 @@ def measure_compiled(model: str = "mlp", *, dtype: str = "float32", batch: int |
     from dfx.measure.timing import time_whole_graph
 
     if device != "cpu":
-        raise DfxError(f"--compiled runs Inductor's C++ backend on the CPU only, not --device {device}; drop --compiled or use --device cpu")
+        raise DfxError(
+            f"--compiled runs Inductor's C++ backend on the CPU only, not --device {device}; drop --compiled or use --device cpu"
+        )
     before = _probe(device)
-    graph, exported, info = _real_export(model, dtype, batch, seq, repeat, warmup, device, max_bytes, max_run_s, input_shapes)
+    graph, exported, info = _real_export(
+        model, dtype, batch, seq, repeat, warmup, device, max_bytes, max_run_s, input_shapes
+    )
     run_ = compile_real(exported.gm, exported.inputs, [n.name for n in graph.nodes])
     from dfx.measure.microbench import op_overhead_s, reference_flop_per_s
 
@@ -197,10 +265,18 @@ def measure_compiled(model: str = "mlp", *, dtype: str = "float32", batch: int |
     whole = time_whole_graph(lambda: run_.call(list(exported.inputs)), repeat=repeat, warmup=warmup)
     reference_after = reference_flop_per_s(device, _REFERENCE_S, None)
     overhead_after = op_overhead_s(device, _REFERENCE_S, None)[0].value
-    run = {"device": device, "threads": torch.get_num_threads(), "torch_version": torch.__version__, "repeat": repeat,
-           "warmup": warmup, "load_average": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
-           "reference_flop_per_s": [reference_before, reference_after],
-           "reference_overhead_s": [overhead_before, overhead_after], "execution": "compiled", **_judged(device, before)}  # fmt: skip
+    run = {
+        "device": device,
+        "threads": torch.get_num_threads(),
+        "torch_version": torch.__version__,
+        "repeat": repeat,
+        "warmup": warmup,
+        "load_average": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
+        "reference_flop_per_s": [reference_before, reference_after],
+        "reference_overhead_s": [overhead_before, overhead_after],
+        "execution": "compiled",
+        **_judged(device, before),
+    }
     return Measured(annotate(graph), times, whole, info, run, kernel_calls=run_.calls, compiled=True)
 
 
@@ -217,10 +293,18 @@ def _predict_compiled(measured: Measured, profile: Any, prediction: str, machine
     chosen = roof
     if prediction != "roofline":
         kernels = {} if machine is None else {"kernel_timer": kernel_timer(costed, profile, machine)}
-        chosen = evaluate(costed, profile, execution_model="compiled", node_timer=cache_timer(costed, profile, machine), arch_model=CACHE,
-                          **kernels)  # fmt: skip
+        chosen = evaluate(
+            costed,
+            profile,
+            execution_model="compiled",
+            node_timer=cache_timer(costed, profile, machine),
+            arch_model=CACHE,
+            **kernels,
+        )
     kernels = chosen.program.program.kernels
-    units = match_kernels({k.name: k.nodes for k in kernels}, measured.kernel_calls, {k.name: k.kind.value for k in kernels})
+    units = match_kernels(
+        {k.name: k.nodes for k in kernels}, measured.kernel_calls, {k.name: k.kind.value for k in kernels}
+    )
 
     def per_unit(result: Any, attr: str = "time_s") -> dict[str, float]:
         times = {k.name: getattr(k, attr) for k in result.program.kernels}
@@ -228,14 +312,23 @@ def _predict_compiled(measured: Measured, profile: Any, prediction: str, machine
 
     measured_s = {u.name: sum(measured.node_s[c] for c in u.compiler_calls) for u in units}
     return compare(
-        per_unit(chosen), measured_s, measured.whole_s,
-        categories={u.name: u.category for u in units}, roofline=per_unit(roof), overheads=per_unit(chosen, "overhead_s"),
-        hardware=profile.id, prediction=prediction, model=measured.model,
-        run={**measured.run, **_machine_summary(machine if prediction != "roofline" else None),
-             "drift": machine_drift(machine, measured.run.get("reference_flop_per_s")),
-             "overhead_drift": overhead_drift(machine, measured.run.get("reference_overhead_s"))},
+        per_unit(chosen),
+        measured_s,
+        measured.whole_s,
+        categories={u.name: u.category for u in units},
+        roofline=per_unit(roof),
+        overheads=per_unit(chosen, "overhead_s"),
+        hardware=profile.id,
+        prediction=prediction,
+        model=measured.model,
+        run={
+            **measured.run,
+            **_machine_summary(machine if prediction != "roofline" else None),
+            "drift": machine_drift(machine, measured.run.get("reference_flop_per_s")),
+            "overhead_drift": overhead_drift(machine, measured.run.get("reference_overhead_s")),
+        },
         units=units,
-    )  # fmt: skip
+    )
 
 
 def predict(measured: Measured, hardware: Any, prediction: str = "roofline", machine: Any = None) -> Validation:
@@ -274,16 +367,33 @@ def predict(measured: Measured, hardware: Any, prediction: str = "roofline", mac
         hardware=profile.id,
         prediction=prediction,
         model=measured.model,
-        run={**measured.run, **_machine_summary(machine if prediction != "roofline" else None),
-             "drift": machine_drift(machine, measured.run.get("reference_flop_per_s")),
-             "overhead_drift": overhead_drift(machine, measured.run.get("reference_overhead_s"))},
+        run={
+            **measured.run,
+            **_machine_summary(machine if prediction != "roofline" else None),
+            "drift": machine_drift(machine, measured.run.get("reference_flop_per_s")),
+            "overhead_drift": overhead_drift(machine, measured.run.get("reference_overhead_s")),
+        },
     )
 
 
-def validate(model: str = "mlp", hardware: Any = "host-cpu", *, dtype: str = "float32", batch: int | None = None,
-             seq: int | None = None, repeat: int = 10, warmup: int = 3, device: str = "cpu",
-             prediction: str = "roofline", machine: Any = None, input_shapes: Sequence[tuple[int, ...]] | None = None, max_bytes: int | None = None, max_run_s: float = MAX_RUN_S, clock: Callable[[], float] = time.perf_counter,
-             compiled: bool = False) -> Validation:  # fmt: skip
+def validate(
+    model: str = "mlp",
+    hardware: Any = "host-cpu",
+    *,
+    dtype: str = "float32",
+    batch: int | None = None,
+    seq: int | None = None,
+    repeat: int = 10,
+    warmup: int = 3,
+    device: str = "cpu",
+    prediction: str = "roofline",
+    machine: Any = None,
+    input_shapes: Sequence[tuple[int, ...]] | None = None,
+    max_bytes: int | None = None,
+    max_run_s: float = MAX_RUN_S,
+    clock: Callable[[], float] = time.perf_counter,
+    compiled: bool = False,
+) -> Validation:
     """Measure ``model`` on this machine and compare every node with its prediction on ``hardware``.
 
     :func:`measure` then :func:`predict`.
@@ -325,11 +435,32 @@ def validate(model: str = "mlp", hardware: Any = "host-cpu", *, dtype: str = "fl
         raise DfxError(f"unknown prediction {prediction!r}; expected {' or '.join(PREDICTIONS)}")
     profile = hardware if not isinstance(hardware, str) else load_profile(hardware)  # fail fast, before running
     if compiled:
-        measured = measure_compiled(model, dtype=dtype, batch=batch, seq=seq, repeat=repeat, warmup=warmup, device=device,
-                                    input_shapes=input_shapes, max_bytes=max_bytes, max_run_s=max_run_s)  # fmt: skip
+        measured = measure_compiled(
+            model,
+            dtype=dtype,
+            batch=batch,
+            seq=seq,
+            repeat=repeat,
+            warmup=warmup,
+            device=device,
+            input_shapes=input_shapes,
+            max_bytes=max_bytes,
+            max_run_s=max_run_s,
+        )
     else:
-        measured = measure(model, dtype=dtype, batch=batch, seq=seq, repeat=repeat, warmup=warmup, device=device, input_shapes=input_shapes,
-                           max_bytes=max_bytes, max_run_s=max_run_s, clock=clock)  # fmt: skip
+        measured = measure(
+            model,
+            dtype=dtype,
+            batch=batch,
+            seq=seq,
+            repeat=repeat,
+            warmup=warmup,
+            device=device,
+            input_shapes=input_shapes,
+            max_bytes=max_bytes,
+            max_run_s=max_run_s,
+            clock=clock,
+        )
     return predict(measured, profile, prediction, machine)
 
 

@@ -14,4 +14,15 @@ from dfx.models.registry import PRESETS, Preset, available, build, describe
 from dfx.models.resolve import resolve
 from dfx.models.spec import ModelSpec
 
-__all__ = ["PRESETS", "ModelSpec", "Preset", "available", "build", "build_hf", "describe", "describe_config", "resolve", "shipped_configs"]
+__all__ = [
+    "PRESETS",
+    "ModelSpec",
+    "Preset",
+    "available",
+    "build",
+    "build_hf",
+    "describe",
+    "describe_config",
+    "resolve",
+    "shipped_configs",
+]

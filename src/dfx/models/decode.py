@@ -142,10 +142,14 @@ def build_step(
     model = model.to(dtype=torch_dtype).eval()
     geometry = replace(kv_geometry(model, prefix), n_layers=full_layers)
     built = kv_geometry(model).n_layers
-    caches = [
-        torch.zeros((batch, geometry.n_kv_heads, kv_len, geometry.head_dim), dtype=torch_dtype, device=device)
-        for _ in range(2 * built)
-    ] if kv_len else []
+    caches = (
+        [
+            torch.zeros((batch, geometry.n_kv_heads, kv_len, geometry.head_dim), dtype=torch_dtype, device=device)
+            for _ in range(2 * built)
+        ]
+        if kv_len
+        else []
+    )
     args: tuple = (x,) if not caches else ((x, *caches) if not prefix else (x, caches))
     what = f"decode step over {kv_len} cached tokens" if kv_len else f"prefill of {tokens} tokens"
     description = f"{spec}: {what}, batch {batch}, {built} of {full_layers} layer(s) built; input {shape}"
@@ -156,9 +160,7 @@ def _hf_model(name: str, positions: int, layers: int | None, device) -> tuple[nn
     config, _ = load_config(name)
     kind = config["model_type"]
     if kind not in ("gpt2", "llama"):
-        raise ModelSpecError(
-            f"phases need a causal decoder; hf:{name} is model_type {kind!r} ({_DECODERS})"
-        )
+        raise ModelSpecError(f"phases need a causal decoder; hf:{name} is model_type {kind!r} ({_DECODERS})")
     _check_seq(config, positions)  # a learned position table (GPT-2) caps prompt + cache
     key = "n_layer" if kind == "gpt2" else "num_hidden_layers"
     full = int(config[key])

@@ -118,9 +118,7 @@ def _import_file(path: Path) -> ModuleType:
     except Exception as exc:
         sys.modules.pop(name, None)
         line = _user_line(exc, resolved)
-        raise ModelSpecError(
-            f"importing {str(path)!r} failed{line}: {_one_line(exc)}"
-        ) from None
+        raise ModelSpecError(f"importing {str(path)!r} failed{line}: {_one_line(exc)}") from None
     return module
 
 

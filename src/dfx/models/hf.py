@@ -31,9 +31,23 @@ _ALIASES = {"bert-base": "bert-base-uncased"}
 _DEFAULT_SEQ = 128  # when a config names no context length
 # Config fields that are sizes: each, when present and not null, must be a positive integer.
 _SIZE_FIELDS = (
-    "num_hidden_layers", "n_layer", "hidden_size", "n_embd", "num_attention_heads", "n_head",
-    "num_key_value_heads", "intermediate_size", "n_inner", "vocab_size", "max_position_embeddings",
-    "n_positions", "n_ctx", "head_dim", "type_vocab_size", "num_local_experts", "num_experts_per_tok",
+    "num_hidden_layers",
+    "n_layer",
+    "hidden_size",
+    "n_embd",
+    "num_attention_heads",
+    "n_head",
+    "num_key_value_heads",
+    "intermediate_size",
+    "n_inner",
+    "vocab_size",
+    "max_position_embeddings",
+    "n_positions",
+    "n_ctx",
+    "head_dim",
+    "type_vocab_size",
+    "num_local_experts",
+    "num_experts_per_tok",
 )
 _LAYER_FIELDS = ("num_hidden_layers", "n_layer")
 # Capture traces every layer (about 0.6 s of CPU each for Llama-2-7B here), so a config of 100,000
@@ -81,7 +95,7 @@ def load_config(name_or_path: str) -> tuple[dict[str, Any], str]:
     except (OSError, ValueError) as exc:
         raise ModelSpecError(f"cannot read {str(path)!r} as JSON ({' '.join(str(exc).split())})") from None
     if not isinstance(config, dict) or "model_type" not in config:
-        raise ModelSpecError(f"{str(path)!r} is not a Hugging Face config: it has no \"model_type\"")
+        raise ModelSpecError(f'{str(path)!r} is not a Hugging Face config: it has no "model_type"')
     label = name if path.parent == CONFIG_DIR else str(path)
     _check_sizes(config, label)  # every reader (build, capacity, decode) gets checked sizes
     return config, label
@@ -148,8 +162,13 @@ def _check_sizes(config: dict[str, Any], label: str) -> None:
                 check_size(f"{key} in config {label}", config[key], fix="fix the config.json")
         for key in _LAYER_FIELDS:
             if config.get(key) is not None:
-                check_count(f"{key} in config {label}", config[key], MAX_LAYERS, unit="layers",
-                            fix="analyse a config with fewer layers and scale per layer")
+                check_count(
+                    f"{key} in config {label}",
+                    config[key],
+                    MAX_LAYERS,
+                    unit="layers",
+                    fix="analyse a config with fewer layers and scale per layer",
+                )
     except DfxError as exc:
         raise ModelSpecError(str(exc)) from None
 

@@ -45,8 +45,9 @@ PRESETS: dict[str, Preset] = {
     "llama-layer": Preset(
         description="Llama-2-7B layer: d=4096, 32 heads (MHA), SwiGLU 11008, RMSNorm, RoPE, no biases",
         make=lambda seq: llama.LlamaLayer(
-            llama.LlamaConfig(dim=4096, n_heads=32, n_kv_heads=32, hidden_dim=11008, rope_theta=10000.0,
-                              max_seq_len=seq)  # rotary tables sized to seq
+            llama.LlamaConfig(
+                dim=4096, n_heads=32, n_kv_heads=32, hidden_dim=11008, rope_theta=10000.0, max_seq_len=seq
+            )  # rotary tables sized to seq
         ),
         input_shape=lambda b, t: (b, t, 4096),  # hidden states (B, T, C)
         default_seq=4096,  # Llama 2's training context (max_position_embeddings)
@@ -56,8 +57,9 @@ PRESETS: dict[str, Preset] = {
     "llama3-8b-layer": Preset(
         description="Llama-3-8B layer: d=4096, GQA 32 query / 8 KV heads of 128, SwiGLU 14336, RMSNorm, RoPE 500k",
         make=lambda seq: llama.LlamaLayer(
-            llama.LlamaConfig(dim=4096, n_heads=32, n_kv_heads=8, hidden_dim=14336, rope_theta=500000.0,
-                              max_seq_len=seq)  # rotary tables sized to seq
+            llama.LlamaConfig(
+                dim=4096, n_heads=32, n_kv_heads=8, hidden_dim=14336, rope_theta=500000.0, max_seq_len=seq
+            )  # rotary tables sized to seq
         ),
         input_shape=lambda b, t: (b, t, 4096),  # hidden states (B, T, C)
         default_seq=8192,  # Llama 3's training context

@@ -40,11 +40,21 @@ class ModelSpec:
 
 # Accepted spellings of the float dtypes a model can be built in.
 _DTYPES: dict[str, torch.dtype] = {
-    "float32": torch.float32, "fp32": torch.float32, "f32": torch.float32, "float": torch.float32,
-    "bfloat16": torch.bfloat16, "bf16": torch.bfloat16,
-    "float16": torch.float16, "fp16": torch.float16, "f16": torch.float16, "half": torch.float16,
-    "float64": torch.float64, "fp64": torch.float64, "f64": torch.float64, "double": torch.float64,
-}  # fmt: skip
+    "float32": torch.float32,
+    "fp32": torch.float32,
+    "f32": torch.float32,
+    "float": torch.float32,
+    "bfloat16": torch.bfloat16,
+    "bf16": torch.bfloat16,
+    "float16": torch.float16,
+    "fp16": torch.float16,
+    "f16": torch.float16,
+    "half": torch.float16,
+    "float64": torch.float64,
+    "fp64": torch.float64,
+    "f64": torch.float64,
+    "double": torch.float64,
+}
 
 
 def parse_dtype(dtype: str | torch.dtype) -> torch.dtype:
@@ -78,7 +88,9 @@ def check_positive(**values: int | None) -> None:
         if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
             raise ModelSpecError(f"{key} must be a positive integer, got {value!r}")
         if value > MAX_DIM:
-            raise ModelSpecError(f"{key} {value:,} is above dfx's limit of {MAX_DIM:,} (2**31 - 1); give a smaller {key}")
+            raise ModelSpecError(
+                f"{key} {value:,} is above dfx's limit of {MAX_DIM:,} (2**31 - 1); give a smaller {key}"
+            )
 
 
 def check_input_numel(name: str, shape: tuple[int, ...]) -> None:

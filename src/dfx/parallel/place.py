@@ -65,7 +65,13 @@ class Span:
     end_s: float
 
     def to_dict(self) -> dict[str, Any]:
-        return {"chips": list(self.chips), "kind": self.kind, "name": self.name, "start_s": self.start_s, "end_s": self.end_s}
+        return {
+            "chips": list(self.chips),
+            "kind": self.kind,
+            "name": self.name,
+            "start_s": self.start_s,
+            "end_s": self.end_s,
+        }
 
 
 @dataclass(frozen=True)
@@ -131,7 +137,7 @@ def _split_layers(ordered: list[int], pp: int) -> list[list[int]]:
     out, i = [], 0
     for s in range(pp):
         n = base + (1 if s < extra else 0)
-        out.append(ordered[i:i + n])
+        out.append(ordered[i : i + n])
         i += n
     return out
 
@@ -150,13 +156,21 @@ def _tensor_pipeline(result, costed: CostedGraph, plan: ParallelPlan) -> Paralle
     for s, group in enumerate(stages):
         chips = (s * plan.tp * plan.ep, (s + 1) * plan.tp * plan.ep - 1)
         for layer in group:
-            name = f"layer {layer}" if layer in real else ("before the layers" if layer == ordered[0] else "after the layers")
+            name = (
+                f"layer {layer}"
+                if layer in real
+                else ("before the layers" if layer == ordered[0] else "after the layers")
+            )
             if per_layer[layer] > 0 or layer in real:
                 spans.append(Span(chips, "compute", name, t, t + per_layer[layer]))
             t += per_layer[layer]
             if plan.tp > 1 and layer in real:
                 ar = _TP_ALL_REDUCES_PER_LAYER * collective_s(link, Collective.ALL_REDUCE, out_bytes[layer], plan.tp)
-                spans.append(Span(chips, "communication", f"tp all-reduce x{_TP_ALL_REDUCES_PER_LAYER}, layer {layer}", t, t + ar))
+                spans.append(
+                    Span(
+                        chips, "communication", f"tp all-reduce x{_TP_ALL_REDUCES_PER_LAYER}, layer {layer}", t, t + ar
+                    )
+                )
                 t += ar
             if plan.ep > 1 and moe.get(layer):
                 a2a = _EP_ALL_TO_ALLS_PER_LAYER * collective_s(link, Collective.ALL_TO_ALL, out_bytes[layer], plan.ep)
@@ -188,7 +202,9 @@ def _groq(result, plan: ParallelPlan) -> ParallelResult:
         spans.append(Span((c, c), "compute", f"chip {c}", first[c] / clock, last[c] / clock))
         prev_end = last[c]
     chips = schedule["chips"]
-    used = ParallelPlan(pp=chips, source=f"{plan.source}; the TSP model needs {chips} chips (weights in SRAM, graph order)")
+    used = ParallelPlan(
+        pp=chips, source=f"{plan.source}; the TSP model needs {chips} chips (weights in SRAM, graph order)"
+    )
     return _result(used, spans, schedule["makespan_s"], "Groq compile-time schedule over the chips (groq_schedule)")
 
 

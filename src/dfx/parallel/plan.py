@@ -66,7 +66,9 @@ def parse_parallel(text: str) -> ParallelPlan:
         key, sep, value = part.partition("=")
         key = key.strip().lower()
         if not sep or key not in ("tp", "pp", "ep") or key in values:
-            raise DfxError(f"--parallel {text!r}: expected comma-separated tp=N, pp=N, ep=N, each once (e.g. tp=8,pp=2)")
+            raise DfxError(
+                f"--parallel {text!r}: expected comma-separated tp=N, pp=N, ep=N, each once (e.g. tp=8,pp=2)"
+            )
         try:
             values[key] = int(value)
         except ValueError:
@@ -108,10 +110,16 @@ def fewest_chips(costed: CostedGraph, profile: HardwareProfile) -> int:
 
     activations = _peak_activation_bytes(costed)
     report = capacity_report(
-        profile, model=costed.graph.name, dtype="", batch=1, seq=1,
-        parameter_count=costed.unique_parameter_count(), parameter_bytes=costed.unique_parameter_bytes(),
-        activation_bytes=activations, kv_cache_bytes=_input_bytes(costed),
-    )  # fmt: skip
+        profile,
+        model=costed.graph.name,
+        dtype="",
+        batch=1,
+        seq=1,
+        parameter_count=costed.unique_parameter_count(),
+        parameter_bytes=costed.unique_parameter_bytes(),
+        activation_bytes=activations,
+        kv_cache_bytes=_input_bytes(costed),
+    )
     link = profile.interconnect
     if link is not None and link.weights_on_chip:
         return report.chips_needed or 1

@@ -88,14 +88,23 @@ def print_analysis(doc: Mapping[str, Any] | AnalysisDoc, console: Console | None
     summary.add_row(
         "critical path (infinite-resource lower bound)", *[format_seconds(hw[h].critical_path.time_s) for h in ids]
     )
-    summary.add_row("[bold]makespan (latency to quote)[/bold]", *[f"[bold]{format_seconds(hw[h].makespan_s)}[/bold]" for h in ids])
+    summary.add_row(
+        "[bold]makespan (latency to quote)[/bold]", *[f"[bold]{format_seconds(hw[h].makespan_s)}[/bold]" for h in ids]
+    )
     eager = {h: hw[h].eager for h in ids}
     if any(e is not None for e in eager.values()):
-        summary.add_row("eager serial time", *[format_seconds(eager[h].serial_time_s) if eager[h] else "-" for h in ids])
-        summary.add_row("eager makespan (one kernel per operator)", *[format_seconds(eager[h].makespan_s) if eager[h] else "-" for h in ids])
+        summary.add_row(
+            "eager serial time", *[format_seconds(eager[h].serial_time_s) if eager[h] else "-" for h in ids]
+        )
+        summary.add_row(
+            "eager makespan (one kernel per operator)",
+            *[format_seconds(eager[h].makespan_s) if eager[h] else "-" for h in ids],
+        )
     if any("weight_load_s" in hw[h].extras for h in ids):  # weights resident on chip: the steady state quoted
-        summary.add_row("weight load, once (not in the latency)",
-                        *[format_seconds(hw[h].extras["weight_load_s"]) if "weight_load_s" in hw[h].extras else "-" for h in ids])
+        summary.add_row(
+            "weight load, once (not in the latency)",
+            *[format_seconds(hw[h].extras["weight_load_s"]) if "weight_load_s" in hw[h].extras else "-" for h in ids],
+        )
     summary.add_row("parallelism (work/span)", *[_num(hw[h].parallelism.parallelism) for h in ids])
     summary.add_row("partition shift (nodes)", *[str(len(hw[h].partition_shift)) for h in ids])
     console.print(summary)

@@ -15,8 +15,15 @@ from dfx.errors import DfxError
 __all__ = ["check_analysis_document"]
 
 _NODE_NUMBERS = ("flops", "bytes_read", "bytes_written", "intensity")
-_HW_NODE_NUMBERS = ("time_s", "compute_time_s", "memory_time_s", "overhead_s", "flops", "bytes",
-                    "intensity_flop_per_byte")
+_HW_NODE_NUMBERS = (
+    "time_s",
+    "compute_time_s",
+    "memory_time_s",
+    "overhead_s",
+    "flops",
+    "bytes",
+    "intensity_flop_per_byte",
+)
 _HW_NUMBERS = ("serial_time_s", "makespan_s", "peak_flop_per_s")
 
 
@@ -62,8 +69,10 @@ def check_analysis_document(doc: Any, origin: str = "the analysis") -> None:
         src, dst = edge.get("src"), edge.get("dst")
         for end in (src, dst):
             if end not in known:
-                raise DfxError(f"{origin}: edge {src} -> {dst} names a node {end!r} that is not in nodes; "
-                               "the document is damaged, write it again with dfx analyze --out")
+                raise DfxError(
+                    f"{origin}: edge {src} -> {dst} names a node {end!r} that is not in nodes; "
+                    "the document is damaged, write it again with dfx analyze --out"
+                )
         _number(edge, "bytes", f"{origin}: edge {src} -> {dst}")
         pairs.append((src, dst))
     for node in nodes:
@@ -72,8 +81,10 @@ def check_analysis_document(doc: Any, origin: str = "the analysis") -> None:
             raise DfxError(f"{origin}: node {node['name']!r}: inputs must be a list of node names")
         for src in inputs:
             if src not in known:
-                raise DfxError(f"{origin}: node {node['name']!r} reads {src!r}, which is not in nodes; "
-                               "the document is damaged, write it again with dfx analyze --out")
+                raise DfxError(
+                    f"{origin}: node {node['name']!r} reads {src!r}, which is not in nodes; "
+                    "the document is damaged, write it again with dfx analyze --out"
+                )
             pairs.append((src, node["name"]))
     _check_acyclic(names, pairs, origin)
     _check_hardware(doc.get("hardware", {}), known, origin)
@@ -116,8 +127,7 @@ def _check_acyclic(names: list[str], pairs: list[tuple[str, str]], origin: str) 
                 ready.append(dst)
     if seen < len(names):
         on_cycle = [n for n in names if indegree[n] > 0][:4]
-        raise DfxError(f"{origin}: the graph has a cycle among {', '.join(on_cycle)}; "
-                       "a dataflow graph must be acyclic")
+        raise DfxError(f"{origin}: the graph has a cycle among {', '.join(on_cycle)}; a dataflow graph must be acyclic")
 
 
 def _check_hardware(hardware: Any, known: set[str], origin: str) -> None:

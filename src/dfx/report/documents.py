@@ -74,7 +74,9 @@ def read_document(path: Path | str, schemas: str | tuple[str, ...], *, writer: s
     except DocumentError as exc:  # a JSON document dfx refuses to read: NaN, duplicate keys, ...
         raise DfxError(f"cannot read {path}: {exc}") from None
     except (json.JSONDecodeError, ValueError) as exc:
-        reason = f"{exc.msg} at line {exc.lineno} column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else str(exc)
+        reason = (
+            f"{exc.msg} at line {exc.lineno} column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else str(exc)
+        )
         raise DfxError(f"{path} is not a dfx document (not JSON: {reason}); {fix}") from None
     if not isinstance(doc, dict):
         raise DfxError(f"{path} is not a dfx document (a JSON {_json_kind(doc)}, not an object); {fix}")

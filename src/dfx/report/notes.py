@@ -21,8 +21,12 @@ def drift_notes(drift: float | None, overhead_drift: float | None) -> list[str]:
     lines = []
     if drift is not None and abs(drift) > _DRIFT_NOTE:
         way = "faster" if drift > 0 else "slower"
-        lines.append(f"  note: a reference GEMM runs {abs(drift):.0%} {way} than at calibration: the machine moved since, and the errors include that")
+        lines.append(
+            f"  note: a reference GEMM runs {abs(drift):.0%} {way} than at calibration: the machine moved since, and the errors include that"
+        )
     if overhead_drift is not None and abs(overhead_drift) > _DRIFT_NOTE:
         way = "longer" if overhead_drift > 0 else "less time"
-        lines.append(f"  note: tiny ops take {abs(overhead_drift):.0%} {way} than at calibration: the machine moved since, and the errors include that")
+        lines.append(
+            f"  note: tiny ops take {abs(overhead_drift):.0%} {way} than at calibration: the machine moved since, and the errors include that"
+        )
     return lines

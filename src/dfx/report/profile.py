@@ -28,8 +28,11 @@ def _rate(value: float | None, unit: str) -> str:
 def print_profile(profile: Any, console: Console) -> None:
     """Print ``profile`` (a :class:`~dfx.hardware.HardwareProfile`) as tables with sources."""
     p = profile
-    console.print(f"[bold]{p.name}[/bold]  ({p.id}; {p.kind.value}; {p.memory_model.value} memory; "
-                  f"{p.scheduling.commitment.value} schedule)", highlight=False)
+    console.print(
+        f"[bold]{p.name}[/bold]  ({p.id}; {p.kind.value}; {p.memory_model.value} memory; "
+        f"{p.scheduling.commitment.value} schedule)",
+        highlight=False,
+    )
     if p.aliases:
         console.print("aliases: " + ", ".join(p.aliases), highlight=False)
     peaks = Table(title="Peak compute", title_justify="left")
@@ -46,7 +49,9 @@ def print_profile(profile: Any, console: Console) -> None:
         bw = lv.bandwidth_bytes_per_s
         levels.add_row(
             lv.name,
-            "-" if lv.capacity_bytes is None else format_bytes(lv.capacity_bytes) + (f" ({lv.instances}x)" if lv.instances > 1 else ""),
+            "-"
+            if lv.capacity_bytes is None
+            else format_bytes(lv.capacity_bytes) + (f" ({lv.instances}x)" if lv.instances > 1 else ""),
             _rate(bw, "B/s"),
             "-" if not bw else f"{peak / bw:,.1f} FLOP/B",
             "yes" if lv.on_chip else "no",
@@ -54,8 +59,11 @@ def print_profile(profile: Any, console: Console) -> None:
             p.source_of(f"memory.{lv.name}.capacity_bytes") or p.source_of(f"memory.{lv.name}") or "-",
         )
     console.print(levels)
-    console.print(f"op overhead {format_seconds(p.op_overhead_s) if p.op_overhead_s else '0'}; scheduling: "
-                  f"{p.scheduling.description}", highlight=False)
+    console.print(
+        f"op overhead {format_seconds(p.op_overhead_s) if p.op_overhead_s else '0'}; scheduling: "
+        f"{p.scheduling.description}",
+        highlight=False,
+    )
     if p.compute.description:
         console.print(f"compute: {p.compute.description}", highlight=False)
     if p.notes:

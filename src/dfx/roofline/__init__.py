@@ -11,7 +11,12 @@ Plain Python: no torch.
 from dfx.roofline.bound import Bound, classify, ridge_point, ridge_points
 from dfx.roofline.evaluate import BoundShift, HardwareResult, evaluate, partition_shift
 from dfx.roofline.execution import (
-    ExecutionModel, default_execution_model, home_level, level_traffic, parse_execution_model, working_set_bytes,
+    ExecutionModel,
+    default_execution_model,
+    home_level,
+    level_traffic,
+    parse_execution_model,
+    working_set_bytes,
 )
 from dfx.roofline.latency import NodeTiming, node_timing
 from dfx.roofline.program import KernelTiming, ProgramResult, evaluate_program

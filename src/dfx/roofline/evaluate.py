@@ -22,7 +22,11 @@ from dfx.roofline.latency import NodeTiming, node_timing
 from dfx.roofline.program import ProgramResult, evaluate_program
 from dfx.schedule import CriticalPath, Parallelism, critical_path, parallelism
 from dfx.schema.analysis import (
-    CriticalPathRecord, EagerRecord, HardwareRecord, ParallelismRecord, ShiftRecord,
+    CriticalPathRecord,
+    EagerRecord,
+    HardwareRecord,
+    ParallelismRecord,
+    ShiftRecord,
 )
 from dfx.schema.ids import ANALYSIS_SCHEMA
 
@@ -123,21 +127,24 @@ class HardwareResult:
             ridge_dtype=self.ridge_dtype,
             ridge_flop_per_byte=MappingProxyType(dict(self.ridge_flop_per_byte)),
             peak_flop_per_s=self.profile.peak(self.ridge_dtype).flop_per_s,
-            bandwidth_bytes_per_s=MappingProxyType({
-                lv.name: lv.bandwidth_bytes_per_s for lv in self.profile.memory if lv.bandwidth_bytes_per_s
-            }),
+            bandwidth_bytes_per_s=MappingProxyType(
+                {lv.name: lv.bandwidth_bytes_per_s for lv in self.profile.memory if lv.bandwidth_bytes_per_s}
+            ),
             nodes=MappingProxyType({t.name: t.to_record() for t in self.nodes}),
             serial_time_s=self.serial_time_s,
             makespan_s=self.latency_s,
             critical_path=CriticalPathRecord(time_s=self.critical_path.time_s, nodes=tuple(self.critical_path.nodes)),
-            partition_shift=tuple(ShiftRecord(node=s.node, from_bound=s.from_bound, to_bound=s.to_bound)
-                                  for s in self.partition_shift),
+            partition_shift=tuple(
+                ShiftRecord(node=s.node, from_bound=s.from_bound, to_bound=s.to_bound) for s in self.partition_shift
+            ),
             parallelism=ParallelismRecord(**self.parallelism.to_dict()),
             bound_counts=MappingProxyType(self.bound_counts),
             dtype_fallbacks=MappingProxyType(dict(self.dtype_fallbacks)),
             arch_model=self.arch_model,
             program=self.program.to_record() if self.program is not None else None,
-            eager=None if eager is None else EagerRecord.from_dict(eager, ANALYSIS_SCHEMA, f"hardware.{self.profile.id}.eager"),
+            eager=None
+            if eager is None
+            else EagerRecord.from_dict(eager, ANALYSIS_SCHEMA, f"hardware.{self.profile.id}.eager"),
             chips=chips,
             extras=MappingProxyType(extras),
         )
@@ -244,7 +251,9 @@ def evaluate(
     if node_timer is not None:
         timings = tuple(node_timer(n, t) for n, t in zip(costed.nodes, timings))
     if model is ExecutionModel.COMPILED or (model is ExecutionModel.EAGER and program is not None):
-        return _compiled(costed, profile, dtype, timings, program, arch_model, extras, kernel_timer, model, operator_times)
+        return _compiled(
+            costed, profile, dtype, timings, program, arch_model, extras, kernel_timer, model, operator_times
+        )
     durations = {t.name: t.time_s for t in timings}
     ridge_dtype = normalize_dtype(_ridge_dtype(costed, dtype))
     ridge_peak = profile.peak(ridge_dtype)
@@ -273,10 +282,18 @@ def _fallbacks(timings: tuple[NodeTiming, ...], ridge_peak: Any) -> Mapping[str,
     return MappingProxyType(dict(sorted(fallbacks.items())))
 
 
-def _compiled(costed: CostedGraph, profile: HardwareProfile, dtype: str | None, timings: tuple[NodeTiming, ...],
-              program: Program | None, arch_model: str | None, extras: Mapping[str, Any] | None,
-              kernel_timer: Callable[..., Any] | None = None, model: ExecutionModel = ExecutionModel.COMPILED,
-              operator_times: bool = False) -> HardwareResult:
+def _compiled(
+    costed: CostedGraph,
+    profile: HardwareProfile,
+    dtype: str | None,
+    timings: tuple[NodeTiming, ...],
+    program: Program | None,
+    arch_model: str | None,
+    extras: Mapping[str, Any] | None,
+    kernel_timer: Callable[..., Any] | None = None,
+    model: ExecutionModel = ExecutionModel.COMPILED,
+    operator_times: bool = False,
+) -> HardwareResult:
     """A program on the kernel model: compile (unless given), time each kernel on its cores, list-schedule.
 
     ``model`` labels the result: ``compiled``, or ``eager`` for the degenerate program.

@@ -37,7 +37,12 @@ from dfx.hardware import HardwareProfile, MemoryLevel, MemoryModel
 from dfx.ir import Graph
 
 __all__ = [
-    "ExecutionModel", "default_execution_model", "home_level", "level_traffic", "node_model", "parse_execution_model",
+    "ExecutionModel",
+    "default_execution_model",
+    "home_level",
+    "level_traffic",
+    "node_model",
+    "parse_execution_model",
     "working_set_bytes",
 ]
 
@@ -119,13 +124,22 @@ def level_traffic(costed: CostedNode, graph: Graph, profile: HardwareProfile, mo
     return _level_traffic(costed, graph, profile, model, profile.on_chip_level(), profile.off_chip_level())
 
 
-def _level_traffic(costed: CostedNode, graph: Graph, profile: HardwareProfile, model: ExecutionModel,
-                   on: MemoryLevel | None, off: MemoryLevel | None) -> dict[str, int]:
+def _level_traffic(
+    costed: CostedNode,
+    graph: Graph,
+    profile: HardwareProfile,
+    model: ExecutionModel,
+    on: MemoryLevel | None,
+    off: MemoryLevel | None,
+) -> dict[str, int]:
     """:func:`level_traffic` with the profile's on- and off-chip levels already looked up."""
     traffic = costed.cost.bytes
     if model is ExecutionModel.COMPILED:  # node_model without a second look-up
-        model = ExecutionModel.SCRATCHPAD if profile.memory_model is MemoryModel.SCRATCHPAD and on is not None \
+        model = (
+            ExecutionModel.SCRATCHPAD
+            if profile.memory_model is MemoryModel.SCRATCHPAD and on is not None
             else ExecutionModel.EAGER
+        )
     if model is ExecutionModel.EAGER or on is None:
         return {(off if off is not None else home_level(profile)).name: traffic}
     if off is None:

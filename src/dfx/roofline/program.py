@@ -80,10 +80,22 @@ class KernelTiming:
     def to_record(self) -> KernelRecord:
         """The document's ``program.kernels[]`` record (:mod:`dfx.schema.analysis`)."""
         return KernelRecord(
-            name=self.name, kind=str(self.kind), nodes=tuple(self.nodes), bound=self.bound, time_s=self.time_s,
-            compute_time_s=self.compute_time_s, memory_time_s=self.memory_time_s, overhead_s=self.overhead_s,
-            cores=self.cores, tiles=self.tiles, flops=self.flops, offchip_bytes=self.offchip_bytes,
-            onchip_bytes=self.onchip_bytes, start_s=self.start_s, end_s=self.end_s, deps=tuple(self.deps),
+            name=self.name,
+            kind=str(self.kind),
+            nodes=tuple(self.nodes),
+            bound=self.bound,
+            time_s=self.time_s,
+            compute_time_s=self.compute_time_s,
+            memory_time_s=self.memory_time_s,
+            overhead_s=self.overhead_s,
+            cores=self.cores,
+            tiles=self.tiles,
+            flops=self.flops,
+            offchip_bytes=self.offchip_bytes,
+            onchip_bytes=self.onchip_bytes,
+            start_s=self.start_s,
+            end_s=self.end_s,
+            deps=tuple(self.deps),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -142,7 +154,8 @@ class ProgramResult:
             flops=program.flops,
             offchip_bytes=program.offchip_bytes,
             core_utilization=self.schedule.core_seconds() / (self.total_cores * self.makespan_s)
-            if self.makespan_s > 0 and self.total_cores else 0.0,
+            if self.makespan_s > 0 and self.total_cores
+            else 0.0,
             critical_path_kernels=tuple(self.critical_path.nodes),
             stages=tuple(s.to_record() for s in program.stages),
             kernels=tuple(k.to_record() for k in self.kernels),
@@ -156,8 +169,9 @@ def _level_time(nbytes: int, bandwidth: float | None) -> float:
     return nbytes / bandwidth if nbytes and bandwidth else 0.0
 
 
-def kernel_timing(kernel: Kernel, nodes: Mapping[str, NodeTiming], profile: HardwareProfile,
-                  operator_times: bool = False) -> KernelTiming:
+def kernel_timing(
+    kernel: Kernel, nodes: Mapping[str, NodeTiming], profile: HardwareProfile, operator_times: bool = False
+) -> KernelTiming:
     """``kernel``'s time on its ``cores`` of ``profile`` (see the module docstring).
 
     ``nodes`` maps node name -> the node's own timing on the whole machine (its compute time, from
@@ -170,18 +184,44 @@ def kernel_timing(kernel: Kernel, nodes: Mapping[str, NodeTiming], profile: Hard
         time_s = sum(t.time_s for t in mine)
         compute, memory = sum(t.compute_time_s for t in mine), sum(t.memory_time_s for t in mine)
         bound = Bound.NONE if not time_s else (Bound.COMPUTE if compute >= memory else Bound.MEMORY)
-        return KernelTiming(kernel.name, kernel.kind.value, kernel.nodes, bound, time_s, compute, memory,
-                            sum(t.overhead_s for t in mine), kernel.cores, kernel.tiles, kernel.flops,
-                            kernel.offchip_bytes, kernel.onchip_bytes)
+        return KernelTiming(
+            kernel.name,
+            kernel.kind.value,
+            kernel.nodes,
+            bound,
+            time_s,
+            compute,
+            memory,
+            sum(t.overhead_s for t in mine),
+            kernel.cores,
+            kernel.tiles,
+            kernel.flops,
+            kernel.offchip_bytes,
+            kernel.onchip_bytes,
+        )
     if kernel.kind is KernelKind.COLLECTIVE:
         time_s = sum(t.time_s for t in mine)
-        return KernelTiming(kernel.name, kernel.kind.value, kernel.nodes, Bound.MEMORY if time_s else Bound.NONE,
-                            time_s, 0.0, time_s, 0.0, 0, kernel.tiles, kernel.flops, kernel.offchip_bytes,
-                            kernel.onchip_bytes)
+        return KernelTiming(
+            kernel.name,
+            kernel.kind.value,
+            kernel.nodes,
+            Bound.MEMORY if time_s else Bound.NONE,
+            time_s,
+            0.0,
+            time_s,
+            0.0,
+            0,
+            kernel.tiles,
+            kernel.flops,
+            kernel.offchip_bytes,
+            kernel.onchip_bytes,
+        )
     compute = sum(t.compute_time_s for t in mine)
     off, on = home_level(profile), profile.on_chip_level()
-    memory = max(_level_time(kernel.offchip_bytes, off.bandwidth_bytes_per_s),
-                 _level_time(kernel.onchip_bytes, on.bandwidth_bytes_per_s if on else None))
+    memory = max(
+        _level_time(kernel.offchip_bytes, off.bandwidth_bytes_per_s),
+        _level_time(kernel.onchip_bytes, on.bandwidth_bytes_per_s if on else None),
+    )
     work = compute or memory or kernel.flops or kernel.bytes
     overhead = profile.op_overhead_s if work else 0.0
     share = total / kernel.cores if kernel.cores else 1.0
@@ -192,9 +232,21 @@ def kernel_timing(kernel: Kernel, nodes: Mapping[str, NodeTiming], profile: Hard
     time_s = max(compute, memory) * share + overhead
     if kernel.tile_time_s is not None:  # a tile model's waves (GPU: dfx.arch.gpu) only add time: tail, masked tiles
         time_s = max(time_s, kernel.tile_time_s)
-    return KernelTiming(kernel.name, kernel.kind.value, kernel.nodes, bound, time_s,
-                        compute, memory, overhead, kernel.cores, kernel.tiles, kernel.flops, kernel.offchip_bytes,
-                        kernel.onchip_bytes)
+    return KernelTiming(
+        kernel.name,
+        kernel.kind.value,
+        kernel.nodes,
+        bound,
+        time_s,
+        compute,
+        memory,
+        overhead,
+        kernel.cores,
+        kernel.tiles,
+        kernel.flops,
+        kernel.offchip_bytes,
+        kernel.onchip_bytes,
+    )
 
 
 def _critical_path(program: Program, times: Mapping[str, float]) -> CriticalPath:
@@ -213,9 +265,15 @@ def _critical_path(program: Program, times: Mapping[str, float]) -> CriticalPath
     return CriticalPath(finish[end], tuple(reversed(path)))
 
 
-def evaluate_program(program: Program, nodes: tuple[NodeTiming, ...], profile: HardwareProfile,
-                     policy: Policy | str | None = None, kernel_timer: Any = None, *,
-                     operator_times: bool = False) -> ProgramResult:
+def evaluate_program(
+    program: Program,
+    nodes: tuple[NodeTiming, ...],
+    profile: HardwareProfile,
+    policy: Policy | str | None = None,
+    kernel_timer: Any = None,
+    *,
+    operator_times: bool = False,
+) -> ProgramResult:
     """Time every kernel of ``program`` on ``profile`` and list-schedule them.
 
     Parameters
@@ -241,16 +299,20 @@ def evaluate_program(program: Program, nodes: tuple[NodeTiming, ...], profile: H
     """
     by_name = MappingProxyType({t.name: t for t in nodes})
     total = core_count(profile)
-    placed = replace(program, kernels=tuple(
-        k if k.cores or k.kind is KernelKind.COLLECTIVE else k.with_(cores=1) for k in program.kernels))
+    placed = replace(
+        program,
+        kernels=tuple(k if k.cores or k.kind is KernelKind.COLLECTIVE else k.with_(cores=1) for k in program.kernels),
+    )
     timings = [kernel_timing(k, by_name, profile, operator_times) for k in placed.kernels]
     if kernel_timer is not None:
         timings = [kernel_timer(k, t) for k, t in zip(placed.kernels, timings)]
     durations = {t.name: t.time_s for t in timings}
     chosen = policy_for(profile.scheduling.commitment) if policy is None else Policy(policy)
     schedule = list_schedule(placed, durations, total, chosen)
-    timings = [replace(t, start_s=s.start_s, end_s=s.end_s, deps=k.deps)
-               for t, s, k in zip(timings, schedule.slots, placed.kernels)]
+    timings = [
+        replace(t, start_s=s.start_s, end_s=s.end_s, deps=k.deps)
+        for t, s, k in zip(timings, schedule.slots, placed.kernels)
+    ]
     return ProgramResult(
         program=placed,
         kernels=tuple(timings),

@@ -68,15 +68,20 @@ def _topology(graph: Graph | nx.DiGraph) -> tuple[list[Hashable], Callable[[Hash
     raise TypeError(f"expected a dfx Graph or a networkx DiGraph, got {type(graph).__name__}")
 
 
-def _durations(graph: Graph | nx.DiGraph, order: list[Hashable], weight: Weight, default_weight: float | None) -> dict[Hashable, float]:
+def _durations(
+    graph: Graph | nx.DiGraph, order: list[Hashable], weight: Weight, default_weight: float | None
+) -> dict[Hashable, float]:
     if isinstance(weight, str):
         if isinstance(graph, Graph):
-            raise TypeError("a dfx Graph has no node attributes; pass weight as a mapping or a callable (node name -> seconds)")
+            raise TypeError(
+                "a dfx Graph has no node attributes; pass weight as a mapping or a callable (node name -> seconds)"
+            )
         attrs = graph.nodes
 
         def lookup(v: Hashable) -> Any:
             return attrs[v].get(weight, default_weight)
     elif isinstance(weight, Mapping):
+
         def lookup(v: Hashable) -> Any:
             return weight.get(v, default_weight)
     elif callable(weight):
@@ -94,7 +99,9 @@ def _durations(graph: Graph | nx.DiGraph, order: list[Hashable], weight: Weight,
     return out
 
 
-def critical_path(graph: Graph | nx.DiGraph, weight: Weight = "time_s", *, default_weight: float | None = None) -> CriticalPath:
+def critical_path(
+    graph: Graph | nx.DiGraph, weight: Weight = "time_s", *, default_weight: float | None = None
+) -> CriticalPath:
     """The longest path through the DAG, weighting each node by its duration.
 
     Parameters
@@ -173,7 +180,9 @@ def serial_time(graph: Graph | nx.DiGraph, weight: Weight = "time_s", *, default
     return sum(_durations(graph, order, weight, default_weight).values(), 0.0)
 
 
-def parallelism(graph: Graph | nx.DiGraph, weight: Weight = "time_s", *, default_weight: float | None = None) -> Parallelism:
+def parallelism(
+    graph: Graph | nx.DiGraph, weight: Weight = "time_s", *, default_weight: float | None = None
+) -> Parallelism:
     """Work (serial time), span (critical-path time) and the available parallelism, work / span.
 
     Examples

@@ -19,11 +19,25 @@ from __future__ import annotations
 from dfx.schema.bound import Bound
 from dfx.schema.errors import SchemaError
 from dfx.schema.ids import (
-    ANALYSIS_SCHEMA, CALIBRATION_SCHEMA, COMPILE_SCHEMA, DAG_SCHEMA, GRAPH_SCHEMA, SIMULATION_SCHEMA,
-    SWEEP_SCHEMA, VALIDATION_SCHEMA,
+    ANALYSIS_SCHEMA,
+    CALIBRATION_SCHEMA,
+    COMPILE_SCHEMA,
+    DAG_SCHEMA,
+    GRAPH_SCHEMA,
+    SIMULATION_SCHEMA,
+    SWEEP_SCHEMA,
+    VALIDATION_SCHEMA,
 )
 
 __all__ = [
-    "ANALYSIS_SCHEMA", "Bound", "CALIBRATION_SCHEMA", "COMPILE_SCHEMA", "DAG_SCHEMA", "GRAPH_SCHEMA",
-    "SIMULATION_SCHEMA", "SWEEP_SCHEMA", "SchemaError", "VALIDATION_SCHEMA",
+    "ANALYSIS_SCHEMA",
+    "Bound",
+    "CALIBRATION_SCHEMA",
+    "COMPILE_SCHEMA",
+    "DAG_SCHEMA",
+    "GRAPH_SCHEMA",
+    "SIMULATION_SCHEMA",
+    "SWEEP_SCHEMA",
+    "SchemaError",
+    "VALIDATION_SCHEMA",
 ]

@@ -16,15 +16,42 @@ from typing import Any, Mapping
 from dfx.schema.bound import Bound
 from dfx.schema.errors import SchemaError
 from dfx.schema.fields import (
-    Obj, as_dict, as_float, as_float_map, as_int, as_int_map, as_opt_str, as_str, as_str_map, as_str_tuple,
+    Obj,
+    as_dict,
+    as_float,
+    as_float_map,
+    as_int,
+    as_int_map,
+    as_opt_str,
+    as_str,
+    as_str_map,
+    as_str_tuple,
 )
 from dfx.schema.ids import ANALYSIS_SCHEMA, ANALYSIS_SCHEMAS_READ
 from dfx.schema.record import Record, key, map_key, nested, nested_list, nested_map, rest
 
 __all__ = [
-    "AnalysisDoc", "CoverageRecord", "CriticalPathRecord", "EagerRecord", "EdgeRecord", "HardwareRecord",
-    "HwNodeRecord", "KernelRecord", "NodeRecord", "ParallelismRecord", "ProgramRecord", "ShiftRecord",
-    "StageRecord", "TotalsRecord", "TrainingRecord", "UnknownOpRecord", "example_analysis", "example_hardware", "example_program", "migrate_analysis", "read_analysis",
+    "AnalysisDoc",
+    "CoverageRecord",
+    "CriticalPathRecord",
+    "EagerRecord",
+    "EdgeRecord",
+    "HardwareRecord",
+    "HwNodeRecord",
+    "KernelRecord",
+    "NodeRecord",
+    "ParallelismRecord",
+    "ProgramRecord",
+    "ShiftRecord",
+    "StageRecord",
+    "TotalsRecord",
+    "TrainingRecord",
+    "UnknownOpRecord",
+    "example_analysis",
+    "example_hardware",
+    "example_program",
+    "migrate_analysis",
+    "read_analysis",
 ]
 
 
@@ -367,8 +394,12 @@ def read_analysis(doc: Any, origin: str = "the analysis") -> AnalysisDoc:
     obj = Obj(doc, ANALYSIS_SCHEMA, "")
     schema = obj.d["schema"] if "schema" in obj.d else None
     if schema not in ANALYSIS_SCHEMAS_READ:
-        raise SchemaError(ANALYSIS_SCHEMA, "schema", f"is {schema!r} in {origin}, not an analysis document",
-                          fix=f"pass a document written by `dfx analyze --out DIR` (schema {ANALYSIS_SCHEMA})")
+        raise SchemaError(
+            ANALYSIS_SCHEMA,
+            "schema",
+            f"is {schema!r} in {origin}, not an analysis document",
+            fix=f"pass a document written by `dfx analyze --out DIR` (schema {ANALYSIS_SCHEMA})",
+        )
     return AnalysisDoc.from_dict(migrate_analysis(obj.d), ANALYSIS_SCHEMA)
 
 
@@ -387,7 +418,8 @@ def migrate_analysis(doc: Mapping[str, Any]) -> Mapping[str, Any]:
     """
     hardware = doc["hardware"] if "hardware" in doc else None
     if not isinstance(hardware, Mapping) or all(
-            isinstance(h, Mapping) and "makespan_s" in h and "program" in h for h in hardware.values()):
+        isinstance(h, Mapping) and "makespan_s" in h and "program" in h for h in hardware.values()
+    ):
         return doc
     upgraded = {}
     for hw_id, h in hardware.items():
@@ -399,8 +431,12 @@ def migrate_analysis(doc: Mapping[str, Any]) -> Mapping[str, Any]:
     return {**doc, "hardware": upgraded}
 
 
-def example_analysis(name: str = "m", nodes: list[dict[str, Any]] | None = None,
-                     hardware: dict[str, Any] | None = None, model: dict[str, Any] | None = None) -> dict[str, Any]:
+def example_analysis(
+    name: str = "m",
+    nodes: list[dict[str, Any]] | None = None,
+    hardware: dict[str, Any] | None = None,
+    model: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """A small valid ``dfx.analysis/1`` document: for examples, tests and hand-made inputs.
 
     ``nodes`` are ``nodes[]`` objects with only ``name`` required (the rest take a no-work node's
@@ -415,18 +451,42 @@ def example_analysis(name: str = "m", nodes: list[dict[str, Any]] | None = None,
     """
     full = []
     for n in nodes or []:
-        base = {"op": "call_function", "target": n["name"], "module_path": "", "category": "none", "flops": 0,
-                "bytes_read": 0, "bytes_written": 0, "intensity": 0.0, "dtype": None, "input_kind": None,
-                "inputs": [], "outputs": [], "params": [], "aten_ops": [], "unknown_ops": []}
+        base = {
+            "op": "call_function",
+            "target": n["name"],
+            "module_path": "",
+            "category": "none",
+            "flops": 0,
+            "bytes_read": 0,
+            "bytes_written": 0,
+            "intensity": 0.0,
+            "dtype": None,
+            "input_kind": None,
+            "inputs": [],
+            "outputs": [],
+            "params": [],
+            "aten_ops": [],
+            "unknown_ops": [],
+        }
         full.append({**base, **n})
     flops = sum(n["flops"] for n in full)
     nbytes = sum(n["bytes_read"] + n["bytes_written"] for n in full)
     return {
-        "schema": ANALYSIS_SCHEMA, "dfx_version": "0", "model": {"name": name, **(model or {})},
-        "totals": {"flops": flops, "bytes_read": sum(n["bytes_read"] for n in full),
-                   "bytes_written": sum(n["bytes_written"] for n in full), "intensity": flops / nbytes if nbytes else 0.0,
-                   "flops_by_category": {}, "matmul_macs": 0, "unique_parameter_count": 0,
-                   "unique_parameter_bytes": 0, "parameter_traffic_bytes": 0, "node_count": len(full)},
+        "schema": ANALYSIS_SCHEMA,
+        "dfx_version": "0",
+        "model": {"name": name, **(model or {})},
+        "totals": {
+            "flops": flops,
+            "bytes_read": sum(n["bytes_read"] for n in full),
+            "bytes_written": sum(n["bytes_written"] for n in full),
+            "intensity": flops / nbytes if nbytes else 0.0,
+            "flops_by_category": {},
+            "matmul_macs": 0,
+            "unique_parameter_count": 0,
+            "unique_parameter_bytes": 0,
+            "parameter_traffic_bytes": 0,
+            "node_count": len(full),
+        },
         "coverage": {"unknown_ops": [], "aten_calls": 0},
         "nodes": full,
         "edges": [{"src": s, "dst": n["name"], "bytes": 0} for n in full for s in n["inputs"]],
@@ -447,18 +507,41 @@ def example_hardware(nodes: dict[str, dict[str, Any]] | None = None, **fields: A
     """
     per = {}
     for name, n in (nodes or {}).items():
-        per[name] = {"bound": "none", "time_s": 0.0, "compute_time_s": 0.0, "memory_time_s": 0.0, "overhead_s": 0.0,
-                     "flops": 0, "bytes": 0, "intensity_flop_per_byte": 0.0, "dtype": None, "peak_dtype": None,
-                     "bytes_by_level": {}, "bound_off_chip": None, "bound_on_chip": None, **n}
+        per[name] = {
+            "bound": "none",
+            "time_s": 0.0,
+            "compute_time_s": 0.0,
+            "memory_time_s": 0.0,
+            "overhead_s": 0.0,
+            "flops": 0,
+            "bytes": 0,
+            "intensity_flop_per_byte": 0.0,
+            "dtype": None,
+            "peak_dtype": None,
+            "bytes_by_level": {},
+            "bound_off_chip": None,
+            "bound_on_chip": None,
+            **n,
+        }
     serial = sum(n["time_s"] for n in per.values())
     base = {
-        "execution_model": "eager", "off_chip_level": "HBM", "on_chip_level": None, "ridge_dtype": "float32",
-        "peak_flop_per_s": 1e12, "bandwidth_bytes_per_s": {"HBM": 1e12}, "ridge_flop_per_byte": {"HBM": 1.0},
-        "nodes": per, "serial_time_s": serial, "makespan_s": serial,
-        "critical_path": {"time_s": serial, "nodes": list(per)}, "program": None, "partition_shift": [],
+        "execution_model": "eager",
+        "off_chip_level": "HBM",
+        "on_chip_level": None,
+        "ridge_dtype": "float32",
+        "peak_flop_per_s": 1e12,
+        "bandwidth_bytes_per_s": {"HBM": 1e12},
+        "ridge_flop_per_byte": {"HBM": 1.0},
+        "nodes": per,
+        "serial_time_s": serial,
+        "makespan_s": serial,
+        "critical_path": {"time_s": serial, "nodes": list(per)},
+        "program": None,
+        "partition_shift": [],
         "parallelism": {"work_s": serial, "span_s": serial, "parallelism": 1.0},
         "bound_counts": {b.value: sum(n["bound"] == b.value for n in per.values()) for b in Bound},
-        "dtype_fallbacks": {}, "arch_model": None,
+        "dtype_fallbacks": {},
+        "arch_model": None,
     }
     return {**base, **fields}
 
@@ -478,13 +561,38 @@ def example_program(kernels: list[dict[str, Any]], cores: int = 1, **fields: Any
     full, clock = [], 0.0
     for k in kernels:
         time_s = k["time_s"] if "time_s" in k else 0.0
-        base = {"name": k["name"], "kind": "gemm", "nodes": [k["name"]], "bound": "compute", "time_s": time_s,
-                "compute_time_s": time_s, "memory_time_s": 0.0, "overhead_s": 0.0, "cores": 1, "tiles": 1,
-                "flops": 0, "offchip_bytes": 0, "onchip_bytes": 0, "start_s": clock, "end_s": clock + time_s,
-                "deps": []}
+        base = {
+            "name": k["name"],
+            "kind": "gemm",
+            "nodes": [k["name"]],
+            "bound": "compute",
+            "time_s": time_s,
+            "compute_time_s": time_s,
+            "memory_time_s": 0.0,
+            "overhead_s": 0.0,
+            "cores": 1,
+            "tiles": 1,
+            "flops": 0,
+            "offchip_bytes": 0,
+            "onchip_bytes": 0,
+            "start_s": clock,
+            "end_s": clock + time_s,
+            "deps": [],
+        }
         full.append({**base, **k})
         clock += time_s
-    base = {"target": "inductor", "commitment": "dynamic", "schedule_policy": "dynamic", "cores": cores,
-            "kernel_count": len(full), "tile_count": sum(k["tiles"] for k in full), "flops": 0, "offchip_bytes": 0,
-            "core_utilization": 0.0, "critical_path_kernels": [k["name"] for k in full], "stages": [], "kernels": full}
+    base = {
+        "target": "inductor",
+        "commitment": "dynamic",
+        "schedule_policy": "dynamic",
+        "cores": cores,
+        "kernel_count": len(full),
+        "tile_count": sum(k["tiles"] for k in full),
+        "flops": 0,
+        "offchip_bytes": 0,
+        "core_utilization": 0.0,
+        "critical_path_kernels": [k["name"] for k in full],
+        "stages": [],
+        "kernels": full,
+    }
     return {**base, **fields}

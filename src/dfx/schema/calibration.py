@@ -22,8 +22,17 @@ from dfx.schema.ids import CALIBRATION_SCHEMA
 from dfx.schema.record import Record, key, nested, nested_list, nested_map, read_tagged
 
 __all__ = [
-    "AttentionPointRecord", "CalibrationDoc", "CalibrationTables", "GemmCurvePointRecord", "GemmPointRecord",
-    "MeasurementRecord", "OverheadPointRecord", "TABLE_NAMES", "VerdictRecord", "read_calibration", "read_calibration_tables",
+    "AttentionPointRecord",
+    "CalibrationDoc",
+    "CalibrationTables",
+    "GemmCurvePointRecord",
+    "GemmPointRecord",
+    "MeasurementRecord",
+    "OverheadPointRecord",
+    "TABLE_NAMES",
+    "VerdictRecord",
+    "read_calibration",
+    "read_calibration_tables",
 ]
 
 _record = dataclass(frozen=True, kw_only=True)
@@ -133,8 +142,16 @@ def _empty(value: Any) -> bool:
     return value is None or (not isinstance(value, (int, float)) and len(value) == 0)
 
 
-TABLE_NAMES = ("overhead_curve", "overhead_by_kind", "vector_rates", "gemm_table", "attention_rates", "conv_points",
-               "resident_bytes", "reference_flop_per_s")
+TABLE_NAMES = (
+    "overhead_curve",
+    "overhead_by_kind",
+    "vector_rates",
+    "gemm_table",
+    "attention_rates",
+    "conv_points",
+    "resident_bytes",
+    "reference_flop_per_s",
+)
 _HEADER = ("schema", "device", "threads", "torch_version", "date", "profile")
 
 
@@ -178,8 +195,13 @@ def read_calibration(doc: Any, origin: str = "the calibration document") -> Cali
     SchemaError
         If ``doc`` is not a calibration document, or a key is missing or holds the wrong kind of value.
     """
-    return read_tagged(CalibrationDoc, doc, CALIBRATION_SCHEMA, origin,
-                       fix=f"pass a document written by `dfx calibrate --json > FILE` (schema {CALIBRATION_SCHEMA})")
+    return read_tagged(
+        CalibrationDoc,
+        doc,
+        CALIBRATION_SCHEMA,
+        origin,
+        fix=f"pass a document written by `dfx calibrate --json > FILE` (schema {CALIBRATION_SCHEMA})",
+    )
 
 
 def read_calibration_tables(tables: Mapping[str, Any], origin: str = "profile.calibrated") -> CalibrationTables:

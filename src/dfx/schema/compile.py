@@ -99,5 +99,10 @@ def read_compile(doc: Any, origin: str = "the compile document") -> CompileDoc:
     ...
     dfx.schema.errors.SchemaError: dfx.compile/1: schema is 'dfx.analysis/1' in the compile document: not a dfx.compile/1 document; pass the compile.json `dfx compile --out DIR` wrote (schema dfx.compile/1)
     """
-    return read_tagged(CompileDoc, doc, COMPILE_SCHEMA, origin,
-                       fix=f"pass the compile.json `dfx compile --out DIR` wrote (schema {COMPILE_SCHEMA})")
+    return read_tagged(
+        CompileDoc,
+        doc,
+        COMPILE_SCHEMA,
+        origin,
+        fix=f"pass the compile.json `dfx compile --out DIR` wrote (schema {COMPILE_SCHEMA})",
+    )

@@ -95,7 +95,9 @@ class DagDoc(Record):
 
     schema: str = key(as_str)
     hardware: str | None = key(as_opt_str)
-    ridges_flop_per_byte: Mapping[str, float] = key(lambda v: MappingProxyType({k: as_float(x) for k, x in as_dict(v).items()}))
+    ridges_flop_per_byte: Mapping[str, float] = key(
+        lambda v: MappingProxyType({k: as_float(x) for k, x in as_dict(v).items()})
+    )
     pes: int = key(as_int)
     priority: tuple[str, ...] = key(as_str_tuple)
     nodes: tuple[DagNodeRecord, ...] = nested_list(DagNodeRecord)
@@ -117,4 +119,6 @@ def read_dag(doc: Any, origin: str = "the dag document") -> DagDoc:
     SchemaError
         If ``doc`` is not a dag document, or a key is missing or holds the wrong kind of value.
     """
-    return read_tagged(DagDoc, doc, DAG_SCHEMA, origin, fix=f"pass a document written by `dfx dag --json` (schema {DAG_SCHEMA})")
+    return read_tagged(
+        DagDoc, doc, DAG_SCHEMA, origin, fix=f"pass a document written by `dfx dag --json` (schema {DAG_SCHEMA})"
+    )

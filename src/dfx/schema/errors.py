@@ -33,6 +33,8 @@ class SchemaError(DfxError):
     def __init__(self, document: str, key: str, problem: str, fix: str | None = None):
         self.document, self.key, self.problem = document, key, problem
         family = document.split("/")[0]
-        self.fix = fix or ("the document was written by another dfx version or edited: "
-                           + _REWRITE.get(family, "write it again with the dfx command that made it"))
+        self.fix = fix or (
+            "the document was written by another dfx version or edited: "
+            + _REWRITE.get(family, "write it again with the dfx command that made it")
+        )
         super().__init__(f"{document}: {key} {problem}; {self.fix}")

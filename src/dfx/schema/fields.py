@@ -13,8 +13,18 @@ from typing import Any, Callable, Mapping, TypeVar
 from dfx.schema.errors import SchemaError
 
 __all__ = [
-    "Obj", "as_dict", "as_finite", "as_float", "as_float_map", "as_int", "as_int_map", "as_opt_float", "as_opt_str",
-    "as_str", "as_str_map", "as_str_tuple",
+    "Obj",
+    "as_dict",
+    "as_finite",
+    "as_float",
+    "as_float_map",
+    "as_int",
+    "as_int_map",
+    "as_opt_float",
+    "as_opt_str",
+    "as_str",
+    "as_str_map",
+    "as_str_tuple",
 ]
 
 T = TypeVar("T")

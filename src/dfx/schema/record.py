@@ -63,8 +63,9 @@ def key(kind: Callable[[Any], Any], *, name: str | None = None, absent: Any = _R
     return _field(_Key(name, kind, absent=absent, omit=omit))
 
 
-def nested(record: Any, *, name: str | None = None, absent: Any = _REQUIRED, omit: Any = _NEVER,
-           nullable: bool = False) -> Any:
+def nested(
+    record: Any, *, name: str | None = None, absent: Any = _REQUIRED, omit: Any = _NEVER, nullable: bool = False
+) -> Any:
     """A key holding one object of ``record``; ``nullable``: or null (``None`` here)."""
     return _field(_Key(name, None, record, "one", absent, omit, nullable))
 

@@ -15,8 +15,17 @@ from dfx.schema.ids import SIMULATION_SCHEMA
 from dfx.schema.record import Record, key, map_key, nested, nested_list, nested_map, read_tagged
 
 __all__ = [
-    "SimComparisonRecord", "SimConcurrencyRecord", "SimDagRecord", "SimLowerBoundsRecord", "SimMakespanRecord",
-    "SimMemoryRecord", "SimPolicyRecord", "SimRunRecord", "SimStepRecord", "SimulationDoc", "example_simulation",
+    "SimComparisonRecord",
+    "SimConcurrencyRecord",
+    "SimDagRecord",
+    "SimLowerBoundsRecord",
+    "SimMakespanRecord",
+    "SimMemoryRecord",
+    "SimPolicyRecord",
+    "SimRunRecord",
+    "SimStepRecord",
+    "SimulationDoc",
+    "example_simulation",
     "read_simulation",
 ]
 
@@ -235,12 +244,18 @@ def read_simulation(doc: Any, origin: str = "the simulation") -> SimulationDoc:
     >>> s.policies[0].name, s.policies[0].schedule[0].end_s, s.lower_bound_s
     ('dynamic', 2.0, 2.0)
     """
-    return read_tagged(SimulationDoc, doc, SIMULATION_SCHEMA, origin,
-                       fix=f"pass a document written by `dfx simulate --json` (schema {SIMULATION_SCHEMA})")
+    return read_tagged(
+        SimulationDoc,
+        doc,
+        SIMULATION_SCHEMA,
+        origin,
+        fix=f"pass a document written by `dfx simulate --json` (schema {SIMULATION_SCHEMA})",
+    )
 
 
-def example_simulation(schedule: dict[str, list[tuple[str, int, float, float]]], pes: int = 2,
-                       **fields: Any) -> dict[str, Any]:
+def example_simulation(
+    schedule: dict[str, list[tuple[str, int, float, float]]], pes: int = 2, **fields: Any
+) -> dict[str, Any]:
     """A small valid ``dfx.simulation/1`` document: for examples, tests and hand-made inputs.
 
     ``schedule`` maps a policy to its run-0 tasks ``(name, pe, start_s, end_s)``; one run, no
@@ -251,20 +266,37 @@ def example_simulation(schedule: dict[str, list[tuple[str, int, float, float]]],
     for name, runs in schedule.items():
         m = max((end for *_, end in runs), default=0.0)
         policies[name] = {
-            "makespan_s": {"mean": m, "p50": m, "p95": m, "min": m, "max": m}, "utilization": [0.5] * pes,
-            "mean_utilization": 0.5, "makespans_s": [m], "predicted_makespan_s": m,
+            "makespan_s": {"mean": m, "p50": m, "p95": m, "min": m, "max": m},
+            "utilization": [0.5] * pes,
+            "mean_utilization": 0.5,
+            "makespans_s": [m],
+            "predicted_makespan_s": m,
             "concurrency": {"peak": 1, "mean": 1.0, "time_s": [0.0], "running": [1]},
-            "memory": {"peak_bytes": 64.0, "peak_time_s": 0.0, "capacity_bytes": None, "fits": None,
-                       "over_capacity_s": 0.0, "time_s": [0.0], "live_bytes": [64.0]},
+            "memory": {
+                "peak_bytes": 64.0,
+                "peak_time_s": 0.0,
+                "capacity_bytes": None,
+                "fits": None,
+                "over_capacity_s": 0.0,
+                "time_s": [0.0],
+                "live_bytes": [64.0],
+            },
             "schedule": [{"name": n, "pe": pe, "start_s": s, "end_s": e} for n, pe, s, e in runs],
         }
     first = next(iter(policies.values()), None)
     span = first["makespan_s"]["mean"] if first else 0.0
     names = {n for runs in schedule.values() for n, *_ in runs}
-    doc = {"schema": SIMULATION_SCHEMA, "pes": pes, "runs": 1, "jitter_cv": 0.0, "jitter_cv_requested": 0.0, "seed": 0,
-           "hardware": None, "model": None,
-           "dag": {"nodes": len(names), "edges": 0, "untimed": [], "tasks_from": "graph", "kernels": None},
-           "lower_bounds": {"critical_path_s": span, "work_over_pes_s": span / 2, "work_s": span},
-           "policies": policies}
+    doc = {
+        "schema": SIMULATION_SCHEMA,
+        "pes": pes,
+        "runs": 1,
+        "jitter_cv": 0.0,
+        "jitter_cv_requested": 0.0,
+        "seed": 0,
+        "hardware": None,
+        "model": None,
+        "dag": {"nodes": len(names), "edges": 0, "untimed": [], "tasks_from": "graph", "kernels": None},
+        "lower_bounds": {"critical_path_s": span, "work_over_pes_s": span / 2, "work_s": span},
+        "policies": policies,
+    }
     return {**doc, **fields}
-

@@ -42,5 +42,10 @@ def read_sweep(doc: Any, origin: str = "sweep.json") -> SweepDoc:
     SchemaError
         If ``doc`` is not a sweep document, or a key is missing or holds the wrong kind of value.
     """
-    return read_tagged(SweepDoc, doc, SWEEP_SCHEMA, origin,
-                       fix="run the sweep again into a fresh folder, or pass --force to replace this one")
+    return read_tagged(
+        SweepDoc,
+        doc,
+        SWEEP_SCHEMA,
+        origin,
+        fix="run the sweep again into a fresh folder, or pass --force to replace this one",
+    )

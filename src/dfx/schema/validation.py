@@ -20,8 +20,15 @@ from dfx.schema.ids import VALIDATION_SCHEMA
 from dfx.schema.record import Record, key, nested, nested_list, read_tagged
 
 __all__ = [
-    "ValCategoryRecord", "ValEndToEndRecord", "ValKernelRecord", "ValNodeRecord", "ValRooflineRecord", "ValUncountedRecord",
-    "ValidationDoc", "example_validation", "read_validation",
+    "ValCategoryRecord",
+    "ValEndToEndRecord",
+    "ValKernelRecord",
+    "ValNodeRecord",
+    "ValRooflineRecord",
+    "ValUncountedRecord",
+    "ValidationDoc",
+    "example_validation",
+    "read_validation",
 ]
 
 _record = dataclass(frozen=True, kw_only=True)
@@ -112,7 +119,9 @@ class ValidationDoc(Record):
     schema: str = key(as_str)
     hardware: str = key(as_str)  # the profile id predicted with
     prediction: str = key(as_str)  # "roofline" or "cache-aware"
-    execution: str = key(as_str, absent="eager")  # "compiled" (--compiled: units of kernels) or "eager"; added 2026-12-01
+    execution: str = key(
+        as_str, absent="eager"
+    )  # "compiled" (--compiled: units of kernels) or "eager"; added 2026-12-01
     model: Mapping[str, Any] = key(_frozen)  # name, batch, seq, dtype (a file model has no seq)
     run: Mapping[str, Any] = key(_frozen)  # how it was measured (docs/validation.md)
     nodes: tuple[ValNodeRecord, ...] = nested_list(ValNodeRecord)
@@ -154,8 +163,13 @@ def read_validation(doc: Any, origin: str = "the validation document") -> Valida
     >>> v.counted[0].name, v.median_abs_error, v.end_to_end.error
     ('relu', 0.5, -0.5)
     """
-    return read_tagged(ValidationDoc, doc, VALIDATION_SCHEMA, origin,
-                       fix=f"pass a document written by `dfx validate --json` (schema {VALIDATION_SCHEMA})")
+    return read_tagged(
+        ValidationDoc,
+        doc,
+        VALIDATION_SCHEMA,
+        origin,
+        fix=f"pass a document written by `dfx validate --json` (schema {VALIDATION_SCHEMA})",
+    )
 
 
 def example_validation(times: Mapping[str, tuple[str, float, float]], **fields: Any) -> dict[str, Any]:
@@ -165,24 +179,49 @@ def example_validation(times: Mapping[str, tuple[str, float, float]], **fields: 
     them; ``p90_abs_error`` is a stand-in (the largest error), ``categories`` is empty and the
     roofline's figures are the prediction's own. ``fields`` replace top-level keys.
     """
-    nodes = [{"name": n, "category": c, "predicted_s": p, "measured_s": m, "ratio": p / m if m > 0 else None,
-              "abs_error": abs(p - m) / m if m > 0 else None, "roofline_s": p, "counted": p > 0 and m > 0}
-             for n, (c, p, m) in times.items()]
+    nodes = [
+        {
+            "name": n,
+            "category": c,
+            "predicted_s": p,
+            "measured_s": m,
+            "ratio": p / m if m > 0 else None,
+            "abs_error": abs(p - m) / m if m > 0 else None,
+            "roofline_s": p,
+            "counted": p > 0 and m > 0,
+        }
+        for n, (c, p, m) in times.items()
+    ]
     errors = sorted(n["abs_error"] for n in nodes if n["counted"])
-    median = errors[len(errors) // 2] if len(errors) % 2 else (
-        (errors[len(errors) // 2 - 1] + errors[len(errors) // 2]) / 2 if errors else math.nan)
+    median = (
+        errors[len(errors) // 2]
+        if len(errors) % 2
+        else ((errors[len(errors) // 2 - 1] + errors[len(errors) // 2]) / 2 if errors else math.nan)
+    )
     predicted, measured = sum(n["predicted_s"] for n in nodes), sum(n["measured_s"] for n in nodes)
     error = (predicted - measured) / measured if measured > 0 else math.nan
     doc = {
-        "schema": VALIDATION_SCHEMA, "hardware": "host-cpu", "prediction": "roofline", "execution": "eager",
+        "schema": VALIDATION_SCHEMA,
+        "hardware": "host-cpu",
+        "prediction": "roofline",
+        "execution": "eager",
         "model": {"name": "m"},
-        "run": {}, "nodes": nodes, "median_abs_error": median, "p90_abs_error": errors[-1] if errors else math.nan,
+        "run": {},
+        "nodes": nodes,
+        "median_abs_error": median,
+        "p90_abs_error": errors[-1] if errors else math.nan,
         "end_to_end": {"predicted_s": predicted, "measured_s": measured, "error": error},
-        "roofline": {"median_abs_error": median, "p90_abs_error": errors[-1] if errors else math.nan,
-                     "end_to_end_predicted_s": predicted, "end_to_end_error": error},
+        "roofline": {
+            "median_abs_error": median,
+            "p90_abs_error": errors[-1] if errors else math.nan,
+            "end_to_end_predicted_s": predicted,
+            "end_to_end_error": error,
+        },
         "categories": [],
-        "uncounted": {"nodes": sum(not n["counted"] for n in nodes),
-                      "measured_s": sum(n["measured_s"] for n in nodes if not n["counted"])},
+        "uncounted": {
+            "nodes": sum(not n["counted"] for n in nodes),
+            "measured_s": sum(n["measured_s"] for n in nodes if not n["counted"]),
+        },
         "kernels": [],
     }
     return {**doc, **fields}

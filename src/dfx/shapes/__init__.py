@@ -16,8 +16,28 @@ from dfx.shapes.optimize import optimal_buckets
 from dfx.shapes.parse import DynamicDim, InputSpec
 
 __all__ = [
-    "BucketPlan", "BucketRow", "DEFAULT_HARDWARE", "DynamicDim", "DynamicSymbol", "GraphBreak", "Guard",
-    "GuardCheck", "GuardReport", "InputGuard", "InputSpec", "LengthDist", "ModelCost", "QuadraticFit", "SeqCost",
-    "buckets", "guards", "linear_ladder", "model_cost", "optimal_buckets", "parse_dist", "plan", "pow2_ladder",
+    "BucketPlan",
+    "BucketRow",
+    "DEFAULT_HARDWARE",
+    "DynamicDim",
+    "DynamicSymbol",
+    "GraphBreak",
+    "Guard",
+    "GuardCheck",
+    "GuardReport",
+    "InputGuard",
+    "InputSpec",
+    "LengthDist",
+    "ModelCost",
+    "QuadraticFit",
+    "SeqCost",
+    "buckets",
+    "guards",
+    "linear_ladder",
+    "model_cost",
+    "optimal_buckets",
+    "parse_dist",
+    "plan",
+    "pow2_ladder",
     "sample_lengths",
-]  # fmt: skip
+]

@@ -18,9 +18,15 @@ DEFAULT_HARDWARE = "nvidia-h100-sxm"
 
 
 def guards(
-    model: Any = "gpt2-block", args: Sequence[Any] | None = None, *, kwargs: dict[str, Any] | None = None,
-    input_shapes: Sequence[tuple[int, ...]] | None = None, batch: int = 1, seq: int | None = None,
-    dtype: str = "float32", dynamic: Sequence[str | DynamicDim] = (),
+    model: Any = "gpt2-block",
+    args: Sequence[Any] | None = None,
+    *,
+    kwargs: dict[str, Any] | None = None,
+    input_shapes: Sequence[tuple[int, ...]] | None = None,
+    batch: int = 1,
+    seq: int | None = None,
+    dtype: str = "float32",
+    dynamic: Sequence[str | DynamicDim] = (),
     check: Sequence[str | tuple[int, ...] | InputSpec] | None = None,
 ) -> GuardReport:
     """Compile ``model`` with TorchDynamo and list the guards PyTorch installed for it.
@@ -75,9 +81,17 @@ def _input_spec(c: str | tuple[int, ...] | InputSpec) -> InputSpec:
 
 
 def buckets(
-    lengths: Sequence[int] | str | None = None, *, dist: str | None = None, samples: int = 1000, seed: int = 0,
-    sizes: Sequence[int] | None = None, optimize: int | None = None, ladder: str | None = None,
-    overflow: str = "error", model: str | None = None, hardware: str = DEFAULT_HARDWARE,
+    lengths: Sequence[int] | str | None = None,
+    *,
+    dist: str | None = None,
+    samples: int = 1000,
+    seed: int = 0,
+    sizes: Sequence[int] | None = None,
+    optimize: int | None = None,
+    ladder: str | None = None,
+    overflow: str = "error",
+    model: str | None = None,
+    hardware: str = DEFAULT_HARDWARE,
     analyzer: Callable[[str, int, str], SeqCost] | None = None,
 ) -> BucketPlan:
     """Pad lengths to buckets and report the waste; optionally choose the buckets optimally.
@@ -142,8 +156,9 @@ def _ladder(ls: tuple[int, ...], ladder: str) -> tuple[int, ...]:
     raise DfxError(f"bad --ladder {ladder!r}; expected pow2 or linear:STEP (e.g. linear:64)")
 
 
-def _cost(model: str, chosen: Sequence[int], ls: tuple[int, ...], hardware: str, analyzer: Any,
-          known: ModelCost | None = None) -> ModelCost:  # fmt: skip
+def _cost(
+    model: str, chosen: Sequence[int], ls: tuple[int, ...], hardware: str, analyzer: Any, known: ModelCost | None = None
+) -> ModelCost:
     # analyse at every bucket (exact padded cost); the quadratic fit covers the real lengths
     return model_cost(model, chosen, hardware, analyzer, known)
 

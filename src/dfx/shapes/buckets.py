@@ -19,7 +19,16 @@ from dfx.limits import MAX_DIM
 from dfx.schema.ids import BUCKETS_SCHEMA
 from dfx.shapes.cost import ModelCost
 
-__all__ = ["BucketRow", "BucketPlan", "check_buckets", "check_lengths", "pieces", "plan", "pow2_ladder", "linear_ladder"]
+__all__ = [
+    "BucketRow",
+    "BucketPlan",
+    "check_buckets",
+    "check_lengths",
+    "pieces",
+    "plan",
+    "pow2_ladder",
+    "linear_ladder",
+]
 
 OVERFLOW_MODES = ("error", "split")
 
@@ -47,15 +56,21 @@ class BucketRow:
 
     def to_dict(self) -> dict:
         d = {
-            "size": self.size, "count": self.count, "tokens": self.tokens, "padded_tokens": self.padded_tokens,
-            "waste_tokens": self.waste_tokens, "waste_fraction": self.waste_fraction,
-        }  # fmt: skip
+            "size": self.size,
+            "count": self.count,
+            "tokens": self.tokens,
+            "padded_tokens": self.padded_tokens,
+            "waste_tokens": self.waste_tokens,
+            "waste_fraction": self.waste_fraction,
+        }
         if self.padded_flops is not None:
             d.update(
-                padded_flops=self.padded_flops, useful_flops=self.useful_flops,
-                waste_flops=self.padded_flops - self.useful_flops, time_s=self.time_s,
+                padded_flops=self.padded_flops,
+                useful_flops=self.useful_flops,
+                waste_flops=self.padded_flops - self.useful_flops,
+                time_s=self.time_s,
                 useful_time_s=self.useful_time_s,
-            )  # fmt: skip
+            )
         return d
 
 
@@ -106,20 +121,33 @@ class BucketPlan:
 
     def to_dict(self) -> dict:
         d = {
-            "schema": BUCKETS_SCHEMA, "method": self.method, "objective": "flops" if self.cost else "tokens",
-            "buckets": list(self.buckets), "overflow": self.overflow, "lengths": self.lengths,
-            "inputs": self.items, "split_inputs": self.split_inputs, "tokens": self.tokens,
-            "padded_tokens": self.padded_tokens, "waste_tokens": self.waste_tokens,
-            "waste_fraction": self.waste_fraction, "graphs": self.graphs,
-            "graphs_used": sum(1 for r in self.rows if r.count), "per_bucket": [r.to_dict() for r in self.rows],
-        }  # fmt: skip
+            "schema": BUCKETS_SCHEMA,
+            "method": self.method,
+            "objective": "flops" if self.cost else "tokens",
+            "buckets": list(self.buckets),
+            "overflow": self.overflow,
+            "lengths": self.lengths,
+            "inputs": self.items,
+            "split_inputs": self.split_inputs,
+            "tokens": self.tokens,
+            "padded_tokens": self.padded_tokens,
+            "waste_tokens": self.waste_tokens,
+            "waste_fraction": self.waste_fraction,
+            "graphs": self.graphs,
+            "graphs_used": sum(1 for r in self.rows if r.count),
+            "per_bucket": [r.to_dict() for r in self.rows],
+        }
         if self.cost is not None:
             padded, useful = self._sum("padded_flops"), self._sum("useful_flops")
             d.update(
-                model=self.cost.to_dict(), padded_flops=padded, useful_flops=useful, waste_flops=padded - useful,
+                model=self.cost.to_dict(),
+                padded_flops=padded,
+                useful_flops=useful,
+                waste_flops=padded - useful,
                 waste_flops_fraction=(padded - useful) / padded if padded else 0.0,
-                predicted_time_s=self._sum("time_s"), useful_time_s=self._sum("useful_time_s"),
-            )  # fmt: skip
+                predicted_time_s=self._sum("time_s"),
+                useful_time_s=self._sum("useful_time_s"),
+            )
         if self.compare is not None:
             d["compare"] = {k: v for k, v in self.compare.to_dict().items() if k not in ("schema", "model", "compare")}
         if self.notes:
@@ -193,7 +221,11 @@ def pieces(lengths: Sequence[int], largest: int, overflow: str) -> tuple[list[in
 
 
 def plan(
-    lengths: Sequence[int], buckets: Sequence[int], *, overflow: str = "error", cost: ModelCost | None = None,
+    lengths: Sequence[int],
+    buckets: Sequence[int],
+    *,
+    overflow: str = "error",
+    cost: ModelCost | None = None,
     method: str = "given",
 ) -> BucketPlan:
     """Pad every length to its bucket and total the waste.
@@ -258,6 +290,8 @@ def linear_ladder(lengths: Sequence[int], step: int) -> tuple[int, ...]:
     first = -(-min(ls) // step)  # ceil
     last = -(-max(ls) // step)
     if last - first + 1 > MAX_BUCKETS:
-        raise DfxError(f"linear:{step} gives {last - first + 1:,} buckets, beyond dfx's budget of {MAX_BUCKETS:,}; "
-                       "give a larger step")
+        raise DfxError(
+            f"linear:{step} gives {last - first + 1:,} buckets, beyond dfx's budget of {MAX_BUCKETS:,}; "
+            "give a larger step"
+        )
     return tuple(step * k for k in range(first, last + 1))

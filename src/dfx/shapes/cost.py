@@ -138,7 +138,9 @@ def model_cost(
         raise DfxError("no sequence lengths to analyse the model at")
     fit_seqs = _fit_points(wanted)
     done = dict(known.analysed) if known is not None else {}
-    analysed = {s: done[s] if s in done else run(model, s, hardware) for s in sorted(set(wanted) | set(fit_seqs) | set(done))}
+    analysed = {
+        s: done[s] if s in done else run(model, s, hardware) for s in sorted(set(wanted) | set(fit_seqs) | set(done))
+    }
     flops_fit = QuadraticFit.through((s, c.flops) for s, c in analysed.items())
     time_fit = QuadraticFit.through((s, c.time_s) for s, c in analysed.items())
     return ModelCost(model, hardware, analysed, flops_fit, time_fit)

@@ -38,8 +38,15 @@ class Guard:
     symbolic: str = ""
 
     def to_dict(self) -> dict:
-        return {"kind": self.kind, "group": self.group, "text": self.text, "source": self.source,
-                "origin": self.origin, "zero_one": self.zero_one, "symbolic": self.symbolic}  # fmt: skip
+        return {
+            "kind": self.kind,
+            "group": self.group,
+            "text": self.text,
+            "source": self.source,
+            "origin": self.origin,
+            "zero_one": self.zero_one,
+            "symbolic": self.symbolic,
+        }
 
 
 @dataclass(frozen=True)
@@ -70,10 +77,15 @@ class InputGuard:
 
     def to_dict(self) -> dict:
         return {
-            "name": self.name, "shape": list(self.shape), "stride": list(self.stride), "dtype": self.dtype,
-            "device": self.device, "requires_grad": self.requires_grad,
-            "dynamic_requested": list(self.dynamic_requested), "specialized": list(self.specialized),
-        }  # fmt: skip
+            "name": self.name,
+            "shape": list(self.shape),
+            "stride": list(self.stride),
+            "dtype": self.dtype,
+            "device": self.device,
+            "requires_grad": self.requires_grad,
+            "dynamic_requested": list(self.dynamic_requested),
+            "specialized": list(self.specialized),
+        }
 
 
 @dataclass(frozen=True)
@@ -120,11 +132,16 @@ class GuardReport:
 
     def to_dict(self) -> dict:
         d = {
-            "schema": GUARDS_SCHEMA, "model": self.model, "torch_version": self.torch_version,
-            "inputs": [i.to_dict() for i in self.inputs], "symbols": [s.to_dict() for s in self.symbols],
-            "guards": [g.to_dict() for g in self.guards], "graph_breaks": [b.to_dict() for b in self.graph_breaks],
-            "graphs": self.graphs, "warnings": list(self.warnings),
-        }  # fmt: skip
+            "schema": GUARDS_SCHEMA,
+            "model": self.model,
+            "torch_version": self.torch_version,
+            "inputs": [i.to_dict() for i in self.inputs],
+            "symbols": [s.to_dict() for s in self.symbols],
+            "guards": [g.to_dict() for g in self.guards],
+            "graph_breaks": [b.to_dict() for b in self.graph_breaks],
+            "graphs": self.graphs,
+            "warnings": list(self.warnings),
+        }
         if self.check is not None:
             d["check"] = self.check.to_dict()
         return d

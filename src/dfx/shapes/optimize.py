@@ -52,8 +52,10 @@ def optimal_buckets(lengths: Sequence[int], k: int, weight: Callable[[int], floa
     if len(values) <= k:
         return tuple(values)
     if k * len(values) > OPTIMIZE_BUDGET:
-        raise DfxError(f"--optimize {k} over {len(values):,} distinct lengths is {k * len(values):,} steps, beyond "
-                       f"dfx's budget of {OPTIMIZE_BUDGET:,}; give a smaller K")
+        raise DfxError(
+            f"--optimize {k} over {len(values):,} distinct lengths is {k * len(values):,} steps, beyond "
+            f"dfx's budget of {OPTIMIZE_BUDGET:,}; give a smaller K"
+        )
     w = [float(weight(v)) for v in values]
     if any(b < a for a, b in zip(w, w[1:])):
         raise DfxError("the bucket cost must not decrease with length; the optimiser's exactness depends on it")

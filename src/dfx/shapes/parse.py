@@ -77,7 +77,9 @@ def parse_dynamic(text: str) -> DynamicDim:
     """
     name, sep, dim = str(text).rpartition(":")
     if not sep or not name.strip():
-        raise DfxError(f"bad --dynamic {text!r}; expected INPUT:DIM such as x:1 (input name or index, then a dimension)")
+        raise DfxError(
+            f"bad --dynamic {text!r}; expected INPUT:DIM such as x:1 (input name or index, then a dimension)"
+        )
     try:
         return DynamicDim(name.strip(), int(dim))
     except ValueError:
@@ -93,14 +95,17 @@ def read_lengths(path: str | Path) -> tuple[int, ...]:
     p = Path(path)
     try:
         if p.is_file() and p.stat().st_size > MAX_LENGTHS_FILE_BYTES:
-            raise DfxError(f"--lengths {p} is {p.stat().st_size:,} bytes, beyond dfx's budget of "
-                           f"{MAX_LENGTHS_FILE_BYTES:,}; give a sample of the lengths")
+            raise DfxError(
+                f"--lengths {p} is {p.stat().st_size:,} bytes, beyond dfx's budget of "
+                f"{MAX_LENGTHS_FILE_BYTES:,}; give a sample of the lengths"
+            )
         lines = p.read_text(encoding="utf-8").splitlines()
     except OSError as exc:
         raise DfxError(f"cannot read --lengths {p}: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
-        raise DfxError(f"--lengths {p} is not a text file (byte {exc.start} is not UTF-8); "
-                       "give one integer a line") from None
+        raise DfxError(
+            f"--lengths {p} is not a text file (byte {exc.start} is not UTF-8); give one integer a line"
+        ) from None
     out = []
     for number, line in enumerate(lines, start=1):
         text = line.split("#", 1)[0].strip()

@@ -59,8 +59,10 @@ def _check_options(pes: int, jitter_cv: float, runs: int) -> None:
     if not isinstance(jitter_cv, numbers.Real) or not (math.isfinite(jitter_cv) and jitter_cv >= 0):
         raise SimulationError(f"jitter must be a finite coefficient of variation >= 0, got {jitter_cv!r}")
     if jitter_cv > MAX_JITTER_CV:
-        raise SimulationError(f"jitter {jitter_cv:g} is above {MAX_JITTER_CV:g} (a lognormal that wide has no "
-                              "finite draws); give a coefficient of variation such as 0.2")
+        raise SimulationError(
+            f"jitter {jitter_cv:g} is above {MAX_JITTER_CV:g} (a lognormal that wide has no "
+            "finite draws); give a coefficient of variation such as 0.2"
+        )
     for name, value, limit in (("pes", pes, MAX_PES), ("runs", runs, MAX_RUNS)):
         if value > limit:
             raise SimulationError(f"{name} {value:,} is beyond the simulator's budget of {limit:,}; give fewer")
@@ -91,8 +93,11 @@ def _capacity(profile: HardwareProfile | None) -> float | None:
     return None if level is None else float(level.capacity_bytes)
 
 
-def _prepare(source: SimSource, hw: HardwareRef | None, pes: int = 1,
-             ) -> tuple[SimDag, dict[str, Any], HardwareProfile | None]:
+def _prepare(
+    source: SimSource,
+    hw: HardwareRef | None,
+    pes: int = 1,
+) -> tuple[SimDag, dict[str, Any], HardwareProfile | None]:
     """The DAG, the result's provenance fields and the hardware profile (None if none or unknown).
 
     For a document, ``hw`` may be a key of its ``hardware`` or anything the loader resolves to one;
@@ -116,8 +121,13 @@ def _prepare(source: SimSource, hw: HardwareRef | None, pes: int = 1,
         profile = _load(hw if hw is not None else g.graph["hardware"])
     except DfxError:
         profile = None
-    meta = {"hardware": g.graph["hardware"], "model": g.graph["model"], "untimed": tuple(g.graph["untimed"]),
-            "tasks_from": "program" if compiled else "graph", "kernels": g.graph.get("kernels")}
+    meta = {
+        "hardware": g.graph["hardware"],
+        "model": g.graph["model"],
+        "untimed": tuple(g.graph["untimed"]),
+        "tasks_from": "program" if compiled else "graph",
+        "kernels": g.graph.get("kernels"),
+    }
     return from_networkx(g), meta, profile
 
 

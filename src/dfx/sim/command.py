@@ -43,8 +43,15 @@ def _check(pes: int, jitter: float, runs: int, policy: str) -> None:
     parse_policy(policy)
 
 
-def _document(model: str, hw: str, batch: Optional[int], seq: Optional[int], dtype: str,
-              execution_model: str = "compiled", input_shapes: Any = None) -> dict[str, Any]:
+def _document(
+    model: str,
+    hw: str,
+    batch: Optional[int],
+    seq: Optional[int],
+    dtype: str,
+    execution_model: str = "compiled",
+    input_shapes: Any = None,
+) -> dict[str, Any]:
     """The analysis export document: read from a saved ``.json`` file, or analysed now."""
     path = Path(model)
     if path.suffix.lower() == ".json" and path.is_file():
@@ -63,8 +70,15 @@ def _document(model: str, hw: str, batch: Optional[int], seq: Optional[int], dty
     if input_shapes is None and batch is None:
         batch = 1
     # compiled: the program's kernels, split into tiles or core shares, are the simulated tasks
-    return analyze(model, hardware=[hw], dtype=dtype, batch=batch, seq=seq, execution_model=execution_model,
-                   input_shapes=input_shapes).to_dict()
+    return analyze(
+        model,
+        hardware=[hw],
+        dtype=dtype,
+        batch=batch,
+        seq=seq,
+        execution_model=execution_model,
+        input_shapes=input_shapes,
+    ).to_dict()
 
 
 def _out_names(out: Path, model: str) -> list[str]:
@@ -76,8 +90,9 @@ def _out_names(out: Path, model: str) -> list[str]:
     return names
 
 
-def _write(out: Path, names: list[str], result: Any, doc: dict[str, Any], analysis: dict[str, Any],
-           force: bool) -> list[Path]:
+def _write(
+    out: Path, names: list[str], result: Any, doc: dict[str, Any], analysis: dict[str, Any], force: bool
+) -> list[Path]:
     """Render every file of ``names`` in memory, then write them all through ``write_outputs``.
 
     Nothing is written until everything is drawn, and ``write_outputs`` checks every target before
@@ -94,9 +109,12 @@ def _write(out: Path, names: list[str], result: Any, doc: dict[str, Any], analys
     report = render_report(analysis, simulation=doc)  # coloured by the simulated profile
     for note in report.notes:
         err.print(note, highlight=False, markup=False)
-    files: dict[str, str | bytes] = {"simulation.json": json.dumps(doc, indent=1),
-                                     "trace.json": json.dumps(chrome_trace(result)),
-                                     _ANALYSIS: json.dumps(analysis, indent=1), _REPORT: report.files[_REPORT]}
+    files: dict[str, str | bytes] = {
+        "simulation.json": json.dumps(doc, indent=1),
+        "trace.json": json.dumps(chrome_trace(result)),
+        _ANALYSIS: json.dumps(analysis, indent=1),
+        _REPORT: report.files[_REPORT],
+    }
     try:
         files[_GANTT] = render_gantt(result, "png")
     except SimulationError as exc:  # matplotlib missing: the other files still stand
@@ -109,22 +127,33 @@ def simulate_command(
     hw: str = typer.Option(..., "--hw", help="Hardware profile id, alias or file whose latencies time the nodes."),
     pes: int = typer.Option(1, "--pes", help="Number of identical processing elements."),
     policy: str = typer.Option("both", "--policy", help="static, dynamic or both."),
-    jitter: float = typer.Option(0.0, "--jitter", help="Coefficient of variation of run-time jitter (lognormal, mean 1)."),
+    jitter: float = typer.Option(
+        0.0, "--jitter", help="Coefficient of variation of run-time jitter (lognormal, mean 1)."
+    ),
     runs: int = typer.Option(1, "--runs", help="Number of jittered runs."),
     seed: int = typer.Option(0, "--seed", help="Seed of the jitter draws."),
     steps: bool = typer.Option(False, "--steps", help="Print the firing sequence step by step."),
     batch: Optional[int] = typer.Option(None, help="Batch size (default 1; built-in and hf: models)."),
     seq: Optional[int] = typer.Option(None, help="Sequence length (default: the model's own)."),
     dtype: str = typer.Option("bf16", help="bf16 (default: machines are compared at bf16), fp16 or fp32."),
-    input_shape: Optional[List[str]] = typer.Option(None, "--input-shape", help="Input shape for a file model, e.g. 2,128,64 (4,128:int64 for token ids); repeat per input."),
-    input_dtype: Optional[List[str]] = typer.Option(None, "--input-dtype", help="Dtype of a file model's inputs: once for all, or once per --input-shape."),
+    input_shape: Optional[List[str]] = typer.Option(
+        None,
+        "--input-shape",
+        help="Input shape for a file model, e.g. 2,128,64 (4,128:int64 for token ids); repeat per input.",
+    ),
+    input_dtype: Optional[List[str]] = typer.Option(
+        None, "--input-dtype", help="Dtype of a file model's inputs: once for all, or once per --input-shape."
+    ),
     out: Optional[Path] = typer.Option(
-        None, help="Write simulation.json, trace.json (Perfetto), gantt.png, analysis.json and report.html here."),
+        None, help="Write simulation.json, trace.json (Perfetto), gantt.png, analysis.json and report.html here."
+    ),
     force: bool = typer.Option(False, help="Overwrite files that already exist in --out."),
     as_json: bool = typer.Option(False, "--json", help="Print the simulation document (dfx.simulation/1) to stdout."),
     execution_model: str = typer.Option(
-        "compiled", "--execution-model",
-        help="compiled: the program's kernels split into tiles, one PE per core; eager: one task per graph node."),
+        "compiled",
+        "--execution-model",
+        help="compiled: the program's kernels split into tiles, one PE per core; eager: one task per graph node.",
+    ),
 ) -> None:
     """Simulate MODEL's dataflow graph on N PEs under static and dynamic scheduling."""
     from dfx.sim.api import simulate

@@ -31,7 +31,10 @@ def _makespan_table(doc: SimulationDoc) -> Table:
     for pol in doc.policies:
         m = pol.makespan_s
         table.add_row(
-            pol.name, format_seconds(m.mean), format_seconds(m.p50), format_seconds(m.p95),
+            pol.name,
+            format_seconds(m.mean),
+            format_seconds(m.p50),
+            format_seconds(m.p95),
             format_seconds(pol.predicted_makespan_s),
             f"{m.mean / bound:.3f}" if bound > 0 else "-",
             f"{pol.mean_utilization:.1%}",
@@ -85,8 +88,11 @@ def print_steps(doc: SimulationDoc | Mapping[str, Any], console: Console) -> Non
             table.add_column(col, justify="right" if col in ("step", "time") else "left", overflow="fold")
         for i, step in enumerate(pol.steps):
             table.add_row(
-                str(i), format_seconds(step.time_s) if step.time_s else "0",
-                " ".join(step.finished), " ".join(step.ready), " ".join(step.fired),
+                str(i),
+                format_seconds(step.time_s) if step.time_s else "0",
+                " ".join(step.finished),
+                " ".join(step.ready),
+                " ".join(step.fired),
             )
         console.print(table)
 

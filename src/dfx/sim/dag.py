@@ -25,8 +25,15 @@ from dfx.schema.analysis import AnalysisDoc, NodeRecord, read_analysis
 from dfx.schema.ids import ANALYSIS_SCHEMA, ANALYSIS_SCHEMAS_READ
 from dfx.sim.errors import SimulationError
 
-__all__ = ["ANALYSIS_SCHEMA", "SimDag", "analysis_record", "as_sim_dag", "dag_from_analysis", "dag_from_lists",
-           "from_networkx"]
+__all__ = [
+    "ANALYSIS_SCHEMA",
+    "SimDag",
+    "analysis_record",
+    "as_sim_dag",
+    "dag_from_analysis",
+    "dag_from_lists",
+    "from_networkx",
+]
 
 
 @dataclass(frozen=True, eq=False)
@@ -97,7 +104,9 @@ def _check_duration(name: Any, value: Any, attr: str) -> float:
     return seconds
 
 
-def _adjacency(g: nx.DiGraph, given: list[Any], edge_bytes: str) -> tuple[list[list[int]], list[list[int]], list[float]]:
+def _adjacency(
+    g: nx.DiGraph, given: list[Any], edge_bytes: str
+) -> tuple[list[list[int]], list[list[int]], list[float]]:
     """Producer and consumer positions of every node (in ``given`` order), and per node the
     largest ``edge_bytes`` on its out-edges (one tensor read by several consumers)."""
     pos = {name: i for i, name in enumerate(given)}
@@ -299,7 +308,9 @@ def dag_from_analysis(doc: Mapping[str, Any] | AnalysisDoc, hw_id: str | None = 
     profiles = record.hardware
     if hw_id is None:
         if len(profiles) != 1:
-            raise SimulationError(f"the analysis has {len(profiles)} hardware profiles ({', '.join(profiles)}); choose one with --hw")
+            raise SimulationError(
+                f"the analysis has {len(profiles)} hardware profiles ({', '.join(profiles)}); choose one with --hw"
+            )
         hw_id = next(iter(profiles))
     if hw_id not in profiles:
         raise SimulationError(f"the analysis has no timings for {hw_id!r}; it has: {', '.join(profiles) or 'none'}")

@@ -42,16 +42,25 @@ def print_dag(doc: DagDoc, console: Console) -> None:
     hw = doc.hardware
     title = f"Hand-made DAG, {len(doc.nodes)} nodes" + (f", timed on {hw}" if hw else "")
     if doc.ridges_flop_per_byte:
-        title += " (ridge " + ", ".join(f"{k.replace('_', '-')} {v:.3g} FLOP/B" for k, v in doc.ridges_flop_per_byte.items()) + ")"
+        title += (
+            " (ridge "
+            + ", ".join(f"{k.replace('_', '-')} {v:.3g} FLOP/B" for k, v in doc.ridges_flop_per_byte.items())
+            + ")"
+        )
     table = Table(title=title)
     for col in ("node", "inputs", "FLOPs", "bytes", "FLOP/B", "time", "bound", "off-chip", "on-chip"):
         table.add_column(col, justify="right" if col in ("FLOPs", "bytes", "FLOP/B", "time") else "left")
     for n in doc.nodes:
         table.add_row(
-            n.name, " ".join(n.inputs) or "-", _num(n.flops), _num(n.bytes),
+            n.name,
+            " ".join(n.inputs) or "-",
+            _num(n.flops),
+            _num(n.bytes),
             "-" if n.intensity_flop_per_byte is None else f"{n.intensity_flop_per_byte:.3g}",
             _fmt_s(n.time_s) + ("" if n.time_given else "*"),
-            n.bound or "-", n.bound_off_chip or "-", n.bound_on_chip or "-",
+            n.bound or "-",
+            n.bound_off_chip or "-",
+            n.bound_on_chip or "-",
         )
     console.print(table)
     if not all(n.time_given for n in doc.nodes):
@@ -61,9 +70,13 @@ def print_dag(doc: DagDoc, console: Console) -> None:
         console.print(f"  step {i}: {', '.join(step)}")
     cp = doc.critical_path
     console.print(f"\n[bold]Critical path[/bold] {_fmt_s(cp.time_s)}: {' -> '.join(cp.nodes)}")
-    console.print(f"Work (one processor) {_fmt_s(doc.work_s)}; work / span {doc.work_s / cp.time_s:.3g}" if cp.time_s else "")
+    console.print(
+        f"Work (one processor) {_fmt_s(doc.work_s)}; work / span {doc.work_s / cp.time_s:.3g}" if cp.time_s else ""
+    )
     pes = doc.pes
-    console.print(f"\n[bold]List schedule on {pes} processor{'s' if pes > 1 else ''}[/bold] (priority: {', '.join(doc.priority)})")
+    console.print(
+        f"\n[bold]List schedule on {pes} processor{'s' if pes > 1 else ''}[/bold] (priority: {', '.join(doc.priority)})"
+    )
     for p in range(pes):
         runs = [r for r in doc.schedule if r.pe == p]
         line = "  ".join(f"{r.name} [{_fmt_s(r.start_s)}, {_fmt_s(r.end_s)})" for r in runs)
@@ -77,8 +90,10 @@ def print_dag(doc: DagDoc, console: Console) -> None:
     if mem.peak_bytes or mem.capacity_bytes:
         from dfx.report.console import format_bytes
 
-        cap = "capacity unknown" if mem.capacity_bytes is None else (
-            f"{'fits' if mem.fits else 'does NOT fit'} in {format_bytes(mem.capacity_bytes)} on chip"
+        cap = (
+            "capacity unknown"
+            if mem.capacity_bytes is None
+            else (f"{'fits' if mem.fits else 'does NOT fit'} in {format_bytes(mem.capacity_bytes)} on chip")
         )
         console.print(f"Peak live bytes {format_bytes(mem.peak_bytes)} ({cap})")
 
@@ -88,11 +103,23 @@ def register(app: typer.Typer) -> None:
 
     @app.command("dag")
     def dag_command(
-        file: Path = typer.Argument(..., help="A .csv, .yaml or .json table: node, inputs, and time_s or flops and bytes (docs/dag.md)."),
-        hw: Optional[str] = typer.Option(None, "--hw", help="Profile that times rows given as flops and bytes: an id, a file, or a quick profile such as peak=200T,bw=2T,onchip=32M."),
+        file: Path = typer.Argument(
+            ..., help="A .csv, .yaml or .json table: node, inputs, and time_s or flops and bytes (docs/dag.md)."
+        ),
+        hw: Optional[str] = typer.Option(
+            None,
+            "--hw",
+            help="Profile that times rows given as flops and bytes: an id, a file, or a quick profile such as peak=200T,bw=2T,onchip=32M.",
+        ),
         pes: int = typer.Option(2, "--pes", help="Processors for the list schedule."),
-        priority: Optional[str] = typer.Option(None, "--priority", help="rank (default: longest path to the exit first), file (the table's order) or node names, e.g. a,c,b."),
-        capacity: Optional[str] = typer.Option(None, "--capacity", help="On-chip capacity for the live bytes, e.g. 32MB (default: --hw's)."),
+        priority: Optional[str] = typer.Option(
+            None,
+            "--priority",
+            help="rank (default: longest path to the exit first), file (the table's order) or node names, e.g. a,c,b.",
+        ),
+        capacity: Optional[str] = typer.Option(
+            None, "--capacity", help="On-chip capacity for the live bytes, e.g. 32MB (default: --hw's)."
+        ),
         as_json: bool = typer.Option(False, "--json", help="Print the document (dfx.dag/1)."),
     ) -> None:
         """Firing steps, critical path and a list schedule on N processors of a hand-made DAG."""

@@ -105,7 +105,9 @@ def _count(value: Any, what: str, where: str) -> float:
             try:
                 number = parse_quantity(text if text[-1:].isdigit() or text.endswith("B") else text + "B", "bytes")
             except (ValueError, IndexError):
-                raise DagFileError(f"{where}: {what}={value!r} is not a number of bytes (e.g. 4096, 4 KiB, 2MB)") from None
+                raise DagFileError(
+                    f"{where}: {what}={value!r} is not a number of bytes (e.g. 4096, 4 KiB, 2MB)"
+                ) from None
         else:
             match = _COUNT.match(text)
             if match is None:
@@ -145,7 +147,9 @@ def _node(row: Mapping[str, Any], where: str) -> HandNode:
     row = {str(k).strip().lower(): v for k, v in row.items() if k is not None}
     unknown = sorted(set(row) - _KNOWN)
     if unknown:
-        raise DagFileError(f"{where}: unknown column {unknown[0]!r}; columns are node, inputs, flops, bytes, time_s, output_bytes")
+        raise DagFileError(
+            f"{where}: unknown column {unknown[0]!r}; columns are node, inputs, flops, bytes, time_s, output_bytes"
+        )
     name = next((str(row[k]).strip() for k in _NAME_KEYS if not _blank(row.get(k))), "")
     if not name:
         raise DagFileError(f"{where}: no node name; every row needs a 'node'")
@@ -171,7 +175,9 @@ def _rows_from_text(text: str, origin: str, suffix: str) -> list[Mapping[str, An
     try:
         data = load_json(text) if suffix == ".json" else load_yaml(text)
     except (yaml.YAMLError, json.JSONDecodeError) as exc:
-        raise DagFileError(f"{origin}: not valid {'JSON' if suffix == '.json' else 'YAML'}: {' '.join(str(exc).split())}") from None
+        raise DagFileError(
+            f"{origin}: not valid {'JSON' if suffix == '.json' else 'YAML'}: {' '.join(str(exc).split())}"
+        ) from None
     if isinstance(data, Mapping) and "nodes" in data:
         data = data["nodes"]
     if isinstance(data, Mapping):  # {name: {inputs: ..., time_s: ...}}
@@ -208,7 +214,9 @@ def read_dag(source: str | Path | Iterable[Mapping[str, Any]]) -> tuple[HandNode
         try:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
-            raise DagFileError(f"cannot read {str(path)!r}: {exc.strerror if isinstance(exc, OSError) else exc}") from None
+            raise DagFileError(
+                f"cannot read {str(path)!r}: {exc.strerror if isinstance(exc, OSError) else exc}"
+            ) from None
         origin, rows = repr(str(path)), _rows_from_text(text, repr(str(path)), path.suffix.lower())
     else:
         origin, rows = "the DAG", list(source)
@@ -222,7 +230,9 @@ def read_dag(source: str | Path | Iterable[Mapping[str, Any]]) -> tuple[HandNode
     for n in nodes:
         for src in n.inputs:
             if src not in seen:
-                raise DagFileError(f"{origin}: node {n.name!r} has input {src!r}, which is not a node (nodes: {', '.join(names)})")
+                raise DagFileError(
+                    f"{origin}: node {n.name!r} has input {src!r}, which is not a node (nodes: {', '.join(names)})"
+                )
     if not nodes:
         raise DagFileError(f"{origin}: the DAG has no nodes")
     return nodes
@@ -255,7 +265,9 @@ def _time(node: HandNode, profile: Any) -> NodeTime:
     if node.time_s is not None:
         return NodeTime(node.name, node.time_s, node.flops, node.bytes)
     if profile is None:
-        raise DagFileError(f"node {node.name!r} gives flops and bytes but no time_s; time it on a profile with --hw (e.g. --hw peak=200T,bw=2T)")
+        raise DagFileError(
+            f"node {node.name!r} gives flops and bytes but no time_s; time it on a profile with --hw (e.g. --hw peak=200T,bw=2T)"
+        )
     flops, nbytes = node.flops or 0.0, node.bytes or 0.0
     if flops == 0 and nbytes == 0:
         return NodeTime(node.name, 0.0, flops, nbytes, "none", "none", None, given=False)
@@ -290,7 +302,9 @@ def parse_priority(priority: str | Sequence[str] | None, names: Sequence[str]) -
     listed = _inputs(priority)
     unknown = [p for p in listed if p not in names]
     if unknown:
-        raise DagFileError(f"--priority names {unknown[0]!r}, which is not a node; give rank, file or node names such as {','.join(names[:3])}")
+        raise DagFileError(
+            f"--priority names {unknown[0]!r}, which is not a node; give rank, file or node names such as {','.join(names[:3])}"
+        )
     if len(set(listed)) != len(listed):
         raise DagFileError("--priority names a node twice")
     return ("list", listed)
@@ -347,24 +361,42 @@ class DagResult:
         """The document ``dfx.dag/1`` as its record (``dfx.schema.dag``)."""
         sched = self.schedule
         rows = tuple(
-            DagNodeRecord(name=node.name, inputs=tuple(node.inputs), flops=node.flops, bytes=node.bytes,
-                          output_bytes=node.output_bytes, time_s=t.time_s, time_given=t.given,
-                          intensity_flop_per_byte=t.intensity_flop_per_byte, bound=t.bound,
-                          bound_off_chip=t.bound_off_chip, bound_on_chip=t.bound_on_chip)
+            DagNodeRecord(
+                name=node.name,
+                inputs=tuple(node.inputs),
+                flops=node.flops,
+                bytes=node.bytes,
+                output_bytes=node.output_bytes,
+                time_s=t.time_s,
+                time_given=t.given,
+                intensity_flop_per_byte=t.intensity_flop_per_byte,
+                bound=t.bound,
+                bound_off_chip=t.bound_off_chip,
+                bound_on_chip=t.bound_on_chip,
+            )
             for node, t in zip(self.nodes, self.times)
         )
         fits = None if self.capacity_bytes is None else self.peak_live_bytes <= self.capacity_bytes
         order = sorted(enumerate(self.names), key=lambda x: (sched.start_s[x[0]], sched.pe[x[0]]))
         return DagDoc(
-            schema=SCHEMA, hardware=self.hardware, ridges_flop_per_byte=MappingProxyType(dict(self.ridges_flop_per_byte)),
-            pes=self.pes, priority=tuple(self.priority), nodes=rows,
+            schema=SCHEMA,
+            hardware=self.hardware,
+            ridges_flop_per_byte=MappingProxyType(dict(self.ridges_flop_per_byte)),
+            pes=self.pes,
+            priority=tuple(self.priority),
+            nodes=rows,
             firing_steps=tuple(tuple(s) for s in self.firing_steps),
             critical_path=DagPathRecord(time_s=self.critical_path.time_s, nodes=tuple(self.critical_path.nodes)),
-            work_s=self.work_s, lower_bound_s=self.lower_bound_s, makespan_s=self.makespan_s,
-            schedule=tuple(DagRunRecord(name=n, pe=sched.pe[i], start_s=sched.start_s[i], end_s=sched.end_s[i])
-                           for i, n in order),
-            timeline=tuple(DagStepRecord(time_s=s.time_s, finished=tuple(s.finished), ready=tuple(s.ready),
-                                         fired=tuple(s.fired)) for s in self.steps),
+            work_s=self.work_s,
+            lower_bound_s=self.lower_bound_s,
+            makespan_s=self.makespan_s,
+            schedule=tuple(
+                DagRunRecord(name=n, pe=sched.pe[i], start_s=sched.start_s[i], end_s=sched.end_s[i]) for i, n in order
+            ),
+            timeline=tuple(
+                DagStepRecord(time_s=s.time_s, finished=tuple(s.finished), ready=tuple(s.ready), fired=tuple(s.fired))
+                for s in self.steps
+            ),
             memory=DagMemoryRecord(peak_bytes=self.peak_live_bytes, capacity_bytes=self.capacity_bytes, fits=fits),
         )
 
@@ -436,7 +468,11 @@ def solve_dag(
 
     if pes > MAX_PES:
         raise DfxError(f"--pes {pes:,} is beyond the simulator's budget of {MAX_PES:,}; give fewer")
-    nodes = tuple(source) if isinstance(source, (list, tuple)) and source and isinstance(source[0], HandNode) else read_dag(source)
+    nodes = (
+        tuple(source)
+        if isinstance(source, (list, tuple)) and source and isinstance(source[0], HandNode)
+        else read_dag(source)
+    )
     profile = None
     if hw is not None:
         from dfx.hardware import load_profile
@@ -466,7 +502,9 @@ def solve_dag(
         hardware=None if profile is None else profile.id,
         pes=pes,
         priority=tuple(dag.names[v] for v in order),
-        firing_steps=tuple(tuple(sorted(gen, key=[n.name for n in nodes].index)) for gen in nx.topological_generations(g)),
+        firing_steps=tuple(
+            tuple(sorted(gen, key=[n.name for n in nodes].index)) for gen in nx.topological_generations(g)
+        ),
         critical_path=CriticalPathDoc(cp.time_s, tuple(str(v) for v in cp.nodes)),
         work_s=lower_bounds(dag, pes, rank).work_s,
         schedule=schedule,

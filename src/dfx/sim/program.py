@@ -34,8 +34,14 @@ __all__ = ["MAX_TASKS_PER_PE", "dag_from_program", "has_program", "task_count"]
 
 MAX_TASKS_PER_PE = 8  # over-decomposition cap: enough tasks per PE to rebalance, few enough to stay small
 
-_CATEGORY = {"gemm": "matmul", "attention": "matmul", "pointwise": "elementwise", "reduction": "normalization",
-             "memory": "memory", "collective": "memory"}
+_CATEGORY = {
+    "gemm": "matmul",
+    "attention": "matmul",
+    "pointwise": "elementwise",
+    "reduction": "normalization",
+    "memory": "memory",
+    "collective": "memory",
+}
 
 
 def has_program(doc: Mapping[str, Any] | AnalysisDoc, hw_id: str) -> bool:
@@ -73,7 +79,9 @@ def dag_from_program(doc: Mapping[str, Any] | AnalysisDoc, hw_id: str, pes: int)
     record = analysis_record(doc)
     program = record.hardware[hw_id].program if hw_id in record.hardware else None
     if program is None:
-        raise SimulationError(f"the analysis of {hw_id!r} has no compiled program; analyse with --execution-model compiled")
+        raise SimulationError(
+            f"the analysis of {hw_id!r} has no compiled program; analyse with --execution-model compiled"
+        )
     nodes = {n.name: n for n in record.nodes}
     g = nx.DiGraph(hardware=hw_id, model=record.model_name, untimed=[], kernels=len(program.kernels))
     done: dict[str, str] = {}  # kernel -> the node its readers wait for
@@ -86,8 +94,14 @@ def dag_from_program(doc: Mapping[str, Any] | AnalysisDoc, hw_id: str, pes: int)
         category = _CATEGORY[k.kind]  # every kernel kind of dfx.compile (KernelKind) has its category
         tasks = [name] if n == 1 else [f"{name}#{i}" for i in range(n)]
         for task in tasks:
-            g.add_node(task, duration_s=seconds, category=category, kernel=name,
-                       output_bytes=out if n == 1 else 0, aliases_inputs=False)
+            g.add_node(
+                task,
+                duration_s=seconds,
+                category=category,
+                kernel=name,
+                output_bytes=out if n == 1 else 0,
+                aliases_inputs=False,
+            )
             for dep in k.deps:
                 if dep in done:
                     g.add_edge(done[dep], task)

@@ -12,8 +12,16 @@ from typing import Any, Sequence
 
 from dfx.schema.ids import SIMULATION_SCHEMA
 from dfx.schema.simulation import (
-    SimComparisonRecord, SimConcurrencyRecord, SimDagRecord, SimLowerBoundsRecord, SimMakespanRecord, SimMemoryRecord,
-    SimPolicyRecord, SimRunRecord, SimStepRecord, SimulationDoc,
+    SimComparisonRecord,
+    SimConcurrencyRecord,
+    SimDagRecord,
+    SimLowerBoundsRecord,
+    SimMakespanRecord,
+    SimMemoryRecord,
+    SimPolicyRecord,
+    SimRunRecord,
+    SimStepRecord,
+    SimulationDoc,
 )
 from dfx.sim.dag import SimDag
 from dfx.sim.engine import Policy, Schedule
@@ -85,15 +93,24 @@ class PolicyResult:
         return SimPolicyRecord(
             name=self.policy.value,
             makespan_s=SimMakespanRecord(mean=m.mean_s, p50=m.p50_s, p95=m.p95_s, min=m.min_s, max=m.max_s),
-            utilization=tuple(self.utilization), mean_utilization=self.mean_utilization,
-            makespans_s=tuple(m.samples_s), predicted_makespan_s=self.predicted_makespan_s,
-            concurrency=SimConcurrencyRecord(peak=c.peak, mean=c.mean, time_s=tuple(c.time_s), running=tuple(c.running)),
+            utilization=tuple(self.utilization),
+            mean_utilization=self.mean_utilization,
+            makespans_s=tuple(m.samples_s),
+            predicted_makespan_s=self.predicted_makespan_s,
+            concurrency=SimConcurrencyRecord(
+                peak=c.peak, mean=c.mean, time_s=tuple(c.time_s), running=tuple(c.running)
+            ),
             memory=_memory_record(self.memory),
-            schedule=tuple(SimRunRecord(name=r.name, pe=r.pe, start_s=r.start_s, end_s=r.end_s)
-                           for r in self.schedule.node_runs(dag)),
-            steps=None if self.steps is None else tuple(
+            schedule=tuple(
+                SimRunRecord(name=r.name, pe=r.pe, start_s=r.start_s, end_s=r.end_s)
+                for r in self.schedule.node_runs(dag)
+            ),
+            steps=None
+            if self.steps is None
+            else tuple(
                 SimStepRecord(time_s=s.time_s, finished=tuple(s.finished), ready=tuple(s.ready), fired=tuple(s.fired))
-                for s in self.steps),
+                for s in self.steps
+            ),
         )
 
     def to_dict(self, dag: SimDag) -> dict[str, Any]:
@@ -101,9 +118,15 @@ class PolicyResult:
 
 
 def _memory_record(mem: MemoryProfile) -> SimMemoryRecord:
-    return SimMemoryRecord(peak_bytes=mem.peak_bytes, peak_time_s=mem.peak_time_s, capacity_bytes=mem.capacity_bytes,
-                           fits=mem.fits, over_capacity_s=mem.over_capacity_s, time_s=tuple(mem.time_s),
-                           live_bytes=tuple(mem.live_bytes))
+    return SimMemoryRecord(
+        peak_bytes=mem.peak_bytes,
+        peak_time_s=mem.peak_time_s,
+        capacity_bytes=mem.capacity_bytes,
+        fits=mem.fits,
+        over_capacity_s=mem.over_capacity_s,
+        time_s=tuple(mem.time_s),
+        live_bytes=tuple(mem.live_bytes),
+    )
 
 
 @dataclass(frozen=True)
@@ -187,17 +210,33 @@ class SimulationResult:
         """The export document ``dfx.simulation/1`` as its record (``dfx.schema.simulation``)."""
         lb, c = self.lower_bounds, self.comparison
         return SimulationDoc(
-            schema=SCHEMA, pes=self.pes, runs=self.runs, jitter_cv=self.jitter_cv,
+            schema=SCHEMA,
+            pes=self.pes,
+            runs=self.runs,
+            jitter_cv=self.jitter_cv,
             jitter_cv_requested=self.jitter_cv if self.jitter_cv_requested is None else self.jitter_cv_requested,
-            seed=self.seed, hardware=self.hardware, model=self.model,
-            dag=SimDagRecord(nodes=len(self.dag), edges=self.dag.edge_count, untimed=tuple(self.untimed),
-                             tasks_from=self.tasks_from, kernels=self.kernels),
-            lower_bounds=SimLowerBoundsRecord(critical_path_s=lb.critical_path_s, work_over_pes_s=lb.work_over_pes_s,
-                                              work_s=lb.work_s),
+            seed=self.seed,
+            hardware=self.hardware,
+            model=self.model,
+            dag=SimDagRecord(
+                nodes=len(self.dag),
+                edges=self.dag.edge_count,
+                untimed=tuple(self.untimed),
+                tasks_from=self.tasks_from,
+                kernels=self.kernels,
+            ),
+            lower_bounds=SimLowerBoundsRecord(
+                critical_path_s=lb.critical_path_s, work_over_pes_s=lb.work_over_pes_s, work_s=lb.work_s
+            ),
             by_policy=MappingProxyType({r.policy.value: r.to_record(self.dag) for r in self.policies}),
-            comparison=None if c is None else SimComparisonRecord(
-                static_over_dynamic=c.static_over_dynamic, static_slower_runs=c.static_slower_runs,
-                dynamic_slower_runs=c.dynamic_slower_runs, runs=c.runs),
+            comparison=None
+            if c is None
+            else SimComparisonRecord(
+                static_over_dynamic=c.static_over_dynamic,
+                static_slower_runs=c.static_slower_runs,
+                dynamic_slower_runs=c.dynamic_slower_runs,
+                runs=c.runs,
+            ),
         )
 
     def to_dict(self) -> dict[str, Any]:

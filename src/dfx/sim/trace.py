@@ -26,10 +26,18 @@ def _policy_events(result: SimulationResult, pr: PolicyResult) -> list[dict[str,
     pid = PID[pr.policy]
     dag, sched = result.dag, pr.schedule
     events: list[dict[str, Any]] = [
-        {"name": "process_name", "ph": "M", "pid": pid, "tid": 0, "args": {"name": f"{pr.policy.value} ({result.pes} PEs)"}},
+        {
+            "name": "process_name",
+            "ph": "M",
+            "pid": pid,
+            "tid": 0,
+            "args": {"name": f"{pr.policy.value} ({result.pes} PEs)"},
+        },
         {"name": "process_sort_index", "ph": "M", "pid": pid, "tid": 0, "args": {"sort_index": pid}},
     ]
-    events += [{"name": "thread_name", "ph": "M", "pid": pid, "tid": p, "args": {"name": f"PE {p}"}} for p in range(result.pes)]
+    events += [
+        {"name": "thread_name", "ph": "M", "pid": pid, "tid": p, "args": {"name": f"PE {p}"}} for p in range(result.pes)
+    ]
     for v, name in enumerate(dag.names):
         events.append(
             {

@@ -131,9 +131,7 @@ def live_bytes(dag: SimDag, schedule: Schedule, capacity_bytes: float | None = N
     start = schedule.start_s
     live = [v for v, nbytes in enumerate(dag.output_bytes) if nbytes and last[v] > start[v]]
     sizes = [float(dag.output_bytes[v]) for v in live]
-    times, values = _step_function(
-        [start[v] for v in live] + [last[v] for v in live], sizes + [-b for b in sizes]
-    )
+    times, values = _step_function([start[v] for v in live] + [last[v] for v in live], sizes + [-b for b in sizes])
     peak = max(values, default=0.0)
     peak_time = times[values.index(peak)] if values else 0.0
     over = 0.0

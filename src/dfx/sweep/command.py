@@ -33,21 +33,46 @@ def _words(texts: Optional[List[str]]) -> Optional[list[str]]:
 
 
 def sweep(
-    spec_file: Optional[Path] = typer.Argument(None, help="SWEEP.yaml: axes models, hardware, batch, seq, dtype, phase, execution_model, parallel (see docs/sweeps.md). Flags add or replace axes."),
-    model: Optional[List[str]] = typer.Option(None, "--model", "-m", help="Model spec; repeat or comma-separate for several."),
-    hw: Optional[List[str]] = typer.Option(None, "--hw", help="Hardware profile; repeat or comma-separate for several."),
+    spec_file: Optional[Path] = typer.Argument(
+        None,
+        help="SWEEP.yaml: axes models, hardware, batch, seq, dtype, phase, execution_model, parallel (see docs/sweeps.md). Flags add or replace axes.",
+    ),
+    model: Optional[List[str]] = typer.Option(
+        None, "--model", "-m", help="Model spec; repeat or comma-separate for several."
+    ),
+    hw: Optional[List[str]] = typer.Option(
+        None, "--hw", help="Hardware profile; repeat or comma-separate for several."
+    ),
     batch: Optional[List[str]] = typer.Option(None, "--batch", help="Batch sizes, e.g. 1,2,4."),
-    seq: Optional[List[str]] = typer.Option(None, "--seq", help="Sequence lengths (prompt length for prefill/generate, KV length for decode)."),
+    seq: Optional[List[str]] = typer.Option(
+        None, "--seq", help="Sequence lengths (prompt length for prefill/generate, KV length for decode)."
+    ),
     dtype: Optional[List[str]] = typer.Option(None, "--dtype", help="fp32, bf16, fp16; comma-separate for several."),
     phase: Optional[List[str]] = typer.Option(None, "--phase", help="forward (default), prefill, decode, generate."),
-    execution_model: Optional[List[str]] = typer.Option(None, "--execution-model", help="default, compiled, eager, scratchpad."),
-    chips: Optional[List[str]] = typer.Option(None, "--chips", help="Chip counts, e.g. 1,2,4,8 (auto: the fewest that hold the model); the parallel axis."),
-    parallel: Optional[List[str]] = typer.Option(None, "--parallel", help="A split such as tp=4,pp=2; repeat for several (joins --chips on the parallel axis)."),
-    output_len: Optional[int] = typer.Option(None, "--output-len", help="Output tokens of a generate point (default 128)."),
-    max_points: Optional[int] = typer.Option(None, "--max-points", help="Refuse a sweep with more points (default 100,000)."),
-    out: Path = typer.Option(Path("out/sweep"), "--out", help="The sweep's folder: results table, sweep.json, graphs/, report."),
-    force: bool = typer.Option(False, help="Replace the results of a different sweep, or report files, already in --out."),
-    workers: Optional[int] = typer.Option(None, "--workers", help="Local worker processes (default: one per CPU); 1 runs in this process."),
+    execution_model: Optional[List[str]] = typer.Option(
+        None, "--execution-model", help="default, compiled, eager, scratchpad."
+    ),
+    chips: Optional[List[str]] = typer.Option(
+        None, "--chips", help="Chip counts, e.g. 1,2,4,8 (auto: the fewest that hold the model); the parallel axis."
+    ),
+    parallel: Optional[List[str]] = typer.Option(
+        None, "--parallel", help="A split such as tp=4,pp=2; repeat for several (joins --chips on the parallel axis)."
+    ),
+    output_len: Optional[int] = typer.Option(
+        None, "--output-len", help="Output tokens of a generate point (default 128)."
+    ),
+    max_points: Optional[int] = typer.Option(
+        None, "--max-points", help="Refuse a sweep with more points (default 100,000)."
+    ),
+    out: Path = typer.Option(
+        Path("out/sweep"), "--out", help="The sweep's folder: results table, sweep.json, graphs/, report."
+    ),
+    force: bool = typer.Option(
+        False, help="Replace the results of a different sweep, or report files, already in --out."
+    ),
+    workers: Optional[int] = typer.Option(
+        None, "--workers", help="Local worker processes (default: one per CPU); 1 runs in this process."
+    ),
     ray: bool = typer.Option(False, "--ray", help="Run on a local Ray started by dfx (pip install dfx[ray])."),
     ray_address: Optional[str] = typer.Option(None, "--ray-address", help="Run on the Ray cluster at ADDR."),
     no_report: bool = typer.Option(False, "--no-report", help="Skip the summary, pictures and report.html."),
@@ -56,7 +81,14 @@ def sweep(
     import time
 
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
 
     from dfx.errors import DfxError
     from dfx.report.files import check_targets
@@ -66,18 +98,33 @@ def sweep(
 
     if workers is not None and workers <= 0:
         raise DfxError(f"--workers must be a positive integer, got {workers}")
-    overrides = {"models": _words(model), "hardware": _words(hw), "batch": _ints("--batch", batch),
-                 "seq": _ints("--seq", seq), "dtype": _words(dtype), "phase": _words(phase),
-                 "execution_model": _words(execution_model), "output_len": output_len, "max_points": max_points,
-                 "parallel": (_words(chips) or []) + [p.strip() for p in parallel or [] if p.strip()] or None}
+    overrides = {
+        "models": _words(model),
+        "hardware": _words(hw),
+        "batch": _ints("--batch", batch),
+        "seq": _ints("--seq", seq),
+        "dtype": _words(dtype),
+        "phase": _words(phase),
+        "execution_model": _words(execution_model),
+        "output_len": output_len,
+        "max_points": max_points,
+        "parallel": (_words(chips) or []) + [p.strip() for p in parallel or [] if p.strip()] or None,
+    }
     spec = load_spec(spec_file, overrides)
     _check_models(spec.models)
     if not no_report and not (out / SPEC_FILE).is_file():
         check_targets(out, list(REPORT_FILES), force=force)  # someone else's report.html: refuse up front
     err = Console(stderr=True)
     progress = Progress(
-        TextColumn("[bold]sweep"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[rate]}"),
-        TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(), console=err, transient=False,
+        TextColumn("[bold]sweep"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[rate]}"),
+        TimeElapsedColumn(),
+        TextColumn("eta"),
+        TimeRemainingColumn(),
+        console=err,
+        transient=False,
     )
     state = {"task": None, "t0": time.perf_counter(), "n": 0}
 
@@ -92,8 +139,16 @@ def sweep(
         progress.update(state["task"], advance=len(rows), rate=f"{rate:,.1f} points/s")
 
     with progress:
-        run = run_sweep(spec, out, workers=workers, ray=ray, ray_address=ray_address, force=force,
-                        on_rows=on_rows, on_start=on_start)
+        run = run_sweep(
+            spec,
+            out,
+            workers=workers,
+            ray=ray,
+            ray_address=ray_address,
+            force=force,
+            on_rows=on_rows,
+            on_start=on_start,
+        )
     _finish(spec, run, out, no_report)
 
 
@@ -132,15 +187,28 @@ def _finish(spec, run, out: Path, no_report: bool) -> None:
     for col in ("model", "hardware", "points", "best latency", "at", "best tokens/s"):
         table.add_column(col)
     for s in summary_rows(rows):
-        table.add_row(s["model"], s["hardware"], str(s["points"]), f"{s['best_latency_s'] * 1e3:.4g} ms", s["at"],
-                      f"{s['best_tokens_per_s']:,.0f}" if s["best_tokens_per_s"] > 0 else "-")
+        table.add_row(
+            s["model"],
+            s["hardware"],
+            str(s["points"]),
+            f"{s['best_latency_s'] * 1e3:.4g} ms",
+            s["at"],
+            f"{s['best_tokens_per_s']:,.0f}" if s["best_tokens_per_s"] > 0 else "-",
+        )
     console.print(table)
     errors = [r for r in rows if r["error"]]
     if errors:
-        console.print(f"{len(errors)} points refused by dfx, e.g. {errors[0]['point_id']}: {errors[0]['error']}",
-                      highlight=False, markup=False)
-    console.print(f"ran {run.ran:,} points ({run.already_done:,} already done) in {run.wall_s:.1f} s on {run.executor}; "
-                  f"table {run.table}", highlight=False, markup=False)
+        console.print(
+            f"{len(errors)} points refused by dfx, e.g. {errors[0]['point_id']}: {errors[0]['error']}",
+            highlight=False,
+            markup=False,
+        )
+    console.print(
+        f"ran {run.ran:,} points ({run.already_done:,} already done) in {run.wall_s:.1f} s on {run.executor}; "
+        f"table {run.table}",
+        highlight=False,
+        markup=False,
+    )
     if not no_report:
         written = write_report(rows, out, force=True)
         console.print("wrote " + ", ".join(str(p) for p in written), highlight=False, markup=False)

@@ -113,10 +113,16 @@ def _profile(ref: str):
 def _row(task: dict[str, Any], hardware: str, execution_model: str, parallel: str, **metrics: Any) -> dict[str, Any]:
     from dfx.sweep.spec import Point
 
-    point = Point(task["model"], hardware, task["batch"], task["seq"], task["dtype"], task["phase"], execution_model,
-                  parallel)
-    row = {"point_id": point.point_id, **{k: getattr(point, k) for k in ("model", "hardware", "batch", "seq", "dtype",
-                                                                         "phase", "execution_model", "parallel")}}
+    point = Point(
+        task["model"], hardware, task["batch"], task["seq"], task["dtype"], task["phase"], execution_model, parallel
+    )
+    row = {
+        "point_id": point.point_id,
+        **{
+            k: getattr(point, k)
+            for k in ("model", "hardware", "batch", "seq", "dtype", "phase", "execution_model", "parallel")
+        },
+    }
     row.update({k: metrics.get(k, None if k in ("chips",) else math.nan) for k in METRICS})
     row["error"] = metrics.get("error", "")
     return row
@@ -146,9 +152,20 @@ def _forward_rows(task: dict[str, Any], cache_dir: str | None) -> list[dict[str,
             rows.append(_row(task, hw, em, par, error=_one_line(exc)))
             continue
         latency = result.latency_s
-        rows.append(_row(task, hw, em, par, latency_s=latency, tokens_per_s=tokens / latency if latency > 0 else math.nan,
-                         total_s=latency, flops=total.flops, bytes=total.bytes_read + total.bytes_written,
-                         chips=result.extras.get("chips")))
+        rows.append(
+            _row(
+                task,
+                hw,
+                em,
+                par,
+                latency_s=latency,
+                tokens_per_s=tokens / latency if latency > 0 else math.nan,
+                total_s=latency,
+                flops=total.flops,
+                bytes=total.bytes_read + total.bytes_written,
+                chips=result.extras.get("chips"),
+            )
+        )
     return rows
 
 
@@ -171,17 +188,28 @@ def _phase_rows(task: dict[str, Any]) -> list[dict[str, Any]]:
     from dfx.analysis import analyze
 
     phase, seq = task["phase"], task["seq"]
-    lengths = {"decode": {"kv_len": seq}, "prefill": {"prompt_len": seq},
-               "generate": {"prompt_len": seq, "output_len": task["output_len"]}}[phase]
+    lengths = {
+        "decode": {"kv_len": seq},
+        "prefill": {"prompt_len": seq},
+        "generate": {"prompt_len": seq, "output_len": task["output_len"]},
+    }[phase]
     from dfx.sweep.spec import split_of
 
     rows = []
     for em, par in dict.fromkeys((em, par) for _, em, par in task["points"]):  # one analyze per (model, split)
         hws = [hw for hw, e, p in task["points"] if (e, p) == (em, par)]
         try:
-            a = analyze(task["model"], hardware=[_profile(task["profile_refs"][h]) for h in hws], batch=task["batch"],
-                        dtype=task["dtype"], method=task["method"], phase=phase, execution_model=_em(em), **lengths,
-                        **split_of(par))
+            a = analyze(
+                task["model"],
+                hardware=[_profile(task["profile_refs"][h]) for h in hws],
+                batch=task["batch"],
+                dtype=task["dtype"],
+                method=task["method"],
+                phase=phase,
+                execution_model=_em(em),
+                **lengths,
+                **split_of(par),
+            )
         except DfxError as exc:  # the model refuses the phase, or a plan its layers cannot take
             rows.extend(_row(task, hw, em, par, error=_one_line(exc)) for hw in hws)
             continue
@@ -189,9 +217,22 @@ def _phase_rows(task: dict[str, Any]) -> list[dict[str, Any]]:
         for hw, result in zip(hws, a.hardware):
             m = a.inference.metrics(result.profile.id)
             tokens_per_s = m.prefill_tokens_per_s if phase == "prefill" else m.tokens_per_s
-            rows.append(_row(task, hw, em, par, latency_s=result.latency_s, tokens_per_s=tokens_per_s,
-                             ttft_s=_nan(m.ttft_s), tpot_s=_nan(m.tpot_s), total_s=_nan(m.total_s), flops=total.flops,
-                             bytes=total.bytes_read + total.bytes_written, chips=result.extras.get("chips")))
+            rows.append(
+                _row(
+                    task,
+                    hw,
+                    em,
+                    par,
+                    latency_s=result.latency_s,
+                    tokens_per_s=tokens_per_s,
+                    ttft_s=_nan(m.ttft_s),
+                    tpot_s=_nan(m.tpot_s),
+                    total_s=_nan(m.total_s),
+                    flops=total.flops,
+                    bytes=total.bytes_read + total.bytes_written,
+                    chips=result.extras.get("chips"),
+                )
+            )
     return rows
 
 

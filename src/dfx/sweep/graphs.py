@@ -89,7 +89,9 @@ def forward_graph(model: str, batch: int, seq: int, dtype: str, method: str):
             return graph
         return _concrete(model, batch, seq, dtype, method)
     if sym_batch and sym_seq and batch == seq:
-        return _concrete(model, batch, seq, dtype, method)  # batch == seq cannot tell the dims apart: the next point opens the bucket
+        return _concrete(
+            model, batch, seq, dtype, method
+        )  # batch == seq cannot tell the dims apart: the next point opens the bucket
     graph = _concrete(model, batch, seq, dtype, method)
     _BUCKETS[key] = _open_bucket(model, batch, seq, dtype, graph, sym_batch, sym_seq)
     return graph
@@ -105,8 +107,16 @@ def _open_bucket(model: str, batch: int, seq: int, dtype: str, graph: Any, sym_b
     CAPTURES["symbolic"] += 1
     try:
         spec = resolve(model, batch=batch, seq=seq, dtype=dtype)
-        sc = symbolic.capture_symbolic(spec.model, spec.args, spec.kwargs, batch=batch, seq=seq,
-                                       symbolic_batch=sym_batch, symbolic_seq=sym_seq, name=spec.name)
+        sc = symbolic.capture_symbolic(
+            spec.model,
+            spec.args,
+            spec.kwargs,
+            batch=batch,
+            seq=seq,
+            symbolic_batch=sym_batch,
+            symbolic_seq=sym_seq,
+            name=spec.name,
+        )
         return sc if sc.align(graph, batch, seq) else None
     except Exception:  # noqa: BLE001 - any failure of the symbolic path: this bucket is captured concretely
         return None

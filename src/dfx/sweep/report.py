@@ -51,8 +51,18 @@ def summary_rows(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     out: dict[tuple[str, str], dict[str, Any]] = {}
     for r in _good(rows):
         key = (r["model"], r["hardware"])
-        s = out.setdefault(key, {"model": key[0], "hardware": key[1], "points": 0, "best_latency_s": math.inf,
-                                 "at": "", "best_tokens_per_s": -math.inf, "tokens_at": ""})
+        s = out.setdefault(
+            key,
+            {
+                "model": key[0],
+                "hardware": key[1],
+                "points": 0,
+                "best_latency_s": math.inf,
+                "at": "",
+                "best_tokens_per_s": -math.inf,
+                "tokens_at": "",
+            },
+        )
         s["points"] += 1
         where = f"batch {r['batch']} seq {r['seq']} {r['dtype']} {r['phase']} {r['execution_model']}"
         if r.get("chips") is not None and r.get("parallel", "auto") != "auto":
@@ -86,8 +96,14 @@ def _latency_vs_batch(rows: list[dict[str, Any]]) -> bytes:
         mine = [r for r in rows if r["model"] == model]
         seq = max(r["seq"] for r in mine)
         first = mine[0]
-        mine = [r for r in mine if r["seq"] == seq and r["dtype"] == first["dtype"] and r["phase"] == first["phase"]
-                and r["execution_model"] == first["execution_model"]]
+        mine = [
+            r
+            for r in mine
+            if r["seq"] == seq
+            and r["dtype"] == first["dtype"]
+            and r["phase"] == first["phase"]
+            and r["execution_model"] == first["execution_model"]
+        ]
         for hw in dict.fromkeys(r["hardware"] for r in mine):
             pts = sorted((r["batch"], r["latency_s"]) for r in mine if r["hardware"] == hw)
             ax.plot([p[0] for p in pts], [p[1] * 1e3 for p in pts], marker="o", label=hw)
@@ -123,8 +139,12 @@ def chips_curves(rows: Sequence[dict[str, Any]]) -> dict[str, dict[str, list[tup
         mine = [r for r in good if r["model"] == model]
         first = mine[0]
         batch, seq = max(r["batch"] for r in mine), max(r["seq"] for r in mine)
-        mine = [r for r in mine if (r["batch"], r["seq"], r["dtype"], r["phase"], r["execution_model"])
-                == (batch, seq, first["dtype"], first["phase"], first["execution_model"])]
+        mine = [
+            r
+            for r in mine
+            if (r["batch"], r["seq"], r["dtype"], r["phase"], r["execution_model"])
+            == (batch, seq, first["dtype"], first["phase"], first["execution_model"])
+        ]
         if len({r["chips"] for r in mine}) < 2:
             continue
         for hw in dict.fromkeys(r["hardware"] for r in mine):
@@ -171,8 +191,14 @@ def _pareto(rows: list[dict[str, Any]]) -> bytes:
         mine = [r for r in rows if r["hardware"] == hw]
         ax.scatter([r["latency_s"] * 1e3 for r in mine], [r["tokens_per_s"] for r in mine], s=12, label=hw, alpha=0.7)
     front = [rows[i] for i in pareto_front([(r["latency_s"], r["tokens_per_s"]) for r in rows])]
-    ax.plot([r["latency_s"] * 1e3 for r in front], [r["tokens_per_s"] for r in front], color="black", lw=1.2,
-            drawstyle="steps-post", label="Pareto front")
+    ax.plot(
+        [r["latency_s"] * 1e3 for r in front],
+        [r["tokens_per_s"] for r in front],
+        color="black",
+        lw=1.2,
+        drawstyle="steps-post",
+        label="Pareto front",
+    )
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("latency (ms)")
@@ -194,22 +220,38 @@ def _summary_csv(summary: list[dict[str, Any]]) -> str:
 
 def _html(summary: list[dict[str, Any]], pictures: dict[str, bytes], n_rows: int, n_errors: int) -> str:
     e = html.escape
-    head = "".join(f"<th>{e(c)}</th>" for c in ("model", "hardware", "points", "best latency (ms)", "at",
-                                                "best tokens/s", "at"))
+    head = "".join(
+        f"<th>{e(c)}</th>" for c in ("model", "hardware", "points", "best latency (ms)", "at", "best tokens/s", "at")
+    )
     body = "".join(
-        "<tr>" + "".join(f"<td>{e(str(v))}</td>" for v in (
-            s["model"], s["hardware"], s["points"], f"{s['best_latency_s'] * 1e3:.4g}", s["at"],
-            f"{s['best_tokens_per_s']:,.0f}" if s["best_tokens_per_s"] > 0 else "-", s["tokens_at"])) + "</tr>"
+        "<tr>"
+        + "".join(
+            f"<td>{e(str(v))}</td>"
+            for v in (
+                s["model"],
+                s["hardware"],
+                s["points"],
+                f"{s['best_latency_s'] * 1e3:.4g}",
+                s["at"],
+                f"{s['best_tokens_per_s']:,.0f}" if s["best_tokens_per_s"] > 0 else "-",
+                s["tokens_at"],
+            )
+        )
+        + "</tr>"
         for s in summary
     )
-    imgs = "".join(f'<h2>{e(name)}</h2><img src="data:image/png;base64,{base64.b64encode(data).decode()}">'
-                   for name, data in pictures.items())
-    return (f"<!doctype html><html><head><meta charset='utf-8'><title>dfx sweep</title>"
-            "<style>body{font-family:sans-serif;margin:2em}td,th{padding:2px 8px;border-bottom:1px solid #ddd}"
-            "img{max-width:100%}</style></head><body>"
-            f"<h1>dfx sweep</h1><p>{n_rows} points, {n_errors} refused by dfx (see the table's error column). "
-            "Latency is <code>HardwareResult.latency_s</code>; tokens/s as docs/sweeps.md defines it.</p>"
-            f"<table><tr>{head}</tr>{body}</table>{imgs}</body></html>\n")
+    imgs = "".join(
+        f'<h2>{e(name)}</h2><img src="data:image/png;base64,{base64.b64encode(data).decode()}">'
+        for name, data in pictures.items()
+    )
+    return (
+        f"<!doctype html><html><head><meta charset='utf-8'><title>dfx sweep</title>"
+        "<style>body{font-family:sans-serif;margin:2em}td,th{padding:2px 8px;border-bottom:1px solid #ddd}"
+        "img{max-width:100%}</style></head><body>"
+        f"<h1>dfx sweep</h1><p>{n_rows} points, {n_errors} refused by dfx (see the table's error column). "
+        "Latency is <code>HardwareResult.latency_s</code>; tokens/s as docs/sweeps.md defines it.</p>"
+        f"<table><tr>{head}</tr>{body}</table>{imgs}</body></html>\n"
+    )
 
 
 def write_report(rows: Sequence[dict[str, Any]], out: Any, *, force: bool = True) -> list[Any]:
@@ -229,6 +271,9 @@ def write_report(rows: Sequence[dict[str, Any]], out: Any, *, force: bool = True
         curves = chips_curves(good)
         if curves:
             pictures["tokens_per_s_vs_chips.png"] = _tokens_vs_chips(curves, good)
-    files: dict[str, str | bytes] = {"summary.csv": _summary_csv(summary), **pictures,
-                                     "report.html": _html(summary, pictures, len(rows), len(rows) - len(good))}
+    files: dict[str, str | bytes] = {
+        "summary.csv": _summary_csv(summary),
+        **pictures,
+        "report.html": _html(summary, pictures, len(rows), len(rows) - len(good)),
+    }
     return write_outputs(out, files, force=force)

@@ -64,14 +64,18 @@ def _prepare(spec: SweepSpec, out: Path, force: bool) -> ResultsTable:
             theirs = None
         if theirs is None or theirs.fingerprint != mine.fingerprint:
             if not force:
-                raise DfxError(f"--out {out} holds a different sweep ({spec_path}); pass --force to replace its results "
-                               "or choose another --out")
+                raise DfxError(
+                    f"--out {out} holds a different sweep ({spec_path}); pass --force to replace its results "
+                    "or choose another --out"
+                )
             for p in (out / "results.csv", out / "results.parquet"):
                 shutil.rmtree(p) if p.is_dir() else p.unlink(missing_ok=True)
             table = ResultsTable(out)
     elif table.path.exists() and not force:
-        raise DfxError(f"{table.path} already exists and no {SPEC_FILE} says which sweep wrote it; "
-                       "pass --force to replace it or choose another --out")
+        raise DfxError(
+            f"{table.path} already exists and no {SPEC_FILE} says which sweep wrote it; "
+            "pass --force to replace it or choose another --out"
+        )
     elif table.path.exists():
         shutil.rmtree(table.path) if table.path.is_dir() else table.path.unlink()
     out.mkdir(parents=True, exist_ok=True)
@@ -146,12 +150,19 @@ def _ray(tasks: list[dict[str, Any]], cache: str, workers: int, address: str | N
             else:
                 # a small object store: rows are a few KB, and a default store (30% of memory in
                 # /dev/shm) fails on small containers and CI runners
-                ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False, runtime_env=env,
-                         object_store_memory=_RAY_STORE_BYTES)
+                ray.init(
+                    num_cpus=workers,
+                    include_dashboard=False,
+                    log_to_driver=False,
+                    runtime_env=env,
+                    object_store_memory=_RAY_STORE_BYTES,
+                )
         except Exception as exc:  # noqa: BLE001 - Ray's connection errors have no common base
             from dfx.errors import one_line
 
-            raise DfxError(f"cannot start Ray{' at ' + address if address else ''}: {one_line(str(exc), 200)}") from None
+            raise DfxError(
+                f"cannot start Ray{' at ' + address if address else ''}: {one_line(str(exc), 200)}"
+            ) from None
     try:
         from ray.util import ActorPool
 
@@ -241,5 +252,6 @@ def run_sweep(
             table.append(buffered)  # what an interrupted sweep finished is kept
         finally:
             stream.close()  # stops the pool, or shuts down the Ray dfx started, even when interrupted
-    return SweepRun(spec.n_points, spec.n_points - len(todo), ran, len(tasks), time.perf_counter() - start,
-                    executor, table.path)
+    return SweepRun(
+        spec.n_points, spec.n_points - len(todo), ran, len(tasks), time.perf_counter() - start, executor, table.path
+    )

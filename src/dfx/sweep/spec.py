@@ -19,8 +19,18 @@ from typing import Any, Iterable, Mapping
 
 from dfx.errors import DfxError
 
-__all__ = ["AUTO", "AXES", "DEFAULT_MAX_POINTS", "FORWARD", "Group", "Point", "SweepSpec", "load_spec", "parallel_value",
-           "split_of"]
+__all__ = [
+    "AUTO",
+    "AXES",
+    "DEFAULT_MAX_POINTS",
+    "FORWARD",
+    "Group",
+    "Point",
+    "SweepSpec",
+    "load_spec",
+    "parallel_value",
+    "split_of",
+]
 
 # The refusal threshold: at the measured ~1 ms per evaluated point (bench/bench_sweep.py), 100,000
 # points are minutes of evaluation, before their captures; more is almost always a typo'd axis.
@@ -85,8 +95,13 @@ class Group:
     def to_task(self) -> dict[str, Any]:
         """A picklable description a worker process (or a Ray task) runs (:func:`dfx.sweep.evaluate.run_group`)."""
         return {
-            "model": self.model, "batch": self.batch, "seq": self.seq, "dtype": self.dtype, "phase": self.phase,
-            "output_len": self.output_len, "method": self.method,
+            "model": self.model,
+            "batch": self.batch,
+            "seq": self.seq,
+            "dtype": self.dtype,
+            "phase": self.phase,
+            "output_len": self.output_len,
+            "method": self.method,
             "points": [(p.hardware, p.execution_model, p.parallel) for p in self.points],
             "profile_refs": dict(self.profile_refs),
         }
@@ -221,8 +236,13 @@ class SweepSpec:
         for p in self.points() if points is None else points:
             by_key.setdefault(p.group_key, []).append(p)
         return [
-            Group(*key, points=tuple(pts), profile_refs={p.hardware: refs[p.hardware] for p in pts},
-                  output_len=self.output_len, method=self.method)
+            Group(
+                *key,
+                points=tuple(pts),
+                profile_refs={p.hardware: refs[p.hardware] for p in pts},
+                output_len=self.output_len,
+                method=self.method,
+            )
             for key, pts in by_key.items()
         ]
 
@@ -232,9 +252,15 @@ class SweepSpec:
         ``parallel`` is left out while it is only ``auto``, so sweeps written before the axis existed resume.
         """
         out = {
-            "models": list(self.models), "hardware": list(self.profile_refs()), "batch": list(self.batch),
-            "seq": list(self.seq), "dtype": list(self.dtype), "phase": list(self.phase),
-            "execution_model": list(self.execution_model), "output_len": self.output_len, "method": self.method,
+            "models": list(self.models),
+            "hardware": list(self.profile_refs()),
+            "batch": list(self.batch),
+            "seq": list(self.seq),
+            "dtype": list(self.dtype),
+            "phase": list(self.phase),
+            "execution_model": list(self.execution_model),
+            "output_len": self.output_len,
+            "method": self.method,
         }
         if self.parallel != (AUTO,):
             out["parallel"] = list(self.parallel)
@@ -389,4 +415,3 @@ def load_spec(path: str | Path | None, overrides: Mapping[str, Any] | None = Non
         if value is not None and value != () and value != []:
             data[key] = value
     return from_mapping(data, origin).check()
-

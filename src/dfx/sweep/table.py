@@ -144,8 +144,9 @@ class ResultsTable:
 
         self.path.mkdir(parents=True, exist_ok=True)
         n = len(list(self.path.glob("part-*.parquet")))
-        schema = pa.schema([(k, pa.int64() if k in _INTS else pa.float64() if k in _FLOATS else pa.string())
-                            for k in COLUMNS])
+        schema = pa.schema(
+            [(k, pa.int64() if k in _INTS else pa.float64() if k in _FLOATS else pa.string()) for k in COLUMNS]
+        )
         table = pa.Table.from_pylist([{k: r[k] for k in COLUMNS} for r in rows], schema=schema)
         fd, tmp = tempfile.mkstemp(prefix=".part-", suffix=".tmp", dir=self.path)
         os.close(fd)

@@ -7,11 +7,22 @@ step's split and memory (:mod:`dfx.training.step`; ``training`` in the analysis 
 """
 
 from dfx.training.optimizer import (
-    DEFAULT_OPTIMIZER, OPTIMIZERS, STATE_DTYPE, OptimizerSpec, add_optimizer_step, optimizer_spec,
+    DEFAULT_OPTIMIZER,
+    OPTIMIZERS,
+    STATE_DTYPE,
+    OptimizerSpec,
+    add_optimizer_step,
+    optimizer_spec,
 )
 from dfx.training.step import TrainingStep, training_step
 
 __all__ = [
-    "DEFAULT_OPTIMIZER", "OPTIMIZERS", "STATE_DTYPE", "OptimizerSpec", "TrainingStep", "add_optimizer_step",
-    "optimizer_spec", "training_step",
+    "DEFAULT_OPTIMIZER",
+    "OPTIMIZERS",
+    "STATE_DTYPE",
+    "OptimizerSpec",
+    "TrainingStep",
+    "add_optimizer_step",
+    "optimizer_spec",
+    "training_step",
 ]

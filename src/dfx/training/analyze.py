@@ -42,11 +42,14 @@ def analyze_training(
 
     spec = optimizer_spec(DEFAULT_OPTIMIZER if optimizer is None else optimizer)  # fail before capture
     if isinstance(model, str):
-        graph, info = capture_spec(model, batch=batch, seq=seq, dtype=dtype, method=method, input_shapes=input_shapes,
-                                   train=True)
+        graph, info = capture_spec(
+            model, batch=batch, seq=seq, dtype=dtype, method=method, input_shapes=input_shapes, train=True
+        )
     else:
         if method != "auto":
-            raise DfxError(f"--method {method} does not apply with --train: the training step is traced by AOTAutograd; drop --method")
+            raise DfxError(
+                f"--method {method} does not apply with --train: the training step is traced by AOTAutograd; drop --method"
+            )
         if dtype is not None:
             raise DfxError("dtype= applies to model names; convert a module yourself with model.to(dtype)")
         graph = capture_joint(model, () if args is None else args, kwargs)

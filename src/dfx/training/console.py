@@ -17,8 +17,11 @@ def training_lines(doc: dict[str, Any]) -> list[str]:
         return []
     total = t.forward_flops + t.backward_flops + t.optimizer_flops
     share = t.backward_flops / t.forward_flops if t.forward_flops else 0.0
-    min_cut = ("" if t.min_cut_saved_bytes is None
-               else f" (torch.compile's min-cut partitioner keeps {format_bytes(t.min_cut_saved_bytes)})")
+    min_cut = (
+        ""
+        if t.min_cut_saved_bytes is None
+        else f" (torch.compile's min-cut partitioner keeps {format_bytes(t.min_cut_saved_bytes)})"
+    )
     return [
         f"training step (loss: {t.loss}, optimizer: {t.optimizer}): forward {format_flops(t.forward_flops)}, "
         f"backward {format_flops(t.backward_flops)} ({share:.2f}x forward), optimizer "

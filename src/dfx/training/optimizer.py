@@ -23,8 +23,16 @@ from typing import Any, Mapping
 from dfx.errors import DfxError
 from dfx.ir import AtenCall, Edge, Graph, Node, ParameterInfo, TensorSpec
 
-__all__ = ["DEFAULT_OPTIMIZER", "OPTIMIZERS", "OPTIMIZER_NODE", "STATE_DTYPE", "OptimizerSpec", "add_optimizer_step",
-           "optimizer_spec", "state_name"]
+__all__ = [
+    "DEFAULT_OPTIMIZER",
+    "OPTIMIZERS",
+    "OPTIMIZER_NODE",
+    "STATE_DTYPE",
+    "OptimizerSpec",
+    "add_optimizer_step",
+    "optimizer_spec",
+    "state_name",
+]
 
 STATE_DTYPE = "float32"  # Adam's m and v, SGD's momentum buffer, the step counts
 OPTIMIZER_NODE = "optimizer_step"
@@ -53,27 +61,71 @@ class OptimizerSpec:
 # Adam lr 1e-3, betas (0.9, 0.999), eps 1e-8, weight_decay 0; AdamW the same with weight_decay 1e-2.
 OPTIMIZERS: dict[str, OptimizerSpec] = {
     "sgd": OptimizerSpec(
-        "sgd", "aten._fused_sgd.default", (),
-        MappingProxyType({"weight_decay": 0.0, "momentum": 0.0, "lr": 1e-3, "dampening": 0.0, "nesterov": False,
-                          "maximize": False, "is_first_step": False}),
+        "sgd",
+        "aten._fused_sgd.default",
+        (),
+        MappingProxyType(
+            {
+                "weight_decay": 0.0,
+                "momentum": 0.0,
+                "lr": 1e-3,
+                "dampening": 0.0,
+                "nesterov": False,
+                "maximize": False,
+                "is_first_step": False,
+            }
+        ),
         "torch.optim.SGD(lr=1e-3): p -= lr * g, no state",
     ),
     "sgd-momentum": OptimizerSpec(
-        "sgd-momentum", "aten._fused_sgd.default", ("momentum_buffer",),
-        MappingProxyType({"weight_decay": 0.0, "momentum": 0.9, "lr": 1e-3, "dampening": 0.0, "nesterov": False,
-                          "maximize": False, "is_first_step": False}),
+        "sgd-momentum",
+        "aten._fused_sgd.default",
+        ("momentum_buffer",),
+        MappingProxyType(
+            {
+                "weight_decay": 0.0,
+                "momentum": 0.9,
+                "lr": 1e-3,
+                "dampening": 0.0,
+                "nesterov": False,
+                "maximize": False,
+                "is_first_step": False,
+            }
+        ),
         "torch.optim.SGD(lr=1e-3, momentum=0.9): one momentum buffer per parameter",
     ),
     "adam": OptimizerSpec(
-        "adam", "aten._fused_adam.default", ("exp_avg", "exp_avg_sq"),
-        MappingProxyType({"lr": 1e-3, "beta1": 0.9, "beta2": 0.999, "weight_decay": 0.0, "eps": 1e-8,
-                          "amsgrad": False, "maximize": False}),
+        "adam",
+        "aten._fused_adam.default",
+        ("exp_avg", "exp_avg_sq"),
+        MappingProxyType(
+            {
+                "lr": 1e-3,
+                "beta1": 0.9,
+                "beta2": 0.999,
+                "weight_decay": 0.0,
+                "eps": 1e-8,
+                "amsgrad": False,
+                "maximize": False,
+            }
+        ),
         "torch.optim.Adam(): m and v per parameter",
     ),
     "adamw": OptimizerSpec(
-        "adamw", "aten._fused_adamw.default", ("exp_avg", "exp_avg_sq"),
-        MappingProxyType({"lr": 1e-3, "beta1": 0.9, "beta2": 0.999, "weight_decay": 1e-2, "eps": 1e-8,
-                          "amsgrad": False, "maximize": False}),
+        "adamw",
+        "aten._fused_adamw.default",
+        ("exp_avg", "exp_avg_sq"),
+        MappingProxyType(
+            {
+                "lr": 1e-3,
+                "beta1": 0.9,
+                "beta2": 0.999,
+                "weight_decay": 1e-2,
+                "eps": 1e-8,
+                "amsgrad": False,
+                "maximize": False,
+            }
+        ),
         "torch.optim.AdamW(): m and v per parameter, decoupled weight decay 1e-2",
     ),
 }
@@ -143,16 +195,30 @@ def add_optimizer_step(graph: Graph, optimizer: str | OptimizerSpec) -> Graph:
         name += "_"
     # The state is the model's persistent state too (torch.optim's state_dict): buffers of the
     # graph, so footprints and capacity (the chips a step needs) count it.
-    states = tuple(ParameterInfo(state_name(p, s), TensorSpec(params[i].shape, STATE_DTYPE), "buffer")
-                   for s in spec.state for i, p in enumerate(gradients))
-    node = Node(name, "call_function", spec.op, inputs=tuple(inputs), outputs=written,
-                params=tuple(gradients) + tuple(st.name for st in states), aten_calls=(call,),
-                args_repr=f"{spec.name}: {len(params)} parameters")
+    states = tuple(
+        ParameterInfo(state_name(p, s), TensorSpec(params[i].shape, STATE_DTYPE), "buffer")
+        for s in spec.state
+        for i, p in enumerate(gradients)
+    )
+    node = Node(
+        name,
+        "call_function",
+        spec.op,
+        inputs=tuple(inputs),
+        outputs=written,
+        params=tuple(gradients) + tuple(st.name for st in states),
+        aten_calls=(call,),
+        args_repr=f"{spec.name}: {len(params)} parameters",
+    )
     nodes = list(graph.nodes)
     at = next((i for i, n in enumerate(nodes) if n.op == "output"), len(nodes))
     nodes.insert(at, node)
-    return replace(graph, nodes=tuple(nodes), parameters=graph.parameters + states,
-                   meta=graph.meta + (("optimizer", spec.name), ("optimizer_node", name)))
+    return replace(
+        graph,
+        nodes=tuple(nodes),
+        parameters=graph.parameters + states,
+        meta=graph.meta + (("optimizer", spec.name), ("optimizer_node", name)),
+    )
 
 
 def state_name(parameter: str, state: str) -> str:

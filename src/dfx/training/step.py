@@ -54,15 +54,25 @@ class TrainingStep:
 
     def to_record(self) -> TrainingRecord:
         return TrainingRecord(
-            loss=self.loss, loss_node=self.loss_node, optimizer=self.optimizer, optimizer_node=self.optimizer_node,
+            loss=self.loss,
+            loss_node=self.loss_node,
+            optimizer=self.optimizer,
+            optimizer_node=self.optimizer_node,
             trainable_parameter_count=self.trainable_parameter_count,
-            trainable_parameter_bytes=self.trainable_parameter_bytes, gradient_bytes=self.gradient_bytes,
-            optimizer_state_dtype=STATE_DTYPE, optimizer_state_bytes=self.optimizer_state_bytes,
+            trainable_parameter_bytes=self.trainable_parameter_bytes,
+            gradient_bytes=self.gradient_bytes,
+            optimizer_state_dtype=STATE_DTYPE,
+            optimizer_state_bytes=self.optimizer_state_bytes,
             optimizer_flops_per_parameter=self.optimizer_flops // max(self.trainable_parameter_count, 1),
-            optimizer_flops=self.optimizer_flops, optimizer_bytes=self.optimizer_bytes,
-            forward_flops=self.forward_flops, backward_flops=self.backward_flops, backward_nodes=self.backward_nodes,
-            saved_activation_bytes=self.saved_activation_bytes, saved_input_bytes=self.saved_input_bytes,
-            saved_tensors=self.saved_tensors, gradients=MappingProxyType(dict(self.gradients)),
+            optimizer_flops=self.optimizer_flops,
+            optimizer_bytes=self.optimizer_bytes,
+            forward_flops=self.forward_flops,
+            backward_flops=self.backward_flops,
+            backward_nodes=self.backward_nodes,
+            saved_activation_bytes=self.saved_activation_bytes,
+            saved_input_bytes=self.saved_input_bytes,
+            saved_tensors=self.saved_tensors,
+            gradients=MappingProxyType(dict(self.gradients)),
             min_cut_saved_bytes=self.min_cut_saved_bytes,
         )
 
@@ -108,8 +118,11 @@ def training_step(costed: CostedGraph) -> TrainingStep:
     loss, opt_node = meta["joint_loss"], meta["optimizer_node"]
     backward = _descendants(costed, loss) - {opt_node}
     backward -= {n.name for n in graph.nodes if n.op == "output"}
-    forward = [cn for cn in costed.nodes if cn.node.op == "call_function" and cn.node.name not in backward
-               and cn.node.name != opt_node]
+    forward = [
+        cn
+        for cn in costed.nodes
+        if cn.node.op == "call_function" and cn.node.name not in backward and cn.node.name != opt_node
+    ]
     saved: dict[tuple[str, int], int] = {}
     for name in backward:
         for edge in graph.node(name).inputs:
@@ -128,11 +141,16 @@ def training_step(costed: CostedGraph) -> TrainingStep:
     spec = OPTIMIZERS[meta["optimizer"]]
     order = {n.name: i for i, n in enumerate(graph.nodes)}
     return TrainingStep(
-        loss=meta["joint_loss_kind"], loss_node=loss, optimizer=spec.name, optimizer_node=opt_node,
-        trainable_parameter_count=count, trainable_parameter_bytes=sum(s.nbytes for s in trained),
+        loss=meta["joint_loss_kind"],
+        loss_node=loss,
+        optimizer=spec.name,
+        optimizer_node=opt_node,
+        trainable_parameter_count=count,
+        trainable_parameter_bytes=sum(s.nbytes for s in trained),
         gradient_bytes=sum(graph.node(g).outputs[0].nbytes for _, g in gradients.values()),
         optimizer_state_bytes=spec.state_tensors_per_parameter * count * _itemsize(STATE_DTYPE),
-        optimizer_flops=opt.cost.flops, optimizer_bytes=opt.cost.bytes_read + opt.cost.bytes_written,
+        optimizer_flops=opt.cost.flops,
+        optimizer_bytes=opt.cost.bytes_read + opt.cost.bytes_written,
         forward_flops=sum(cn.cost.flops for cn in forward),
         backward_flops=sum(costed[n].cost.flops for n in backward),
         backward_nodes=tuple(sorted(backward, key=order.__getitem__)),

@@ -11,9 +11,13 @@ __all__ = ["register"]
 
 COLOR_BY_HELP = "Profile whose bounds colour the DAG and whose critical path is bold (default: the first)."
 LEVEL_HELP = "op: one box per node; module: one box per module. Repeated layers are folded at both."
-SIMULATION_HELP = "A simulation.json of this analysis (`dfx simulate --out` or `--json`): report.html gains its timeline."
-VALIDATION_HELP = ("A validation.json of this model (`dfx validate --out` or `--json`): report.html gains the "
-                   "predicted-vs-measured scatter and its error figures.")
+SIMULATION_HELP = (
+    "A simulation.json of this analysis (`dfx simulate --out` or `--json`): report.html gains its timeline."
+)
+VALIDATION_HELP = (
+    "A validation.json of this model (`dfx validate --out` or `--json`): report.html gains the "
+    "predicted-vs-measured scatter and its error figures."
+)
 
 
 def _read(path: Path, kind: str) -> dict:
@@ -56,8 +60,9 @@ def report(
     check_analysis_document(doc, str(analysis_json))
     sim = _read(simulation, "simulation") if simulation is not None else None
     val = read_validation(_read(validation, "validation"), source=str(validation)) if validation is not None else None
-    written, notes = write_pictures(doc, out, force=force, color_by=color_by, level=level, simulation=sim,
-                                    validation=val)
+    written, notes = write_pictures(
+        doc, out, force=force, color_by=color_by, level=level, simulation=sim, validation=val
+    )
     err = Console(stderr=True, soft_wrap=True)
     for note in notes:
         err.print(note, highlight=False, markup=False)

@@ -57,7 +57,9 @@ def _cluster_labels(graph: DisplayGraph) -> dict[str, str]:
     return {f.path: f.label for f in graph.folds}
 
 
-def _emit_clusters(keys: dict[str, list[Box]], lines: list[str], hw_id: str | None, labels: dict[str, str], total: int) -> None:
+def _emit_clusters(
+    keys: dict[str, list[Box]], lines: list[str], hw_id: str | None, labels: dict[str, str], total: int
+) -> None:
     """Nested ``subgraph cluster_*`` blocks, one per module path holding two or more boxes."""
     paths = sorted(keys)
 
@@ -82,7 +84,9 @@ def _emit_clusters(keys: dict[str, list[Box]], lines: list[str], hw_id: str | No
         open_cluster = p != "" and count(p) >= 2 and count(p) < total
         if open_cluster:
             lines.append(f"{'  ' * depth}subgraph {_q('cluster_' + p)} {{")
-            lines.append(f"{'  ' * depth}  label={_q(labels.get(p, p))}; style=\"rounded\"; color=\"#999999\"; fontsize=\"10\";")
+            lines.append(
+                f'{"  " * depth}  label={_q(labels.get(p, p))}; style="rounded"; color="#999999"; fontsize="10";'
+            )
         for box in keys.get(p, []):
             lines.append(f"{'  ' * (depth + 1)}{_q(box.id)} {_attrs(_box_attrs(box, hw_id))};")
         for c in children(p):
@@ -97,9 +101,13 @@ def _legend(lines: list[str]) -> None:
     lines.append('  subgraph "cluster_legend" {')
     lines.append('    label="legend"; style="rounded"; color="#cccccc"; fontsize="10";')
     for bound, fill in BOUND_FILL.items():
-        lines.append(f'    {_q("legend_" + bound)} {_attrs({"label": BOUND_LABEL[bound], "fillcolor": fill, "class": "legend"})};')
-    lines.append(f'    "legend_critical" {_attrs({"label": "critical path", "penwidth": "2.5", "fillcolor": "#ffffff", "class": "legend"})};')
-    lines.append('  }')
+        lines.append(
+            f"    {_q('legend_' + bound)} {_attrs({'label': BOUND_LABEL[bound], 'fillcolor': fill, 'class': 'legend'})};"
+        )
+    lines.append(
+        f'    "legend_critical" {_attrs({"label": "critical path", "penwidth": "2.5", "fillcolor": "#ffffff", "class": "legend"})};'
+    )
+    lines.append("  }")
 
 
 def to_dot(doc: Doc, graph: DisplayGraph, color_by: str | None) -> str:
@@ -109,7 +117,7 @@ def to_dot(doc: Doc, graph: DisplayGraph, color_by: str | None) -> str:
         title += "; repeated layers drawn once: " + ", ".join(f.label for f in graph.folds)
     lines = [
         "digraph dfx {",
-        f"  graph [rankdir=TB, label={_q(title)}, labelloc=t, fontname=\"Helvetica\", fontsize=12, nodesep=0.25, ranksep=0.35];",
+        f'  graph [rankdir=TB, label={_q(title)}, labelloc=t, fontname="Helvetica", fontsize=12, nodesep=0.25, ranksep=0.35];',
         '  node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize=9, margin="0.08,0.03"];',
         '  edge [color="#888888", arrowsize=0.6];',
     ]
@@ -167,8 +175,9 @@ def render_dot(dot_text: str, fmt: str, timeout_s: float | None = None) -> bytes
     budget = dot_timeout_s() if timeout_s is None else timeout_s
     args = [exe, f"-T{fmt}"] + (["-Gdpi=110"] if fmt == "png" else [])
     # its own process group, so a `dot` wrapper's children die with it and release the pipes
-    proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
+    )
     try:
         stdout, stderr = proc.communicate(dot_text.encode("utf-8"), timeout=budget)
     except subprocess.TimeoutExpired:
@@ -177,9 +186,11 @@ def render_dot(dot_text: str, fmt: str, timeout_s: float | None = None) -> bytes
 
         os.killpg(proc.pid, signal.SIGKILL)
         proc.communicate()
-        raise GraphvizTimeout(f"Graphviz dot -T{fmt} did not finish in {budget:g} s and was stopped: wrote dag.dot "
-                              "without dag.svg and dag.png; lay it out yourself (dot -Tsvg dag.dot) or draw "
-                              "--level module") from None
+        raise GraphvizTimeout(
+            f"Graphviz dot -T{fmt} did not finish in {budget:g} s and was stopped: wrote dag.dot "
+            "without dag.svg and dag.png; lay it out yourself (dot -Tsvg dag.dot) or draw "
+            "--level module"
+        ) from None
     if proc.returncode != 0:
         from dfx.errors import DfxError
 

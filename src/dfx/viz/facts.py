@@ -5,8 +5,17 @@ from __future__ import annotations
 from dfx.report.console import format_bytes, format_flops, format_seconds
 from dfx.viz.graph import Box, Kind
 
-__all__ = ["BOUND_FILL", "BOUND_LABEL", "box_facts", "box_label_lines", "format_bytes", "format_flops",
-           "format_intensity", "format_seconds", "format_shape"]
+__all__ = [
+    "BOUND_FILL",
+    "BOUND_LABEL",
+    "box_facts",
+    "box_label_lines",
+    "format_bytes",
+    "format_flops",
+    "format_intensity",
+    "format_seconds",
+    "format_shape",
+]
 
 # Fill colour per bound: warm for compute-bound, cool for memory-bound, light grey for no work.
 BOUND_FILL = {"compute": "#f4a261", "memory": "#5fa8d3", "none": "#eeeeee"}
@@ -28,7 +37,9 @@ def box_label_lines(box: Box, hw_id: str | None) -> list[str]:
     if box.kind in (Kind.PARAM, Kind.IO, Kind.VIEW):
         return head + [" ".join(s for s in (box.op if box.op != box.title else "", format_shape(box.shape)) if s)]
     lines = head + [f"{box.op}  {format_shape(box.shape)}".strip()]
-    lines.append(f"{format_flops(box.flops)} \u00b7 {format_bytes(box.bytes)} \u00b7 {format_intensity(box.intensity_flop_per_byte)}")
+    lines.append(
+        f"{format_flops(box.flops)} \u00b7 {format_bytes(box.bytes)} \u00b7 {format_intensity(box.intensity_flop_per_byte)}"
+    )
     if hw_id in box.hw:
         h = box.hw[hw_id]
         lines.append(f"{format_seconds(h.time_s)} \u00b7 {BOUND_LABEL[h.bound]}")
@@ -37,11 +48,18 @@ def box_label_lines(box: Box, hw_id: str | None) -> list[str]:
 
 def box_facts(box: Box) -> list[tuple[str, str]]:
     """Every number of a box, as (label, value) rows: the tooltip and the report's hover panel."""
-    rows = [("node" if len(box.members) == 1 else "nodes", ", ".join(box.members[:8]) + (" ..." if len(box.members) > 8 else "")),
-            ("op", box.op), ("module", box.module or "(top level)"), ("output shape", format_shape(box.shape)),
-            ("FLOPs", f"{box.flops:,} ({format_flops(box.flops)})"),
-            ("bytes", f"{box.bytes:,} ({format_bytes(box.bytes)})"),
-            ("intensity", format_intensity(box.intensity_flop_per_byte))]
+    rows = [
+        (
+            "node" if len(box.members) == 1 else "nodes",
+            ", ".join(box.members[:8]) + (" ..." if len(box.members) > 8 else ""),
+        ),
+        ("op", box.op),
+        ("module", box.module or "(top level)"),
+        ("output shape", format_shape(box.shape)),
+        ("FLOPs", f"{box.flops:,} ({format_flops(box.flops)})"),
+        ("bytes", f"{box.bytes:,} ({format_bytes(box.bytes)})"),
+        ("intensity", format_intensity(box.intensity_flop_per_byte)),
+    ]
     for hw_id, h in box.hw.items():
         crit = ", critical path" if h.critical else ""
         rows.append((hw_id, f"{BOUND_LABEL[h.bound]}, {format_seconds(h.time_s)}{crit}"))

@@ -13,8 +13,14 @@ from dfx.viz.dot import _attrs, _q
 
 __all__ = ["fusion_dot"]
 
-_KIND_FILL = {"gemm": "#f6c9a8", "attention": "#f3b4c2", "reduction": "#bcd7f2", "pointwise": "#cfe8c8",
-              "memory": "#e6e6e6", "collective": "#fff2b3"}
+_KIND_FILL = {
+    "gemm": "#f6c9a8",
+    "attention": "#f3b4c2",
+    "reduction": "#bcd7f2",
+    "pointwise": "#cfe8c8",
+    "memory": "#e6e6e6",
+    "collective": "#fff2b3",
+}
 
 
 def fusion_dot(program: CompileDoc, graph_doc: Mapping[str, Any]) -> str:
@@ -28,14 +34,18 @@ def fusion_dot(program: CompileDoc, graph_doc: Mapping[str, Any]) -> str:
     lines = ["digraph compiled {", '  rankdir=TB; node [shape=box, style="rounded,filled", fontsize=10];']
     for i, k in enumerate(program.kernels):
         label = f"{k.name} ({k.kind}, {k.offchip_bytes} B off chip, {k.tiles} tiles)"
-        lines.append(f"  subgraph cluster_{i} {{ label={_q(label)}; style=filled; color=\"#888888\"; "
-                     f"fillcolor={_q(_KIND_FILL.get(k.kind, '#ffffff'))};")
+        lines.append(
+            f'  subgraph cluster_{i} {{ label={_q(label)}; style=filled; color="#888888"; '
+            f"fillcolor={_q(_KIND_FILL.get(k.kind, '#ffffff'))};"
+        )
         for n in k.nodes:
             lines.append(f"    {_q(n)} {_attrs({'fillcolor': '#ffffff', 'tooltip': k.reason})};")
         lines.append("  }")
     for node in graph_doc["nodes"]:
         if node["name"] not in kernel_of and node["op"] != "output":
-            lines.append(f"  {_q(node['name'])} {_attrs({'style': 'dashed', 'fontcolor': '#888888', 'fillcolor': '#fafafa'})};")
+            lines.append(
+                f"  {_q(node['name'])} {_attrs({'style': 'dashed', 'fontcolor': '#888888', 'fillcolor': '#fafafa'})};"
+            )
     for node in graph_doc["nodes"]:
         if node["op"] == "output":
             continue

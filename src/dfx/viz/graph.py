@@ -91,7 +91,9 @@ def _groups_op(doc: Doc, rep: dict[str, str]) -> dict[str, list[str]]:
     return {n.name: [n.name] for n in doc.nodes if rep[n.name] == n.name}
 
 
-def _groups_module(doc: Doc, rep: dict[str, str], params: frozenset[str], modules: dict[str, str]) -> dict[str, list[str]]:
+def _groups_module(
+    doc: Doc, rep: dict[str, str], params: frozenset[str], modules: dict[str, str]
+) -> dict[str, list[str]]:
     """Box id -> members: runs of consecutive nodes (topological order) of one module.
 
     Contracting a run that is contiguous in a topological order can never make a cycle.
@@ -111,8 +113,15 @@ def _groups_module(doc: Doc, rep: dict[str, str], params: frozenset[str], module
     return groups
 
 
-def _box(doc: Doc, box_id: str, members: list[str], modules: dict[str, str], params: frozenset[str], level: Level,
-         critical: dict[str, frozenset[str]]) -> Box:
+def _box(
+    doc: Doc,
+    box_id: str,
+    members: list[str],
+    modules: dict[str, str],
+    params: frozenset[str],
+    level: Level,
+    critical: dict[str, frozenset[str]],
+) -> Box:
     nodes = [doc.node(m) for m in members]
     if len(nodes) == 1:
         n = nodes[0]
@@ -125,9 +134,15 @@ def _box(doc: Doc, box_id: str, members: list[str], modules: dict[str, str], par
         kind = Kind.WORK if any(n.flops or n.bytes for n in nodes) else Kind.VIEW
     last = nodes[-1]
     return Box(
-        id=box_id, title=title, op=op, module=modules[nodes[0].name], kind=kind, members=tuple(members),
+        id=box_id,
+        title=title,
+        op=op,
+        module=modules[nodes[0].name],
+        kind=kind,
+        members=tuple(members),
         shape=last.shapes[0] if last.shapes else None,
-        flops=sum(n.flops for n in nodes), bytes=sum(n.bytes for n in nodes),
+        flops=sum(n.flops for n in nodes),
+        bytes=sum(n.bytes for n in nodes),
         hw={h: _box_hw(doc, h, members, path) for h, path in critical.items()},
     )
 
@@ -189,8 +204,11 @@ def build_display_graph(doc: Doc, level: Level | str = Level.OP, fold: bool = Tr
     # a ResNet-18 drew twenty of them side by side, 20,562 px wide. Leave them out and count them.
     read = {e.src for e in doc.edges}
     state = ("parameter", "buffer", "constant")
-    unused = tuple(n.name for n in doc.nodes if n.name not in read
-                   and (n.op == "get_attr" or (n.op == "placeholder" and n.input_kind in state)))
+    unused = tuple(
+        n.name
+        for n in doc.nodes
+        if n.name not in read and (n.op == "get_attr" or (n.op == "placeholder" and n.input_kind in state))
+    )
     for name in unused:
         groups.pop(name, None)
     critical = _critical_sets(doc)

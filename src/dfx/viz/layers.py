@@ -104,7 +104,7 @@ def _signature(doc_nodes: dict, names: list[str], modules: dict[str, str], stem:
     def op(n):
         return n.op if n.op in ("placeholder", "get_attr") else n.op_label
 
-    return tuple((op(doc_nodes[n]), modules[n][len(stem):], doc_nodes[n].shapes) for n in names)
+    return tuple((op(doc_nodes[n]), modules[n][len(stem) :], doc_nodes[n].shapes) for n in names)
 
 
 def find_folds(doc: Doc, modules: dict[str, str] | None = None) -> Folding:

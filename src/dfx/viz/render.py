@@ -70,8 +70,15 @@ def _val_doc(validation: Mapping[str, Any] | ValDoc | None) -> ValDoc | None:
     return read_validation(validation)
 
 
-def _render(d: Doc, color_by: str | None, level: Level | str, graphviz: bool, sim: SimDoc | None,
-            dag_png: bool, val: ValDoc | None = None) -> Pictures:
+def _render(
+    d: Doc,
+    color_by: str | None,
+    level: Level | str,
+    graphviz: bool,
+    sim: SimDoc | None,
+    dag_png: bool,
+    val: ValDoc | None = None,
+) -> Pictures:
     if color_by is None and sim is not None and sim.hardware in d.hardware:
         color_by = sim.hardware  # the simulated profile: the DAG and the timeline share its colours
     hw_id = _color_by(d, color_by)
@@ -104,14 +111,21 @@ def _render(d: Doc, color_by: str | None, level: Level | str, graphviz: bool, si
     if val is not None:
         check_same_model(val, d)
     validation = validation_context(val, d) if val is not None else None
-    files["report.html"] = render_html(d, graph, files.get("dag.svg"), dot_text, roof.png if roof else None, note,
-                                       timeline, validation)
+    files["report.html"] = render_html(
+        d, graph, files.get("dag.svg"), dot_text, roof.png if roof else None, note, timeline, validation
+    )
     return Pictures(files, tuple(notes))
 
 
-def render_pictures(doc: Mapping[str, Any] | Doc, *, color_by: str | None = None, level: Level | str = Level.OP,
-                    graphviz: bool = True, simulation: Mapping[str, Any] | SimDoc | None = None,
-                    validation: Mapping[str, Any] | ValDoc | None = None) -> Pictures:
+def render_pictures(
+    doc: Mapping[str, Any] | Doc,
+    *,
+    color_by: str | None = None,
+    level: Level | str = Level.OP,
+    graphviz: bool = True,
+    simulation: Mapping[str, Any] | SimDoc | None = None,
+    validation: Mapping[str, Any] | ValDoc | None = None,
+) -> Pictures:
     """The DAG (``dag.dot``, ``dag.svg``, ``dag.png``), roofline (``roofline.png``, ``.svg``) and ``report.html``.
 
     Parameters
@@ -147,9 +161,15 @@ def render_pictures(doc: Mapping[str, Any] | Doc, *, color_by: str | None = None
     return _render(d, color_by, level, graphviz, _sim_doc(d, simulation), dag_png=True, val=_val_doc(validation))
 
 
-def render_report(doc: Mapping[str, Any] | Doc, *, color_by: str | None = None, level: Level | str = Level.OP,
-                  graphviz: bool = True, simulation: Mapping[str, Any] | SimDoc | None = None,
-                  validation: Mapping[str, Any] | ValDoc | None = None) -> Pictures:
+def render_report(
+    doc: Mapping[str, Any] | Doc,
+    *,
+    color_by: str | None = None,
+    level: Level | str = Level.OP,
+    graphviz: bool = True,
+    simulation: Mapping[str, Any] | SimDoc | None = None,
+    validation: Mapping[str, Any] | ValDoc | None = None,
+) -> Pictures:
     """Only ``report.html`` (its ``files`` has that one entry): what ``dfx simulate --out`` writes.
 
     The parameters are :func:`render_pictures`'; the DAG's PNG is never drawn.
@@ -159,10 +179,16 @@ def render_report(doc: Mapping[str, Any] | Doc, *, color_by: str | None = None, 
     return Pictures({"report.html": pictures.files["report.html"]}, pictures.notes)
 
 
-def write_pictures(doc: Mapping[str, Any] | Doc, out_dir: str | Path, *, force: bool = False,
-                   color_by: str | None = None, level: Level | str = Level.OP,
-                   simulation: Mapping[str, Any] | SimDoc | None = None,
-                   validation: Mapping[str, Any] | ValDoc | None = None) -> tuple[list[Path], tuple[str, ...]]:
+def write_pictures(
+    doc: Mapping[str, Any] | Doc,
+    out_dir: str | Path,
+    *,
+    force: bool = False,
+    color_by: str | None = None,
+    level: Level | str = Level.OP,
+    simulation: Mapping[str, Any] | SimDoc | None = None,
+    validation: Mapping[str, Any] | ValDoc | None = None,
+) -> tuple[list[Path], tuple[str, ...]]:
     """Render and write every picture into ``out_dir``; nothing is written if any target exists without ``force``.
 
     ``simulation`` (a ``dfx.simulation/1`` document) adds the Timeline section to ``report.html``,

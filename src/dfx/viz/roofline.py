@@ -49,7 +49,11 @@ def roofline_points(hw: HwSummary) -> tuple[list[RooflinePoint], int]:
         if n.flops <= 0 or n.time_s <= 0 or n.bytes <= 0:
             unplaced += n.time_s > 0
             continue
-        points.append(RooflinePoint(name, n.intensity_flop_per_byte, n.flops / n.time_s, n.time_s / serial, n.bound, name in shifted))
+        points.append(
+            RooflinePoint(
+                name, n.intensity_flop_per_byte, n.flops / n.time_s, n.time_s / serial, n.bound, name in shifted
+            )
+        )
     return points, unplaced
 
 
@@ -81,13 +85,27 @@ def _draw_roofs(ax, roofs: Roofs, hw: HwSummary, x_range: tuple[float, float], y
     ax.axhline(roofs.peak_flop_per_s, color="#333333", lw=1.5, label=peak_label(roofs.peak_flop_per_s, hw))
     for style, (level, bw) in zip(_LEVEL_STYLES * 4, roofs.bandwidth_bytes_per_s.items()):
         where = "on-chip" if level == hw.on_chip_level else "off-chip" if level == hw.off_chip_level else ""
-        ax.plot(xs, np.minimum(bw * xs, roofs.peak_flop_per_s), color="#555555", ls=style, lw=1.2,
-                label=f"{level} {bw / 1e12:.3g} TB/s {where}".strip())
+        ax.plot(
+            xs,
+            np.minimum(bw * xs, roofs.peak_flop_per_s),
+            color="#555555",
+            ls=style,
+            lw=1.2,
+            label=f"{level} {bw / 1e12:.3g} TB/s {where}".strip(),
+        )
         ridge = roofs.ridge_flop_per_byte[level]
         ax.plot([ridge], [roofs.peak_flop_per_s], marker="D", color="#333333", ms=5)
         ax.axvline(ridge, color="#999999", ls=":", lw=0.8)
-        ax.text(ridge, y_floor * 1.4, f" ridge {level} {ridge:.3g} FLOP/B", rotation=90, fontsize=7, color="#555555",
-                ha="right", va="bottom").set_in_layout(False)
+        ax.text(
+            ridge,
+            y_floor * 1.4,
+            f" ridge {level} {ridge:.3g} FLOP/B",
+            rotation=90,
+            fontsize=7,
+            color="#555555",
+            ha="right",
+            va="bottom",
+        ).set_in_layout(False)
 
 
 def _draw_points(ax, points: list[RooflinePoint]) -> None:
@@ -95,15 +113,29 @@ def _draw_points(ax, points: list[RooflinePoint]) -> None:
     for bound in ("compute", "memory"):
         pts = [p for p in points if p.bound == bound]
         if pts:
-            ax.scatter([p.intensity_flop_per_byte for p in pts], [p.attained_flop_per_s for p in pts],
-                       s=[lo + (hi - lo) * p.time_share for p in pts], c=BOUND_FILL[bound], alpha=0.85,
-                       edgecolors=["black" if p.shifted else "white" for p in pts],
-                       linewidths=[1.8 if p.shifted else 0.6 for p in pts], label=BOUND_LABEL[bound], zorder=3)
+            ax.scatter(
+                [p.intensity_flop_per_byte for p in pts],
+                [p.attained_flop_per_s for p in pts],
+                s=[lo + (hi - lo) * p.time_share for p in pts],
+                c=BOUND_FILL[bound],
+                alpha=0.85,
+                edgecolors=["black" if p.shifted else "white" for p in pts],
+                linewidths=[1.8 if p.shifted else 0.6 for p in pts],
+                label=BOUND_LABEL[bound],
+                zorder=3,
+            )
     for rank, ((x, y), names) in enumerate(_labels(points).items()):
         text = ", ".join(names[:2]) + (f" +{len(names) - 2} more" if len(names) > 2 else "")
         right = x > 30  # labels fan out below the point, towards the middle of the panel
-        ann = ax.annotate(text, (x, y), textcoords="offset points", xytext=(-10 if right else 10, -16 - 11 * rank), fontsize=7,
-                          ha="right" if right else "left", arrowprops={"arrowstyle": "-", "color": "#aaaaaa", "lw": 0.6})
+        ann = ax.annotate(
+            text,
+            (x, y),
+            textcoords="offset points",
+            xytext=(-10 if right else 10, -16 - 11 * rank),
+            fontsize=7,
+            ha="right" if right else "left",
+            arrowprops={"arrowstyle": "-", "color": "#aaaaaa", "lw": 0.6},
+        )
         ann.set_in_layout(False)
 
 
@@ -119,7 +151,9 @@ def _labels(points: list[RooflinePoint]) -> dict[tuple[float, float], list[str]]
     return labels
 
 
-def _axis_ranges(all_points: list[RooflinePoint], roofs: list[Roofs]) -> tuple[tuple[float, float], tuple[float, float]]:
+def _axis_ranges(
+    all_points: list[RooflinePoint], roofs: list[Roofs]
+) -> tuple[tuple[float, float], tuple[float, float]]:
     xs = [p.intensity_flop_per_byte for p in all_points] + [r for rf in roofs for r in rf.ridge_flop_per_byte.values()]
     ys = [p.attained_flop_per_s for p in all_points] + [rf.peak_flop_per_s for rf in roofs if rf.peak_flop_per_s > 0]
     xs, ys = [x for x in xs if x > 0] or [1.0], [y for y in ys if y > 0] or [1.0]

@@ -19,8 +19,14 @@ from dfx.schema.validation import ValidationDoc, ValNodeRecord, read_validation
 
 __all__ = ["counted_nodes", "point_tooltip", "scatter_png", "scatter_svg"]
 
-_COLOURS = {"matmul": "tab:blue", "elementwise": "tab:orange", "normalization": "tab:green",
-            "memory": "tab:red", "view": "tab:gray", "none": "tab:gray"}  # fmt: skip
+_COLOURS = {
+    "matmul": "tab:blue",
+    "elementwise": "tab:orange",
+    "normalization": "tab:green",
+    "memory": "tab:red",
+    "view": "tab:gray",
+    "none": "tab:gray",
+}
 _BAND = 0.25  # the per-node goal: within 25%
 _POINT_GID = "dfx-point-{}"  # one SVG group per point, in counted_nodes order; scatter_svg gives it a <title>
 _POINT_GROUP = re.compile(r'<g id="dfx-point-(\d+)">')
@@ -55,8 +61,10 @@ def point_tooltip(node: ValNodeRecord) -> str:
     from dfx.report.console import format_seconds
 
     shown = f"{node.ratio:.2f}" if node.ratio is not None else "-"
-    return (f"{node.name} ({node.category}): predicted {format_seconds(node.predicted_s)}, "
-            f"measured {format_seconds(node.measured_s)}, ratio {shown}")
+    return (
+        f"{node.name} ({node.category}): predicted {format_seconds(node.predicted_s)}, "
+        f"measured {format_seconds(node.measured_s)}, ratio {shown}"
+    )
 
 
 def _figure(doc: ValidationDoc, nodes: list[ValNodeRecord]):
@@ -71,14 +79,27 @@ def _figure(doc: ValidationDoc, nodes: list[ValNodeRecord]):
         cat = n.category
         label = f"{cat} ({counts[cat]})" if cat not in labelled else "_nolegend_"
         labelled.add(cat)
-        ax.scatter([n.predicted_s], [n.measured_s], label=label, color=_COLOURS.get(cat, "black"), s=28,
-                   alpha=0.85, gid=_POINT_GID.format(i))  # fmt: skip
+        ax.scatter(
+            [n.predicted_s],
+            [n.measured_s],
+            label=label,
+            color=_COLOURS.get(cat, "black"),
+            s=28,
+            alpha=0.85,
+            gid=_POINT_GID.format(i),
+        )
     values = [v for n in nodes for v in (n.predicted_s, n.measured_s)] or [1e-6, 1e-3]
     lo, hi = min(values) / 2, max(values) * 2
     ax.plot([lo, hi], [lo, hi], color="black", lw=1, label="measured = predicted")
     # |p - m| <= 25% of m  <=>  p / 1.25 <= m <= p / 0.75
-    ax.fill_between([lo, hi], [lo / (1 + _BAND), hi / (1 + _BAND)], [lo / (1 - _BAND), hi / (1 - _BAND)],
-                    color="black", alpha=0.08, label="within 25%")  # fmt: skip
+    ax.fill_between(
+        [lo, hi],
+        [lo / (1 + _BAND), hi / (1 + _BAND)],
+        [lo / (1 - _BAND), hi / (1 - _BAND)],
+        color="black",
+        alpha=0.08,
+        label="within 25%",
+    )
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlim(lo, hi)
@@ -86,8 +107,10 @@ def _figure(doc: ValidationDoc, nodes: list[ValNodeRecord]):
     ax.set_xlabel(f"predicted time per node (s), {doc.prediction}")
     ax.set_ylabel("measured time per node (s), median")
     name = doc.model_field("name") or "model"
-    ax.set_title(f"{name} on {doc.hardware}: median |err| {doc.median_abs_error:.0%}, end-to-end {doc.end_to_end.error:+.0%}",
-                 fontsize=9)
+    ax.set_title(
+        f"{name} on {doc.hardware}: median |err| {doc.median_abs_error:.0%}, end-to-end {doc.end_to_end.error:+.0%}",
+        fontsize=9,
+    )
     handles, labels = ax.get_legend_handles_labels()  # categories sorted, then the diagonal and the band
     order = sorted(range(len(labels)), key=lambda k: (labels[k] in ("measured = predicted", "within 25%"), labels[k]))
     ax.legend([handles[k] for k in order], [labels[k] for k in order], fontsize=7, loc="upper left")
@@ -125,8 +148,10 @@ def scatter_svg(doc: ValidationDoc | Mapping[str, Any]) -> str:
 
     def titled(m: re.Match) -> str:
         n = nodes[int(m.group(1))]
-        return (f'<g id="{_POINT_GID.format(m.group(1))}" class="point" data-node="{escape(n.name)}" '
-                f'data-predicted-s="{n.predicted_s!r}" data-measured-s="{n.measured_s!r}">'
-                f"<title>{escape(point_tooltip(n))}</title>")
+        return (
+            f'<g id="{_POINT_GID.format(m.group(1))}" class="point" data-node="{escape(n.name)}" '
+            f'data-predicted-s="{n.predicted_s!r}" data-measured-s="{n.measured_s!r}">'
+            f"<title>{escape(point_tooltip(n))}</title>"
+        )
 
     return _POINT_GROUP.sub(titled, buf.getvalue())

@@ -35,5 +35,7 @@ def check_matches(sim: SimDoc, doc: Doc) -> None:
     stray = sorted({r.name.split("#")[0].removesuffix(":done") for p in sim.policies for r in p.schedule} - known)
     if stray:
         listed = ", ".join(stray[:5]) + (" ..." if len(stray) > 5 else "")
-        raise DfxError(f"the simulation ({sim.model or 'a DAG'}) is not of this analysis ({doc.model_name}): "
-                       f"its nodes {listed} are not in it")
+        raise DfxError(
+            f"the simulation ({sim.model or 'a DAG'}) is not of this analysis ({doc.model_name}): "
+            f"its nodes {listed} are not in it"
+        )

@@ -66,11 +66,15 @@ def _fill(fills: dict[str, str], name: str) -> str:
 def _bar(run: SimRun, fill: str, x_of, y: float) -> str:
     x0 = x_of(run.start_s)
     w = max(x_of(run.end_s) - x0, _MIN_BAR_PX)
-    tip = (f"{run.name} \u00b7 PE {run.pe} \u00b7 start {format_seconds(run.start_s)} "
-           f"\u00b7 end {format_seconds(run.end_s)} ({format_seconds(run.end_s - run.start_s)})")
-    return (f'<rect class="bar" data-node="{escape(run.name)}" data-pe="{run.pe}" data-start-s="{run.start_s!r}" '
-            f'data-end-s="{run.end_s!r}" x="{x0:.2f}" y="{y:.1f}" width="{w:.2f}" height="{_BAR_PX}" '
-            f'fill="{fill}" stroke="#333" stroke-width="0.4"><title>{escape(tip)}</title></rect>')
+    tip = (
+        f"{run.name} \u00b7 PE {run.pe} \u00b7 start {format_seconds(run.start_s)} "
+        f"\u00b7 end {format_seconds(run.end_s)} ({format_seconds(run.end_s - run.start_s)})"
+    )
+    return (
+        f'<rect class="bar" data-node="{escape(run.name)}" data-pe="{run.pe}" data-start-s="{run.start_s!r}" '
+        f'data-end-s="{run.end_s!r}" x="{x0:.2f}" y="{y:.1f}" width="{w:.2f}" height="{_BAR_PX}" '
+        f'fill="{fill}" stroke="#333" stroke-width="0.4"><title>{escape(tip)}</title></rect>'
+    )
 
 
 def _axis(span_s: float, x_of, y: float) -> list[str]:
@@ -78,8 +82,10 @@ def _axis(span_s: float, x_of, y: float) -> list[str]:
     for t in nice_ticks(span_s):
         x = x_of(t)
         label = format_seconds(t) if t else "0"
-        out.append(f'<line x1="{x:.2f}" y1="{y}" x2="{x:.2f}" y2="{y + 4}" stroke="#333"/>'
-                   f'<text x="{x:.2f}" y="{y + 16}" text-anchor="middle">{label}</text>')
+        out.append(
+            f'<line x1="{x:.2f}" y1="{y}" x2="{x:.2f}" y2="{y + 4}" stroke="#333"/>'
+            f'<text x="{x:.2f}" y="{y + 16}" text-anchor="middle">{label}</text>'
+        )
     return out
 
 
@@ -97,20 +103,26 @@ def timeline_svg(policy: SimPolicy, pes: int, span_s: float, bound_s: float, fil
 
     rows_h = pes * _ROW_PX
     height = _TOP_PX + rows_h + _AXIS_PX
-    parts = [f'<svg class="gantt" data-policy="{escape(policy.name)}" width="{_WIDTH_PX}" height="{height}" '
-             f'viewBox="0 0 {_WIDTH_PX} {height}" font-size="11" font-family="sans-serif" role="img" '
-             f'aria-label="{escape(policy.name)} schedule, run 0">']
+    parts = [
+        f'<svg class="gantt" data-policy="{escape(policy.name)}" width="{_WIDTH_PX}" height="{height}" '
+        f'viewBox="0 0 {_WIDTH_PX} {height}" font-size="11" font-family="sans-serif" role="img" '
+        f'aria-label="{escape(policy.name)} schedule, run 0">'
+    ]
     for p in range(pes):
         y = _TOP_PX + p * _ROW_PX
         shade = "#f7f7f7" if p % 2 else "#ffffff"
-        parts.append(f'<rect class="row" x="{_LEFT_PX}" y="{y}" width="{plot_w}" height="{_ROW_PX}" fill="{shade}"/>'
-                     f'<text x="{_LEFT_PX - 6}" y="{y + _ROW_PX - 5}" text-anchor="end">PE {p}</text>')
+        parts.append(
+            f'<rect class="row" x="{_LEFT_PX}" y="{y}" width="{plot_w}" height="{_ROW_PX}" fill="{shade}"/>'
+            f'<text x="{_LEFT_PX - 6}" y="{y + _ROW_PX - 5}" text-anchor="end">PE {p}</text>'
+        )
     pad = (_ROW_PX - _BAR_PX) / 2
     parts += [_bar(r, _fill(fills, r.name), x_of, _TOP_PX + r.pe * _ROW_PX + pad) for r in policy.schedule]
     if bound_s > 0:
         xb = x_of(bound_s)
-        parts.append(f'<line class="bound" x1="{xb:.2f}" y1="{_TOP_PX}" x2="{xb:.2f}" y2="{_TOP_PX + rows_h}" '
-                     f'stroke="#c0392b" stroke-dasharray="4 3"><title>lower bound {format_seconds(bound_s)}</title></line>')
+        parts.append(
+            f'<line class="bound" x1="{xb:.2f}" y1="{_TOP_PX}" x2="{xb:.2f}" y2="{_TOP_PX + rows_h}" '
+            f'stroke="#c0392b" stroke-dasharray="4 3"><title>lower bound {format_seconds(bound_s)}</title></line>'
+        )
     parts += _axis(span_s, x_of, _TOP_PX + rows_h)
     return "".join(parts) + "</svg>"
 
@@ -121,9 +133,18 @@ def _ratio(x: float, bound: float) -> str:
 
 def _makespan_rows(sim: SimDoc) -> list[list[str]]:
     bound = sim.lower_bound_s
-    return [[p.name, format_seconds(p.makespan_mean_s), format_seconds(p.makespan_p50_s), format_seconds(p.makespan_p95_s),
-             format_seconds(p.predicted_makespan_s), _ratio(p.makespan_mean_s, bound), f"{p.mean_utilization:.1%}"]
-            for p in sim.policies]
+    return [
+        [
+            p.name,
+            format_seconds(p.makespan_mean_s),
+            format_seconds(p.makespan_p50_s),
+            format_seconds(p.makespan_p95_s),
+            format_seconds(p.predicted_makespan_s),
+            _ratio(p.makespan_mean_s, bound),
+            f"{p.mean_utilization:.1%}",
+        ]
+        for p in sim.policies
+    ]
 
 
 def _utilization_rows(sim: SimDoc) -> list[list[str]]:
@@ -151,18 +172,32 @@ def timeline_context(sim: SimDoc, doc: Doc, hw_id: str | None) -> dict[str, obje
     """Everything the report's Timeline section shows, ready for the template."""
     span = max([sim.lower_bound_s] + [r.end_s for p in sim.policies for r in p.schedule])
     fills = bar_fills(doc, hw_id)
-    comparison = (f"static / dynamic mean makespan = {sim.static_over_dynamic:.3f}"
-                  if sim.static_over_dynamic is not None else None)
+    comparison = (
+        f"static / dynamic mean makespan = {sim.static_over_dynamic:.3f}"
+        if sim.static_over_dynamic is not None
+        else None
+    )
     return {
         "heading": _heading(sim),
-        "colour_note": f"Bars coloured by bound on {hw_id}, as in the graph." if hw_id in doc.hardware else
-                       "No profile of this analysis: bars are not coloured by bound.",
-        "bounds": (f"Lower bounds: critical path {format_seconds(sim.critical_path_s)}, work / {sim.pes} PE(s) "
-                   f"{format_seconds(sim.work_over_pes_s)} (dashed line: the larger)."),
+        "colour_note": f"Bars coloured by bound on {hw_id}, as in the graph."
+        if hw_id in doc.hardware
+        else "No profile of this analysis: bars are not coloured by bound.",
+        "bounds": (
+            f"Lower bounds: critical path {format_seconds(sim.critical_path_s)}, work / {sim.pes} PE(s) "
+            f"{format_seconds(sim.work_over_pes_s)} (dashed line: the larger)."
+        ),
         "makespan_columns": ["policy", "mean", "p50", "p95", "predicted", "\u00f7 bound", "utilization"],
-        "makespan_rows": _makespan_rows(sim), "comparison": comparison,
-        "utilization_columns": ["PE"] + [p.name for p in sim.policies], "utilization_rows": _utilization_rows(sim),
+        "makespan_rows": _makespan_rows(sim),
+        "comparison": comparison,
+        "utilization_columns": ["PE"] + [p.name for p in sim.policies],
+        "utilization_rows": _utilization_rows(sim),
         "memory": [_memory_line(p) for p in sim.policies],
-        "charts": [{"policy": p.name, "title": f"{p.name}: makespan {format_seconds(p.run0_makespan_s)} (run 0)",
-                    "svg": timeline_svg(p, sim.pes, span, sim.lower_bound_s, fills)} for p in sim.policies],
+        "charts": [
+            {
+                "policy": p.name,
+                "title": f"{p.name}: makespan {format_seconds(p.run0_makespan_s)} (run 0)",
+                "svg": timeline_svg(p, sim.pes, span, sim.lower_bound_s, fills),
+            }
+            for p in sim.policies
+        ],
     }

@@ -83,7 +83,9 @@ def check_same_model(val: ValDoc, doc: Doc, source: str = "the validation docume
     dfx.errors.DfxError: the validation document measured gpt2-block at seq 64, the analysis is at seq 1024; run `dfx analyze gpt2-block --seq 64 --batch 1 --dtype float32` (or validate at the analysis' size)
     """
     if not val.model:
-        raise DfxError(f"{source} does not say which model it measured (its model field is empty); write it again with `dfx validate --out`")
+        raise DfxError(
+            f"{source} does not say which model it measured (its model field is empty); write it again with `dfx validate --out`"
+        )
     ours = doc.model
     differ = [f for f in _SAME_MODEL_FIELDS if f in val.model and f in ours and val.model[f] != ours[f]]
     if not differ:

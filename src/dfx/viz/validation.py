@@ -52,12 +52,17 @@ def mismatch_note(m: NodeMismatch) -> str | None:
         return None
     parts = []
     if m.stray:
-        parts.append(f"{len(m.stray)} timed node{'s are' if len(m.stray) > 1 else ' is'} not in the analysis ({_names(m.stray)})")
+        parts.append(
+            f"{len(m.stray)} timed node{'s are' if len(m.stray) > 1 else ' is'} not in the analysis ({_names(m.stray)})"
+        )
     if m.untimed:
         was = "s of the analysis were" if len(m.untimed) > 1 else " of the analysis was"
         parts.append(f"{len(m.untimed)} node{was} not timed ({_names(m.untimed)})")
-    return (f"{m.count} node{'s' if m.count > 1 else ''} did not match the analysis' node names: " + "; ".join(parts)
-            + ". dfx validate captures the model that really runs, which can lack a node the meta capture has.")
+    return (
+        f"{m.count} node{'s' if m.count > 1 else ''} did not match the analysis' node names: "
+        + "; ".join(parts)
+        + ". dfx validate captures the model that really runs, which can lack a node the meta capture has."
+    )
 
 
 def _heading(val: ValDoc) -> str:
@@ -74,7 +79,8 @@ def _heading(val: ValDoc) -> str:
 
 def _headline(val: ValDoc) -> list[tuple[str, str]]:
     return [
-        ("hardware", val.hardware), ("prediction", val.prediction),
+        ("hardware", val.hardware),
+        ("prediction", val.prediction),
         ("counted nodes (points)", f"{len(val.counted)} of {len(val.nodes)} timed"),
         ("median |error| per node", format_percent(val.median_abs_error)),
         ("p90 |error| per node", format_percent(val.p90_abs_error)),
@@ -89,16 +95,20 @@ def _roofline_line(val: ValDoc) -> str | None:
     r = val.roofline
     if val.prediction == "roofline":
         return None
-    return (f"The plain roofline (what dfx analyze predicts) on the same profile: median |error| "
-            f"{format_percent(r.median_abs_error)}, p90 {format_percent(r.p90_abs_error)}, "
-            f"end to end {format_percent(r.end_to_end_error, signed=True)}.")
+    return (
+        f"The plain roofline (what dfx analyze predicts) on the same profile: median |error| "
+        f"{format_percent(r.median_abs_error)}, p90 {format_percent(r.p90_abs_error)}, "
+        f"end to end {format_percent(r.end_to_end_error, signed=True)}."
+    )
 
 
 def _uncounted_line(val: ValDoc) -> str | None:
     if not val.uncounted.nodes:
         return None
-    return (f"{val.uncounted.nodes} node(s) dfx gives no work (views, getitem) are not points: "
-            f"{format_seconds(val.uncounted.measured_s)} measured together, kept in the end-to-end figure.")
+    return (
+        f"{val.uncounted.nodes} node(s) dfx gives no work (views, getitem) are not points: "
+        f"{format_seconds(val.uncounted.measured_s)} measured together, kept in the end-to-end figure."
+    )
 
 
 def validation_context(val: ValDoc, doc: Doc) -> dict[str, object]:
@@ -113,11 +123,20 @@ def validation_context(val: ValDoc, doc: Doc) -> dict[str, object]:
     from dfx.viz.scatter import scatter_svg
 
     return {
-        "heading": _heading(val), "headline": _headline(val), "roofline": _roofline_line(val),
-        "drift": [note.strip().removeprefix("note: ") for note in drift_notes(val.run_field("drift"), val.run_field("overhead_drift"))],
-        "uncounted": _uncounted_line(val), "mismatch": mismatch_note(node_mismatch(val, doc)),
-        "svg": scatter_svg(val), "points": len(val.counted),
+        "heading": _heading(val),
+        "headline": _headline(val),
+        "roofline": _roofline_line(val),
+        "drift": [
+            note.strip().removeprefix("note: ")
+            for note in drift_notes(val.run_field("drift"), val.run_field("overhead_drift"))
+        ],
+        "uncounted": _uncounted_line(val),
+        "mismatch": mismatch_note(node_mismatch(val, doc)),
+        "svg": scatter_svg(val),
+        "points": len(val.counted),
         "category_columns": ["category", "nodes", "median ratio (predicted / measured)", "why it misses"],
-        "categories": [[c.category, str(c.nodes), "-" if math.isnan(c.median_ratio) else f"{c.median_ratio:.2f}", c.why or "-"]
-                       for c in val.categories],
+        "categories": [
+            [c.category, str(c.nodes), "-" if math.isnan(c.median_ratio) else f"{c.median_ratio:.2f}", c.why or "-"]
+            for c in val.categories
+        ],
     }

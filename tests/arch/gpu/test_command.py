@@ -10,7 +10,20 @@ def dfx(*args: str) -> subprocess.CompletedProcess:
 
 
 def test_gemm_json_has_the_issue_fields():
-    r = dfx("triton", "--gemm", "4096,4096,4096", "--hw", "nvidia-h100-sxm", "--block", "128,128,64", "--stages", "5", "--warps", "8", "--json")
+    r = dfx(
+        "triton",
+        "--gemm",
+        "4096,4096,4096",
+        "--hw",
+        "nvidia-h100-sxm",
+        "--block",
+        "128,128,64",
+        "--stages",
+        "5",
+        "--warps",
+        "8",
+        "--json",
+    )
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
     assert doc["schema"] == "dfx.triton/1"
@@ -24,7 +37,9 @@ def test_gemm_json_has_the_issue_fields():
 def test_default_gemm_reductions_pointwise_and_picture(tmp_path):
     r = dfx("triton", "--gemm", "4096,4096,4096", "--hw", "nvidia-h100-sxm", "--json")
     assert r.returncode == 0, r.stderr
-    assert {"grid", "programs", "warps_per_program", "occupancy_blocks_per_sm", "waves", "time_s"} <= set(json.loads(r.stdout))
+    assert {"grid", "programs", "warps_per_program", "occupancy_blocks_per_sm", "waves", "time_s"} <= set(
+        json.loads(r.stdout)
+    )
     for args in (["--pointwise", "1000000"], ["--reduction", "4096,4096"], ["--reduction", "32768,128"]):
         r = dfx("triton", *args)
         assert r.returncode == 0 and "occupancy" in r.stdout, r.stderr
@@ -36,8 +51,12 @@ def test_default_gemm_reductions_pointwise_and_picture(tmp_path):
 
 
 def test_bad_input_is_one_line():
-    for args in (["--gemm", "4096,4096"], ["--gemm", "64,64,64", "--hw", "google-tpu-v4"],
-                 ["--pointwise", "10", "--gemm", "1,1,1"], ["--gemm", "64,64,64", "--block", "256,256,128", "--stages", "4"]):
+    for args in (
+        ["--gemm", "4096,4096"],
+        ["--gemm", "64,64,64", "--hw", "google-tpu-v4"],
+        ["--pointwise", "10", "--gemm", "1,1,1"],
+        ["--gemm", "64,64,64", "--block", "256,256,128", "--stages", "4"],
+    ):
         r = dfx("triton", *args)
         assert r.returncode == 2, (args, r.stderr)
         lines = [line for line in r.stderr.splitlines() if line.strip()]

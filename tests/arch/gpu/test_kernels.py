@@ -2,7 +2,14 @@
 
 import pytest
 
-from dfx.arch.gpu import GemmConfig, choose_gemm_config, gemm_kernel, gemm_kernel_time_s, pointwise_kernel, reduction_kernel
+from dfx.arch.gpu import (
+    GemmConfig,
+    choose_gemm_config,
+    gemm_kernel,
+    gemm_kernel_time_s,
+    pointwise_kernel,
+    reduction_kernel,
+)
 from dfx.arch.gpu.configs import INDUCTOR_MM_CONFIGS, gemm_candidates, pointwise_candidates, reduction_candidates
 from dfx.hardware import load_profile
 
@@ -40,8 +47,10 @@ def test_full_waves_run_near_peak():
 
 def test_inductor_mm_configs_are_torchs():
     torch_heuristics = pytest.importorskip("torch._inductor.template_heuristics.triton")
-    theirs = [(c.block_m, c.block_n, c.block_k, c.num_stages, c.num_warps)
-              for c in torch_heuristics.CUDAConfigHeuristic().mm_configs]
+    theirs = [
+        (c.block_m, c.block_n, c.block_k, c.num_stages, c.num_warps)
+        for c in torch_heuristics.CUDAConfigHeuristic().mm_configs
+    ]
     ours = [(c.block_m, c.block_n, c.block_k, c.num_stages, c.num_warps) for c in INDUCTOR_MM_CONFIGS]
     assert ours == theirs
 
@@ -72,19 +81,35 @@ def test_pointwise_and_reduction_configs_match_inductors_heuristics(monkeypatch)
     for numel in (1 << 20, 3000, 100_000):
         hint = th.next_power_of_2(numel)
         bs = max(256, min(hint // 128, 1024))  # pointwise(): numel = product of the size hints
-        theirs = [th.triton_config({"x": hint}, bs, num_elements_per_warp=256),
-                  th.triton_config({"x": hint}, bs // 2, num_elements_per_warp=64)]
+        theirs = [
+            th.triton_config({"x": hint}, bs, num_elements_per_warp=256),
+            th.triton_config({"x": hint}, bs // 2, num_elements_per_warp=64),
+        ]
         expected = list(dict.fromkeys((c.kwargs["XBLOCK"], c.num_warps) for c in theirs))
         assert [(c.xblock, c.num_warps) for c in pointwise_candidates(numel)] == expected
     # looped inner reduction 4096 x 4096: the contiguous config (XBLOCK 1, R0_BLOCK 2048)
     c = th.triton_config_reduction({"x": 4096, "r0_": 4096}, 1, 2048, reduction_hint=th.ReductionHint.INNER)
     ours = reduction_candidates(4096, 4096)
-    assert [(r.xblock, r.rblock, r.num_warps) for r in ours] == [(c.kwargs["XBLOCK"], c.kwargs["R0_BLOCK"], c.num_warps)]
+    assert [(r.xblock, r.rblock, r.num_warps) for r in ours] == [
+        (c.kwargs["XBLOCK"], c.kwargs["R0_BLOCK"], c.num_warps)
+    ]
     # persistent inner reduction 32768 x 512: XBLOCK = min(1024 // 512, 8) = 2 on one warp
-    c = th.triton_config_reduction({"x": 32768, "r0_": 512}, 2, 512, register_intensive=True, num_warps=1,
-                                   min_num_warps=1, reduction_hint=th.ReductionHint.INNER)
+    c = th.triton_config_reduction(
+        {"x": 32768, "r0_": 512},
+        2,
+        512,
+        register_intensive=True,
+        num_warps=1,
+        min_num_warps=1,
+        reduction_hint=th.ReductionHint.INNER,
+    )
     (r,) = reduction_candidates(32768, 512)
-    assert (r.xblock, r.rblock, r.num_warps, r.persistent) == (c.kwargs["XBLOCK"], c.kwargs["R0_BLOCK"], c.num_warps, True)
+    assert (r.xblock, r.rblock, r.num_warps, r.persistent) == (
+        c.kwargs["XBLOCK"],
+        c.kwargs["R0_BLOCK"],
+        c.num_warps,
+        True,
+    )
 
 
 def test_pointwise_kernel_is_memory_bound_in_one_wave():

@@ -31,8 +31,10 @@ def test_kernel_plan_on_a_compiled_graph():
     costed = analyze("mlp", hardware=[]).costed
     program = lower_eager(costed, H100)
     by_name = {n.name: n for n in costed.nodes}
-    plans = {k.kind.value: kernel_plan(k.kind.value, [by_name[n] for n in k.nodes], k.offchip_bytes, k.flops, k.dtype, H100)
-             for k in program.kernels}
+    plans = {
+        k.kind.value: kernel_plan(k.kind.value, [by_name[n] for n in k.nodes], k.offchip_bytes, k.flops, k.dtype, H100)
+        for k in program.kernels
+    }
     assert plans["gemm"] is not None and plans["gemm"].tiles >= 1
     tpu = load_profile("google-tpu-v4")  # no simt section: the model does not apply
     k = program.kernels[0]

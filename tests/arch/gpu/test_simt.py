@@ -2,7 +2,16 @@
 
 import pytest
 
-from dfx.arch.gpu import GemmConfig, Limit, divergent_warp_cost, gemm_kernel, masked_fraction, occupancy, simt_spec, waves
+from dfx.arch.gpu import (
+    GemmConfig,
+    Limit,
+    divergent_warp_cost,
+    gemm_kernel,
+    masked_fraction,
+    occupancy,
+    simt_spec,
+    waves,
+)
 from dfx.errors import DfxError
 from dfx.hardware import load_profile
 
@@ -67,7 +76,12 @@ def test_shared_memory_reserve_and_allocation_unit():
     # A100 164 KiB = 167,936 B per SM. 32,512 B + 1,024 reserve = 33,536 = 262 x 128: 5 fit
     # (167,680). One byte more: 33,537 rounds up to 33,664, and 5 x 33,664 = 168,320 > 167,936: 4.
     spec = simt_spec(A100)
-    assert occupancy(spec, threads_per_block=128, registers_per_thread=32, shared_memory_bytes=32_512).by_limit[Limit.SHARED_MEMORY] == 5
+    assert (
+        occupancy(spec, threads_per_block=128, registers_per_thread=32, shared_memory_bytes=32_512).by_limit[
+            Limit.SHARED_MEMORY
+        ]
+        == 5
+    )
     occ = occupancy(spec, threads_per_block=128, registers_per_thread=32, shared_memory_bytes=32_513)
     assert occ.shared_memory_per_block_bytes == 33_664 and occ.by_limit[Limit.SHARED_MEMORY] == 4
 
@@ -106,4 +120,6 @@ def test_divergence_serialises_both_sides():
     assert divergent_warp_cost(1.0, 10, 2) == 10.0
     # p = 1/64: a warp stays uniform with probability (63/64)**32 = 0.6045...; else it runs both.
     uniform = (63 / 64) ** 32
-    assert divergent_warp_cost(1 / 64, 10, 2) == pytest.approx(uniform * 2 + (1 - uniform - 64.0**-32) * 12 + 64.0**-32 * 10)
+    assert divergent_warp_cost(1 / 64, 10, 2) == pytest.approx(
+        uniform * 2 + (1 - uniform - 64.0**-32) * 12 + 64.0**-32 * 10
+    )

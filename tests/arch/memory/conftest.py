@@ -13,13 +13,28 @@ def two_level_profile(onchip_bytes: float = 1e6, onchip_pj: float = 1.0, offchip
     """A device with an SRAM of ``onchip_bytes`` (one instance) and a DRAM, at round pJ per byte."""
     return parse_profile(
         {
-            "id": "toy", "name": "toy", "vendor": "test", "kind": "dataflow",
+            "id": "toy",
+            "name": "toy",
+            "vendor": "test",
+            "kind": "dataflow",
             "peak_flop_per_s": {"float16": 1e12},
             "memory": [
-                {"name": "SRAM", "capacity_bytes": onchip_bytes, "bandwidth_bytes_per_s": 1e12, "managed": "software",
-                 "on_chip": True, "energy_per_byte_j": onchip_pj * 1e-12},
-                {"name": "DRAM", "capacity_bytes": 1e9, "bandwidth_bytes_per_s": 1e11, "managed": "software",
-                 "on_chip": False, "energy_per_byte_j": offchip_pj * 1e-12},
+                {
+                    "name": "SRAM",
+                    "capacity_bytes": onchip_bytes,
+                    "bandwidth_bytes_per_s": 1e12,
+                    "managed": "software",
+                    "on_chip": True,
+                    "energy_per_byte_j": onchip_pj * 1e-12,
+                },
+                {
+                    "name": "DRAM",
+                    "capacity_bytes": 1e9,
+                    "bandwidth_bytes_per_s": 1e11,
+                    "managed": "software",
+                    "on_chip": False,
+                    "energy_per_byte_j": offchip_pj * 1e-12,
+                },
             ],
             "compute": {"cores": 1},
             "scheduling": {"commitment": "static", "description": "test"},
@@ -27,7 +42,7 @@ def two_level_profile(onchip_bytes: float = 1e6, onchip_pj: float = 1.0, offchip
             "op_overhead_s": 0,
             "sources": {"memory": "test values", "peak_flop_per_s": "test", "compute": "test", "op_overhead_s": "test"},
         }
-    )  # fmt: skip
+    )
 
 
 def chain(sizes: list[int], dtype: str = "float16") -> CostedGraph:

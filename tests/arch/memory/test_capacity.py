@@ -40,8 +40,17 @@ def test_kv_cache_uses_kv_heads():
 
 def test_70b_on_groq_needs_599_chips():
     groq = load_profile("groq-lpu")
-    r = capacity_report(groq, model="70b", dtype="bfloat16", batch=1, seq=1, parameter_count=P70,
-                        parameter_bytes=2 * P70, activation_bytes=0, kv_cache_bytes=0)
+    r = capacity_report(
+        groq,
+        model="70b",
+        dtype="bfloat16",
+        batch=1,
+        seq=1,
+        parameter_count=P70,
+        parameter_bytes=2 * P70,
+        activation_bytes=0,
+        kv_cache_bytes=0,
+    )
     # the profile's SRAM is 220 MiB = 230,686,720 B: 137,953,296,384 / 230,686,720 = 598.01 -> 599
     assert r.onchip_capacity_bytes == 220 * 2**20
     assert r.chips_needed == 599 and not r.fits_on_chip
@@ -49,14 +58,35 @@ def test_70b_on_groq_needs_599_chips():
     # with the product brief's 230 MB: 137,953,296,384 / 230e6 = 599.8 -> 600
     sram, c2c = groq.memory
     brief = groq.model_copy(update={"memory": (sram.model_copy(update={"capacity_bytes": 230e6}), c2c)})
-    assert capacity_report(brief, model="70b", dtype="bfloat16", batch=1, seq=1, parameter_count=P70,
-                           parameter_bytes=2 * P70, activation_bytes=0, kv_cache_bytes=0).chips_needed == 600
+    assert (
+        capacity_report(
+            brief,
+            model="70b",
+            dtype="bfloat16",
+            batch=1,
+            seq=1,
+            parameter_count=P70,
+            parameter_bytes=2 * P70,
+            activation_bytes=0,
+            kv_cache_bytes=0,
+        ).chips_needed
+        == 600
+    )
 
 
 def test_spill_order_weights_then_kv_then_activations():
     spyre = load_profile("ibm-spyre")  # 64 MB of LX per chip, 2 MB per core
-    r = capacity_report(spyre, model="m", dtype="bfloat16", batch=1, seq=1, parameter_count=30_000_000,
-                        parameter_bytes=60_000_000, activation_bytes=3_000_000, kv_cache_bytes=2_000_000)
+    r = capacity_report(
+        spyre,
+        model="m",
+        dtype="bfloat16",
+        batch=1,
+        seq=1,
+        parameter_count=30_000_000,
+        parameter_bytes=60_000_000,
+        activation_bytes=3_000_000,
+        kv_cache_bytes=2_000_000,
+    )
     # 60 MB of weights fit; 4 MB are left: the 2 MB KV cache fits, 2 of the 3 MB of activations fit
     assert r.spill_bytes == {"weights": 0, "kv_cache": 0, "activations": 1_000_000}
     assert r.chips_needed == 1 and r.cores_needed == 30  # 60 MB / 2 MB
@@ -72,11 +102,26 @@ def _small_config(tmp_path, config):
 @pytest.mark.parametrize(
     "config",
     [
-        {"model_type": "llama", "architectures": ["LlamaForCausalLM"], "hidden_size": 64, "intermediate_size": 96,
-         "num_attention_heads": 4, "num_key_value_heads": 2, "num_hidden_layers": 2, "vocab_size": 100,
-         "max_position_embeddings": 32},
-        {"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"], "n_embd": 32, "n_head": 2, "n_layer": 2,
-         "vocab_size": 50, "n_positions": 16},
+        {
+            "model_type": "llama",
+            "architectures": ["LlamaForCausalLM"],
+            "hidden_size": 64,
+            "intermediate_size": 96,
+            "num_attention_heads": 4,
+            "num_key_value_heads": 2,
+            "num_hidden_layers": 2,
+            "vocab_size": 100,
+            "max_position_embeddings": 32,
+        },
+        {
+            "model_type": "gpt2",
+            "architectures": ["GPT2LMHeadModel"],
+            "n_embd": 32,
+            "n_head": 2,
+            "n_layer": 2,
+            "vocab_size": 50,
+            "n_positions": 16,
+        },
     ],
     ids=["llama-gqa", "gpt2-tied"],
 )
@@ -101,8 +146,15 @@ def test_encoder_has_no_kv_cache():
 def test_model_capacity_builtin(gpt2_small):
     r = model_capacity("gpt2-block", "ibm-spyre", dtype="bf16", seq=64)
     d = r.to_dict()
-    for key in ("parameter_count", "parameter_bytes", "activation_bytes", "kv_cache_bytes",
-                "onchip_capacity_bytes", "fits_on_chip", "chips_needed"):
+    for key in (
+        "parameter_count",
+        "parameter_bytes",
+        "activation_bytes",
+        "kv_cache_bytes",
+        "onchip_capacity_bytes",
+        "fits_on_chip",
+        "chips_needed",
+    ):
         assert key in d
     assert d["parameter_count"] == 7_087_872  # GPT-2 block: 12 * 768^2 + 13 * 768 weights and biases
     assert d["kv_cache_bytes"] == 2 * 64 * 12 * 64 * 2  # K and V: 64 tokens x 12 heads x 64 x 2 B

@@ -57,8 +57,12 @@ def test_casestudy_attention_report():
 
 @pytest.mark.parametrize(
     "args",
-    [["tile", "--hw", "spyre"], ["capacity", "--hw", "nope"], ["casestudy", "attention", "--seq", "0"],
-     ["energy", "mlp", "--hw", "spyre", "--dtype", "int3"]],
+    [
+        ["tile", "--hw", "spyre"],
+        ["capacity", "--hw", "nope"],
+        ["casestudy", "attention", "--seq", "0"],
+        ["energy", "mlp", "--hw", "spyre", "--dtype", "int3"],
+    ],
 )
 def test_bad_input_raises_a_one_line_dfx_error(args):
     result = runner.invoke(app, args)

@@ -56,7 +56,9 @@ def test_table_values_match_horowitz():
 @st.composite
 def random_dag(draw):
     n = draw(st.integers(1, 8))
-    nodes = [Node("x", "placeholder", "x", outputs=(TensorSpec((draw(st.integers(1, 64)),), "float16"),), input_kind="input")]
+    nodes = [
+        Node("x", "placeholder", "x", outputs=(TensorSpec((draw(st.integers(1, 64)),), "float16"),), input_kind="input")
+    ]
     params, costed = [], [None]
     for i in range(n):
         srcs = sorted(set(draw(st.lists(st.integers(0, len(nodes) - 1), min_size=1, max_size=2))))
@@ -65,8 +67,14 @@ def random_dag(draw):
         if draw(st.booleans()):
             params.append(ParameterInfo(f"w{i}", TensorSpec((draw(st.integers(1, 64)),), "float16")))
             weight = (f"w{i}",)
-        node = Node(f"n{i}", "call_function", "aten.add.Tensor", inputs=tuple(Edge(nodes[s].name) for s in srcs),
-                    outputs=(out,), params=weight)
+        node = Node(
+            f"n{i}",
+            "call_function",
+            "aten.add.Tensor",
+            inputs=tuple(Edge(nodes[s].name) for s in srcs),
+            outputs=(out,),
+            params=weight,
+        )
         nodes.append(node)
     nodes.append(Node("output", "output", "output", inputs=(Edge(nodes[-1].name),)))
     graph = Graph(tuple(nodes), tuple(params))

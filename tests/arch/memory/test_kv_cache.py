@@ -48,9 +48,17 @@ def _masked_graph(model: nn.Module, batch: int, seq: int):
 
 
 def _llama(impl: str, kv_heads: int, layers: int = 2, **extra) -> nn.Module:
-    cfg = transformers.LlamaConfig(hidden_size=64, intermediate_size=128, num_hidden_layers=layers,
-                                   num_attention_heads=8, num_key_value_heads=kv_heads, vocab_size=100,
-                                   max_position_embeddings=64, use_cache=False, **extra)
+    cfg = transformers.LlamaConfig(
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=layers,
+        num_attention_heads=8,
+        num_key_value_heads=kv_heads,
+        vocab_size=100,
+        max_position_embeddings=64,
+        use_cache=False,
+        **extra,
+    )
     return transformers.LlamaForCausalLM._from_config(cfg, attn_implementation=impl)
 
 
@@ -65,9 +73,17 @@ def test_llama_with_explicit_mask(impl, kv_heads):
 
 
 def test_mistral_sliding_window_mask_is_causal():
-    cfg = transformers.MistralConfig(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=8,
-                                     num_key_value_heads=2, vocab_size=100, max_position_embeddings=64,
-                                     sliding_window=8, use_cache=False)
+    cfg = transformers.MistralConfig(
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=8,
+        num_key_value_heads=2,
+        vocab_size=100,
+        max_position_embeddings=64,
+        sliding_window=8,
+        use_cache=False,
+    )
     model = transformers.MistralForCausalLM._from_config(cfg, attn_implementation="sdpa")
     graph = _masked_graph(model, batch=1, seq=16)
     # the window is in the mask (kv_idx > q_idx - 8); the captured call's 16 tokens are counted
@@ -76,16 +92,18 @@ def test_mistral_sliding_window_mask_is_causal():
 
 @pytest.mark.parametrize("impl", ["sdpa", "eager"])
 def test_gpt2_with_explicit_mask(impl):
-    cfg = transformers.GPT2Config(n_embd=64, n_layer=2, n_head=4, vocab_size=100, n_positions=64,
-                                  bos_token_id=0, eos_token_id=0)
+    cfg = transformers.GPT2Config(
+        n_embd=64, n_layer=2, n_head=4, vocab_size=100, n_positions=64, bos_token_id=0, eos_token_id=0
+    )
     graph = _masked_graph(transformers.GPT2LMHeadModel._from_config(cfg, attn_implementation=impl), batch=1, seq=16)
     assert kv_cache_bytes(graph) == _formula(2, 4, 16, 16)  # 4 heads of 64 / 4 = 16
 
 
 @pytest.mark.parametrize("impl", ["sdpa", "eager"])
 def test_bert_with_padding_mask_keeps_no_cache(impl):
-    cfg = transformers.BertConfig(hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
-                                  intermediate_size=128, vocab_size=100)
+    cfg = transformers.BertConfig(
+        hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128, vocab_size=100
+    )
     graph = _masked_graph(transformers.BertModel._from_config(cfg, attn_implementation=impl), batch=1, seq=16)
     assert kv_cache_bytes(graph) == 0 and graph_kv_geometry(graph) is None
 

@@ -13,15 +13,18 @@ from tests.arch.memory.conftest import chain
 def _diamond() -> Graph:
     # x (400 B) -> a (400 B) -> v = view(a) ; b = f(x) (800 B) ; c = g(v, b) (400 B) -> output
     s, big = TensorSpec((100,), "float32"), TensorSpec((200,), "float32")
-    return Graph((
-        Node("w", "placeholder", "w", outputs=(s,), input_kind="parameter"),
-        Node("x", "placeholder", "x", outputs=(s,), input_kind="input"),
-        Node("a", "call_function", "aten.mul.Tensor", inputs=(Edge("x"), Edge("w")), outputs=(s,)),
-        Node("v", "call_function", "aten.view.default", inputs=(Edge("a"),), outputs=(s,)),
-        Node("b", "call_function", "aten.cat.default", inputs=(Edge("x"), Edge("x")), outputs=(big,)),
-        Node("c", "call_function", "aten.add.Tensor", inputs=(Edge("v"), Edge("b")), outputs=(s,)),
-        Node("output", "output", "output", inputs=(Edge("c"),)),
-    ), (ParameterInfo("w", s),))  # fmt: skip
+    return Graph(
+        (
+            Node("w", "placeholder", "w", outputs=(s,), input_kind="parameter"),
+            Node("x", "placeholder", "x", outputs=(s,), input_kind="input"),
+            Node("a", "call_function", "aten.mul.Tensor", inputs=(Edge("x"), Edge("w")), outputs=(s,)),
+            Node("v", "call_function", "aten.view.default", inputs=(Edge("a"),), outputs=(s,)),
+            Node("b", "call_function", "aten.cat.default", inputs=(Edge("x"), Edge("x")), outputs=(big,)),
+            Node("c", "call_function", "aten.add.Tensor", inputs=(Edge("v"), Edge("b")), outputs=(s,)),
+            Node("output", "output", "output", inputs=(Edge("c"),)),
+        ),
+        (ParameterInfo("w", s),),
+    )
 
 
 _CATS = {"v": "view"}

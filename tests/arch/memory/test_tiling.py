@@ -29,6 +29,7 @@ def test_traffic_and_working_set_by_hand():
 def _brute_force(g: Gemm, m: Machine, double_buffer: bool) -> int | None:
     """Least traffic over every (tm, tn, tk) that respects the granules and fits, preferring tiles
     that give each of the ``cores`` an output tile when any does."""
+
     def sides(dim, granule):
         return [s for s in range(1, dim + 1) if s % granule == 0 or s == dim]
 
@@ -44,12 +45,25 @@ def _brute_force(g: Gemm, m: Machine, double_buffer: bool) -> int | None:
 
 @settings(max_examples=120, deadline=None)
 @given(
-    st.integers(1, 12), st.integers(1, 12), st.integers(1, 12), st.sampled_from([1, 2]),
-    st.integers(8, 600), st.sampled_from([1, 2, 4]), st.booleans(), st.integers(1, 5),
+    st.integers(1, 12),
+    st.integers(1, 12),
+    st.integers(1, 12),
+    st.sampled_from([1, 2]),
+    st.integers(8, 600),
+    st.sampled_from([1, 2, 4]),
+    st.booleans(),
+    st.integers(1, 5),
 )
 def test_chosen_tile_fits_and_is_minimal_against_brute_force(m, k, n, elem, scratchpad, granule, double_buffer, cores):
-    machine = Machine(scratchpad, cores=cores, peak_flop_per_s=1e12, offchip_bytes_per_s=1e11,
-                      granule_m=granule, granule_n=granule, granule_k=granule)
+    machine = Machine(
+        scratchpad,
+        cores=cores,
+        peak_flop_per_s=1e12,
+        offchip_bytes_per_s=1e11,
+        granule_m=granule,
+        granule_n=granule,
+        granule_k=granule,
+    )
     g = Gemm(m, k, n, elem)
     best = _brute_force(g, machine, double_buffer)
     if best is None:

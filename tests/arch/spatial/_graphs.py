@@ -22,14 +22,30 @@ def _linear(name: str, module: str, src: str, rows: int, k: int, n: int) -> Node
         AtenCall("aten.t.default", (w,), (), (spec(k, n),)),
         AtenCall("aten.addmm.default", (b, x, spec(k, n)), (), (out,)),
     )
-    return Node(name, "call_function", "aten.linear.default", module, (Edge(src),), (out,),
-                (f"{module}.weight", f"{module}.bias"), calls)
+    return Node(
+        name,
+        "call_function",
+        "aten.linear.default",
+        module,
+        (Edge(src),),
+        (out,),
+        (f"{module}.weight", f"{module}.bias"),
+        calls,
+    )
 
 
 def _relu(name: str, src: str, rows: int, n: int) -> Node:
     x = spec(rows, n)
-    return Node(name, "call_function", "aten.relu.default", "", (Edge(src),), (x,), (),
-                (AtenCall("aten.relu.default", (x,), (), (x,)),))
+    return Node(
+        name,
+        "call_function",
+        "aten.relu.default",
+        "",
+        (Edge(src),),
+        (x,),
+        (),
+        (AtenCall("aten.relu.default", (x,), (), (x,)),),
+    )
 
 
 def mlp(weight_edges: bool = False) -> Graph:
@@ -38,8 +54,10 @@ def mlp(weight_edges: bool = False) -> Graph:
     ``weight_edges``: the weights also arrive as parameter placeholders, as torch.export writes them.
     """
     params = (
-        ParameterInfo("fc1.weight", spec(960, 640)), ParameterInfo("fc1.bias", spec(960)),
-        ParameterInfo("fc2.weight", spec(320, 960)), ParameterInfo("fc2.bias", spec(320)),
+        ParameterInfo("fc1.weight", spec(960, 640)),
+        ParameterInfo("fc1.bias", spec(960)),
+        ParameterInfo("fc2.weight", spec(320, 960)),
+        ParameterInfo("fc2.bias", spec(320)),
     )
     fc1, fc2 = _linear("fc1", "fc1", "x", 4, 640, 960), _linear("fc2", "fc2", "relu", 4, 960, 320)
     state: tuple[Node, ...] = ()

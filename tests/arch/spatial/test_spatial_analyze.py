@@ -12,8 +12,11 @@ from ._graphs import mlp
 @pytest.fixture(scope="module")
 def doc():
     # the node-level model (each operator timed by the architecture model), not the compiled program
-    return analyze(mlp(), hardware=["groq-lpu", "cerebras-wse-3", "cerebras-wse-2", "nvidia-h100-sxm"],
-                   execution_model="scratchpad").to_dict()
+    return analyze(
+        mlp(),
+        hardware=["groq-lpu", "cerebras-wse-3", "cerebras-wse-2", "nvidia-h100-sxm"],
+        execution_model="scratchpad",
+    ).to_dict()
 
 
 def test_groq_uses_the_tsp_model(doc):

@@ -15,7 +15,14 @@ from dfx.arch.spatial.landscape import DIMENSIONS, MAP_FILES, TABLE_FILE, landsc
 from dfx.errors import DfxError
 from dfx.hardware import list_profiles, load_profile
 
-SIX = ["memory_model", "scheduling_commitment", "unit_of_execution", "on_chip_memory_per_chip", "interconnect", "determinism"]
+SIX = [
+    "memory_model",
+    "scheduling_commitment",
+    "unit_of_execution",
+    "on_chip_memory_per_chip",
+    "interconnect",
+    "determinism",
+]
 # a GPU, a TPU, Groq, Cerebras, Spyre and a CPU
 SPREAD = ["nvidia-h100-sxm", "google-tpu-v5e", "groq-lpu", "cerebras-wse-3", "ibm-spyre", "host-cpu"]
 
@@ -111,8 +118,14 @@ def test_cli_compare_json_and_landscape(tmp_path):
     assert table.exit_code == 0 and "cycle-exact" in table.stdout and "220.00 MiB" in table.stdout
     stacked = runner.invoke(app, ["hw", "compare", "groq", "--layers", "--json"])
     layers = json.loads(stacked.stdout)["layers"]["groq-lpu"]
-    assert list(layers) == ["program_graph", "capture_specialization", "compiler_mapping_schedule",
-                            "memory_model", "interconnect", "compute_units"]
+    assert list(layers) == [
+        "program_graph",
+        "capture_specialization",
+        "compiler_mapping_schedule",
+        "memory_model",
+        "interconnect",
+        "compute_units",
+    ]
     out = runner.invoke(app, ["hw", "landscape", "--out", str(tmp_path)])
     assert out.exit_code == 0 and (tmp_path / "landscape.svg").exists()
     again = runner.invoke(app, ["hw", "landscape", "--out", str(tmp_path)])

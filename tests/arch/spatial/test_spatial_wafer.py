@@ -11,6 +11,7 @@ from dfx.roofline import evaluate
 
 from ._graphs import costed, mlp
 
+
 # A made-up wafer with round numbers: 1 GFLOP/s and 1 GB/s of SRAM per core, 1,000 B of SRAM per
 # core, 1 MB/s to the off-wafer store.
 def wafer(usable: int, physical: int = 110) -> WaferCore:
@@ -18,7 +19,11 @@ def wafer(usable: int, physical: int = 110) -> WaferCore:
 
 
 def test_cores_follow_time_and_the_bottleneck_sets_the_cycle():
-    stages = [StageWork("a", 7_000_000_000, 0, 0), StageWork("b", 2_000_000_000, 0, 0), StageWork("c", 1_000_000_000, 0, 0)]
+    stages = [
+        StageWork("a", 7_000_000_000, 0, 0),
+        StageWork("b", 2_000_000_000, 0, 0),
+        StageWork("c", 1_000_000_000, 0, 0),
+    ]
     m = map_layers(stages, wafer(99))
     # work on one core: 7, 2, 1 s. The shortest cycle T with ceil(7/T) + ceil(2/T) + ceil(1/T) <= 99:
     # T = 0.1 needs 70 + 20 + 10 = 100; T = 7/69 = 0.10145 needs 69 + ceil(19.71) + ceil(9.86) = 99.
@@ -89,7 +94,10 @@ def test_node_timer_runs_each_node_on_its_region():
     result = evaluate(cg, wse3, node_timer=wafer_node_timer(cg, wse3))
     core = WaferCore.from_profile(wse3)
     fc1 = cg["fc1"]
-    expected = max(fc1.cost.flops / core.core_flop_per_s, fc1.cost.bytes / core.core_sram_bytes_per_s) / m.cores_per_stage["fc1"]
+    expected = (
+        max(fc1.cost.flops / core.core_flop_per_s, fc1.cost.bytes / core.core_sram_bytes_per_s)
+        / m.cores_per_stage["fc1"]
+    )
     assert result.node("fc1").time_s == pytest.approx(expected)
 
 

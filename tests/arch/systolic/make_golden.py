@@ -21,8 +21,12 @@ GOLDEN = Path(__file__).with_name("golden_scalesim.json")
 
 # (M, K, N) GEMMs and conv layers (H, W, FH, FW, C, NF, S), each on an array, under all three dataflows
 GEMMS = [((64, 64, 64), (8, 8)), ((100, 50, 70), (16, 8)), ((33, 17, 45), (4, 8)), ((256, 128, 64), (32, 32))]
-CONVS = [((14, 14, 3, 3, 16, 32, 1), (16, 16)), ((28, 28, 3, 3, 8, 16, 2), (8, 8)), ((7, 7, 1, 1, 64, 64, 1), (32, 32)),
-         ((16, 16, 5, 5, 3, 24, 2), (8, 16))]
+CONVS = [
+    ((14, 14, 3, 3, 16, 32, 1), (16, 16)),
+    ((28, 28, 3, 3, 8, 16, 2), (8, 8)),
+    ((7, 7, 1, 1, 64, 64, 1), (32, 32)),
+    ((16, 16, 5, 5, 3, 24, 2), (8, 16)),
+]
 _CONV_FIELDS = ("ifmap_h", "ifmap_w", "filter_h", "filter_w", "channels", "num_filters", "stride")
 
 
@@ -40,8 +44,12 @@ def main() -> None:
     results = run_scalesim(cases())
     for r in results:
         r.pop("seconds")
-    doc = {"generator": "tests/arch/systolic/make_golden.py", "scalesim": SCALESIM_VERSION, "mode": "CALC, large SRAM",
-           "results": results}
+    doc = {
+        "generator": "tests/arch/systolic/make_golden.py",
+        "scalesim": SCALESIM_VERSION,
+        "mode": "CALC, large SRAM",
+        "results": results,
+    }
     GOLDEN.write_text(json.dumps(doc, indent=1) + "\n")
     print(f"wrote {GOLDEN} ({len(results)} cases)")
 

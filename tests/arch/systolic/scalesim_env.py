@@ -48,8 +48,20 @@ def scalesim_python() -> Path:
     shutil.rmtree(tmp, ignore_errors=True)
     try:
         subprocess.run([base, "-m", "venv", str(tmp)], check=True, capture_output=True, timeout=120)
-        subprocess.run([str(tmp / "bin" / "python"), "-m", "pip", "install", "-q", f"scalesim=={SCALESIM_VERSION}",
-                        "numpy==1.26.*"], check=True, capture_output=True, timeout=_INSTALL_TIMEOUT_S)
+        subprocess.run(
+            [
+                str(tmp / "bin" / "python"),
+                "-m",
+                "pip",
+                "install",
+                "-q",
+                f"scalesim=={SCALESIM_VERSION}",
+                "numpy==1.26.*",
+            ],
+            check=True,
+            capture_output=True,
+            timeout=_INSTALL_TIMEOUT_S,
+        )
     except (OSError, subprocess.SubprocessError) as exc:
         shutil.rmtree(tmp, ignore_errors=True)
         detail = getattr(exc, "stderr", b"") or b""
@@ -68,8 +80,14 @@ def run_scalesim(cases: list[dict], python: Path | None = None, timeout_s: float
     """SCALE-Sim's numbers for each case (see ``scalesim_harness.py`` for the case format)."""
     python = python or scalesim_python()
     try:
-        done = subprocess.run([str(python), str(_HARNESS)], input=json.dumps(cases), capture_output=True, text=True,
-                              timeout=timeout_s, check=True)
+        done = subprocess.run(
+            [str(python), str(_HARNESS)],
+            input=json.dumps(cases),
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+            check=True,
+        )
     except (OSError, subprocess.SubprocessError) as exc:
         tail = (getattr(exc, "stderr", "") or str(exc)).strip().splitlines()[-1:]
         raise ScaleSimUnavailable(f"SCALE-Sim run failed: {tail[0] if tail else exc}") from None

@@ -74,7 +74,9 @@ def _topology(case: dict) -> tuple[str, bool]:
     if case["kind"] == "gemm":  # name, M, N, K,  (N before K; the trailing comma matters)
         return f"Layer, M, N, K,\nl0, {case['m']}, {case['n']}, {case['k']},\n", True
     head = "Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, Num Filter, Strides,\n"
-    row = ", ".join(str(case[f]) for f in ("ifmap_h", "ifmap_w", "filter_h", "filter_w", "channels", "num_filters", "stride"))
+    row = ", ".join(
+        str(case[f]) for f in ("ifmap_h", "ifmap_w", "filter_h", "filter_w", "channels", "num_filters", "stride")
+    )
     return head + f"l0, {row},\n", False
 
 
@@ -93,8 +95,14 @@ def run_case(case: dict) -> dict:
             fh.write(_LAYOUT)
         start = time.perf_counter()
         with contextlib.redirect_stdout(io.StringIO()):
-            sim = scalesim(save_disk_space=True, verbose=False, config=paths["cfg.cfg"],
-                           topology=paths["topo.csv"], layout=paths["layout.csv"], input_type_gemm=gemm)
+            sim = scalesim(
+                save_disk_space=True,
+                verbose=False,
+                config=paths["cfg.cfg"],
+                topology=paths["topo.csv"],
+                layout=paths["layout.csv"],
+                input_type_gemm=gemm,
+            )
             sim.run_scale(top_path=os.path.join(tmp, "out"))
             layer = sim.runner.single_layer_sim_object_list[0]
             overall, compute, stalls, util, mapping, cutil = layer.get_compute_report_items()

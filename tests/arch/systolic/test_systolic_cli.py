@@ -8,7 +8,9 @@ import sys
 
 
 def dfx(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "dfx.cli", "systolic", *args], capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "dfx.cli", "systolic", *args], capture_output=True, text=True, timeout=300
+    )
 
 
 def test_json_for_a_gemm():
@@ -34,8 +36,14 @@ def test_steps_print_frames_and_animate(tmp_path):
 
 
 def test_bad_values_are_one_line_errors():
-    for args in (["--gemm", "4,x,3"], ["--gemm", "4,3,3", "--array", "4by4"], ["--gemm", "4,3,3", "--dataflow", "xs"],
-                 ["--gemm", "4,3,3", "--sram-kb", "1,2"], [], ["--gemm", "4,3,3", "--bandwidth", "-2"]):
+    for args in (
+        ["--gemm", "4,x,3"],
+        ["--gemm", "4,3,3", "--array", "4by4"],
+        ["--gemm", "4,3,3", "--dataflow", "xs"],
+        ["--gemm", "4,3,3", "--sram-kb", "1,2"],
+        [],
+        ["--gemm", "4,3,3", "--bandwidth", "-2"],
+    ):
         result = dfx(*args)
         assert result.returncode == 2, (args, result.stderr)
         lines = [line for line in result.stderr.splitlines() if line.strip()]

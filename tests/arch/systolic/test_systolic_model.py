@@ -85,8 +85,17 @@ def test_conv_im2col_dims():
 
 def test_to_dict_has_the_stable_export_names():
     d = gemm(4, 3, 3, rows=4, cols=4).to_dict()
-    for key in ("compute_cycles", "stall_cycles", "total_cycles", "utilization", "mapping_efficiency", "folds",
-                "sram_reads", "sram_writes", "dram_bytes"):
+    for key in (
+        "compute_cycles",
+        "stall_cycles",
+        "total_cycles",
+        "utilization",
+        "mapping_efficiency",
+        "folds",
+        "sram_reads",
+        "sram_writes",
+        "dram_bytes",
+    ):
         assert key in d
     assert d["dataflow"] == "ws"
 

@@ -22,17 +22,27 @@ from scalesim_env import ScaleSimUnavailable, run_scalesim
 GOLDEN = Path(__file__).with_name("golden_scalesim.json")
 _CONV_FIELDS = ("ifmap_h", "ifmap_w", "filter_h", "filter_w", "channels", "num_filters", "stride")
 
-LIVE_GEMMS = [((2, 2, 2), (2, 2)), ((4, 3, 3), (4, 4)), ((10, 7, 5), (4, 4)), ((9, 13, 6), (4, 3)), ((5, 8, 11), (2, 4))]
+LIVE_GEMMS = [
+    ((2, 2, 2), (2, 2)),
+    ((4, 3, 3), (4, 4)),
+    ((10, 7, 5), (4, 4)),
+    ((9, 13, 6), (4, 3)),
+    ((5, 8, 11), (2, 4)),
+]
 LIVE_CONVS = [((1, 4, 1, 1, 4, 4, 1), (4, 4)), ((6, 6, 3, 3, 2, 5, 1), (4, 4)), ((7, 5, 3, 2, 3, 4, 2), (4, 8))]
 
 
 def _live_cases() -> list[dict]:
     out = []
     for dataflow in ("os", "ws", "is"):
-        out += [{"kind": "gemm", "m": m, "k": k, "n": n, "rows": r, "cols": c, "dataflow": dataflow}
-                for (m, k, n), (r, c) in LIVE_GEMMS]
-        out += [{"kind": "conv", **dict(zip(_CONV_FIELDS, layer)), "rows": r, "cols": c, "dataflow": dataflow}
-                for layer, (r, c) in LIVE_CONVS]
+        out += [
+            {"kind": "gemm", "m": m, "k": k, "n": n, "rows": r, "cols": c, "dataflow": dataflow}
+            for (m, k, n), (r, c) in LIVE_GEMMS
+        ]
+        out += [
+            {"kind": "conv", **dict(zip(_CONV_FIELDS, layer)), "rows": r, "cols": c, "dataflow": dataflow}
+            for layer, (r, c) in LIVE_CONVS
+        ]
     return out
 
 
@@ -49,7 +59,9 @@ def _check(ref: dict) -> None:
     assert ref["stall_cycles"] == 0, where
     assert ours.compute_cycles == ref["compute_cycles_reported"] + 1, where  # count = last index + 1
     assert ours.mapping_efficiency * 100 == pytest.approx(ref["mapping_eff_pct"], rel=1e-12), where
-    assert ours.macs * 100 / (ours.rows * ours.cols * ours.last_cycle_index) == pytest.approx(ref["overall_util_pct"], rel=1e-12), where
+    assert ours.macs * 100 / (ours.rows * ours.cols * ours.last_cycle_index) == pytest.approx(
+        ref["overall_util_pct"], rel=1e-12
+    ), where
     assert (ours.ifmap_sram_reads, ours.filter_sram_reads) == (ref["ifmap_sram_reads"], ref["filter_sram_reads"]), where
     spurious = ours.folds * (ours.rows + ours.cols) if ours.dataflow.value == "os" else 0
     assert ours.sram_writes == ref["ofmap_sram_writes"] - spurious, where
@@ -73,7 +85,13 @@ def test_live_scalesim_small_layers_all_dataflows(live_results):
 def test_live_scalesim_reports_pb18_9_and_3(live_results):
     # SCALE-Sim prints the last cycle's index: 9 (PB-18 case 1) and 3 (case 2), dfx counts 10 and 4
     by_case = {json.dumps(r["case"], sort_keys=True): r["compute_cycles_reported"] for r in live_results}
-    pb18_conv = {"kind": "conv", **dict(zip(_CONV_FIELDS, (1, 4, 1, 1, 4, 4, 1))), "rows": 4, "cols": 4, "dataflow": "os"}
+    pb18_conv = {
+        "kind": "conv",
+        **dict(zip(_CONV_FIELDS, (1, 4, 1, 1, 4, 4, 1))),
+        "rows": 4,
+        "cols": 4,
+        "dataflow": "os",
+    }
     pb18_gemm = {"kind": "gemm", "m": 2, "k": 2, "n": 2, "rows": 2, "cols": 2, "dataflow": "os"}
     assert by_case[json.dumps(pb18_conv, sort_keys=True)] == 9
     assert by_case[json.dumps(pb18_gemm, sort_keys=True)] == 3

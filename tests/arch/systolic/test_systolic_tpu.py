@@ -22,8 +22,14 @@ def _spec(*shape: int) -> TensorSpec:
 def _graph(call: AtenCall) -> Graph:
     """Placeholders for the call's tensor inputs, then one node dispatching to ``call``."""
     inputs = [Node(f"in{i}", "placeholder", f"in{i}", outputs=(t,)) for i, t in enumerate(call.inputs)]
-    op = Node("op", "call_function", call.op, inputs=tuple(Edge(n.name) for n in inputs), outputs=call.outputs,
-              aten_calls=(call,))
+    op = Node(
+        "op",
+        "call_function",
+        call.op,
+        inputs=tuple(Edge(n.name) for n in inputs),
+        outputs=call.outputs,
+        aten_calls=(call,),
+    )
     return Graph((*inputs, op))
 
 
@@ -33,12 +39,23 @@ def test_gemms_read_from_aten_calls():
     bmm = AtenCall("aten.bmm.default", (_spec(12, 16, 8), _spec(12, 8, 16)), outputs=(_spec(12, 16, 16),))
     linear = AtenCall("aten.linear.default", (_spec(2, 5, 32), _spec(48, 32)), outputs=(_spec(2, 5, 48),))
     # conv: x[2, 8, 10, 10], w[16, 8, 3, 3], out[2, 16, 8, 8]: M = 2*8*8, K = 8*3*3, N = 16
-    conv = AtenCall("aten.convolution.default", (_spec(2, 8, 10, 10), _spec(16, 8, 3, 3), None, [1, 1], [0, 0], [1, 1],
-                                                 False, [0, 0], 1), outputs=(_spec(2, 16, 8, 8),))
-    sdpa = AtenCall("aten._scaled_dot_product_flash_attention_for_cpu.default",
-                    (_spec(1, 12, 128, 64), _spec(1, 12, 128, 64), _spec(1, 12, 128, 64)), outputs=(_spec(1, 12, 128, 64),))
+    conv = AtenCall(
+        "aten.convolution.default",
+        (_spec(2, 8, 10, 10), _spec(16, 8, 3, 3), None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1),
+        outputs=(_spec(2, 16, 8, 8),),
+    )
+    sdpa = AtenCall(
+        "aten._scaled_dot_product_flash_attention_for_cpu.default",
+        (_spec(1, 12, 128, 64), _spec(1, 12, 128, 64), _spec(1, 12, 128, 64)),
+        outputs=(_spec(1, 12, 128, 64),),
+    )
     assert node_gemms((mm, addmm, bmm, linear, conv)) == [
-        Gemm(256, 100, 64), Gemm(8, 32, 64), Gemm(16, 8, 16, 12), Gemm(10, 32, 48), Gemm(128, 72, 16)]
+        Gemm(256, 100, 64),
+        Gemm(8, 32, 64),
+        Gemm(16, 8, 16, 12),
+        Gemm(10, 32, 48),
+        Gemm(128, 72, 16),
+    ]
     assert node_gemms((sdpa,)) == [Gemm(128, 64, 128, 12), Gemm(128, 128, 64, 12)]  # QK^T, then PV
 
 

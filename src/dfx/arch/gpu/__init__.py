@@ -10,14 +10,47 @@ See ``docs/gpu.md``.
 
 from dfx.arch.gpu.configs import GemmConfig, PointwiseConfig, ReductionConfig, gemm_candidates
 from dfx.arch.gpu.kernel import (
-    GemmKernel, SimtKernel, WaveTime, choose_gemm_config, gemm_kernel, gemm_kernel_time_s,
-    pointwise_kernel, reduction_kernel,
+    GemmKernel,
+    SimtKernel,
+    WaveTime,
+    choose_gemm_config,
+    gemm_kernel,
+    gemm_kernel_time_s,
+    pointwise_kernel,
+    reduction_kernel,
 )
-from dfx.arch.gpu.simt import Limit, Occupancy, SimtSpec, Waves, divergent_warp_cost, masked_fraction, occupancy, simt_spec, waves
+from dfx.arch.gpu.simt import (
+    Limit,
+    Occupancy,
+    SimtSpec,
+    Waves,
+    divergent_warp_cost,
+    masked_fraction,
+    occupancy,
+    simt_spec,
+    waves,
+)
 
 __all__ = [
-    "GemmConfig", "GemmKernel", "Limit", "Occupancy", "PointwiseConfig", "ReductionConfig", "SimtKernel",
-    "SimtSpec", "WaveTime", "Waves", "choose_gemm_config", "divergent_warp_cost", "gemm_candidates",
-    "gemm_kernel", "gemm_kernel_time_s", "masked_fraction", "occupancy", "pointwise_kernel",
-    "reduction_kernel", "simt_spec", "waves",
+    "GemmConfig",
+    "GemmKernel",
+    "Limit",
+    "Occupancy",
+    "PointwiseConfig",
+    "ReductionConfig",
+    "SimtKernel",
+    "SimtSpec",
+    "WaveTime",
+    "Waves",
+    "choose_gemm_config",
+    "divergent_warp_cost",
+    "gemm_candidates",
+    "gemm_kernel",
+    "gemm_kernel_time_s",
+    "masked_fraction",
+    "occupancy",
+    "pointwise_kernel",
+    "reduction_kernel",
+    "simt_spec",
+    "waves",
 ]

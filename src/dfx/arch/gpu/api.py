@@ -12,8 +12,15 @@ from dfx.errors import DfxError
 from dfx.hardware import HardwareProfile, load_profile
 
 __all__ = [
-    "describe", "gemm_config_from", "gemm_kernel", "gpu_profile", "pointwise_config_from", "pointwise_kernel",
-    "reduction_config_from", "reduction_kernel", "write_outputs",
+    "describe",
+    "gemm_config_from",
+    "gemm_kernel",
+    "gpu_profile",
+    "pointwise_config_from",
+    "pointwise_kernel",
+    "reduction_config_from",
+    "reduction_kernel",
+    "write_outputs",
 ]
 
 # triton.Config's defaults (python/triton/runtime/autotuner.py): num_warps=4, num_stages=3
@@ -25,12 +32,22 @@ def gpu_profile(hw: str) -> HardwareProfile:
     """The profile ``hw``; a one-line error if it has no ``simt`` section."""
     profile = load_profile(hw)
     if profile.simt is None:
-        raise DfxError(f"--hw {hw}: profile {profile.id!r} has no simt section; use nvidia-h100-sxm, nvidia-a100-sxm-80gb or nvidia-h200")
+        raise DfxError(
+            f"--hw {hw}: profile {profile.id!r} has no simt section; use nvidia-h100-sxm, nvidia-a100-sxm-80gb or nvidia-h200"
+        )
     return profile
 
 
-def gemm_config_from(block: tuple[int, ...] | None, stages: int | None, warps: int | None,
-                     m: int, k: int, n: int, dtype: str, profile: HardwareProfile) -> GemmConfig | None:
+def gemm_config_from(
+    block: tuple[int, ...] | None,
+    stages: int | None,
+    warps: int | None,
+    m: int,
+    k: int,
+    n: int,
+    dtype: str,
+    profile: HardwareProfile,
+) -> GemmConfig | None:
     """``--block`` with optional ``--stages``/``--warps``: missing ones from Inductor's matching
     candidate (the predicted fastest), else Triton's defaults; ``None`` without ``--block``."""
     if block is None:
@@ -38,8 +55,13 @@ def gemm_config_from(block: tuple[int, ...] | None, stages: int | None, warps: i
             raise DfxError("--stages and --warps need --block BLOCK_M,BLOCK_N,BLOCK_K")
         return None
     bm, bn, bk = block
-    same = [c for c in gemm_candidates(m, k, n) if (c.block_m, c.block_n, c.block_k) == (bm, bn, bk)
-            and (stages is None or c.num_stages == stages) and (warps is None or c.num_warps == warps)]
+    same = [
+        c
+        for c in gemm_candidates(m, k, n)
+        if (c.block_m, c.block_n, c.block_k) == (bm, bn, bk)
+        and (stages is None or c.num_stages == stages)
+        and (warps is None or c.num_warps == warps)
+    ]
     if same and (stages is None or warps is None):
         best = min(same, key=lambda c: gemm_kernel(m, k, n, profile, dtype=dtype, config=c).time_s)
         return best
@@ -112,8 +134,14 @@ def describe(doc: dict[str, Any]) -> str:
     ]
     if "simt_efficiency" in doc:
         lines.append(f"divergence  {doc['simt_efficiency']:.1%} of issued lane-cycles useful")
-    rate = f", {doc['flop_per_s'] / 1e12:.0f} TFLOP/s ({doc['fraction_of_peak']:.0%} of peak)" if "flop_per_s" in doc else ""
-    lines.append(f"time        {doc['time_s'] * 1e6:.2f} us{rate} (waves + {doc['overhead_s'] * 1e6:.1f} us per-kernel overhead)")
+    rate = (
+        f", {doc['flop_per_s'] / 1e12:.0f} TFLOP/s ({doc['fraction_of_peak']:.0%} of peak)"
+        if "flop_per_s" in doc
+        else ""
+    )
+    lines.append(
+        f"time        {doc['time_s'] * 1e6:.2f} us{rate} (waves + {doc['overhead_s'] * 1e6:.1f} us per-kernel overhead)"
+    )
     for f in doc.get("files", []):
         lines.append(f"wrote       {f}")
     return "\n".join(lines)

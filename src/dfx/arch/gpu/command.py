@@ -45,17 +45,27 @@ def _branch(text: Optional[str]) -> tuple[float, float, float] | None:
 def triton_command(
     gemm_dims: Optional[str] = typer.Option(None, "--gemm", help="GEMM sizes M,K,N: A[M,K] @ B[K,N]."),
     pointwise: Optional[int] = typer.Option(None, "--pointwise", help="A fused elementwise kernel over N elements."),
-    reduction: Optional[str] = typer.Option(None, "--reduction", help="An inner reduction ROWS,COLS (each row of COLS reduced)."),
+    reduction: Optional[str] = typer.Option(
+        None, "--reduction", help="An inner reduction ROWS,COLS (each row of COLS reduced)."
+    ),
     hw: str = typer.Option("nvidia-h100-sxm", "--hw", help="A GPU profile with a simt section."),
     dtype: str = typer.Option("bfloat16", "--dtype", help="Element dtype (bf16, fp16, fp32, ...)."),
     batch: int = typer.Option(1, "--batch", help="GEMM batch (bmm): programs = batch x tiles."),
-    block: Optional[str] = typer.Option(None, "--block", help="GEMM BLOCK_M,BLOCK_N,BLOCK_K; pointwise XBLOCK; reduction XBLOCK,R0_BLOCK. Default: Inductor's choice."),
+    block: Optional[str] = typer.Option(
+        None,
+        "--block",
+        help="GEMM BLOCK_M,BLOCK_N,BLOCK_K; pointwise XBLOCK; reduction XBLOCK,R0_BLOCK. Default: Inductor's choice.",
+    ),
     stages: Optional[int] = typer.Option(None, "--stages", help="GEMM num_stages (with --block)."),
     warps: Optional[int] = typer.Option(None, "--warps", help="num_warps (with --block)."),
     regs: Optional[int] = typer.Option(None, "--regs", help="Registers per thread (default: dfx's estimate)."),
-    branch: Optional[str] = typer.Option(None, "--branch", help="Pointwise: P,THEN_FLOPS,ELSE_FLOPS, a branch each lane takes with probability P."),
+    branch: Optional[str] = typer.Option(
+        None, "--branch", help="Pointwise: P,THEN_FLOPS,ELSE_FLOPS, a branch each lane takes with probability P."
+    ),
     flops: float = typer.Option(1.0, "--flops-per-element", help="Pointwise/reduction FLOPs per element."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Directory for triton.json and, for a GEMM, contrast.png (GPU vs TPU vs Spyre)."),
+    out: Optional[Path] = typer.Option(
+        None, "--out", help="Directory for triton.json and, for a GEMM, contrast.png (GPU vs TPU vs Spyre)."
+    ),
     force: bool = typer.Option(False, "--force", help="Overwrite files in --out."),
     as_json: bool = typer.Option(False, "--json", help="Print the document as JSON."),
 ) -> None:
@@ -78,17 +88,33 @@ def triton_command(
     profile = api.gpu_profile(hw)
     if gemm_dims is not None:
         m, k, n = _ints(gemm_dims, 3, "--gemm")
-        cfg = api.gemm_config_from(_ints(block, 3, "--block") if block else None, stages, warps, m, k, n, dtype, profile)
+        cfg = api.gemm_config_from(
+            _ints(block, 3, "--block") if block else None, stages, warps, m, k, n, dtype, profile
+        )
         kern = api.gemm_kernel(m, k, n, profile, dtype=dtype, batch=batch, config=cfg, registers_per_thread=regs)
     elif pointwise is not None:
         cfg = api.pointwise_config_from(_ints(block, 1, "--block") if block else None, warps)
-        kern = api.pointwise_kernel(pointwise, profile, dtype=dtype, branch=_branch(branch), flops_per_element=flops,
-                                    config=cfg, **({"registers_per_thread": regs} if regs else {}))
+        kern = api.pointwise_kernel(
+            pointwise,
+            profile,
+            dtype=dtype,
+            branch=_branch(branch),
+            flops_per_element=flops,
+            config=cfg,
+            **({"registers_per_thread": regs} if regs else {}),
+        )
     else:
         rows, cols = _ints(reduction, 2, "--reduction")
         cfg = api.reduction_config_from(_ints(block, 2, "--block") if block else None, warps, cols)
-        kern = api.reduction_kernel(rows, cols, profile, dtype=dtype, flops_per_element=flops, config=cfg,
-                                    **({"registers_per_thread": regs} if regs else {}))
+        kern = api.reduction_kernel(
+            rows,
+            cols,
+            profile,
+            dtype=dtype,
+            flops_per_element=flops,
+            config=cfg,
+            **({"registers_per_thread": regs} if regs else {}),
+        )
     doc = {"schema": SCHEMA, **kern.to_dict()}
     if out is not None:
         api.write_outputs(kern, doc, out, force=force)

@@ -27,9 +27,16 @@ from typing import Any
 from dfx.errors import DfxError
 
 __all__ = [
-    "INDUCTOR_MM_CONFIGS", "GemmConfig", "ReductionConfig", "PointwiseConfig",
-    "gemm_candidates", "gemm_registers_per_thread", "gemm_shared_memory_bytes",
-    "next_power_of_2", "pointwise_candidates", "reduction_candidates",
+    "INDUCTOR_MM_CONFIGS",
+    "GemmConfig",
+    "ReductionConfig",
+    "PointwiseConfig",
+    "gemm_candidates",
+    "gemm_registers_per_thread",
+    "gemm_shared_memory_bytes",
+    "next_power_of_2",
+    "pointwise_candidates",
+    "reduction_candidates",
 ]
 
 _WARP_TILE_ELEMENTS = 256  # Inductor: "each warp computes a 16x16 tile = 256 elements"
@@ -62,20 +69,44 @@ class GemmConfig:
             raise DfxError(f"GEMM config {self}: every field must be >= 1")
 
     def to_dict(self) -> dict[str, Any]:
-        return {"BLOCK_M": self.block_m, "BLOCK_N": self.block_n, "BLOCK_K": self.block_k,
-                "num_stages": self.num_stages, "num_warps": self.num_warps, "GROUP_M": self.group_m}
+        return {
+            "BLOCK_M": self.block_m,
+            "BLOCK_N": self.block_n,
+            "BLOCK_K": self.block_k,
+            "num_stages": self.num_stages,
+            "num_warps": self.num_warps,
+            "GROUP_M": self.group_m,
+        }
 
 
 # torch 2.13 torch/_inductor/template_heuristics/triton.py, BaseConfigHeuristic.__init__, mm_configs:
 # GemmConfig(block_m, block_n, block_k, num_stages, num_warps), in the file's order.
-INDUCTOR_MM_CONFIGS: tuple[GemmConfig, ...] = tuple(GemmConfig(*c) for c in (
-    (32, 32, 16, 1, 2), (32, 32, 128, 2, 4), (32, 64, 32, 5, 8), (64, 32, 32, 5, 8),
-    (64, 32, 128, 5, 4), (64, 64, 16, 2, 4), (64, 64, 32, 2, 4), (64, 64, 64, 3, 8),
-    (64, 64, 128, 5, 4), (64, 128, 32, 3, 4), (64, 128, 32, 4, 8), (64, 128, 64, 3, 4),
-    (64, 128, 128, 4, 4), (128, 64, 32, 3, 4), (128, 64, 32, 4, 8), (128, 128, 32, 2, 8),
-    (128, 128, 32, 3, 4), (128, 128, 64, 3, 4), (128, 128, 64, 5, 8), (128, 128, 128, 4, 8),
-    (128, 256, 64, 4, 8),
-))  # fmt: skip
+INDUCTOR_MM_CONFIGS: tuple[GemmConfig, ...] = tuple(
+    GemmConfig(*c)
+    for c in (
+        (32, 32, 16, 1, 2),
+        (32, 32, 128, 2, 4),
+        (32, 64, 32, 5, 8),
+        (64, 32, 32, 5, 8),
+        (64, 32, 128, 5, 4),
+        (64, 64, 16, 2, 4),
+        (64, 64, 32, 2, 4),
+        (64, 64, 64, 3, 8),
+        (64, 64, 128, 5, 4),
+        (64, 128, 32, 3, 4),
+        (64, 128, 32, 4, 8),
+        (64, 128, 64, 3, 4),
+        (64, 128, 128, 4, 4),
+        (128, 64, 32, 3, 4),
+        (128, 64, 32, 4, 8),
+        (128, 128, 32, 2, 8),
+        (128, 128, 32, 3, 4),
+        (128, 128, 64, 3, 4),
+        (128, 128, 64, 5, 8),
+        (128, 128, 128, 4, 8),
+        (128, 256, 64, 4, 8),
+    )
+)
 
 
 def gemm_candidates(m: int, k: int, n: int, configs: tuple[GemmConfig, ...] = INDUCTOR_MM_CONFIGS) -> list[GemmConfig]:
@@ -211,12 +242,18 @@ class ReductionConfig:
     persistent: bool  # the whole row in registers, no loop over the reduction
 
     def to_dict(self) -> dict[str, Any]:
-        return {"XBLOCK": self.xblock, "R0_BLOCK": self.rblock, "num_warps": self.num_warps,
-                "num_stages": 1, "persistent": self.persistent}
+        return {
+            "XBLOCK": self.xblock,
+            "R0_BLOCK": self.rblock,
+            "num_warps": self.num_warps,
+            "num_stages": 1,
+            "persistent": self.persistent,
+        }
 
 
-def _reduction_config(x_hint: int, r_hint: int, x: int, r: int, *, persistent: bool, num_warps: int | None = None,
-                      min_num_warps: int = 2) -> ReductionConfig:
+def _reduction_config(
+    x_hint: int, r_hint: int, x: int, r: int, *, persistent: bool, num_warps: int | None = None, min_num_warps: int = 2
+) -> ReductionConfig:
     """Inductor's ``triton_config_reduction`` for one x and one r dimension, inner hint."""
     x = min(x, x_hint)
     if num_warps is None:
@@ -249,7 +286,10 @@ def reduction_candidates(rows: int, cols: int) -> list[ReductionConfig]:
     if r_hint >= 256:
         if x_hint // 8 < 128:
             return [_reduction_config(x_hint, r_hint, 1, r_hint, persistent=True)]
-        return [_reduction_config(x_hint, r_hint, min(1024 // r_hint, 8), r_hint, persistent=True,
-                                  num_warps=1, min_num_warps=1)]
+        return [
+            _reduction_config(
+                x_hint, r_hint, min(1024 // r_hint, 8), r_hint, persistent=True, num_warps=1, min_num_warps=1
+            )
+        ]
     xs = [x for x in _PERSISTENT_XBLOCKS if x == 1 or (r_hint * x <= _MAX_PERSISTENT_BLOCK_NUMEL and x <= x_hint)]
     return list(dict.fromkeys(_reduction_config(x_hint, r_hint, x, r_hint, persistent=True) for x in xs))

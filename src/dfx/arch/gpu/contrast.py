@@ -32,12 +32,20 @@ class Contrast:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "gpu": {"hardware": self.gpu.profile_id, "programs": self.gpu.programs, "waves": self.gpu.waves.count,
-                    "time_s": self.gpu.time_s},
-            "tpu": {"hardware": self.tpu_profile, "units": self.tpu_array[0], "array": list(self.tpu_array[1:]),
-                    **self.tpu.to_dict()},
+            "gpu": {
+                "hardware": self.gpu.profile_id,
+                "programs": self.gpu.programs,
+                "waves": self.gpu.waves.count,
+                "time_s": self.gpu.time_s,
+            },
+            "tpu": {
+                "hardware": self.tpu_profile,
+                "units": self.tpu_array[0],
+                "array": list(self.tpu_array[1:]),
+                **self.tpu.to_dict(),
+            },
             "spyre": {"hardware": self.spyre_profile, "cores": self.spyre_cores, **self.spyre.to_dict()},
-        }  # fmt: skip
+        }
 
 
 def contrast(gpu: GemmKernel) -> Contrast:
@@ -88,8 +96,11 @@ def _draw_program(ax, g: GemmKernel) -> None:
     ax.text(0, 2.6, f"A[{cfg.block_m}, {cfg.block_k}] x {g.k_iterations} K steps{more}", fontsize=8)
     ax.text(steps + 0.6, steps + 3.2, f"B[{cfg.block_k}, {cfg.block_n}]", fontsize=8)
     ax.text(steps + 0.6, -1.3, f"acc[{cfg.block_m}, {cfg.block_n}] fp32\n{cfg.num_warps} warps' registers", fontsize=8)
-    ax.set_title(f"one Triton program: loop over K, {cfg.num_stages} stages in flight\n"
-                 f"(orange: the shared-memory ring, {g.shared_memory_bytes // 1024} KiB)", fontsize=9)
+    ax.set_title(
+        f"one Triton program: loop over K, {cfg.num_stages} stages in flight\n"
+        f"(orange: the shared-memory ring, {g.shared_memory_bytes // 1024} KiB)",
+        fontsize=9,
+    )
 
 
 def draw_contrast(c: Contrast) -> bytes:
@@ -117,9 +128,12 @@ def draw_contrast(c: Contrast) -> bytes:
     rows, cols, step = _shrink(pm, pn)
     ax = axes[0]
     ax.imshow(_grid_image(rows, cols, lambda r, q: order[(r * step, q * step)]), cmap="viridis", aspect="auto")
-    ax.set_title(f"GPU ({g.profile_id}): Triton programs, {cfg.block_m}x{cfg.block_n} tiles\n"
-                 f"{g.programs} programs, {g.occupancy.blocks_per_sm}/SM on {g.sms} SMs: {g.waves.count} waves "
-                 f"(last {g.waves.tail_programs}/{g.waves.per_wave})\n{g.time_s * 1e6:.1f} us, colour = wave", fontsize=9)
+    ax.set_title(
+        f"GPU ({g.profile_id}): Triton programs, {cfg.block_m}x{cfg.block_n} tiles\n"
+        f"{g.programs} programs, {g.occupancy.blocks_per_sm}/SM on {g.sms} SMs: {g.waves.count} waves "
+        f"(last {g.waves.tail_programs}/{g.waves.per_wave})\n{g.time_s * 1e6:.1f} us, colour = wave",
+        fontsize=9,
+    )
     ax.set_xlabel(f"pid_n (N / {cfg.block_n})")
     ax.set_ylabel(f"pid_m (M / {cfg.block_m})")
     # TPU: weight-stationary folds (K/R x N/C) dealt to the MXUs
@@ -128,9 +142,12 @@ def draw_contrast(c: Contrast) -> bytes:
     rows, cols, step = _shrink(kf, nf)
     ax = axes[1]
     ax.imshow(_grid_image(rows, cols, lambda r, q: ((r * step) * nf + q * step) % units), cmap="tab10", aspect="auto")
-    ax.set_title(f"TPU ({c.tpu_profile}): {units} MXUs of {r_}x{c_}, weights stationary\n"
-                 f"{c.tpu.folds} folds, {c.tpu.folds_per_unit} per MXU, M={g.m} rows streamed through each\n"
-                 f"{c.tpu.time_s * 1e6:.1f} us, colour = MXU", fontsize=9)
+    ax.set_title(
+        f"TPU ({c.tpu_profile}): {units} MXUs of {r_}x{c_}, weights stationary\n"
+        f"{c.tpu.folds} folds, {c.tpu.folds_per_unit} per MXU, M={g.m} rows streamed through each\n"
+        f"{c.tpu.time_s * 1e6:.1f} us, colour = MXU",
+        fontsize=9,
+    )
     ax.set_xlabel(f"N fold (N / {c_})")
     ax.set_ylabel(f"K fold (K / {r_})")
     # Spyre: output tiles dealt to the cores
@@ -138,13 +155,20 @@ def draw_contrast(c: Contrast) -> bytes:
     tm_, tn_ = math.ceil(g.m / t.tm), math.ceil(g.n / t.tn)
     rows, cols, step = _shrink(tm_, tn_)
     ax = axes[2]
-    ax.imshow(_grid_image(rows, cols, lambda r, q: ((r * step) * tn_ + q * step) % c.spyre_cores), cmap="turbo", aspect="auto")
-    ax.set_title(f"Spyre ({c.spyre_profile}): {c.spyre_cores} cores, scratchpad tiles {t.tm}x{t.tn}x{t.tk}\n"
-                 f"{tm_ * tn_} output tiles, working set {t.working_set_bytes / 2**20:.2f} MiB per core\n"
-                 f"{t.time_s * 1e6:.1f} us ({t.bound.value}-bound), colour = core", fontsize=9)
+    ax.imshow(
+        _grid_image(rows, cols, lambda r, q: ((r * step) * tn_ + q * step) % c.spyre_cores), cmap="turbo", aspect="auto"
+    )
+    ax.set_title(
+        f"Spyre ({c.spyre_profile}): {c.spyre_cores} cores, scratchpad tiles {t.tm}x{t.tn}x{t.tk}\n"
+        f"{tm_ * tn_} output tiles, working set {t.working_set_bytes / 2**20:.2f} MiB per core\n"
+        f"{t.time_s * 1e6:.1f} us ({t.bound.value}-bound), colour = core",
+        fontsize=9,
+    )
     ax.set_xlabel(f"N tile (N / {t.tn})")
     ax.set_ylabel(f"M tile (M / {t.tm})")
-    fig.suptitle(f"GEMM [{g.m}x{g.k}] @ [{g.k}x{g.n}] ({g.dtype}): tile programs vs a systolic array vs scratchpad cores")
+    fig.suptitle(
+        f"GEMM [{g.m}x{g.k}] @ [{g.k}x{g.n}] ({g.dtype}): tile programs vs a systolic array vs scratchpad cores"
+    )
     fig.tight_layout()
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=110)

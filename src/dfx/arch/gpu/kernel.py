@@ -33,19 +33,42 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from dfx.arch.gpu.configs import (
-    GemmConfig, PointwiseConfig, ReductionConfig, gemm_candidates, gemm_registers_per_thread,
-    gemm_shared_memory_bytes, gemm_spills, pointwise_candidates, reduction_candidates,
+    GemmConfig,
+    PointwiseConfig,
+    ReductionConfig,
+    gemm_candidates,
+    gemm_registers_per_thread,
+    gemm_shared_memory_bytes,
+    gemm_spills,
+    pointwise_candidates,
+    reduction_candidates,
 )
-from dfx.arch.gpu.simt import Occupancy, SimtSpec, Waves, divergent_warp_cost, masked_fraction, occupancy, simt_spec, waves
+from dfx.arch.gpu.simt import (
+    Occupancy,
+    SimtSpec,
+    Waves,
+    divergent_warp_cost,
+    masked_fraction,
+    occupancy,
+    simt_spec,
+    waves,
+)
 from dfx.costs.terms import FMA_FLOPS
 from dfx.errors import DfxError
 from dfx.hardware import HardwareProfile
 from dfx.ir import DTYPE_ITEMSIZE_BYTES, normalize_dtype
 
 __all__ = [
-    "GemmKernel", "SimtKernel", "WaveTime", "autotune_pick", "choose_gemm_config", "fitting_gemm_configs", "gemm_kernel",
+    "GemmKernel",
+    "SimtKernel",
+    "WaveTime",
+    "autotune_pick",
+    "choose_gemm_config",
+    "fitting_gemm_configs",
+    "gemm_kernel",
     "gemm_kernel_time_s",
-    "pointwise_kernel", "reduction_kernel",
+    "pointwise_kernel",
+    "reduction_kernel",
 ]
 
 _SIMT_REGS_ESTIMATE = 32  # registers per thread of a pointwise or reduction program: an estimate
@@ -74,9 +97,16 @@ class WaveTime:
         return max(roofs, key=roofs.get)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"programs": self.programs, "rounds": self.rounds, "compute_s": self.compute_s,
-                "smem_s": self.smem_s, "hbm_s": self.hbm_s, "hbm_bytes": self.hbm_bytes,
-                "time_s": self.time_s, "bound": self.bound}
+        return {
+            "programs": self.programs,
+            "rounds": self.rounds,
+            "compute_s": self.compute_s,
+            "smem_s": self.smem_s,
+            "hbm_s": self.hbm_s,
+            "hbm_bytes": self.hbm_bytes,
+            "time_s": self.time_s,
+            "bound": self.bound,
+        }
 
 
 @dataclass(frozen=True)
@@ -98,8 +128,15 @@ def _machine(profile: HardwareProfile, spec: SimtSpec, dtype: str) -> _Machine:
     peak = profile.peak(dtype)
     per_clock = spec.limits.shared_memory_bytes_per_clock_per_sm
     smem_bw = per_clock * spec.clock_hz if per_clock and spec.clock_hz else None
-    return _Machine(spec.sms, peak.flop_per_s, peak.used, off.bandwidth_bytes_per_s,
-                    l2.capacity_bytes if l2 else 0.0, smem_bw, profile.op_overhead_s)
+    return _Machine(
+        spec.sms,
+        peak.flop_per_s,
+        peak.used,
+        off.bandwidth_bytes_per_s,
+        l2.capacity_bytes if l2 else 0.0,
+        smem_bw,
+        profile.op_overhead_s,
+    )
 
 
 def _dtype_bytes(dtype: str) -> tuple[str, int]:
@@ -212,25 +249,46 @@ class GemmKernel:
     def to_dict(self) -> dict[str, Any]:
         c = self.config
         return {
-            "kind": "gemm", "m": self.m, "k": self.k, "n": self.n, "batch": self.batch, "dtype": self.dtype,
-            "hardware": self.profile_id, "config": c.to_dict(), "chosen_from": self.chosen_from,
-            "grid": list(self.grid), "programs": self.programs,
-            "program": {"output_tile": [c.block_m, c.block_n], "k_loop_iterations": self.k_iterations,
-                        "k_step": c.block_k, "loads_per_iteration": {"a": [c.block_m, c.block_k], "b": [c.block_k, c.block_n]},
-                        "accumulator": [c.block_m, c.block_n], "accumulator_dtype": "float32"},
-            "warps_per_program": c.num_warps, "threads_per_program": c.num_warps * 32,
-            "registers_per_thread": self.registers_per_thread, "registers_estimated": True,
+            "kind": "gemm",
+            "m": self.m,
+            "k": self.k,
+            "n": self.n,
+            "batch": self.batch,
+            "dtype": self.dtype,
+            "hardware": self.profile_id,
+            "config": c.to_dict(),
+            "chosen_from": self.chosen_from,
+            "grid": list(self.grid),
+            "programs": self.programs,
+            "program": {
+                "output_tile": [c.block_m, c.block_n],
+                "k_loop_iterations": self.k_iterations,
+                "k_step": c.block_k,
+                "loads_per_iteration": {"a": [c.block_m, c.block_k], "b": [c.block_k, c.block_n]},
+                "accumulator": [c.block_m, c.block_n],
+                "accumulator_dtype": "float32",
+            },
+            "warps_per_program": c.num_warps,
+            "threads_per_program": c.num_warps * 32,
+            "registers_per_thread": self.registers_per_thread,
+            "registers_estimated": True,
             "shared_memory_per_program_bytes": self.shared_memory_bytes,
             "occupancy_blocks_per_sm": self.occupancy.blocks_per_sm,
             "occupancy_limited_by": [b.value for b in self.occupancy.binding],
-            "occupancy": self.occupancy.to_dict(), "sms": self.sms,
-            "waves": self.waves.count, "wave": self.waves.to_dict(),
+            "occupancy": self.occupancy.to_dict(),
+            "sms": self.sms,
+            "waves": self.waves.count,
+            "wave": self.waves.to_dict(),
             "masked_lane_fraction": self.masked_lane_fraction,
-            "flops": self.flops, "hbm_bytes": self.hbm_bytes, "overhead_s": self.overhead_s,
-            "time_s": self.time_s, "flop_per_s": self.flop_per_s,
+            "flops": self.flops,
+            "hbm_bytes": self.hbm_bytes,
+            "overhead_s": self.overhead_s,
+            "time_s": self.time_s,
+            "flop_per_s": self.flop_per_s,
             "fraction_of_peak": self.flop_per_s / self.peak_flop_per_s,
-            "wave_times": [w.to_dict() for w in _collapse(self.wave_times)], "notes": list(self.notes),
-        }  # fmt: skip
+            "wave_times": [w.to_dict() for w in _collapse(self.wave_times)],
+            "notes": list(self.notes),
+        }
 
 
 def _collapse(waves_: tuple[WaveTime, ...]) -> list[WaveTime]:
@@ -247,7 +305,9 @@ def _l2_reads(shared: float, unshared: float, l2_bytes: float) -> float:
     return fits * shared + (1 - fits) * max(unshared, shared)
 
 
-def _gemm_waves(m: int, k: int, n: int, batch: int, elem_bytes: int, c: GemmConfig, w: Waves, mach: _Machine) -> tuple[WaveTime, ...]:
+def _gemm_waves(
+    m: int, k: int, n: int, batch: int, elem_bytes: int, c: GemmConfig, w: Waves, mach: _Machine
+) -> tuple[WaveTime, ...]:
     pid_m, pid_n = math.ceil(m / c.block_m), math.ceil(n / c.block_n)
     tiles = pid_m * pid_n
     k_pad = math.ceil(k / c.block_k) * c.block_k
@@ -270,8 +330,17 @@ def _gemm_waves(m: int, k: int, n: int, batch: int, elem_bytes: int, c: GemmConf
     return tuple(out)
 
 
-def gemm_kernel(m: int, k: int, n: int, profile: HardwareProfile, *, dtype: str = "bfloat16", batch: int = 1,
-                config: GemmConfig | None = None, registers_per_thread: int | None = None) -> GemmKernel:
+def gemm_kernel(
+    m: int,
+    k: int,
+    n: int,
+    profile: HardwareProfile,
+    *,
+    dtype: str = "bfloat16",
+    batch: int = 1,
+    config: GemmConfig | None = None,
+    registers_per_thread: int | None = None,
+) -> GemmKernel:
     """The Triton GEMM kernel for ``batch x [M, K] @ [K, N]`` on ``profile``, with its predicted time.
 
     With no ``config``, Inductor's candidates are compared (:func:`choose_gemm_config`).
@@ -304,7 +373,17 @@ def gemm_kernel(m: int, k: int, n: int, profile: HardwareProfile, *, dtype: str 
         raise DfxError(f"GEMM sizes must be >= 1, got M={m}, K={k}, N={n}, batch={batch}")
     if config is None:
         config = choose_gemm_config(m, k, n, dtype, profile, batch=batch)
-        return _evaluate(m, k, n, batch, dtype, profile, config, registers_per_thread, len(fitting_gemm_configs(m, k, n, dtype, profile)))
+        return _evaluate(
+            m,
+            k,
+            n,
+            batch,
+            dtype,
+            profile,
+            config,
+            registers_per_thread,
+            len(fitting_gemm_configs(m, k, n, dtype, profile)),
+        )
     return _evaluate(m, k, n, batch, dtype, profile, config, registers_per_thread, 1)
 
 
@@ -314,15 +393,35 @@ def _evaluate(m, k, n, batch, dtype, profile, c: GemmConfig, regs, chosen_from) 
     mach = _machine(profile, spec, name)
     regs = gemm_registers_per_thread(c) if regs is None else regs
     smem = gemm_shared_memory_bytes(c, elem)
-    occ = occupancy(spec, threads_per_block=c.num_warps * spec.warp_size, registers_per_thread=regs, shared_memory_bytes=smem)
+    occ = occupancy(
+        spec, threads_per_block=c.num_warps * spec.warp_size, registers_per_thread=regs, shared_memory_bytes=smem
+    )
     if occ.blocks_per_sm < 1:
-        raise DfxError(f"config {c.to_dict()} cannot run on {profile.id}: no block fits on an SM ({occ.to_dict()['by_limit']})")
+        raise DfxError(
+            f"config {c.to_dict()} cannot run on {profile.id}: no block fits on an SM ({occ.to_dict()['by_limit']})"
+        )
     programs = batch * math.ceil(m / c.block_m) * math.ceil(n / c.block_n)
     w = waves(programs, spec.sms, occ.blocks_per_sm)
     notes = () if mach.peak_dtype == name else (f"peak of {mach.peak_dtype} used for {name}",)
-    return GemmKernel(m, k, n, batch, name, profile.id, c, regs, smem, occ, w,
-                      _gemm_waves(m, k, n, batch, elem, c, w, mach), mach.overhead_s, mach.peak_flop_per_s,
-                      spec.sms, chosen_from, notes)
+    return GemmKernel(
+        m,
+        k,
+        n,
+        batch,
+        name,
+        profile.id,
+        c,
+        regs,
+        smem,
+        occ,
+        w,
+        _gemm_waves(m, k, n, batch, elem, c, w, mach),
+        mach.overhead_s,
+        mach.peak_flop_per_s,
+        spec.sms,
+        chosen_from,
+        notes,
+    )
 
 
 def fitting_gemm_configs(m: int, k: int, n: int, dtype: str, profile: HardwareProfile) -> list[GemmConfig]:
@@ -334,8 +433,13 @@ def fitting_gemm_configs(m: int, k: int, n: int, dtype: str, profile: HardwarePr
     for c in gemm_candidates(m, k, n):
         if gemm_spills(c) or gemm_shared_memory_bytes(c, elem) > lim.shared_memory_per_block_optin_bytes:
             continue  # Inductor's _prune_reg_spill_configs and _prune_exceeding_max_shared_mem_configs
-        regs_per_warp = math.ceil(gemm_registers_per_thread(c) * 32 / lim.register_allocation_unit) * lim.register_allocation_unit
-        if regs_per_warp * math.ceil(c.num_warps / lim.register_sub_partitions) * lim.register_sub_partitions > lim.max_registers_per_block:
+        regs_per_warp = (
+            math.ceil(gemm_registers_per_thread(c) * 32 / lim.register_allocation_unit) * lim.register_allocation_unit
+        )
+        if (
+            regs_per_warp * math.ceil(c.num_warps / lim.register_sub_partitions) * lim.register_sub_partitions
+            > lim.max_registers_per_block
+        ):
             continue
         out.append(c)
     return out
@@ -375,12 +479,15 @@ def autotune_pick(timed: Sequence[tuple[float, GemmConfig]]) -> int:
     ``BLOCK_K``, then the order given.
     """
     best = min(t for t, _ in timed)
-    tied = [(-c.block_m * c.block_n, -c.block_k, i) for i, (t, c) in enumerate(timed) if t <= best * (1 + _TIE_TOLERANCE)]
+    tied = [
+        (-c.block_m * c.block_n, -c.block_k, i) for i, (t, c) in enumerate(timed) if t <= best * (1 + _TIE_TOLERANCE)
+    ]
     return min(tied)[-1]
 
 
-def gemm_kernel_time_s(m: int, k: int, n: int, dtype: str, profile: HardwareProfile, *, batch: int = 1,
-                       config: GemmConfig | None = None) -> float:
+def gemm_kernel_time_s(
+    m: int, k: int, n: int, dtype: str, profile: HardwareProfile, *, batch: int = 1, config: GemmConfig | None = None
+) -> float:
     """Predicted seconds of the Triton GEMM kernel (its waves plus the per-kernel overhead).
 
     Examples
@@ -432,24 +539,39 @@ class SimtKernel:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "kind": self.kind, "shape": list(self.shape), "dtype": self.dtype, "hardware": self.profile_id,
-            "config": self.config.to_dict(), "chosen_from": self.chosen_from,
-            "grid": list(self.grid), "programs": self.waves.programs,
+            "kind": self.kind,
+            "shape": list(self.shape),
+            "dtype": self.dtype,
+            "hardware": self.profile_id,
+            "config": self.config.to_dict(),
+            "chosen_from": self.chosen_from,
+            "grid": list(self.grid),
+            "programs": self.waves.programs,
             "program": {"block": list(self.block), "loop_iterations": self.loop_iterations},
-            "warps_per_program": self.config.num_warps, "threads_per_program": self.config.num_warps * 32,
-            "registers_per_thread": self.registers_per_thread, "registers_estimated": True,
+            "warps_per_program": self.config.num_warps,
+            "threads_per_program": self.config.num_warps * 32,
+            "registers_per_thread": self.registers_per_thread,
+            "registers_estimated": True,
             "shared_memory_per_program_bytes": self.shared_memory_bytes,
             "occupancy_blocks_per_sm": self.occupancy.blocks_per_sm,
             "occupancy_limited_by": [b.value for b in self.occupancy.binding],
-            "occupancy": self.occupancy.to_dict(), "sms": self.sms,
-            "waves": self.waves.count, "wave": self.waves.to_dict(),
-            "masked_lane_fraction": self.masked_lane_fraction, "simt_efficiency": self.simt_efficiency,
-            "flops": self.flops, "hbm_bytes": self.bytes, "overhead_s": self.overhead_s, "time_s": self.time_s,
+            "occupancy": self.occupancy.to_dict(),
+            "sms": self.sms,
+            "waves": self.waves.count,
+            "wave": self.waves.to_dict(),
+            "masked_lane_fraction": self.masked_lane_fraction,
+            "simt_efficiency": self.simt_efficiency,
+            "flops": self.flops,
+            "hbm_bytes": self.bytes,
+            "overhead_s": self.overhead_s,
+            "time_s": self.time_s,
             "wave_times": [w.to_dict() for w in _collapse(self.wave_times)],
-        }  # fmt: skip
+        }
 
 
-def _simt_waves(w: Waves, per_program_flops: float, per_program_bytes: float, mach: _Machine, vector_peak: float) -> tuple[WaveTime, ...]:
+def _simt_waves(
+    w: Waves, per_program_flops: float, per_program_bytes: float, mach: _Machine, vector_peak: float
+) -> tuple[WaveTime, ...]:
     per_sm = vector_peak / mach.sms
     out = []
     for size in w.sizes():
@@ -459,24 +581,54 @@ def _simt_waves(w: Waves, per_program_flops: float, per_program_bytes: float, ma
     return tuple(out)
 
 
-def _simt_kernel(kind, shape, dtype, profile, cfg, block, iters, smem, regs, flops_per_program, bytes_total, eff, chosen_from):
+def _simt_kernel(
+    kind, shape, dtype, profile, cfg, block, iters, smem, regs, flops_per_program, bytes_total, eff, chosen_from
+):
     spec = simt_spec(profile)
     name, _ = _dtype_bytes(dtype)
     mach = _machine(profile, spec, name)
     vector_peak = profile.peak(_VECTOR_DTYPE).flop_per_s
-    occ = occupancy(spec, threads_per_block=cfg.num_warps * spec.warp_size, registers_per_thread=regs, shared_memory_bytes=smem)
+    occ = occupancy(
+        spec, threads_per_block=cfg.num_warps * spec.warp_size, registers_per_thread=regs, shared_memory_bytes=smem
+    )
     w = waves(math.ceil(shape[0] / block[0]), spec.sms, occ.blocks_per_sm)
     # each program's bytes are the kernel's bytes shared evenly (masked lanes move nothing)
     per_program_bytes = bytes_total / w.programs
-    return SimtKernel(kind, shape, name, profile.id, cfg, block, iters, regs, smem, occ, w,
-                      _simt_waves(w, flops_per_program, per_program_bytes, mach, vector_peak),
-                      mach.overhead_s, flops_per_program * w.programs, bytes_total, eff, spec.sms, chosen_from)
+    return SimtKernel(
+        kind,
+        shape,
+        name,
+        profile.id,
+        cfg,
+        block,
+        iters,
+        regs,
+        smem,
+        occ,
+        w,
+        _simt_waves(w, flops_per_program, per_program_bytes, mach, vector_peak),
+        mach.overhead_s,
+        flops_per_program * w.programs,
+        bytes_total,
+        eff,
+        spec.sms,
+        chosen_from,
+    )
 
 
-def pointwise_kernel(numel: int, profile: HardwareProfile, *, dtype: str = "bfloat16", inputs: int = 1, outputs: int = 1,
-                     flops_per_element: float = 1.0, branch: tuple[float, float, float] | None = None,
-                     config: PointwiseConfig | None = None, registers_per_thread: int = _SIMT_REGS_ESTIMATE,
-                     hbm_bytes: float | None = None) -> SimtKernel:
+def pointwise_kernel(
+    numel: int,
+    profile: HardwareProfile,
+    *,
+    dtype: str = "bfloat16",
+    inputs: int = 1,
+    outputs: int = 1,
+    flops_per_element: float = 1.0,
+    branch: tuple[float, float, float] | None = None,
+    config: PointwiseConfig | None = None,
+    registers_per_thread: int = _SIMT_REGS_ESTIMATE,
+    hbm_bytes: float | None = None,
+) -> SimtKernel:
     """A fused 1-D elementwise Triton kernel over ``numel`` elements.
 
     Each program covers ``XBLOCK`` elements; bytes = ``numel * (inputs + outputs) * itemsize``.
@@ -494,7 +646,9 @@ def pointwise_kernel(numel: int, profile: HardwareProfile, *, dtype: str = "bflo
     (1024, 4, 1024)
     """
     if numel < 1 or inputs < 0 or outputs < 1 or flops_per_element < 0:
-        raise DfxError(f"pointwise: need numel >= 1, inputs >= 0, outputs >= 1, flops >= 0; got {numel}, {inputs}, {outputs}, {flops_per_element}")
+        raise DfxError(
+            f"pointwise: need numel >= 1, inputs >= 0, outputs >= 1, flops >= 0; got {numel}, {inputs}, {outputs}, {flops_per_element}"
+        )
     name, elem = _dtype_bytes(dtype)
     issued = useful = flops_per_element
     if branch is not None:
@@ -504,14 +658,38 @@ def pointwise_kernel(numel: int, profile: HardwareProfile, *, dtype: str = "bflo
     eff = useful / issued if issued else 1.0
     bytes_total = numel * (inputs + outputs) * elem if hbm_bytes is None else hbm_bytes
     configs = [config] if config is not None else pointwise_candidates(numel)
-    kernels = [_simt_kernel("pointwise", (numel,), name, profile, c, (c.xblock,), 1, 0, registers_per_thread,
-                            c.xblock * issued, bytes_total, eff, len(configs)) for c in configs]
+    kernels = [
+        _simt_kernel(
+            "pointwise",
+            (numel,),
+            name,
+            profile,
+            c,
+            (c.xblock,),
+            1,
+            0,
+            registers_per_thread,
+            c.xblock * issued,
+            bytes_total,
+            eff,
+            len(configs),
+        )
+        for c in configs
+    ]
     return min(kernels, key=lambda kern: kern.time_s)
 
 
-def reduction_kernel(rows: int, cols: int, profile: HardwareProfile, *, dtype: str = "bfloat16",
-                     flops_per_element: float = 1.0, config: ReductionConfig | None = None,
-                     registers_per_thread: int = _SIMT_REGS_ESTIMATE, hbm_bytes: float | None = None) -> SimtKernel:
+def reduction_kernel(
+    rows: int,
+    cols: int,
+    profile: HardwareProfile,
+    *,
+    dtype: str = "bfloat16",
+    flops_per_element: float = 1.0,
+    config: ReductionConfig | None = None,
+    registers_per_thread: int = _SIMT_REGS_ESTIMATE,
+    hbm_bytes: float | None = None,
+) -> SimtKernel:
     """A Triton inner reduction: each of ``rows`` rows of ``cols`` contiguous elements reduced to one.
 
     A program takes ``XBLOCK`` rows and walks the row in ``R0_BLOCK`` steps (one step when
@@ -536,6 +714,21 @@ def reduction_kernel(rows: int, cols: int, profile: HardwareProfile, *, dtype: s
         iters = math.ceil(cols / c.rblock)
         smem = c.num_warps * c.xblock * 4 if c.num_warps > 1 else 0
         flops = c.xblock * c.rblock * iters * flops_per_element
-        kernels.append(_simt_kernel("reduction", (rows, cols), name, profile, c, (c.xblock, c.rblock), iters, smem,
-                                    registers_per_thread, flops, bytes_total, 1.0, len(configs)))
+        kernels.append(
+            _simt_kernel(
+                "reduction",
+                (rows, cols),
+                name,
+                profile,
+                c,
+                (c.xblock, c.rblock),
+                iters,
+                smem,
+                registers_per_thread,
+                flops,
+                bytes_total,
+                1.0,
+                len(configs),
+            )
+        )
     return min(kernels, key=lambda kern: kern.time_s)

@@ -23,12 +23,26 @@ from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
 from dfx.arch.gpu.kernel import (
-    GemmKernel, SimtKernel, autotune_pick, fitting_gemm_configs, gemm_kernel, pointwise_kernel, reduction_kernel,
+    GemmKernel,
+    SimtKernel,
+    autotune_pick,
+    fitting_gemm_configs,
+    gemm_kernel,
+    pointwise_kernel,
+    reduction_kernel,
 )
 from dfx.costs.record import Category, CostedNode
 from dfx.hardware import HardwareProfile
 
-__all__ = ["TilePlan", "clear_gemm_plans", "gemm_plan", "kernel_plan", "pointwise_plan", "reduction_plan", "split_k_factor"]
+__all__ = [
+    "TilePlan",
+    "clear_gemm_plans",
+    "gemm_plan",
+    "kernel_plan",
+    "pointwise_plan",
+    "reduction_plan",
+    "split_k_factor",
+]
 
 _PARTIAL_SUM_BYTES = 4  # split-K partial sums are fp32 (the accumulator's dtype)
 
@@ -47,19 +61,43 @@ class TilePlan:
     config: dict[str, Any]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "tiles": self.tiles, "tile_shape": list(self.tile_shape), "num_warps": self.num_warps,
-                "blocks_per_sm": self.blocks_per_sm, "waves": self.waves, "time_s": self.time_s, "config": self.config}
+        return {
+            "kind": self.kind,
+            "tiles": self.tiles,
+            "tile_shape": list(self.tile_shape),
+            "num_warps": self.num_warps,
+            "blocks_per_sm": self.blocks_per_sm,
+            "waves": self.waves,
+            "time_s": self.time_s,
+            "config": self.config,
+        }
 
 
 def _from_gemm(k: GemmKernel) -> TilePlan:
     c = k.config
-    return TilePlan("gemm", k.programs, (c.block_m, c.block_n, c.block_k), c.num_warps, k.occupancy.blocks_per_sm,
-                    k.waves.count, k.time_s, c.to_dict())
+    return TilePlan(
+        "gemm",
+        k.programs,
+        (c.block_m, c.block_n, c.block_k),
+        c.num_warps,
+        k.occupancy.blocks_per_sm,
+        k.waves.count,
+        k.time_s,
+        c.to_dict(),
+    )
 
 
 def _from_simt(k: SimtKernel) -> TilePlan:
-    return TilePlan(k.kind, k.waves.programs, k.block, k.config.num_warps, k.occupancy.blocks_per_sm,
-                    k.waves.count, k.time_s, k.config.to_dict())
+    return TilePlan(
+        k.kind,
+        k.waves.programs,
+        k.block,
+        k.config.num_warps,
+        k.occupancy.blocks_per_sm,
+        k.waves.count,
+        k.time_s,
+        k.config.to_dict(),
+    )
 
 
 def split_k_factor(output_tiles: int, k: int, block_k: int, sms: int) -> int:
@@ -145,8 +183,10 @@ def gemm_plan(m: int, k: int, n: int, dtype: str, profile: HardwareProfile, *, b
 
 
 def _autotuned_gemm(m: int, k: int, n: int, dtype: str, profile: HardwareProfile, batch: int) -> TilePlan:
-    kernels = [gemm_kernel(m, k, n, profile, dtype=dtype, batch=batch, config=c)
-               for c in fitting_gemm_configs(m, k, n, dtype, profile)]
+    kernels = [
+        gemm_kernel(m, k, n, profile, dtype=dtype, batch=batch, config=c)
+        for c in fitting_gemm_configs(m, k, n, dtype, profile)
+    ]
     if not kernels:  # gemm_kernel names the problem
         kernels = [gemm_kernel(m, k, n, profile, dtype=dtype, batch=batch)]
     # the autotuner times each config as it would run, split-K included
@@ -163,21 +203,31 @@ def _split_over_k(kern: GemmKernel, profile: HardwareProfile) -> TilePlan:
     hbm_bytes_per_s = profile.off_chip_level().bandwidth_bytes_per_s
     waves_s = sum(max(w.compute_s / split, w.smem_s / split, w.hbm_s) for w in kern.wave_times)
     tiles = kern.programs * split
-    return replace(plan, tiles=tiles, waves=math.ceil(tiles / (kern.sms * max(kern.occupancy.blocks_per_sm, 1))),
-                   time_s=waves_s + partial_bytes / hbm_bytes_per_s + kern.overhead_s,
-                   config={**plan.config, "split_k": split})
+    return replace(
+        plan,
+        tiles=tiles,
+        waves=math.ceil(tiles / (kern.sms * max(kern.occupancy.blocks_per_sm, 1))),
+        time_s=waves_s + partial_bytes / hbm_bytes_per_s + kern.overhead_s,
+        config={**plan.config, "split_k": split},
+    )
 
 
 def pointwise_plan(numel: int, offchip_bytes: float, flops: float, dtype: str, profile: HardwareProfile) -> TilePlan:
     """A fused 1-D pointwise kernel over ``numel`` elements moving ``offchip_bytes``."""
     per_element = flops / numel if numel else 0.0
-    return _from_simt(pointwise_kernel(numel, profile, dtype=dtype, flops_per_element=per_element, hbm_bytes=offchip_bytes))
+    return _from_simt(
+        pointwise_kernel(numel, profile, dtype=dtype, flops_per_element=per_element, hbm_bytes=offchip_bytes)
+    )
 
 
-def reduction_plan(rows: int, cols: int, offchip_bytes: float, flops: float, dtype: str, profile: HardwareProfile) -> TilePlan:
+def reduction_plan(
+    rows: int, cols: int, offchip_bytes: float, flops: float, dtype: str, profile: HardwareProfile
+) -> TilePlan:
     """A fused inner reduction of ``rows`` rows of ``cols`` elements moving ``offchip_bytes``."""
     per_element = flops / (rows * cols)
-    return _from_simt(reduction_kernel(rows, cols, profile, dtype=dtype, flops_per_element=per_element, hbm_bytes=offchip_bytes))
+    return _from_simt(
+        reduction_kernel(rows, cols, profile, dtype=dtype, flops_per_element=per_element, hbm_bytes=offchip_bytes)
+    )
 
 
 _BATCHED_OPS = ("bmm", "baddbmm")  # their leading output dimension is a grid dimension, not rows
@@ -210,8 +260,9 @@ def _gemm_dims(cn: CostedNode) -> tuple[int, int, int, int] | None:
 
 def _reduced_shape(nodes: Sequence[CostedNode]) -> tuple[int, int] | None:
     for cn in nodes:
-        if cn.category is Category.NORMALIZATION or any("sum" in c.op or "mean" in c.op or "max" in c.op or "var" in c.op
-                                                        for c in cn.node.aten_calls):
+        if cn.category is Category.NORMALIZATION or any(
+            "sum" in c.op or "mean" in c.op or "max" in c.op or "var" in c.op for c in cn.node.aten_calls
+        ):
             for call in cn.node.aten_calls:
                 if call.inputs and call.inputs[0].shape:
                     shape = call.inputs[0].shape
@@ -220,8 +271,15 @@ def _reduced_shape(nodes: Sequence[CostedNode]) -> tuple[int, int] | None:
     return None
 
 
-def kernel_plan(kind: str, nodes: Sequence[CostedNode], offchip_bytes: float, flops: float, dtype: str | None,
-                profile: HardwareProfile, cache: dict[tuple, TilePlan] | None = None) -> TilePlan | None:
+def kernel_plan(
+    kind: str,
+    nodes: Sequence[CostedNode],
+    offchip_bytes: float,
+    flops: float,
+    dtype: str | None,
+    profile: HardwareProfile,
+    cache: dict[tuple, TilePlan] | None = None,
+) -> TilePlan | None:
     """The Triton plan of one compiled kernel on a GPU profile, or ``None`` where the model does not apply.
 
     Parameters
@@ -247,23 +305,39 @@ def kernel_plan(kind: str, nodes: Sequence[CostedNode], offchip_bytes: float, fl
         gemms = [g for g in (_gemm_dims(cn) for cn in nodes) if g is not None]
         if not gemms:
             return None
-        plans = [_cached(cache, ("gemm", m, k, n, b, dtype), lambda: gemm_plan(m, k, n, dtype, profile, batch=b))
-                 for m, k, n, b in gemms]
+        plans = [
+            _cached(cache, ("gemm", m, k, n, b, dtype), lambda: gemm_plan(m, k, n, dtype, profile, batch=b))
+            for m, k, n, b in gemms
+        ]
         first = plans[0]
         if len(plans) == 1:
             return first
-        return TilePlan("gemm", sum(p.tiles for p in plans), first.tile_shape, first.num_warps, first.blocks_per_sm,
-                        sum(p.waves for p in plans), sum(p.time_s for p in plans), first.config)
+        return TilePlan(
+            "gemm",
+            sum(p.tiles for p in plans),
+            first.tile_shape,
+            first.num_warps,
+            first.blocks_per_sm,
+            sum(p.waves for p in plans),
+            sum(p.time_s for p in plans),
+            first.config,
+        )
     if kind == "reduction":
         shape = _reduced_shape(nodes)
         if shape is not None:
-            return _cached(cache, ("reduction", *shape, offchip_bytes, flops, dtype),
-                           lambda: reduction_plan(*shape, offchip_bytes, flops, dtype, profile))
+            return _cached(
+                cache,
+                ("reduction", *shape, offchip_bytes, flops, dtype),
+                lambda: reduction_plan(*shape, offchip_bytes, flops, dtype, profile),
+            )
         kind = "pointwise"
     if kind == "pointwise":
         numel = sum(spec.numel for spec in nodes[-1].node.outputs) or 1
-        return _cached(cache, ("pointwise", numel, offchip_bytes, flops, dtype),
-                       lambda: pointwise_plan(numel, offchip_bytes, flops, dtype, profile))
+        return _cached(
+            cache,
+            ("pointwise", numel, offchip_bytes, flops, dtype),
+            lambda: pointwise_plan(numel, offchip_bytes, flops, dtype, profile),
+        )
     return None
 
 

@@ -25,8 +25,15 @@ from dfx.hardware import HardwareProfile
 from dfx.hardware.schema import Simt
 
 __all__ = [
-    "Limit", "Occupancy", "SimtSpec", "Waves", "divergent_warp_cost", "masked_fraction",
-    "occupancy", "simt_spec", "waves",
+    "Limit",
+    "Occupancy",
+    "SimtSpec",
+    "Waves",
+    "divergent_warp_cost",
+    "masked_fraction",
+    "occupancy",
+    "simt_spec",
+    "waves",
 ]
 
 
@@ -102,15 +109,19 @@ class Occupancy:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "blocks_per_sm": self.blocks_per_sm, "warps_per_sm": self.warps_per_sm,
-            "fraction": self.fraction, "binding": [b.value for b in self.binding],
+            "blocks_per_sm": self.blocks_per_sm,
+            "warps_per_sm": self.warps_per_sm,
+            "fraction": self.fraction,
+            "binding": [b.value for b in self.binding],
             "by_limit": {k.value: v for k, v in self.by_limit.items()},
             "registers_per_warp": self.registers_per_warp,
             "shared_memory_per_block_bytes": self.shared_memory_per_block_bytes,
-        }  # fmt: skip
+        }
 
 
-def occupancy(spec: SimtSpec, *, threads_per_block: int, registers_per_thread: int, shared_memory_bytes: int) -> Occupancy:
+def occupancy(
+    spec: SimtSpec, *, threads_per_block: int, registers_per_thread: int, shared_memory_bytes: int
+) -> Occupancy:
     """Resident blocks per SM under the CUDA occupancy rules (``cuda_occupancy.h``).
 
     ::
@@ -153,9 +164,13 @@ def occupancy(spec: SimtSpec, *, threads_per_block: int, registers_per_thread: i
     """
     lim = spec.limits
     if not 1 <= threads_per_block <= lim.max_threads_per_block:
-        raise DfxError(f"a block of {threads_per_block} threads: it must be 1..{lim.max_threads_per_block} on {spec.profile_id}")
+        raise DfxError(
+            f"a block of {threads_per_block} threads: it must be 1..{lim.max_threads_per_block} on {spec.profile_id}"
+        )
     if not 0 <= registers_per_thread <= lim.max_registers_per_thread:
-        raise DfxError(f"{registers_per_thread} registers per thread: at most {lim.max_registers_per_thread} on {spec.profile_id}")
+        raise DfxError(
+            f"{registers_per_thread} registers per thread: at most {lim.max_registers_per_thread} on {spec.profile_id}"
+        )
     warps_per_block = math.ceil(threads_per_block / spec.warp_size)
     regs_per_warp = _round_up(registers_per_thread * spec.warp_size, lim.register_allocation_unit)
     parts = lim.register_sub_partitions
@@ -165,8 +180,15 @@ def occupancy(spec: SimtSpec, *, threads_per_block: int, registers_per_thread: i
             f"{warps_per_block} warps x {registers_per_thread} registers per thread exceed the "
             f"{lim.max_registers_per_block} registers a block may use on {spec.profile_id}; use fewer warps or registers"
         )
-    by_regs = (lim.registers_per_sm // parts // regs_per_warp) * parts // warps_per_block if regs_per_warp else lim.max_blocks_per_sm
-    smem = _round_up(int(shared_memory_bytes + lim.shared_memory_reserved_per_block_bytes), int(lim.shared_memory_allocation_unit_bytes))
+    by_regs = (
+        (lim.registers_per_sm // parts // regs_per_warp) * parts // warps_per_block
+        if regs_per_warp
+        else lim.max_blocks_per_sm
+    )
+    smem = _round_up(
+        int(shared_memory_bytes + lim.shared_memory_reserved_per_block_bytes),
+        int(lim.shared_memory_allocation_unit_bytes),
+    )
     if shared_memory_bytes > lim.shared_memory_per_block_optin_bytes:
         raise DfxError(
             f"{shared_memory_bytes} B of shared memory per block exceed the {lim.shared_memory_per_block_optin_bytes:.0f} B "
@@ -212,8 +234,13 @@ class Waves:
         return [self.per_wave] * (self.count - 1) + [self.tail_programs]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"count": self.count, "per_wave": self.per_wave, "tail_programs": self.tail_programs,
-                "tail_fill": self.tail_fill, "efficiency": self.efficiency}
+        return {
+            "count": self.count,
+            "per_wave": self.per_wave,
+            "tail_programs": self.tail_programs,
+            "tail_fill": self.tail_fill,
+            "efficiency": self.efficiency,
+        }
 
 
 # Each wave is timed on its own (its panels, its L2 reuse): about 25 us of CPU here, so a million
@@ -239,8 +266,10 @@ def waves(programs: int, sms: int, blocks_per_sm: int) -> Waves:
         raise DfxError(f"waves need >= 1 program, SM and block per SM, got {programs}, {sms}, {blocks_per_sm}")
     count = -(-programs // (sms * blocks_per_sm))
     if count > MAX_WAVES:
-        raise DfxError(f"a kernel of {programs:,} programs runs {count:,} waves, beyond dfx's budget of "
-                       f"{MAX_WAVES:,} waves per kernel (each is timed); give smaller sizes")
+        raise DfxError(
+            f"a kernel of {programs:,} programs runs {count:,} waves, beyond dfx's budget of "
+            f"{MAX_WAVES:,} waves per kernel (each is timed); give smaller sizes"
+        )
     return Waves(programs, sms * blocks_per_sm)
 
 

@@ -16,7 +16,12 @@ from dfx.arch.memory.capacity import CapacityReport, capacity_report, onchip_mem
 from dfx.arch.memory.energy import EnergyReport, energy_report
 from dfx.arch.memory.gemms import gemms
 from dfx.arch.memory.lifetime import Lifetime, lifetime
-from dfx.arch.memory.model_shape import graph_kv_cache_bytes, graph_kv_geometry, kv_geometry_from_config, parameter_count_from_config
+from dfx.arch.memory.model_shape import (
+    graph_kv_cache_bytes,
+    graph_kv_geometry,
+    kv_geometry_from_config,
+    parameter_count_from_config,
+)
 from dfx.arch.memory.tiling import Gemm, Machine, TileChoice, choose_tile, evaluate_tile
 from dfx.costs.record import CostedGraph
 from dfx.errors import DfxError
@@ -25,9 +30,17 @@ from dfx.ir import itemsize_bytes, normalize_dtype
 from dfx.schema.ids import TILE_SCHEMA
 
 __all__ = [
-    "TileReport", "capture_costed", "dtype_name", "machine_for", "model_capacity", "model_energy", "model_lifetime", "profile_of",
-    "tile_gemms", "tile_model",
-]  # fmt: skip
+    "TileReport",
+    "capture_costed",
+    "dtype_name",
+    "machine_for",
+    "model_capacity",
+    "model_energy",
+    "model_lifetime",
+    "profile_of",
+    "tile_gemms",
+    "tile_model",
+]
 
 _HF = "hf:"
 _LAYER_KEYS = ("num_hidden_layers", "n_layer")
@@ -41,11 +54,19 @@ def dtype_name(dtype: str) -> str:
     try:
         return normalize_dtype(dtype)
     except ValueError:
-        raise DfxError(f"unknown dtype {dtype!r}; expected fp32, bf16 or fp16 (or float32, bfloat16, float16)") from None
+        raise DfxError(
+            f"unknown dtype {dtype!r}; expected fp32, bf16 or fp16 (or float32, bfloat16, float16)"
+        ) from None
 
 
-def capture_costed(model: str, *, dtype: str, batch: int = 1, seq: int | None = None,
-                   input_shapes: Sequence[tuple[int, ...]] | None = None) -> CostedGraph:
+def capture_costed(
+    model: str,
+    *,
+    dtype: str,
+    batch: int = 1,
+    seq: int | None = None,
+    input_shapes: Sequence[tuple[int, ...]] | None = None,
+) -> CostedGraph:
     """Capture and cost ``model`` (a spec string, see :func:`dfx.models.resolve`; a file model takes
     ``input_shapes``, each a shape or an :class:`~dfx.ir.spec.InputShape` with its dtype)."""
     from dfx.analysis import capture_spec
@@ -66,7 +87,7 @@ def _hf_config(model: str) -> dict[str, Any] | None:
         return None
     from dfx.models.hf import load_config
 
-    return load_config(model[len(_HF):])[0]
+    return load_config(model[len(_HF) :])[0]
 
 
 def _one_layer_costed(config: dict[str, Any], *, dtype: str, batch: int, seq: int | None) -> CostedGraph:
@@ -89,8 +110,15 @@ def _default_seq(model: str, config: dict[str, Any] | None, seq: int | None) -> 
     return PRESETS[model].default_seq if model in PRESETS else 0
 
 
-def model_capacity(model: str, hw: str | HardwareProfile, *, dtype: str = "bf16", batch: int = 1,
-                   seq: int | None = None, input_shapes: Sequence[tuple[int, ...]] | None = None) -> CapacityReport:
+def model_capacity(
+    model: str,
+    hw: str | HardwareProfile,
+    *,
+    dtype: str = "bf16",
+    batch: int = 1,
+    seq: int | None = None,
+    input_shapes: Sequence[tuple[int, ...]] | None = None,
+) -> CapacityReport:
     """Weights, activations and KV cache of ``model`` against ``hw``'s memories.
 
     ``hf:`` configs: parameters and KV geometry in closed form from the config; activations from
@@ -105,8 +133,13 @@ def model_capacity(model: str, hw: str | HardwareProfile, *, dtype: str = "bf16"
         seq_used = _default_seq(model, config, seq)
         kv = geometry.cache_bytes(batch, seq_used, itemsize_bytes(dtype))
         params_bytes = count * itemsize_bytes(dtype)
-        kv_info = {"layers": geometry.layers, "kv_heads": geometry.kv_heads, "head_dim": geometry.head_dim,
-                   "causal": geometry.causal, "from": "config"}
+        kv_info = {
+            "layers": geometry.layers,
+            "kv_heads": geometry.kv_heads,
+            "head_dim": geometry.head_dim,
+            "causal": geometry.causal,
+            "from": "config",
+        }
         sources = {"parameters": "closed form from the config", "activations": "one-layer capture"}
     else:
         costed = capture_costed(model, dtype=dtype, batch=batch, seq=seq, input_shapes=input_shapes)
@@ -120,13 +153,29 @@ def model_capacity(model: str, hw: str | HardwareProfile, *, dtype: str = "bf16"
         sources = {"parameters": "captured graph (unique footprint)", "activations": "captured graph"}
     peak = lifetime(costed.graph, math.inf, _categories(costed)).peak_bytes
     return capacity_report(
-        profile, model=model, dtype=dtype, batch=batch, seq=seq_used, parameter_count=count,
-        parameter_bytes=params_bytes, activation_bytes=peak, kv_cache_bytes=kv, kv=kv_info, sources=sources,
-    )  # fmt: skip
+        profile,
+        model=model,
+        dtype=dtype,
+        batch=batch,
+        seq=seq_used,
+        parameter_count=count,
+        parameter_bytes=params_bytes,
+        activation_bytes=peak,
+        kv_cache_bytes=kv,
+        kv=kv_info,
+        sources=sources,
+    )
 
 
-def model_lifetime(model: str, hw: str | HardwareProfile, *, dtype: str = "bf16", batch: int = 1,
-                   seq: int | None = None, input_shapes: Sequence[tuple[int, ...]] | None = None) -> Lifetime:
+def model_lifetime(
+    model: str,
+    hw: str | HardwareProfile,
+    *,
+    dtype: str = "bf16",
+    batch: int = 1,
+    seq: int | None = None,
+    input_shapes: Sequence[tuple[int, ...]] | None = None,
+) -> Lifetime:
     """Live ranges of ``model``'s activations placed in ``hw``'s on-chip memory."""
     profile = profile_of(hw)
     costed = capture_costed(model, dtype=dtype_name(dtype), batch=batch, seq=seq, input_shapes=input_shapes)
@@ -134,24 +183,39 @@ def model_lifetime(model: str, hw: str | HardwareProfile, *, dtype: str = "bf16"
     return lifetime(costed.graph, level.capacity_bytes if level else 0.0, _categories(costed))
 
 
-def model_energy(model: str, hw: str | HardwareProfile, *, dtype: str = "bf16", batch: int = 1,
-                 seq: int | None = None, input_shapes: Sequence[tuple[int, ...]] | None = None) -> EnergyReport:
+def model_energy(
+    model: str,
+    hw: str | HardwareProfile,
+    *,
+    dtype: str = "bf16",
+    batch: int = 1,
+    seq: int | None = None,
+    input_shapes: Sequence[tuple[int, ...]] | None = None,
+) -> EnergyReport:
     """Eager versus dataflow energy of ``model`` on ``hw`` (see :mod:`.energy`)."""
-    return energy_report(capture_costed(model, dtype=dtype_name(dtype), batch=batch, seq=seq, input_shapes=input_shapes), profile_of(hw))
+    return energy_report(
+        capture_costed(model, dtype=dtype_name(dtype), batch=batch, seq=seq, input_shapes=input_shapes), profile_of(hw)
+    )
 
 
 def machine_for(profile: HardwareProfile, dtype: str) -> Machine:
     """One core's scratchpad (the on-chip level's capacity per instance), cores, peak, off-chip bandwidth."""
     level, off = onchip_memory(profile), profile.off_chip_level()
     if level is None or off is None:
-        raise DfxError(f"profile {profile.id!r} has no on-chip level with a capacity, or no off-chip bandwidth; tiling needs both")
+        raise DfxError(
+            f"profile {profile.id!r} has no on-chip level with a capacity, or no off-chip bandwidth; tiling needs both"
+        )
     c = profile.compute
     rows, cols = c.array_rows or 1, c.array_cols or 1
     return Machine(
-        scratchpad_bytes=level.capacity_per_instance_bytes, cores=c.cores or 1,
-        peak_flop_per_s=profile.peak(dtype).flop_per_s, offchip_bytes_per_s=off.bandwidth_bytes_per_s,
-        granule_m=rows, granule_n=cols, granule_k=rows,
-    )  # fmt: skip
+        scratchpad_bytes=level.capacity_per_instance_bytes,
+        cores=c.cores or 1,
+        peak_flop_per_s=profile.peak(dtype).flop_per_s,
+        offchip_bytes_per_s=off.bandwidth_bytes_per_s,
+        granule_m=rows,
+        granule_n=cols,
+        granule_k=rows,
+    )
 
 
 @dataclass(frozen=True)
@@ -168,14 +232,21 @@ class TileReport:
     def to_dict(self) -> dict[str, Any]:
         m = self.machine
         return {
-            "schema": TILE_SCHEMA, "hardware": self.hardware, "dtype": self.dtype,
-            "double_buffer": self.double_buffer, "scratchpad_bytes": m.scratchpad_bytes, "cores": m.cores,
-            "peak_flop_per_s": m.peak_flop_per_s, "offchip_bytes_per_s": m.offchip_bytes_per_s,
+            "schema": TILE_SCHEMA,
+            "hardware": self.hardware,
+            "dtype": self.dtype,
+            "double_buffer": self.double_buffer,
+            "scratchpad_bytes": m.scratchpad_bytes,
+            "cores": m.cores,
+            "peak_flop_per_s": m.peak_flop_per_s,
+            "offchip_bytes_per_s": m.offchip_bytes_per_s,
             "matmuls": [{**c.to_dict(), "small_tile": s.to_dict()} for c, s in zip(self.chosen, self.small)],
-        }  # fmt: skip
+        }
 
 
-def tile_gemms(found: list[Gemm], hw: str | HardwareProfile, *, dtype: str = "bf16", double_buffer: bool = True) -> TileReport:
+def tile_gemms(
+    found: list[Gemm], hw: str | HardwareProfile, *, dtype: str = "bf16", double_buffer: bool = True
+) -> TileReport:
     """Tile each GEMM on ``hw`` (:func:`.tiling.choose_tile`), with the one-array-side tile beside it."""
     profile, dtype = profile_of(hw), dtype_name(dtype)
     machine = machine_for(profile, dtype)
@@ -186,15 +257,35 @@ def tile_gemms(found: list[Gemm], hw: str | HardwareProfile, *, dtype: str = "bf
         if key not in cache:
             cache[key] = choose_tile(g, machine, double_buffer)
         c = cache[key]
-        chosen.append(TileChoice(g, c.tm, c.tn, c.tk, c.working_set_bytes, c.scratchpad_bytes, c.offchip_bytes,
-                                 c.intensity, c.compute_time_s, c.memory_time_s))
+        chosen.append(
+            TileChoice(
+                g,
+                c.tm,
+                c.tn,
+                c.tk,
+                c.working_set_bytes,
+                c.scratchpad_bytes,
+                c.offchip_bytes,
+                c.intensity,
+                c.compute_time_s,
+                c.memory_time_s,
+            )
+        )
         sm, sn, sk = min(g.m, machine.granule_m), min(g.n, machine.granule_n), min(g.k, machine.granule_k)
         small.append(evaluate_tile(g, machine, sm, sn, sk, double_buffer))
     return TileReport(profile.id, dtype, double_buffer, machine, tuple(chosen), tuple(small))
 
 
-def tile_model(model: str, hw: str | HardwareProfile, *, dtype: str = "bf16", batch: int = 1, seq: int | None = None,
-               double_buffer: bool = True, input_shapes: Sequence[tuple[int, ...]] | None = None) -> TileReport:
+def tile_model(
+    model: str,
+    hw: str | HardwareProfile,
+    *,
+    dtype: str = "bf16",
+    batch: int = 1,
+    seq: int | None = None,
+    double_buffer: bool = True,
+    input_shapes: Sequence[tuple[int, ...]] | None = None,
+) -> TileReport:
     """Tile every matmul of ``model`` on ``hw``."""
     costed = capture_costed(model, dtype=dtype_name(dtype), batch=batch, seq=seq, input_shapes=input_shapes)
     found = gemms(costed)

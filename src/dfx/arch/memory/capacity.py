@@ -97,8 +97,11 @@ class CapacityReport:
     def spill_bytes(self) -> dict[str, int]:
         free = self.onchip_capacity_bytes or 0.0
         out = {}
-        for name, size in (("weights", self.parameter_bytes), ("kv_cache", self.kv_cache_bytes),
-                           ("activations", self.activation_bytes)):
+        for name, size in (
+            ("weights", self.parameter_bytes),
+            ("kv_cache", self.kv_cache_bytes),
+            ("activations", self.activation_bytes),
+        ):
             kept = min(size, max(free, 0.0))
             out[name] = int(size - kept)
             free -= kept
@@ -114,8 +117,11 @@ class CapacityReport:
     def to_dict(self) -> dict[str, Any]:
         return {
             "schema": CAPACITY_SCHEMA,
-            "model": self.model, "hardware": self.hardware, "dtype": self.dtype,
-            "batch": self.batch, "seq": self.seq,
+            "model": self.model,
+            "hardware": self.hardware,
+            "dtype": self.dtype,
+            "batch": self.batch,
+            "seq": self.seq,
             "parameter_count": self.parameter_count,
             "parameter_bytes": self.parameter_bytes,
             "activation_bytes": self.activation_bytes,
@@ -133,7 +139,7 @@ class CapacityReport:
             "spills_to": self.spills_to if any(self.spill_bytes.values()) else None,
             "kv": self.kv,
             "sources": self.sources,
-        }  # fmt: skip
+        }
 
 
 def capacity_report(
@@ -163,13 +169,20 @@ def capacity_report(
     """
     on, off = onchip_memory(profile), offchip_memory(profile)
     return CapacityReport(
-        model=model, hardware=profile.id, dtype=dtype, batch=batch, seq=seq,
-        parameter_count=parameter_count, parameter_bytes=parameter_bytes,
-        activation_bytes=activation_bytes, kv_cache_bytes=kv_cache_bytes,
+        model=model,
+        hardware=profile.id,
+        dtype=dtype,
+        batch=batch,
+        seq=seq,
+        parameter_count=parameter_count,
+        parameter_bytes=parameter_bytes,
+        activation_bytes=activation_bytes,
+        kv_cache_bytes=kv_cache_bytes,
         onchip_level=on.name if on else None,
         onchip_capacity_bytes=on.capacity_bytes if on else None,
         onchip_per_core_bytes=on.capacity_per_instance_bytes if on else None,
         offchip_level=off.name if off else None,
         offchip_capacity_bytes=off.capacity_bytes if off else None,
-        kv=kv or {}, sources=sources or {},
-    )  # fmt: skip
+        kv=kv or {},
+        sources=sources or {},
+    )

@@ -25,8 +25,15 @@ from dfx.arch.memory.tiling import RooflineTime
 from dfx.hardware import HardwareProfile
 from dfx.ir import itemsize_bytes
 
-__all__ = ["AttentionBlock", "AttentionOnChip", "attention_graph", "attention_on_chip", "compiler_stages",
-           "render_case_study", "render_stages"]
+__all__ = [
+    "AttentionBlock",
+    "AttentionOnChip",
+    "attention_graph",
+    "attention_on_chip",
+    "compiler_stages",
+    "render_case_study",
+    "render_stages",
+]
 
 _MATMULS = 2  # S = Q K^T and O = P V, 2*N*N*d FLOPs each
 
@@ -80,26 +87,41 @@ class AttentionOnChip(RooflineTime):
     def standard_memory_time_s(self) -> float:
         return self.standard_offchip_bytes / self.offchip_bytes_per_s
 
-
     def kept_on_chip(self) -> dict[str, int]:
         """Bytes of each on-chip buffer of Algorithm 1's inner step."""
         e, d, br, bc = itemsize_bytes(self.block.dtype), self.block.head_dim, self.block_rows, self.block_cols
-        return {"K_j": bc * d * e, "V_j": bc * d * e, "Q_i": br * d * e, "O_i": br * d * e,
-                "S_ij/P_ij": br * bc * e, "l_i, m_i": 2 * br * e}  # fmt: skip
+        return {
+            "K_j": bc * d * e,
+            "V_j": bc * d * e,
+            "Q_i": br * d * e,
+            "O_i": br * d * e,
+            "S_ij/P_ij": br * bc * e,
+            "l_i, m_i": 2 * br * e,
+        }
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "hardware": self.hardware, "onchip_level": self.onchip_level, "m_bytes": self.m_bytes,
-            "array_side": self.array_side, "cores": self.cores,
-            "block_rows": self.block_rows, "block_cols": self.block_cols, "outer_steps": self.outer_steps,
-            "working_set_bytes": self.working_set_bytes, "kept_on_chip": self.kept_on_chip(),
+            "hardware": self.hardware,
+            "onchip_level": self.onchip_level,
+            "m_bytes": self.m_bytes,
+            "array_side": self.array_side,
+            "cores": self.cores,
+            "block_rows": self.block_rows,
+            "block_cols": self.block_cols,
+            "outer_steps": self.outer_steps,
+            "working_set_bytes": self.working_set_bytes,
+            "kept_on_chip": self.kept_on_chip(),
             "scores_bytes_per_head": self.scores_bytes_per_head,
             "scores_fit_on_chip": self.scores_bytes_per_head <= self.m_bytes,
-            "flash_offchip_bytes": self.flash_offchip_bytes, "standard_offchip_bytes": self.standard_offchip_bytes,
-            "utilisation": self.utilisation, "compute_time_s": self.compute_time_s,
-            "memory_time_s": self.memory_time_s, "standard_memory_time_s": self.standard_memory_time_s,
-            "time_s": self.time_s, "bound": self.bound.value,
-        }  # fmt: skip
+            "flash_offchip_bytes": self.flash_offchip_bytes,
+            "standard_offchip_bytes": self.standard_offchip_bytes,
+            "utilisation": self.utilisation,
+            "compute_time_s": self.compute_time_s,
+            "memory_time_s": self.memory_time_s,
+            "standard_memory_time_s": self.standard_memory_time_s,
+            "time_s": self.time_s,
+            "bound": self.bound.value,
+        }
 
 
 def _round_to_array(value: int, side: int, cap: int) -> int:
@@ -126,9 +148,22 @@ def attention_on_chip(block: AttentionBlock, profile: HardwareProfile) -> Attent
     heads = block.batch * block.heads
     working = e * (2 * bc * d + 2 * br * d + br * bc + 2 * br)
     return AttentionOnChip(
-        profile.id, block, level.name, m_bytes, side, br, bc, tc, working, n * n * e,
-        heads * per_head * e, heads * standard_accesses(n, d) * e, min(1.0, d / side),
-        profile.peak(block.dtype).flop_per_s, off.bandwidth_bytes_per_s, cores,
+        profile.id,
+        block,
+        level.name,
+        m_bytes,
+        side,
+        br,
+        bc,
+        tc,
+        working,
+        n * n * e,
+        heads * per_head * e,
+        heads * standard_accesses(n, d) * e,
+        min(1.0, d / side),
+        profile.peak(block.dtype).flop_per_s,
+        off.bandwidth_bytes_per_s,
+        cores,
         level.bandwidth_bytes_per_s is not None,
     )
 
@@ -215,15 +250,31 @@ def attention_graph(block: AttentionBlock):
     heads = TensorSpec((block.batch, block.heads, block.seq, block.head_dim), block.dtype)
 
     def mm(name: str, src: str, w: str) -> Node:
-        return Node(name, "call_function", "aten.mm.default", inputs=(Edge(src), Edge(w)), outputs=(flat,),
-                    module_path=f"attn.{name}", aten_calls=(AtenCall("aten.mm.default", (flat, weight), (), (flat,)),))
+        return Node(
+            name,
+            "call_function",
+            "aten.mm.default",
+            inputs=(Edge(src), Edge(w)),
+            outputs=(flat,),
+            module_path=f"attn.{name}",
+            aten_calls=(AtenCall("aten.mm.default", (flat, weight), (), (flat,)),),
+        )
 
     nodes = [Node("x", "placeholder", "x", outputs=(flat,), input_kind="input")]
     nodes += [Node(w, "placeholder", w, outputs=(weight,), input_kind="input") for w in ("w_q", "w_k", "w_v", "w_o")]
     nodes += [mm("q", "x", "w_q"), mm("k", "x", "w_k"), mm("v", "x", "w_v")]
     sdpa = "aten.scaled_dot_product_attention.default"
-    nodes.append(Node("sdpa", "call_function", sdpa, inputs=(Edge("q"), Edge("k"), Edge("v")), outputs=(heads,),
-                      module_path="attn.sdpa", aten_calls=(AtenCall(sdpa, (heads, heads, heads), (), (heads,)),)))
+    nodes.append(
+        Node(
+            "sdpa",
+            "call_function",
+            sdpa,
+            inputs=(Edge("q"), Edge("k"), Edge("v")),
+            outputs=(heads,),
+            module_path="attn.sdpa",
+            aten_calls=(AtenCall(sdpa, (heads, heads, heads), (), (heads,)),),
+        )
+    )
     nodes += [mm("o", "sdpa", "w_o"), Node("output", "output", "output", inputs=(Edge("o"),))]
     return Graph(name="attention-block", nodes=tuple(nodes))
 
@@ -233,12 +284,20 @@ def _level(profile: HardwareProfile) -> str:
     if lv is None:
         return "no on-chip level with a published capacity"
     per = lv.capacity_per_instance_bytes
-    return f"{lv.name} {_mb(lv.capacity_bytes)} ({_mb(per)} per core)" if lv.instances > 1 else f"{lv.name} {_mb(lv.capacity_bytes)}"
+    return (
+        f"{lv.name} {_mb(lv.capacity_bytes)} ({_mb(per)} per core)"
+        if lv.instances > 1
+        else f"{lv.name} {_mb(lv.capacity_bytes)}"
+    )
 
 
 def _array(profile: HardwareProfile) -> str:
     c = profile.compute
-    return f"{c.array_rows}x{c.array_cols} {c.unit_kind or 'array'}" if c.array_rows and c.array_cols else "array size unpublished"
+    return (
+        f"{c.array_rows}x{c.array_cols} {c.unit_kind or 'array'}"
+        if c.array_rows and c.array_cols
+        else "array size unpublished"
+    )
 
 
 # stage -> (what to compare, the hardware figure that decides it)
@@ -275,8 +334,13 @@ def compiler_stages(block: AttentionBlock, profiles: list[HardwareProfile]) -> l
             if rec is None:
                 continue
             cause = _CAUSES.get(name, lambda p: "")(by_id[pid])
-            machines[pid] = {"kernels": rec.kernels, "tiles": rec.tiles, "offchip_bytes": rec.offchip_bytes,
-                             "notes": list(rec.notes), "cause": cause}
+            machines[pid] = {
+                "kernels": rec.kernels,
+                "tiles": rec.tiles,
+                "offchip_bytes": rec.offchip_bytes,
+                "notes": list(rec.notes),
+                "cause": cause,
+            }
             now = (rec.kernels, rec.tiles, rec.offchip_bytes)
             changes.add((tuple(a - b for a, b in zip(now, before[pid])), cause))  # what this stage did, and why
             before[pid] = now
@@ -286,10 +350,14 @@ def compiler_stages(block: AttentionBlock, profiles: list[HardwareProfile]) -> l
         p = by_id[pid]
         off = p.off_chip_level()
         evaluation[pid] = {
-            "makespan_s": r.makespan_s, "critical_path_s": r.critical_path.time_s, "serial_time_s": r.serial_time_s,
+            "makespan_s": r.makespan_s,
+            "critical_path_s": r.critical_path.time_s,
+            "serial_time_s": r.serial_time_s,
             "policy": r.program.policy.value,
             "cause": f"peak {p.peak(block.dtype).flop_per_s / 1e12:,.0f} TFLOP/s ({p.peak(block.dtype).used}), "
-                     f"off chip {off.name} {off.bandwidth_bytes_per_s / 1e9:,.0f} GB/s" if off else "",
+            f"off chip {off.name} {off.bandwidth_bytes_per_s / 1e9:,.0f} GB/s"
+            if off
+            else "",
         }
     out.append({"stage": "evaluate", "machines": evaluation, "differs": True})
     return out
@@ -297,21 +365,29 @@ def compiler_stages(block: AttentionBlock, profiles: list[HardwareProfile]) -> l
 
 def render_stages(stages: list[dict[str, Any]]) -> str:
     """The markdown section ``Through the compiler stages`` for :func:`compiler_stages`."""
-    lines = ["## Through the compiler stages", "",
-             "The same block compiled for each machine (`dfx.compile`), stage by stage: the program after "
-             "each pass, what differs between the machines, and the hardware figure that decides it.", ""]
+    lines = [
+        "## Through the compiler stages",
+        "",
+        "The same block compiled for each machine (`dfx.compile`), stage by stage: the program after "
+        "each pass, what differs between the machines, and the hardware figure that decides it.",
+        "",
+    ]
     for s in stages:
         verdict = "differs" if s["differs"] else "same on every machine"
         lines.append(f"### {s['stage']} ({verdict})")
         lines.append("")
         for pid, m in s["machines"].items():
             if s["stage"] == "evaluate":
-                lines.append(f"- {pid}: makespan {m['makespan_s'] * 1e6:,.1f} us ({m['policy']} schedule; critical "
-                             f"path {m['critical_path_s'] * 1e6:,.1f} us, serial {m['serial_time_s'] * 1e6:,.1f} us). "
-                             f"Because of: {m['cause']}.")
+                lines.append(
+                    f"- {pid}: makespan {m['makespan_s'] * 1e6:,.1f} us ({m['policy']} schedule; critical "
+                    f"path {m['critical_path_s'] * 1e6:,.1f} us, serial {m['serial_time_s'] * 1e6:,.1f} us). "
+                    f"Because of: {m['cause']}."
+                )
             else:
                 note = f"; {m['notes'][0]}" if m["notes"] else ""
-                lines.append(f"- {pid}: {m['kernels']} kernels, {m['tiles']} tiles, {_mb(m['offchip_bytes'])} off chip"
-                             f"{note}. Because of: {m['cause']}.")
+                lines.append(
+                    f"- {pid}: {m['kernels']} kernels, {m['tiles']} tiles, {_mb(m['offchip_bytes'])} off chip"
+                    f"{note}. Because of: {m['cause']}."
+                )
         lines.append("")
     return "\n".join(lines)

@@ -23,7 +23,9 @@ _SHAPE_HELP = "Input shape for a file model, e.g. 2,128,64 (4,128:int64 for toke
 _INPUT_DTYPE_HELP = "Dtype of a file model's inputs (e.g. int64): once for all, or once per --input-shape."
 
 
-def _shapes(input_shape: Optional[List[str]], input_dtype: Optional[List[str]], batch: Optional[int], seq: Optional[int]) -> Any:
+def _shapes(
+    input_shape: Optional[List[str]], input_dtype: Optional[List[str]], batch: Optional[int], seq: Optional[int]
+) -> Any:
     """``--input-shape``/``--input-dtype`` as shapes for a file model, which takes no --batch or --seq."""
     from dfx.options import parse_input_shapes
     from dfx.errors import DfxError
@@ -72,7 +74,9 @@ def capacity(
 
     _positive("--batch", batch)
     _positive("--seq", seq)
-    r = model_capacity(model, hw, dtype=dtype, batch=batch or 1, seq=seq, input_shapes=_shapes(input_shape, input_dtype, batch, seq))
+    r = model_capacity(
+        model, hw, dtype=dtype, batch=batch or 1, seq=seq, input_shapes=_shapes(input_shape, input_dtype, batch, seq)
+    )
     _emit(r.to_dict(), capacity_lines(r.to_dict()), as_json)
 
 
@@ -83,7 +87,9 @@ def tile(
     dtype: str = typer.Option("bf16", help=_DTYPE_HELP),
     batch: Optional[int] = typer.Option(None, help="Batch size (default 1; built-in and hf: models)."),
     seq: Optional[int] = typer.Option(None, help="Sequence length (models only)."),
-    double_buffer: bool = typer.Option(True, "--double-buffer/--no-double-buffer", help="Double-buffer the input tiles."),
+    double_buffer: bool = typer.Option(
+        True, "--double-buffer/--no-double-buffer", help="Double-buffer the input tiles."
+    ),
     input_shape: Optional[List[str]] = typer.Option(None, "--input-shape", help=_SHAPE_HELP),
     input_dtype: Optional[List[str]] = typer.Option(None, "--input-dtype", help=_INPUT_DTYPE_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print the dfx.tile/1 document."),
@@ -104,8 +110,15 @@ def tile(
         g = Gemm(m, k, n, itemsize_bytes(dtype_name(dtype)), 1, f"gemm {m}x{k}x{n}")
         r = tile_gemms([g], hw, dtype=dtype, double_buffer=double_buffer)
     else:
-        r = tile_model(model, hw, dtype=dtype, batch=batch or 1, seq=seq, double_buffer=double_buffer,
-                       input_shapes=_shapes(input_shape, input_dtype, batch, seq))
+        r = tile_model(
+            model,
+            hw,
+            dtype=dtype,
+            batch=batch or 1,
+            seq=seq,
+            double_buffer=double_buffer,
+            input_shapes=_shapes(input_shape, input_dtype, batch, seq),
+        )
     _emit(r.to_dict(), tile_lines(r.to_dict()), as_json)
 
 
@@ -125,7 +138,9 @@ def energy(
 
     _positive("--batch", batch)
     _positive("--seq", seq)
-    doc = model_energy(model, hw, dtype=dtype, batch=batch or 1, seq=seq, input_shapes=_shapes(input_shape, input_dtype, batch, seq)).to_dict()
+    doc = model_energy(
+        model, hw, dtype=dtype, batch=batch or 1, seq=seq, input_shapes=_shapes(input_shape, input_dtype, batch, seq)
+    ).to_dict()
     doc["model"] = model
     _emit(doc, energy_lines(doc), as_json)
 
@@ -136,7 +151,9 @@ def attention(
     head_dim: int = typer.Option(64, help="Head size d."),
     batch: int = typer.Option(1, help="Batch size."),
     dtype: str = typer.Option("bf16", help=_DTYPE_HELP),
-    hw: Optional[List[str]] = typer.Option(None, "--hw", help="Profiles to compare (default: ibm-spyre and google-tpu-v4)."),
+    hw: Optional[List[str]] = typer.Option(
+        None, "--hw", help="Profiles to compare (default: ibm-spyre and google-tpu-v4)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the per-machine numbers as JSON."),
 ) -> None:
     """Follow one attention block through two machines: tiling, what stays on chip, traffic, time."""
@@ -150,8 +167,12 @@ def attention(
     results = [attention_on_chip(block, p) for p in profiles]
     stages = compiler_stages(block, profiles)
     if as_json:
-        doc = {"schema": CASESTUDY_ATTENTION_SCHEMA, "block": block.__dict__, "machines": [r.to_dict() for r in results],
-               "stages": stages}
+        doc = {
+            "schema": CASESTUDY_ATTENTION_SCHEMA,
+            "block": block.__dict__,
+            "machines": [r.to_dict() for r in results],
+            "stages": stages,
+        }
         sys.stdout.write(json.dumps(doc, indent=1) + "\n")
     else:
         sys.stdout.write(render_case_study(results, stages))

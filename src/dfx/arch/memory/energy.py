@@ -24,7 +24,13 @@ from typing import Any
 
 from dfx.arch.memory.capacity import offchip_memory, onchip_memory
 from dfx.arch.memory.lifetime import Lifetime, lifetime, storage_roots
-from dfx.arch.memory.tables import DEVICE_PROCESS, DRAM_J_PER_BYTE, ENERGY_PROCESS, flop_energy_j, sram_energy_per_byte_j
+from dfx.arch.memory.tables import (
+    DEVICE_PROCESS,
+    DRAM_J_PER_BYTE,
+    ENERGY_PROCESS,
+    flop_energy_j,
+    sram_energy_per_byte_j,
+)
 from dfx.costs.record import CostedGraph, CostedNode
 from dfx.hardware import HardwareProfile
 from dfx.schema.ids import ENERGY_SCHEMA
@@ -48,8 +54,9 @@ def levels_for(profile: HardwareProfile) -> Levels:
     on, off = onchip_memory(profile), offchip_memory(profile) or profile.off_chip_level()
     on_j = (on.energy_per_byte_j or sram_energy_per_byte_j(on.capacity_per_instance_bytes)) if on else 0.0
     off_j = (off.energy_per_byte_j or DRAM_J_PER_BYTE) if off else DRAM_J_PER_BYTE
-    return Levels(on.name if on else "on-chip", on_j, on.capacity_bytes if on else 0.0,
-                  off.name if off else "off-chip", off_j)
+    return Levels(
+        on.name if on else "on-chip", on_j, on.capacity_bytes if on else 0.0, off.name if off else "off-chip", off_j
+    )
 
 
 @dataclass(frozen=True)
@@ -79,10 +86,11 @@ class EnergyBreakdown:
 
     def to_dict(self, levels: Levels) -> dict[str, Any]:
         return {
-            "total_j": self.total_j, "compute_j": self.compute_j,
+            "total_j": self.total_j,
+            "compute_j": self.compute_j,
             "movement_j": {levels.onchip: self.onchip_j, levels.offchip: self.offchip_j},
             "bytes": {levels.onchip: self.onchip_bytes, levels.offchip: self.offchip_bytes},
-        }  # fmt: skip
+        }
 
 
 def _eager(cn: CostedNode) -> NodeBytes:
@@ -147,16 +155,28 @@ class EnergyReport:
 
     def _node_j(self, n: NodeBytes) -> float:
         lv = self.levels
-        return n.flops * flop_energy_j(n.dtype) + n.onchip_bytes * lv.onchip_j_per_byte + n.offchip_bytes * lv.offchip_j_per_byte
+        return (
+            n.flops * flop_energy_j(n.dtype)
+            + n.onchip_bytes * lv.onchip_j_per_byte
+            + n.offchip_bytes * lv.offchip_j_per_byte
+        )
 
     def to_dict(self) -> dict[str, Any]:
         lv = self.levels
         nodes = [
-            {"name": e.name, "flops": e.flops, "dtype": e.dtype, "eager_j": self._node_j(e), "dataflow_j": self._node_j(d),
-             "eager_offchip_bytes": e.offchip_bytes, "dataflow_offchip_bytes": d.offchip_bytes,
-             "dataflow_onchip_bytes": d.onchip_bytes}
-            for e, d in zip(self.eager_nodes, self.dataflow_nodes) if e.flops or e.offchip_bytes
-        ]  # fmt: skip
+            {
+                "name": e.name,
+                "flops": e.flops,
+                "dtype": e.dtype,
+                "eager_j": self._node_j(e),
+                "dataflow_j": self._node_j(d),
+                "eager_offchip_bytes": e.offchip_bytes,
+                "dataflow_offchip_bytes": d.offchip_bytes,
+                "dataflow_onchip_bytes": d.onchip_bytes,
+            }
+            for e, d in zip(self.eager_nodes, self.dataflow_nodes)
+            if e.flops or e.offchip_bytes
+        ]
         return {
             "schema": ENERGY_SCHEMA,
             "hardware": self.hardware,

@@ -40,14 +40,56 @@ _SDPA = "scaled_dot_product"
 _MATMUL = frozenset({"matmul", "bmm", "mm", "__matmul__"})
 _SOFTMAX = frozenset({"softmax", "_softmax", "_safe_softmax"})
 # Ops between q @ kᵀ and softmax: scale, mask, soft-cap, dtype casts.
-_SCORE = frozenset({"add", "sub", "mul", "div", "truediv", "masked_fill", "where", "to", "_to_copy", "type_as",
-                    "float", "tanh", "clamp", "__add__", "__mul__", "__truediv__"})
+_SCORE = frozenset(
+    {
+        "add",
+        "sub",
+        "mul",
+        "div",
+        "truediv",
+        "masked_fill",
+        "where",
+        "to",
+        "_to_copy",
+        "type_as",
+        "float",
+        "tanh",
+        "clamp",
+        "__add__",
+        "__mul__",
+        "__truediv__",
+    }
+)
 # Ops between softmax and probs @ v.
 _PROBS = frozenset({"dropout", "native_dropout", "getitem", "to", "_to_copy", "type_as", "clone", "contiguous"})
 # Ops that change a tensor's layout or width but not which values it holds.
-_LAYOUT = frozenset({"view", "reshape", "_unsafe_view", "expand", "expand_as", "unsqueeze", "squeeze", "transpose",
-                     "permute", "t", "clone", "contiguous", "repeat_interleave", "repeat", "alias", "detach",
-                     "flatten", "unflatten", "movedim", "swapaxes", "to", "_to_copy", "type_as"})
+_LAYOUT = frozenset(
+    {
+        "view",
+        "reshape",
+        "_unsafe_view",
+        "expand",
+        "expand_as",
+        "unsqueeze",
+        "squeeze",
+        "transpose",
+        "permute",
+        "t",
+        "clone",
+        "contiguous",
+        "repeat_interleave",
+        "repeat",
+        "alias",
+        "detach",
+        "flatten",
+        "unflatten",
+        "movedim",
+        "swapaxes",
+        "to",
+        "_to_copy",
+        "type_as",
+    }
+)
 _COMPARE = frozenset({"le", "lt", "ge", "gt", "__le__", "__lt__", "__ge__", "__gt__"})
 _TRIANGLE = frozenset({"tril", "triu", "tril_", "triu_"})
 _MASK_SEARCH_NODES = 400  # ancestors examined per mask: a mask is built in tens of nodes
@@ -102,7 +144,9 @@ def _is_activation_matmul(graph: Graph, node: Node) -> bool:
     if _op(node) not in _MATMUL or node.params:
         return False
     edges = _tensor_edges(graph, node)
-    return len(edges) == 2 and all(graph.node(e.src).input_kind not in ("parameter", "buffer", "constant") for e in edges)
+    return len(edges) == 2 and all(
+        graph.node(e.src).input_kind not in ("parameter", "buffer", "constant") for e in edges
+    )
 
 
 def _eager_attention(graph: Graph, softmax: Node) -> tuple[Edge, Edge, Edge, list[Edge], Node] | None:
@@ -201,8 +245,11 @@ def _attentions(graph: Graph) -> list[tuple[Node, Edge, Edge, Edge, bool, int]]:
             if len(ins) < 3:
                 continue
             q, k, v = ins[:3]
-            causal = _sdpa_flag_causal(node) or any(c.op.startswith("aten.tril") for c in node.aten_calls) or (
-                len(ins) > 3 and _is_causal_mask(graph, ins[3]))
+            causal = (
+                _sdpa_flag_causal(node)
+                or any(c.op.startswith("aten.tril") for c in node.aten_calls)
+                or (len(ins) > 3 and _is_causal_mask(graph, ins[3]))
+            )
             k_spec = _spec(graph, k)
             found.append((node, q, k, v, causal, k_spec.shape[-2] if k_spec.ndim >= 2 else 1))
         elif op in _SOFTMAX:
@@ -240,8 +287,18 @@ def cached_attentions(graph: Graph) -> list[CachedAttention]:
             continue
         key, value = _smallest_producer(graph, k), _smallest_producer(graph, v)
         q_spec = _spec(graph, q)
-        out.append(CachedAttention(node.name, key, value, _spec(graph, key), _spec(graph, value),
-                                   q_spec.shape[-1] if q_spec.ndim else 1, tokens, cross))
+        out.append(
+            CachedAttention(
+                node.name,
+                key,
+                value,
+                _spec(graph, key),
+                _spec(graph, value),
+                q_spec.shape[-1] if q_spec.ndim else 1,
+                tokens,
+                cross,
+            )
+        )
     return out
 
 

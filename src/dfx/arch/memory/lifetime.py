@@ -40,9 +40,14 @@ class LiveRange:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "tensor": self.tensor, "bytes": self.nbytes, "start": self.start, "end": self.end,
-            "on_chip": self.on_chip, "graph_input": self.graph_input, "graph_output": self.graph_output,
-        }  # fmt: skip
+            "tensor": self.tensor,
+            "bytes": self.nbytes,
+            "start": self.start,
+            "end": self.end,
+            "on_chip": self.on_chip,
+            "graph_input": self.graph_input,
+            "graph_output": self.graph_output,
+        }
 
 
 @dataclass(frozen=True)
@@ -66,10 +71,13 @@ class Lifetime:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "capacity_bytes": self.capacity_bytes, "peak_bytes": self.peak_bytes, "peak_step": self.peak_step,
-            "peak_onchip_bytes": self.peak_onchip_bytes, "spilled_bytes": self.spilled_bytes,
+            "capacity_bytes": self.capacity_bytes,
+            "peak_bytes": self.peak_bytes,
+            "peak_step": self.peak_step,
+            "peak_onchip_bytes": self.peak_onchip_bytes,
+            "spilled_bytes": self.spilled_bytes,
             "tensors": [r.to_dict() for r in self.ranges],
-        }  # fmt: skip
+        }
 
 
 def _is_alias(node: Node, categories: dict[str, str]) -> bool:
@@ -121,8 +129,16 @@ def live_ranges(graph: Graph, categories: dict[str, str] | None = None) -> tuple
         if nbytes == 0:
             continue
         i = step[node.name]
-        ranges.append(LiveRange(node.name, nbytes, i, max(i, last.get(node.name, i)),
-                                graph_input=node.op == "placeholder", graph_output=node.name in outputs))
+        ranges.append(
+            LiveRange(
+                node.name,
+                nbytes,
+                i,
+                max(i, last.get(node.name, i)),
+                graph_input=node.op == "placeholder",
+                graph_output=node.name in outputs,
+            )
+        )
     return tuple(ranges)
 
 
@@ -154,8 +170,9 @@ def lifetime(graph: Graph, capacity_bytes: float, categories: dict[str, str] | N
         alive = [r for r in alive if r.end >= step]
         for r in born.get(step, []):
             used = sum(a.nbytes for a in alive if a.on_chip)
-            r = LiveRange(r.tensor, r.nbytes, r.start, r.end, used + r.nbytes <= capacity_bytes,
-                          r.graph_input, r.graph_output)
+            r = LiveRange(
+                r.tensor, r.nbytes, r.start, r.end, used + r.nbytes <= capacity_bytes, r.graph_input, r.graph_output
+            )
             placed.append(r)
             alive.append(r)
         total = sum(a.nbytes for a in alive)

@@ -23,7 +23,13 @@ from dfx.errors import DfxError
 from dfx.arch.memory.kv_cache import cached_attentions, kv_cache_bytes
 from dfx.ir import Graph
 
-__all__ = ["KvGeometry", "graph_kv_cache_bytes", "graph_kv_geometry", "kv_geometry_from_config", "parameter_count_from_config"]
+__all__ = [
+    "KvGeometry",
+    "graph_kv_cache_bytes",
+    "graph_kv_geometry",
+    "kv_geometry_from_config",
+    "parameter_count_from_config",
+]
 
 _LLAMA_LIKE = ("llama", "mistral", "qwen2")
 _KV_PER_TOKEN = 2  # one key and one value vector per token, head and layer
@@ -86,9 +92,14 @@ def _gpt2_count(c: dict[str, Any]) -> int:
     inner = c.get("n_inner") or 4 * d
     per_layer = (
         2 * 2 * d  # ln_1, ln_2 (weight + bias)
-        + d * 3 * d + 3 * d  # c_attn (fused qkv) + bias
-        + d * d + d  # attn c_proj
-        + d * inner + inner + inner * d + d  # mlp c_fc, c_proj
+        + d * 3 * d
+        + 3 * d  # c_attn (fused qkv) + bias
+        + d * d
+        + d  # attn c_proj
+        + d * inner
+        + inner
+        + inner * d
+        + d  # mlp c_fc, c_proj
     )
     lm_head = 0 if c.get("tie_word_embeddings", True) else v * d
     return v * d + p * d + layers * per_layer + 2 * d + lm_head  # wte, wpe, blocks, ln_f

@@ -60,17 +60,23 @@ def tile_lines(d: dict[str, Any]) -> list[str]:
 
 def energy_lines(d: dict[str, Any], top: int = 10) -> list[str]:
     """``dfx energy`` as text: totals per model and the nodes with the most eager energy."""
-    lines = [f"{d.get('model', '')} on {d['hardware']}: energies at {d['process']}"
-             + (f"; device built in {d['device_process']}" if d.get("device_process") else "")]
+    lines = [
+        f"{d.get('model', '')} on {d['hardware']}: energies at {d['process']}"
+        + (f"; device built in {d['device_process']}" if d.get("device_process") else "")
+    ]
     for name in ("eager", "dataflow"):
         e = d[name]
         moves = ", ".join(f"{lv} {j * 1e3:.3f} mJ ({_b(e['bytes'][lv])})" for lv, j in e["movement_j"].items())
         lines.append(f"  {name:<9} total {e['total_j'] * 1e3:.3f} mJ = compute {e['compute_j'] * 1e3:.3f} mJ + {moves}")
-    lines.append(f"  ratio eager / dataflow = {d['ratio']:.2f}x (weights on chip: {'yes' if d['weights_on_chip'] else 'no'})")
+    lines.append(
+        f"  ratio eager / dataflow = {d['ratio']:.2f}x (weights on chip: {'yes' if d['weights_on_chip'] else 'no'})"
+    )
     lt = d.get("lifetime")
     if lt:
-        lines.append(f"  activations: peak live {_b(lt['peak_bytes'])}, peak on chip {_b(lt['peak_onchip_bytes'])} "
-                     f"of {_b(lt['capacity_bytes'])} free, spilled {_b(lt['spilled_bytes'])}")
+        lines.append(
+            f"  activations: peak live {_b(lt['peak_bytes'])}, peak on chip {_b(lt['peak_onchip_bytes'])} "
+            f"of {_b(lt['capacity_bytes'])} free, spilled {_b(lt['spilled_bytes'])}"
+        )
     nodes = sorted(d["nodes"], key=lambda n: -n["eager_j"])[:top]
     lines.append(f"  {'node':<32} {'eager':>11} {'dataflow':>11}")
     lines += [f"  {n['name'][:32]:<32} {n['eager_j'] * 1e6:>9.2f}uJ {n['dataflow_j'] * 1e6:>9.2f}uJ" for n in nodes]

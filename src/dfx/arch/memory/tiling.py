@@ -36,7 +36,6 @@ from dfx.limits import MAX_DIM
 __all__ = ["Gemm", "Machine", "TileChoice", "choose_tile", "evaluate_tile", "offchip_elements", "working_set_bytes"]
 
 
-
 @dataclass(frozen=True)
 class Gemm:
     """``batch`` copies of ``[M, K] @ [K, N]`` at ``elem_bytes`` per element."""
@@ -105,17 +104,26 @@ class TileChoice(RooflineTime):
     compute_time_s: float
     memory_time_s: float
 
-
     def to_dict(self) -> dict[str, Any]:
         g = self.gemm
         return {
-            "name": g.name, "m": g.m, "k": g.k, "n": g.n, "batch": g.batch, "elem_bytes": g.elem_bytes,
-            "flops": g.flops, "tile": {"tm": self.tm, "tn": self.tn, "tk": self.tk},
-            "working_set_bytes": self.working_set_bytes, "scratchpad_bytes": self.scratchpad_bytes,
-            "offchip_bytes": self.offchip_bytes, "intensity": self.intensity,
-            "compute_time_s": self.compute_time_s, "memory_time_s": self.memory_time_s,
-            "time_s": self.time_s, "bound": self.bound.value,
-        }  # fmt: skip
+            "name": g.name,
+            "m": g.m,
+            "k": g.k,
+            "n": g.n,
+            "batch": g.batch,
+            "elem_bytes": g.elem_bytes,
+            "flops": g.flops,
+            "tile": {"tm": self.tm, "tn": self.tn, "tk": self.tk},
+            "working_set_bytes": self.working_set_bytes,
+            "scratchpad_bytes": self.scratchpad_bytes,
+            "offchip_bytes": self.offchip_bytes,
+            "intensity": self.intensity,
+            "compute_time_s": self.compute_time_s,
+            "memory_time_s": self.memory_time_s,
+            "time_s": self.time_s,
+            "bound": self.bound.value,
+        }
 
 
 def offchip_elements(m: int, k: int, n: int, tm: int, tn: int) -> int:
@@ -149,8 +157,16 @@ def evaluate_tile(gemm: Gemm, machine: Machine, tm: int, tn: int, tk: int, doubl
     per_core_peak = machine.peak_flop_per_s / machine.cores
     compute = waves * FMA_FLOPS * tm * tn * gemm.k / per_core_peak
     return TileChoice(
-        gemm, tm, tn, tk, working_set_bytes(tm, tn, tk, gemm.elem_bytes, double_buffer), machine.scratchpad_bytes,
-        traffic, gemm.flops / traffic, compute, traffic / machine.offchip_bytes_per_s,
+        gemm,
+        tm,
+        tn,
+        tk,
+        working_set_bytes(tm, tn, tk, gemm.elem_bytes, double_buffer),
+        machine.scratchpad_bytes,
+        traffic,
+        gemm.flops / traffic,
+        compute,
+        traffic / machine.offchip_bytes_per_s,
     )
 
 

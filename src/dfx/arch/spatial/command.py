@@ -40,7 +40,9 @@ def _format_cell(name: str, value) -> str:
 def hw_landscape(
     out: Path = typer.Option(..., help="Folder for landscape.png, landscape.svg and landscape.json."),
     force: bool = typer.Option(False, help="Overwrite files that already exist in --out."),
-    hw: Optional[List[str]] = typer.Option(None, "--hw", help="Profiles to place (id, alias or file); repeat. Default: every shipped profile."),
+    hw: Optional[List[str]] = typer.Option(
+        None, "--hw", help="Profiles to place (id, alias or file); repeat. Default: every shipped profile."
+    ),
 ) -> None:
     """Draw the design space: memory model (x) against scheduling commitment (y), one point per profile."""
     from dfx.arch.spatial.landscape import landscape, write_map
@@ -51,8 +53,12 @@ def hw_landscape(
 
 def hw_compare(
     ids: List[str] = typer.Argument(..., help="Profile ids, aliases or files to compare."),
-    as_json: bool = typer.Option(False, "--json", help='Print {"dimensions": [...], "rows": {id: {dimension: value}}}.'),
-    layers: bool = typer.Option(False, "--layers", help="Add the six-layer execution model (dfx's own synthesis) of each profile."),
+    as_json: bool = typer.Option(
+        False, "--json", help='Print {"dimensions": [...], "rows": {id: {dimension: value}}}.'
+    ),
+    layers: bool = typer.Option(
+        False, "--layers", help="Add the six-layer execution model (dfx's own synthesis) of each profile."
+    ),
 ) -> None:
     """Compare architectures across six design dimensions, each cell from the profile files."""
     from dfx.arch.spatial.landscape import DIMENSIONS, landscape
@@ -79,7 +85,7 @@ def hw_compare(
             one.add_column("value")
             for name in DIMENSIONS:
                 one.add_row(name.replace("_", " "), _format_cell(name, row.cells()[name]))
-            for layer, text in (stack[row.profile_id].items() if layers else ()):
+            for layer, text in stack[row.profile_id].items() if layers else ():
                 one.add_row(f"layer: {layer.replace('_', ' ')}", text or "\u2014")
             console.print(one)
         return
@@ -120,7 +126,12 @@ def groq(
     for flag, value in (("--hidden", hidden), ("--batch", batch), ("--in-flight", in_flight)):
         check_size(flag, value)
     result = decoder_throughput(
-        load_profile(hw), parameters, hidden, batch=batch, bytes_per_parameter=_DTYPE_BYTES[dtype.lower()], in_flight=in_flight,
+        load_profile(hw),
+        parameters,
+        hidden,
+        batch=batch,
+        bytes_per_parameter=_DTYPE_BYTES[dtype.lower()],
+        in_flight=in_flight,
     )
     if as_json:
         sys.stdout.write(json.dumps(result.to_dict(), indent=1) + "\n")

@@ -61,7 +61,9 @@ def chips_needed(weight_bytes: float, sram_bytes_per_chip: float) -> int:
     607
     """
     if weight_bytes < 0 or sram_bytes_per_chip <= 0:
-        raise DfxError(f"chips_needed: weight bytes must be >= 0 and SRAM per chip > 0, got {weight_bytes}, {sram_bytes_per_chip}")
+        raise DfxError(
+            f"chips_needed: weight bytes must be >= 0 and SRAM per chip > 0, got {weight_bytes}, {sram_bytes_per_chip}"
+        )
     return max(1, math.ceil(weight_bytes / sram_bytes_per_chip))
 
 
@@ -92,7 +94,9 @@ def _is_state(node) -> bool:
     return node.op == "get_attr" or (node.op == "placeholder" and node.input_kind in _STATE_KINDS)
 
 
-def input_crossings(costed: CostedNode, chips: dict[str, int], costed_graph: CostedGraph, org: TspOrganisation) -> dict[str, float]:
+def input_crossings(
+    costed: CostedNode, chips: dict[str, int], costed_graph: CostedGraph, org: TspOrganisation
+) -> dict[str, float]:
     """Producer -> seconds to bring its tensors to ``costed``'s chip: hops x latency + bytes / C2C bandwidth.
 
     Only producers on another chip appear; weights (parameter placeholders) never cross.
@@ -219,8 +223,13 @@ class DecoderThroughput:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "chips": self.chips, "batch": self.batch, "in_flight": self.in_flight, "stage_s": self.stage_s,
-            "hop_s": self.hop_s, "token_latency_s": self.latency_s, "tokens_per_s": self.tokens_per_s,
+            "chips": self.chips,
+            "batch": self.batch,
+            "in_flight": self.in_flight,
+            "stage_s": self.stage_s,
+            "hop_s": self.hop_s,
+            "token_latency_s": self.latency_s,
+            "tokens_per_s": self.tokens_per_s,
         }
 
 
@@ -254,14 +263,20 @@ def decoder_throughput(
         chips (stages), or a profile without the TSP figures.
     """
     if not math.isfinite(parameters) or parameters > MAX_PARAMETERS:
-        raise DfxError(f"decoder_throughput: parameters must be a finite count up to {MAX_PARAMETERS:.0e}, got {parameters!r}")
+        raise DfxError(
+            f"decoder_throughput: parameters must be a finite count up to {MAX_PARAMETERS:.0e}, got {parameters!r}"
+        )
     if parameters <= 0 or hidden_size < 1 or batch < 1 or in_flight < 1 or bytes_per_parameter <= 0:
-        raise DfxError("decoder_throughput: parameters, hidden size, batch, in_flight and bytes per parameter must be positive")
+        raise DfxError(
+            "decoder_throughput: parameters, hidden size, batch, in_flight and bytes per parameter must be positive"
+        )
     org = TspOrganisation.from_profile(profile)
     chips = chips_needed(parameters * bytes_per_parameter, org.sram_bytes)
     if in_flight > chips:  # one batch per chip fills the pipeline; more have no stage to be in
-        raise DfxError(f"--in-flight {in_flight:,} is more batches than the {chips:,}-chip pipeline holds (one per "
-                       f"chip); give at most {chips:,}")
+        raise DfxError(
+            f"--in-flight {in_flight:,} is more batches than the {chips:,}-chip pipeline holds (one per "
+            f"chip); give at most {chips:,}"
+        )
     per_chip = parameters / chips
     busy = max(
         org.cycles_for_bytes(per_chip * bytes_per_parameter, org.sram_bytes_per_s),  # read the slice
@@ -284,7 +299,9 @@ class GroqModel:
     def applies_to(self, profile: HardwareProfile) -> bool:
         return profile.vendor.lower() == "groq" and profile.compute.vector_units is not None
 
-    def node_timer(self, costed: CostedGraph, profile: HardwareProfile) -> Callable[[CostedNode, NodeTiming], NodeTiming]:
+    def node_timer(
+        self, costed: CostedGraph, profile: HardwareProfile
+    ) -> Callable[[CostedNode, NodeTiming], NodeTiming]:
         return groq_node_timer(costed, profile)
 
     def extras(self, costed: CostedGraph, profile: HardwareProfile) -> dict[str, Any]:

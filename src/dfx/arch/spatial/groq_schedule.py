@@ -44,8 +44,10 @@ class ScheduledNode:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "chip": self.chip, "slice": self.slice.value if self.slice else None,
-            "start_cycle": self.start_cycle, "end_cycle": self.end_cycle,
+            "chip": self.chip,
+            "slice": self.slice.value if self.slice else None,
+            "start_cycle": self.start_cycle,
+            "end_cycle": self.end_cycle,
         }
 
 

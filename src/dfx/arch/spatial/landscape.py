@@ -70,12 +70,17 @@ class LandscapeRow:
         x = d.memory_model_position if d and d.memory_model_position is not None else _X_DEFAULT[p.memory_model]
         y = d.scheduling_position if d and d.scheduling_position is not None else _Y_DEFAULT[p.scheduling.commitment]
         return cls(
-            profile_id=p.id, name=p.name, kind=p.kind, memory_model=p.memory_model,
+            profile_id=p.id,
+            name=p.name,
+            kind=p.kind,
+            memory_model=p.memory_model,
             scheduling_commitment=p.scheduling.commitment,
             unit_of_execution=d.unit_of_execution if d else None,
             on_chip_memory_per_chip=p.summary_row()["on_chip_bytes"],
             interconnect=d.interconnect if d else None,
-            determinism=d.determinism if d else None, x=x, y=y,
+            determinism=d.determinism if d else None,
+            x=x,
+            y=y,
         )
 
     def cells(self) -> dict[str, Any]:
@@ -97,8 +102,10 @@ class Landscape:
     def map_dict(self) -> dict[str, Any]:
         """The table plus each profile's map position (``landscape.json``)."""
         doc = self.to_dict()
-        doc["axes"] = {"x": "memory model: 0 cache-managed .. 1 software-managed scratchpad",
-                       "y": "scheduling commitment: 0 dynamic .. 1 fully static"}
+        doc["axes"] = {
+            "x": "memory model: 0 cache-managed .. 1 software-managed scratchpad",
+            "y": "scheduling commitment: 0 dynamic .. 1 fully static",
+        }
         doc["positions"] = {r.profile_id: {"x": r.x, "y": r.y, "kind": r.kind.value} for r in self.rows}
         return doc
 
@@ -150,8 +157,14 @@ def render_map(land: Landscape, fmt: str) -> bytes:
     try:
         for (x, y), rows in sorted(_groups(land.rows).items()):
             ax.scatter([x], [y], s=80, color=colours.get(rows[0].kind.value, "black"), zorder=3)
-            ax.annotate("\n".join(r.profile_id for r in rows), (x, y), textcoords="offset points",
-                        xytext=(6, 6), fontsize=8, ha="left" if x < 0.75 else "right")
+            ax.annotate(
+                "\n".join(r.profile_id for r in rows),
+                (x, y),
+                textcoords="offset points",
+                xytext=(6, 6),
+                fontsize=8,
+                ha="left" if x < 0.75 else "right",
+            )
         for kind, colour in colours.items():
             ax.scatter([], [], color=colour, label=kind)
         ax.set_xlim(-0.1, 1.1)
@@ -188,7 +201,9 @@ def write_map(land: Landscape, out_dir: str | Path, *, force: bool = False) -> l
     out = Path(out_dir)
     existing = [out / n for n in (TABLE_FILE, *MAP_FILES) if (out / n).exists()] if out.is_dir() else []
     if existing and not force:
-        raise DfxError(f"{', '.join(map(str, existing))} already exists; pass --force to overwrite it or choose another --out")
+        raise DfxError(
+            f"{', '.join(map(str, existing))} already exists; pass --force to overwrite it or choose another --out"
+        )
     pictures = {name: render_map(land, name.rsplit(".", 1)[1]) for name in MAP_FILES}
     written = write_outputs(out, {TABLE_FILE: json.dumps(land.map_dict(), indent=1)}, force=force)
     for name, data in pictures.items():

@@ -91,19 +91,31 @@ class TspOrganisation:
         c, on, off = profile.compute, profile.on_chip_level(), profile.off_chip_level()
         design = profile.design
         need = {
-            "compute.clock_hz": c.clock_hz, "compute.cores": c.cores, "compute.units": c.units,
-            "compute.array_rows": c.array_rows, "compute.array_cols": c.array_cols,
-            "compute.vector_units": c.vector_units, "an on-chip memory level": on,
-            "an off-chip (C2C) level": off, "design.chip_link_latency_s": design and design.chip_link_latency_s,
+            "compute.clock_hz": c.clock_hz,
+            "compute.cores": c.cores,
+            "compute.units": c.units,
+            "compute.array_rows": c.array_rows,
+            "compute.array_cols": c.array_cols,
+            "compute.vector_units": c.vector_units,
+            "an on-chip memory level": on,
+            "an off-chip (C2C) level": off,
+            "design.chip_link_latency_s": design and design.chip_link_latency_s,
         }
         missing = [k for k, v in need.items() if v is None]
         if missing:
             raise DfxError(f"profile {profile.id!r} lacks {', '.join(missing)} for the Groq TSP model")
         return cls(
-            clock_hz=c.clock_hz, superlanes=c.cores, mxm_planes=c.units, mxm_rows=c.array_rows,
-            mxm_cols=c.array_cols, vector_alus=c.vector_units, mem_slices=on.instances,
-            sram_bytes=on.capacity_bytes, sram_bytes_per_s=on.bandwidth_bytes_per_s,
-            c2c_bytes_per_s=off.bandwidth_bytes_per_s, chip_link_latency_s=design.chip_link_latency_s,
+            clock_hz=c.clock_hz,
+            superlanes=c.cores,
+            mxm_planes=c.units,
+            mxm_rows=c.array_rows,
+            mxm_cols=c.array_cols,
+            vector_alus=c.vector_units,
+            mem_slices=on.instances,
+            sram_bytes=on.capacity_bytes,
+            sram_bytes_per_s=on.bandwidth_bytes_per_s,
+            c2c_bytes_per_s=off.bandwidth_bytes_per_s,
+            chip_link_latency_s=design.chip_link_latency_s,
             profile=profile,
         )
 

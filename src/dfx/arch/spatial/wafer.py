@@ -118,8 +118,13 @@ class Stage:
     wafer: int = 0  # which wafer of a multi-wafer pipeline holds it
 
     def to_dict(self) -> dict[str, Any]:
-        return {"cores": self.cores, "time_s": self.time_s, "work_core_s": self.work_s, "param_bytes": self.param_bytes,
-                "wafer": self.wafer}
+        return {
+            "cores": self.cores,
+            "time_s": self.time_s,
+            "work_core_s": self.work_s,
+            "param_bytes": self.param_bytes,
+            "wafer": self.wafer,
+        }
 
 
 @dataclass(frozen=True)
@@ -174,7 +179,9 @@ class WaferMapping:
             "usable_cores": self.usable_cores,
             "physical_cores": self.physical_cores,
             "spare_cores": self.physical_cores - self.usable_cores,
-            "cores_used": sum(s.cores for s in self.stages) if self.mode is WaferMode.LAYER_PIPELINED else self.usable_cores,
+            "cores_used": sum(s.cores for s in self.stages)
+            if self.mode is WaferMode.LAYER_PIPELINED
+            else self.usable_cores,
             "cores_per_stage": self.cores_per_stage,
             "stage_time_s": {s.name: s.time_s for s in self.stages},
             "bottleneck": self.bottleneck,
@@ -207,9 +214,7 @@ def stages_of(costed: CostedGraph, depth: int | None = None) -> tuple[StageWork,
         row[0] += cn.cost.flops
         row[1] += cn.cost.bytes
         params.setdefault(name, {}).update(dict.fromkeys(cn.node.params))
-    return tuple(
-        StageWork(n, f, b, sum(index[p].spec.nbytes for p in params[n])) for n, (f, b) in acc.items()
-    )
+    return tuple(StageWork(n, f, b, sum(index[p].spec.nbytes for p in params[n])) for n, (f, b) in acc.items())
 
 
 def _allocate(works: Sequence[float], floors: Sequence[int], cores: int) -> list[int]:
@@ -220,6 +225,7 @@ def _allocate(works: Sequence[float], floors: Sequence[int], cores: int) -> list
     instead leaves a small stage (an elementwise op needing 3.7 cores gets 3) as the pipeline's
     bottleneck; here no stage's time exceeds ``T``.
     """
+
     def need(t: float) -> int:
         return sum(max(f, math.ceil(w / t - 1e-9)) for w, f in zip(works, floors))
 
@@ -268,8 +274,12 @@ def map_layers(stages: Sequence[StageWork], wafer: WaferCore, *, max_wafers: int
         out: list[Stage] = []
         for k, group in enumerate(groups):
             cores = _allocate([works[i] for i in group], [floors[i] for i in group], wafer.usable_cores)
-            out += [Stage(stages[i].name, c, works[i], works[i] / c, stages[i].param_bytes, k) for i, c in zip(group, cores)]
-        return WaferMapping(WaferMode.LAYER_PIPELINED, wafer.usable_cores, wafer.physical_cores, tuple(out), len(groups))
+            out += [
+                Stage(stages[i].name, c, works[i], works[i] / c, stages[i].param_bytes, k) for i, c in zip(group, cores)
+            ]
+        return WaferMapping(
+            WaferMode.LAYER_PIPELINED, wafer.usable_cores, wafer.physical_cores, tuple(out), len(groups)
+        )
     if wafer.stream_bytes_per_s is None:
         raise DfxError("the weights do not fit on the wafer and the profile has no off-chip level to stream them from")
     u = wafer.usable_cores
@@ -323,8 +333,12 @@ def wafer_node_timer(costed: CostedGraph, profile: HardwareProfile) -> Callable[
             weights = sum(index[p].spec.nbytes for p in dict.fromkeys(cn.node.params))
             memory = max(memory, weights / wafer.stream_bytes_per_s)
         return replace(
-            base, bound=Bound.COMPUTE if compute >= memory else Bound.MEMORY,
-            time_s=max(compute, memory), compute_time_s=compute, memory_time_s=memory, overhead_s=0.0,
+            base,
+            bound=Bound.COMPUTE if compute >= memory else Bound.MEMORY,
+            time_s=max(compute, memory),
+            compute_time_s=compute,
+            memory_time_s=memory,
+            overhead_s=0.0,
         )
 
     return timer
@@ -340,7 +354,9 @@ class WaferModel:
     def applies_to(self, profile: HardwareProfile) -> bool:
         return profile.vendor.lower() == "cerebras" and profile.compute.cores is not None
 
-    def node_timer(self, costed: CostedGraph, profile: HardwareProfile) -> Callable[[CostedNode, NodeTiming], NodeTiming]:
+    def node_timer(
+        self, costed: CostedGraph, profile: HardwareProfile
+    ) -> Callable[[CostedNode, NodeTiming], NodeTiming]:
         return wafer_node_timer(costed, profile)
 
     def extras(self, costed: CostedGraph, profile: HardwareProfile) -> dict[str, Any]:

@@ -44,8 +44,12 @@ class MxuSpec:
     clock_source: str  # "profile" or how it was derived
 
     def to_dict(self) -> dict[str, Any]:
-        return {"units": self.units, "array": [self.rows, self.cols], "clock_hz": self.clock_hz,
-                "clock_source": self.clock_source}
+        return {
+            "units": self.units,
+            "array": [self.rows, self.cols],
+            "clock_hz": self.clock_hz,
+            "clock_source": self.clock_source,
+        }
 
 
 def mxu_spec(profile: HardwareProfile) -> MxuSpec | None:
@@ -57,7 +61,9 @@ def mxu_spec(profile: HardwareProfile) -> MxuSpec | None:
         return MxuSpec(c.units, c.array_rows, c.array_cols, float(c.clock_hz), "profile")
     peak = profile.peak(_CLOCK_DTYPE).flop_per_s
     clock = peak / (FMA_FLOPS * c.units * c.array_rows * c.array_cols)
-    return MxuSpec(c.units, c.array_rows, c.array_cols, clock, f"derived: {_CLOCK_DTYPE} peak / (2 * units * rows * cols)")
+    return MxuSpec(
+        c.units, c.array_rows, c.array_cols, clock, f"derived: {_CLOCK_DTYPE} peak / (2 * units * rows * cols)"
+    )
 
 
 @dataclass(frozen=True)
@@ -81,13 +87,29 @@ class ChipGemm:
         return self.batch * self.m * self.k * self.n
 
     def to_dict(self) -> dict[str, Any]:
-        return {"m": self.m, "k": self.k, "n": self.n, "batch": self.batch, "folds": self.folds,
-                "t_split": self.t_split, "folds_per_unit": self.folds_per_unit, "cycles": self.cycles, "time_s": self.time_s,
-                "utilization": self.utilization, "mapping_efficiency": self.mapping_efficiency}
+        return {
+            "m": self.m,
+            "k": self.k,
+            "n": self.n,
+            "batch": self.batch,
+            "folds": self.folds,
+            "t_split": self.t_split,
+            "folds_per_unit": self.folds_per_unit,
+            "cycles": self.cycles,
+            "time_s": self.time_s,
+            "utilization": self.utilization,
+            "mapping_efficiency": self.mapping_efficiency,
+        }
 
 
 def chip_gemm(
-    m: int, k: int, n: int, spec: MxuSpec, *, batch: int = 1, dataflow: Dataflow | str = Dataflow.WS,
+    m: int,
+    k: int,
+    n: int,
+    spec: MxuSpec,
+    *,
+    batch: int = 1,
+    dataflow: Dataflow | str = Dataflow.WS,
     pipelined: bool = True,
 ) -> ChipGemm:
     """Cycles and time of ``batch`` GEMMs on the chip described by ``spec``.
@@ -115,5 +137,16 @@ def chip_gemm(
     else:
         cycles = per_unit * per_fold
     macs = batch * one.macs
-    return ChipGemm(m, k, n, batch, one.folds, split, per_unit, cycles, cycles / spec.clock_hz,
-                    macs / (spec.units * spec.rows * spec.cols * cycles), one.mapping_efficiency)
+    return ChipGemm(
+        m,
+        k,
+        n,
+        batch,
+        one.folds,
+        split,
+        per_unit,
+        cycles,
+        cycles / spec.clock_hz,
+        macs / (spec.units * spec.rows * spec.cols * cycles),
+        one.mapping_efficiency,
+    )

@@ -41,15 +41,31 @@ def _sram(text: Optional[str]):
 
 def systolic_command(
     gemm_dims: Optional[str] = typer.Option(None, "--gemm", help="GEMM sizes M,K,N: X[M,K] @ W[K,N]."),
-    conv_layer: Optional[str] = typer.Option(None, "--conv", help="Conv layer IFMAP_H,IFMAP_W,FILTER_H,FILTER_W,CHANNELS,NUM_FILTERS[,STRIDE] (SCALE-Sim fields, no padding)."),
+    conv_layer: Optional[str] = typer.Option(
+        None,
+        "--conv",
+        help="Conv layer IFMAP_H,IFMAP_W,FILTER_H,FILTER_W,CHANNELS,NUM_FILTERS[,STRIDE] (SCALE-Sim fields, no padding).",
+    ),
     array: str = typer.Option("128x128", "--array", help="Array size RxC (rows x columns)."),
     dataflow: str = typer.Option("ws", "--dataflow", help="ws, os or is (SCALE-Sim's dataflows)."),
-    sram_kb: Optional[str] = typer.Option(None, "--sram-kb", help="SRAM sizes IFMAP,FILTER,OFMAP in KiB (default: unlimited)."),
-    bandwidth: Optional[float] = typer.Option(None, "--bandwidth", help="DRAM bandwidth in words per cycle (default: unlimited, no stalls)."),
+    sram_kb: Optional[str] = typer.Option(
+        None, "--sram-kb", help="SRAM sizes IFMAP,FILTER,OFMAP in KiB (default: unlimited)."
+    ),
+    bandwidth: Optional[float] = typer.Option(
+        None, "--bandwidth", help="DRAM bandwidth in words per cycle (default: unlimited, no stalls)."
+    ),
     word_bytes: int = typer.Option(1, "--word-bytes", help="Bytes per word (SCALE-Sim: 1)."),
-    pipelined: bool = typer.Option(False, "--pipelined", help="Overlap each fold's tile load with the previous fold (TPU), instead of SCALE-Sim's back-to-back folds."),
-    steps: bool = typer.Option(False, "--steps", help="Run the functional cycle-by-cycle simulation and print its frames (small sizes)."),
-    animate: Optional[str] = typer.Option(None, "--animate", help="Write the step-by-step frames as an animated GIF (a PNG strip without pillow)."),
+    pipelined: bool = typer.Option(
+        False,
+        "--pipelined",
+        help="Overlap each fold's tile load with the previous fold (TPU), instead of SCALE-Sim's back-to-back folds.",
+    ),
+    steps: bool = typer.Option(
+        False, "--steps", help="Run the functional cycle-by-cycle simulation and print its frames (small sizes)."
+    ),
+    animate: Optional[str] = typer.Option(
+        None, "--animate", help="Write the step-by-step frames as an animated GIF (a PNG strip without pillow)."
+    ),
     seed: int = typer.Option(0, "--seed", help=_STEP_SEED_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     force: bool = typer.Option(False, "--force", help="Overwrite the --animate file if it exists."),
@@ -61,8 +77,15 @@ def systolic_command(
         raise DfxError("give exactly one of --gemm M,K,N or --conv H,W,FH,FW,C,NF[,S]")
     rows, cols = _ints(array, 2, "--array", sep="x")
     flow = parse_dataflow(dataflow)
-    options = dict(rows=rows, cols=cols, dataflow=flow, sram_kb=_sram(sram_kb), bandwidth=bandwidth,
-                   word_bytes=word_bytes, pipelined=pipelined)
+    options = dict(
+        rows=rows,
+        cols=cols,
+        dataflow=flow,
+        sram_kb=_sram(sram_kb),
+        bandwidth=bandwidth,
+        word_bytes=word_bytes,
+        pipelined=pipelined,
+    )
     layer = parse_conv(conv_layer) if conv_layer is not None else None
     m, k, n = layer.gemm_mkn if layer is not None else _ints(gemm_dims, 3, "--gemm")
     if steps or animate:  # refuse before any work: sizes, then the file
@@ -110,12 +133,27 @@ def _print(r) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title=f"{r.m}x{r.k}x{r.n} on {r.rows}x{r.cols} ({r.dataflow.value}{', pipelined' if r.pipelined else ''})")
+    table = Table(
+        title=f"{r.m}x{r.k}x{r.n} on {r.rows}x{r.cols} ({r.dataflow.value}{', pipelined' if r.pipelined else ''})"
+    )
     table.add_column("field")
     table.add_column("value", justify="right")
-    for key in ("compute_cycles", "stall_cycles", "total_cycles", "last_cycle_index", "drain_cycles", "folds",
-                "row_folds", "col_folds", "cycles_per_fold", "utilization", "mapping_efficiency", "sram_reads",
-                "sram_writes", "dram_bytes"):
+    for key in (
+        "compute_cycles",
+        "stall_cycles",
+        "total_cycles",
+        "last_cycle_index",
+        "drain_cycles",
+        "folds",
+        "row_folds",
+        "col_folds",
+        "cycles_per_fold",
+        "utilization",
+        "mapping_efficiency",
+        "sram_reads",
+        "sram_writes",
+        "dram_bytes",
+    ):
         value = getattr(r, key)
         table.add_row(key, f"{value:.4f}" if isinstance(value, float) else str(value))
     Console().print(table)

@@ -44,8 +44,10 @@ class ConvLayer:
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise DfxError(f"conv {name} must be an integer >= 1, got {value!r}")
         if self.filter_h > self.ifmap_h or self.filter_w > self.ifmap_w:
-            raise DfxError(f"conv filter {self.filter_h}x{self.filter_w} is larger than the ifmap "
-                           f"{self.ifmap_h}x{self.ifmap_w} (no padding, as in SCALE-Sim)")
+            raise DfxError(
+                f"conv filter {self.filter_h}x{self.filter_w} is larger than the ifmap "
+                f"{self.ifmap_h}x{self.ifmap_w} (no padding, as in SCALE-Sim)"
+            )
 
     @property
     def ofmap_hw(self) -> tuple[int, int]:
@@ -90,5 +92,15 @@ def conv(
     (10, 14)
     """
     m, k, n = layer.gemm_mkn
-    return gemm(m, k, n, rows=rows, cols=cols, dataflow=dataflow, sram_kb=sram_kb, bandwidth=bandwidth,
-                word_bytes=word_bytes, pipelined=pipelined)
+    return gemm(
+        m,
+        k,
+        n,
+        rows=rows,
+        cols=cols,
+        dataflow=dataflow,
+        sram_kb=sram_kb,
+        bandwidth=bandwidth,
+        word_bytes=word_bytes,
+        pipelined=pipelined,
+    )

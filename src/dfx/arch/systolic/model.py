@@ -107,9 +107,14 @@ class SystolicResult:
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
         out["dataflow"] = self.dataflow.value
-        out.update(folds=self.folds, total_cycles=self.total_cycles, utilization=self.utilization,
-                   compute_cycles_with_drain=self.compute_cycles_with_drain,
-                   last_cycle_index=self.last_cycle_index, macs=self.macs)
+        out.update(
+            folds=self.folds,
+            total_cycles=self.total_cycles,
+            utilization=self.utilization,
+            compute_cycles_with_drain=self.compute_cycles_with_drain,
+            last_cycle_index=self.last_cycle_index,
+            macs=self.macs,
+        )
         return out
 
 
@@ -180,7 +185,9 @@ def gemm(
     """
     _positive(m=m, k=k, n=n, rows=rows, cols=cols, word_bytes=word_bytes)
     flow = parse_dataflow(dataflow)
-    if bandwidth is not None and not (isinstance(bandwidth, (int, float)) and math.isfinite(bandwidth) and bandwidth > 0):
+    if bandwidth is not None and not (
+        isinstance(bandwidth, (int, float)) and math.isfinite(bandwidth) and bandwidth > 0
+    ):
         raise DfxError(f"bandwidth must be a positive number of words per cycle, got {bandwidth!r}")
     sram = SramKB(*sram_kb) if isinstance(sram_kb, tuple) else sram_kb
     if sram is not None and min(sram.ifmap, sram.filter, sram.ofmap) <= 0:
@@ -203,13 +210,29 @@ def gemm(
     dram_words = (
         _dram_words(m * k, ifmap_r, caps[0], word_bytes)
         + _dram_words(k * n, filter_r, caps[1], word_bytes)
-        + out_dram + (out_dram - m * n)  # spilled partial sums are read back
+        + out_dram
+        + (out_dram - m * n)  # spilled partial sums are read back
     )
     stall = 0 if bandwidth is None else max(0, math.ceil(dram_words / bandwidth) - compute)
     return SystolicResult(
-        m=m, k=k, n=n, rows=rows, cols=cols, dataflow=flow, pipelined=pipelined,
-        row_folds=row_folds, col_folds=col_folds, cycles_per_fold=per_fold, compute_cycles=compute,
-        drain_cycles=drain, stall_cycles=stall, mapping_efficiency=(sr * sc) / (folds * rows * cols),
-        sram_reads=ifmap_r + filter_r, sram_writes=ofmap_w, ifmap_sram_reads=ifmap_r,
-        filter_sram_reads=filter_r, dram_bytes=dram_words * word_bytes, word_bytes=word_bytes,
+        m=m,
+        k=k,
+        n=n,
+        rows=rows,
+        cols=cols,
+        dataflow=flow,
+        pipelined=pipelined,
+        row_folds=row_folds,
+        col_folds=col_folds,
+        cycles_per_fold=per_fold,
+        compute_cycles=compute,
+        drain_cycles=drain,
+        stall_cycles=stall,
+        mapping_efficiency=(sr * sc) / (folds * rows * cols),
+        sram_reads=ifmap_r + filter_r,
+        sram_writes=ofmap_w,
+        ifmap_sram_reads=ifmap_r,
+        filter_sram_reads=filter_r,
+        dram_bytes=dram_words * word_bytes,
+        word_bytes=word_bytes,
     )

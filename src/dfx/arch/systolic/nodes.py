@@ -51,7 +51,12 @@ def _conv(call: AtenCall) -> list[Gemm]:
     # im2col: x[B, C_in, *sp], w[C_out, C_in/G, *k], out[B, C_out, *out_sp]
     #   M = B * prod(out_sp)   K = (C_in/G) * prod(k)   N = C_out/G   batch = G
     x, w = _shape(call, 0), _shape(call, 1)
-    if not x or not w or not call.outputs or (call.op.startswith("aten.convolution") and call.arg(6, "transposed", False)):
+    if (
+        not x
+        or not w
+        or not call.outputs
+        or (call.op.startswith("aten.convolution") and call.arg(6, "transposed", False))
+    ):
         return []
     out, spatial = call.outputs[0].shape, len(w) - 2
     c_in = x[len(x) - spatial - 1]
@@ -81,8 +86,19 @@ _RULES: dict[str, Callable[[AtenCall], list[Gemm]]] = {
     "aten.addbmm": lambda c: _matmul(_shape(c, 1), _shape(c, 2)),
     "aten.addmv": lambda c: _matmul(_shape(c, 1), _shape(c, 2)),
     "aten.linear": _linear,
-    **{op: _conv for op in ("aten.convolution", "aten._convolution", "aten.conv1d", "aten.conv2d", "aten.conv3d",
-                           "aten.cudnn_convolution", "aten.mkldnn_convolution", "aten._slow_conv2d_forward")},
+    **{
+        op: _conv
+        for op in (
+            "aten.convolution",
+            "aten._convolution",
+            "aten.conv1d",
+            "aten.conv2d",
+            "aten.conv3d",
+            "aten.cudnn_convolution",
+            "aten.mkldnn_convolution",
+            "aten._slow_conv2d_forward",
+        )
+    },
 }
 
 

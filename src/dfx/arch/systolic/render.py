@@ -13,8 +13,11 @@ from dfx.errors import DfxError
 
 __all__ = ["animate", "format_frame", "text_frames"]
 
-_ROLE = {"ws": ("weights", "inputs ->", "psums v"), "is": ("inputs", "weights ->", "psums v"),
-         "os": ("accumulators", "X ->", "W v")}
+_ROLE = {
+    "ws": ("weights", "inputs ->", "psums v"),
+    "is": ("inputs", "weights ->", "psums v"),
+    "os": ("accumulators", "X ->", "W v"),
+}
 _MAX_STRIP_FRAMES = 40  # a PNG strip of more frames is unreadable
 
 
@@ -47,8 +50,10 @@ def text_frames(trace: StepTrace) -> str:
     """Every frame, then the result and the cycle counts."""
     parts = [format_frame(f, trace.dataflow.value) for f in trace.frames]
     parts.append(f"result Y = X @ W:\n{trace.result}")
-    parts.append(f"cycles: {trace.cycles} (SCALE-Sim count)" +
-                 (f", {trace.cycles_with_drain} with the output drain" if trace.cycles_with_drain != trace.cycles else ""))
+    parts.append(
+        f"cycles: {trace.cycles} (SCALE-Sim count)"
+        + (f", {trace.cycles_with_drain} with the output drain" if trace.cycles_with_drain != trace.cycles else "")
+    )
     return "\n\n".join(parts)
 
 

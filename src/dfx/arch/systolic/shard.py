@@ -61,10 +61,17 @@ class ShardedGemm:
         return self.single_chip_time_s / self.total_time_s
 
     def to_dict(self) -> dict[str, Any]:
-        return {"chips": self.chips, "axis": self.axis.value, "per_chip": self.per_chip.to_dict(),
-                "compute_time_s": self.compute_time_s, "comm_bytes_per_chip": self.comm_bytes_per_chip,
-                "comm_time_s": self.comm_time_s, "total_time_s": self.total_time_s,
-                "single_chip_time_s": self.single_chip_time_s, "speedup": self.speedup}
+        return {
+            "chips": self.chips,
+            "axis": self.axis.value,
+            "per_chip": self.per_chip.to_dict(),
+            "compute_time_s": self.compute_time_s,
+            "comm_bytes_per_chip": self.comm_bytes_per_chip,
+            "comm_time_s": self.comm_time_s,
+            "total_time_s": self.total_time_s,
+            "single_chip_time_s": self.single_chip_time_s,
+            "speedup": self.speedup,
+        }
 
 
 def _spec(hw: HardwareProfile | MxuSpec | str) -> MxuSpec:
@@ -78,8 +85,15 @@ def _spec(hw: HardwareProfile | MxuSpec | str) -> MxuSpec:
 
 
 def sharded_gemm(
-    m: int, k: int, n: int, *, chips: int, hw: HardwareProfile | MxuSpec | str,
-    ici_bandwidth_bytes_per_s: float, axis: ShardAxis | str = ShardAxis.M, word_bytes: int = 2,
+    m: int,
+    k: int,
+    n: int,
+    *,
+    chips: int,
+    hw: HardwareProfile | MxuSpec | str,
+    ici_bandwidth_bytes_per_s: float,
+    axis: ShardAxis | str = ShardAxis.M,
+    word_bytes: int = 2,
     hop_latency_s: float = 0.0,
 ) -> ShardedGemm:
     """Time of ``[m, k] @ [k, n]`` split over ``chips`` chips, gathering (or reducing) the result.

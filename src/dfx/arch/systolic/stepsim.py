@@ -63,9 +63,18 @@ class StepTrace:
     cycles_with_drain: int
 
     def to_dict(self) -> dict[str, Any]:
-        return {"m": self.m, "k": self.k, "n": self.n, "rows": self.rows, "cols": self.cols,
-                "dataflow": self.dataflow.value, "cycles": self.cycles, "cycles_with_drain": self.cycles_with_drain,
-                "result": self.result.tolist(), "frames": len(self.frames)}
+        return {
+            "m": self.m,
+            "k": self.k,
+            "n": self.n,
+            "rows": self.rows,
+            "cols": self.cols,
+            "dataflow": self.dataflow.value,
+            "cycles": self.cycles,
+            "cycles_with_drain": self.cycles_with_drain,
+            "result": self.result.tolist(),
+            "frames": len(self.frames),
+        }
 
 
 def _grid(a: np.ndarray, mask: np.ndarray) -> Grid:
@@ -79,8 +88,9 @@ class _Run:
         self.rows, self.cols, self.cycle, self.frames = rows, cols, 0, []
 
     def record(self, fold: int, phase: str, stat, stat_ok, mov, mov_ok, ps, ps_ok, emitted=()) -> None:
-        self.frames.append(Frame(self.cycle, fold, phase, _grid(stat, stat_ok), _grid(mov, mov_ok),
-                                 _grid(ps, ps_ok), tuple(emitted)))
+        self.frames.append(
+            Frame(self.cycle, fold, phase, _grid(stat, stat_ok), _grid(mov, mov_ok), _grid(ps, ps_ok), tuple(emitted))
+        )
         self.cycle += 1
 
 
@@ -156,8 +166,10 @@ def check_step_sizes(m: int, k: int, n: int, rows: int, cols: int) -> None:
         Naming the array and the GEMM.
     """
     if rows < 1 or cols < 1 or rows * cols > MAX_CELLS or max(m, k, n) > MAX_DIM:
-        raise DfxError(f"step mode is for small cases: at most {MAX_CELLS} cells and dims <= {MAX_DIM}, "
-                       f"got a {rows}x{cols} array and {m}x{k}x{n}")
+        raise DfxError(
+            f"step mode is for small cases: at most {MAX_CELLS} cells and dims <= {MAX_DIM}, "
+            f"got a {rows}x{cols} array and {m}x{k}x{n}"
+        )
 
 
 def step(x: np.ndarray, w: np.ndarray, *, rows: int, cols: int, dataflow: Dataflow | str = Dataflow.WS) -> StepTrace:
@@ -221,7 +233,9 @@ def step(x: np.ndarray, w: np.ndarray, *, rows: int, cols: int, dataflow: Datafl
                     return (i, j, float(y[i, j]))
 
                 tile = _pad(S, (rows, cols))
-                _stationary_fold(run, fold, tile, _pad(np.ones_like(S), (rows, cols)) > 0, _pad(E, (E.shape[0], rows)), emit)
+                _stationary_fold(
+                    run, fold, tile, _pad(np.ones_like(S), (rows, cols)) > 0, _pad(E, (E.shape[0], rows)), emit
+                )
             fold += 1
     drain = fold * rows if flow is Dataflow.OS else 0
     total = run.cycle

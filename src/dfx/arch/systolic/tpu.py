@@ -33,8 +33,10 @@ _DATAFLOW = Dataflow.WS  # the TPU MXU is weight-stationary (Jouppi et al., ISCA
 
 def node_plan(costed: CostedNode, spec: MxuSpec) -> tuple[ChipGemm, ...]:
     """The node's GEMMs on the chip (empty when it has none)."""
-    return tuple(chip_gemm(g.m, g.k, g.n, spec, batch=g.batch, dataflow=_DATAFLOW, pipelined=True)
-                 for g in node_gemms(costed.node.aten_calls))
+    return tuple(
+        chip_gemm(g.m, g.k, g.n, spec, batch=g.batch, dataflow=_DATAFLOW, pipelined=True)
+        for g in node_gemms(costed.node.aten_calls)
+    )
 
 
 def _summary(plan: tuple[ChipGemm, ...], spec: MxuSpec) -> dict[str, Any]:
@@ -58,7 +60,9 @@ class SystolicArchModel:
     def applies_to(self, profile: HardwareProfile) -> bool:
         return profile.kind == Kind.TPU and mxu_spec(profile) is not None
 
-    def node_timer(self, costed: CostedGraph, profile: HardwareProfile) -> Callable[[CostedNode, NodeTiming], NodeTiming]:
+    def node_timer(
+        self, costed: CostedGraph, profile: HardwareProfile
+    ) -> Callable[[CostedNode, NodeTiming], NodeTiming]:
         spec = mxu_spec(profile)
 
         def timer(node: CostedNode, timing: NodeTiming) -> NodeTiming:
@@ -67,8 +71,12 @@ class SystolicArchModel:
                 return timing
             systolic = sum(g.time_s for g in plan)
             bound = Bound.COMPUTE if systolic >= timing.memory_time_s else Bound.MEMORY
-            return dataclasses.replace(timing, compute_time_s=systolic, bound=bound,
-                                       time_s=max(systolic, timing.memory_time_s) + timing.overhead_s)
+            return dataclasses.replace(
+                timing,
+                compute_time_s=systolic,
+                bound=bound,
+                time_s=max(systolic, timing.memory_time_s) + timing.overhead_s,
+            )
 
         return timer
 
