@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 TORCH_VERSION ?= 2.13.0
 OUT ?= out/demo
 
-.PHONY: venv lint format-check test demo bench clean graphviz chromium images
+.PHONY: venv lint format test demo bench clean graphviz chromium images
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,14 +26,14 @@ graphviz:
 chromium:
 	@scripts/install_system_deps.sh chromium
 
-# ruff's lint rules (pyproject.toml [tool.ruff.lint]); .ci/run runs it before the tests.
+# ruff's lint rules (pyproject.toml [tool.ruff.lint]) and its formatter's check ([tool.ruff.format]);
+# .ci/run runs it before the tests. `make format` rewrites what the check would change.
 lint: venv
 	$(VENV)/bin/ruff check .
-
-# `ruff format --check` (pyproject.toml [tool.ruff.format]): lists the files `ruff format` would change.
-# Not in .ci/run until the tree is formatted once (after every branch in flight has merged).
-format-check: venv
 	$(VENV)/bin/ruff format --check .
+
+format: venv
+	$(VENV)/bin/ruff format .
 
 # The suite runs on every core (pytest-xdist): about 4 minutes on this project's 2-core machine.
 test: venv graphviz chromium

@@ -1,5 +1,5 @@
-"""The CI's guard rails fail the run when broken: ``make lint`` (ruff) runs before the tests and exits
-non-zero on a lint error."""
+"""The CI's guard rails fail the run when broken: ``make lint`` (ruff's lint rules and its formatter's
+check) runs before the tests and exits non-zero on a lint error or on code ``ruff format`` would change."""
 
 from __future__ import annotations
 
@@ -42,7 +42,22 @@ def test_make_lint_fails_on_a_lint_error_and_passes_clean_code(tmp_path):
     assert clean.returncode == 0, clean.stdout + clean.stderr
 
 
+@pytest.mark.skipif(RUFF is None or shutil.which("make") is None, reason="needs ruff and make")
+def test_make_lint_fails_on_code_the_formatter_would_change(tmp_path):
+    # clean for the lint rules, but black's style wants spaces after the commas: "would reformat"
+    unformatted = _lint_copy(tmp_path / "unformatted", "print(1,2)\n")
+    assert unformatted.returncode != 0 and "m.py" in unformatted.stdout + unformatted.stderr
+    formatted = _lint_copy(tmp_path / "formatted", "print(1, 2)\n")
+    assert formatted.returncode == 0, formatted.stdout + formatted.stderr
+
+
 @pytest.mark.skipif(RUFF is None, reason="needs ruff")
 def test_the_tree_passes_the_lint_rules():
     proc = subprocess.run([RUFF, "check", "."], cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout
+
+
+@pytest.mark.skipif(RUFF is None, reason="needs ruff")
+def test_the_tree_is_formatted():
+    proc = subprocess.run([RUFF, "format", "--check", "."], cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout  # `make format` rewrites the files listed
