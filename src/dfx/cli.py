@@ -363,12 +363,21 @@ def main() -> None:
     anywhere, the user's model included) is status 130, a ``sys.exit()`` from a user's model file
     is status 1 (or its own non-zero code), each with one line saying so.
     """
+    from dfx.heap import freeze_after_capture, release
+
+    # The command owns its process: skip the capture's objects in later collections. Put back on the
+    # way out, for a caller that runs main() in its own process (the test suite).
+    previous = freeze_after_capture()
+    try:
+        _main()
+    finally:
+        release(previous)
+
+
+def _main() -> None:
     import warnings
 
     from dfx.errors import refuse_empty_paths
-    from dfx.heap import freeze_after_capture
-
-    freeze_after_capture()  # this process is the command's: skip the capture's objects in later collections
 
     # Python's warnings (an op with no cost rule, ...) as one line each, without source lines.
     warnings.formatwarning = lambda message, category, *_args, **_kw: f"warning: {message}\n"

@@ -18,15 +18,28 @@ from __future__ import annotations
 
 import gc
 
-__all__ = ["after_capture", "freeze_after_capture"]
+__all__ = ["after_capture", "freeze_after_capture", "release"]
 
 _FREEZE = False
 
 
-def freeze_after_capture(enabled: bool = True) -> None:
-    """Make :func:`after_capture` collect and freeze in this process (and in processes forked from it)."""
+def freeze_after_capture(enabled: bool = True) -> bool:
+    """Make :func:`after_capture` collect and freeze in this process (and in processes forked from it).
+
+    Returns the previous setting, so a caller that opts in for a while (``dfx.cli.main`` called in
+    a test's process) can put it back with :func:`release`.
+    """
     global _FREEZE
-    _FREEZE = enabled
+    previous, _FREEZE = _FREEZE, enabled
+    return previous
+
+
+def release(previous: bool) -> None:
+    """Undo an opt-in: the setting back to ``previous`` and, when that was off, what was frozen
+    returned to the collector (``gc.unfreeze()``), so the process's later collections see it again."""
+    freeze_after_capture(previous)
+    if not previous:
+        gc.unfreeze()
 
 
 def after_capture() -> bool:

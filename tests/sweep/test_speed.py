@@ -160,3 +160,21 @@ def test_capture_objects_are_frozen_only_in_processes_that_opt_in():
         "assert gc.get_freeze_count() == 0; assert after_capture(); assert gc.get_freeze_count() > 0"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+    # the command line opts in for its run only: main() called in this process puts the setting back
+    from dfx import cli
+
+    _run_cli_main(cli, ["--version"])
+    assert after_capture() is False
+
+
+def _run_cli_main(cli, argv):
+    import sys
+
+    saved = sys.argv
+    sys.argv = ["dfx", *argv]
+    try:
+        cli.main()
+    except SystemExit as exc:
+        assert exc.code in (0, None)
+    finally:
+        sys.argv = saved
