@@ -1,5 +1,7 @@
 """Triton kernels: configs against Inductor's own heuristics, wave times against hand arithmetic."""
 
+import math
+
 import pytest
 
 from dfx.arch.gpu import (
@@ -159,3 +161,38 @@ def test_large_gemms_within_30_percent_of_published_measurements():
     a100 = load_profile("nvidia-a100-sxm-80gb")
     assert gemm_kernel(8192, 4096, 4096, a100, dtype="fp16").time_s == pytest.approx(1.021e-3, rel=0.3)
     assert gemm_kernel(2048, 2048, 13312, H100).flop_per_s == pytest.approx(794.5e12, rel=0.3)
+
+
+@pytest.mark.parametrize(
+    ("m", "n", "batch", "block"),
+    [
+        (1048576, 4096, 1, (128, 128, 32)),  # 8,192 x 32 tiles: 1,024 full groups of 8 row blocks
+        (64000, 3000, 1, (128, 64, 32)),  # 500 x 47 tiles: a last group of 4 row blocks, ragged edges
+        (30000, 2000, 3, (64, 64, 32)),  # 469 x 32 tiles per matrix, waves crossing matrices of the batch
+        (300, 65536, 2, (128, 128, 32)),  # 3 row blocks: fewer than one group of 8, nothing shared
+    ],
+)
+def test_waves_that_share_a_time_read_the_same_panels(m, n, batch, block):
+    # The wave model makes a WaveTime once per (offset in a group, size) for waves inside one matrix
+    # and full groups. That is sound only if every wave given the same object reads the same A and B
+    # panels, counted here wave by wave with the unshared count (_wave_panels), and has the same size.
+    from dfx.arch.gpu.configs import GemmConfig
+    from dfx.arch.gpu.kernel import _wave_panels
+
+    c = GemmConfig(*block, num_stages=2, num_warps=4)
+    kern = gemm_kernel(m, 1024, n, load_profile("h100"), batch=batch, config=c)
+    pid_m, pid_n = -(-m // c.block_m), -(-n // c.block_n)
+    sizes = kern.waves.sizes()
+    assert len(kern.wave_times) == len(sizes) > 3
+    first_seen, lo = {}, 0
+    for size, wt in zip(sizes, kern.wave_times):
+        panels = _wave_panels(lo, lo + size, pid_m * pid_n, pid_m, pid_n, c.group_m)
+        assert first_seen.setdefault(id(wt), (size, panels)) == (size, panels)
+        lo += size
+    assert lo == kern.programs
+    if m == 1048576:
+        # a wave of W programs starts at offset i * W mod G in a group of G = 8 x 32 = 256 programs:
+        # at most G / gcd(W, G) distinct offsets, so hundreds of waves share a few dozen times
+        per_wave, group = sizes[0], 8 * pid_n
+        assert len(sizes) > 500
+        assert len(first_seen) <= group // math.gcd(per_wave, group) + 1  # + the tail wave

@@ -317,15 +317,34 @@ def _gemm_waves(
     # every program reads its own panels (edge panels clipped): the no-reuse traffic, shared per program
     own_panels = batch * (m * k * pid_n + k * n * pid_m) * elem_bytes / w.programs
     c_bytes = batch * m * n * elem_bytes / w.programs  # each program writes its C tile once
-    out, lo = [], 0
-    for size in w.sizes():
+    per_group = c.group_m * pid_n
+    full_groups = pid_m // c.group_m  # groups of GROUP_M row blocks; a last, shorter one follows if any
+
+    def wave(lo: int, size: int) -> WaveTime:
         rows, cols = _wave_panels(lo, lo + size, tiles, pid_m, pid_n, c.group_m)
         shared = (min(rows * c.block_m, batch * m) + min(cols * c.block_n, batch * n)) * k * elem_bytes
         reads = _l2_reads(shared, own_panels * size, mach.l2_bytes)
         hbm = reads + c_bytes * size
         rounds = math.ceil(size / mach.sms)
         smem_s = rounds * tile_smem / mach.smem_bytes_per_s_per_sm if mach.smem_bytes_per_s_per_sm else 0.0
-        out.append(WaveTime(size, rounds, rounds * tile_flops / per_sm_peak, smem_s, hbm / mach.hbm_bytes_per_s, hbm))
+        return WaveTime(size, rounds, rounds * tile_flops / per_sm_peak, smem_s, hbm / mach.hbm_bytes_per_s, hbm)
+
+    # A wave inside one matrix of the batch that touches only full groups reads the same panels as
+    # any other wave of its size starting at the same offset in a group (Triton's grouped order
+    # repeats group by group), so its WaveTime is made once per (offset, size): a long sequence's
+    # thousands of waves cost a few distinct ones. The result is the same object, bit for bit.
+    same: dict[tuple[int, int], WaveTime] = {}
+    out, lo = [], 0
+    for size in w.sizes():
+        in_batch = lo % tiles
+        if in_batch + size <= tiles and (in_batch + size - 1) // per_group < full_groups:
+            key = (in_batch % per_group, size)
+            wt = same.get(key)
+            if wt is None:
+                wt = same[key] = wave(lo, size)
+        else:
+            wt = wave(lo, size)
+        out.append(wt)
         lo += size
     return tuple(out)
 
