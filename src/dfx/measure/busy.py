@@ -143,12 +143,14 @@ def verdict(
 ) -> Verdict:
     """Judge a measurement by its probes (module docstring).
 
-    Busy when: another process's load was there before we started (``load_1min - own_load`` over
-    the ``cpus - threads`` CPUs our threads leave free, plus :data:`LOAD_SLACK`); a probe's thread
-    got under :data:`SHARE_MIN` of a CPU; the spin's rate moved by more than :data:`RATE_MOVE`
-    between the probes; or figures still contradict each other (``contradictions``, one line each).
-    The load our own process added in the last minute (``before.own_load``, plus ``own_load``) is
-    not another process's.
+    Busy when a probe's thread got under :data:`SHARE_MIN` of a CPU; the spin's rate moved by more
+    than :data:`RATE_MOVE` between the probes; or figures still contradict each other
+    (``contradictions``, one line each). Another process's load before we started
+    (``load_1min - own_load`` over the ``cpus - threads`` CPUs our threads leave free, plus
+    :data:`LOAD_SLACK`) is the first reason given when one of those holds, and a note otherwise:
+    the 1-minute average lags (it still reads 1.5 a minute after a job on 2 CPUs has ended), while
+    the spins measure whether our threads got their CPUs. The load our own process added in the
+    last minute (``before.own_load``, plus ``own_load``) is not another process's.
 
     Examples
     --------
@@ -162,9 +164,10 @@ def verdict(
     reasons = []
     free = max(cpus - threads, 0) + LOAD_SLACK
     mine = own_load + (before.own_load if before is not None else 0.0)
+    load_reason = None
     if before is not None and before.load_1min - mine > free:
         ours = f" ({mine:.2f} of it ours)" if mine >= 0.005 else ""
-        reasons.append(
+        load_reason = (
             f"load average {before.load_1min:.2f}{ours} before measuring, over the {free:.1f} our {threads} threads "
             f"leave on {cpus} CPUs: other processes were running"
         )
@@ -181,6 +184,8 @@ def verdict(
                 f"the spin ran {move:+.0%} faster after than before: the machine's speed moved while measuring"
             )
     reasons += list(contradictions)
+    if load_reason is not None and reasons:
+        reasons.insert(0, load_reason)
     shares = " then ".join(f"{p.cpu_share:.0%}" for p in (before, after) if p is not None)
     facts = (
         f"load {before.load_1min:.2f} before on {cpus} CPUs, {threads} threads"
@@ -191,6 +196,11 @@ def verdict(
     facts += f"; spin rate {move:+.0%}" if move is not None else ""
     if reasons:
         line = f"verdict: TOO BUSY to trust these figures: {reasons[0]} ({facts}); measure again on a quiet machine"
+    elif load_reason is not None:
+        line = (
+            f"verdict: quiet: figures can be trusted ({facts}); the load average of "
+            f"{before.load_1min:.2f} is others' work of the last minute, but our threads got their CPUs"
+        )
     else:
         line = f"verdict: quiet: figures can be trusted ({facts})"
     return Verdict(bool(reasons), line, tuple(reasons), before, after)
