@@ -80,6 +80,15 @@ def test_bad_inputs():
         list_schedule(_program(("a", 1, ())), {"a": -1.0}, 2, Policy.STATIC)
 
 
+@pytest.mark.parametrize("policy", list(Policy))
+def test_a_cycle_between_kernels_is_refused_not_left_unscheduled(policy):
+    # a reads b and b reads a (a fusion through an unpriced op once made such a pair): the ready
+    # list never starts either, and the in-order issue would read b's end before b ran
+    cycle = _program(("a", 1, ("b",)), ("b", 1, ("a",)))
+    with pytest.raises(ValueError, match="'a' reads 'b', which come.s. after it"):
+        list_schedule(cycle, {"a": 1.0, "b": 2.0}, 2, policy)
+
+
 def test_policy_follows_the_commitment():
     assert policy_for("static") is Policy.STATIC
     assert policy_for("dynamic") is Policy.DYNAMIC

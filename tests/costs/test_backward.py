@@ -160,6 +160,22 @@ def test_nll_loss_backward_reads_the_targets_writes_the_whole_gradient():
     assert cost(c).cost.bytes_written == 4 * 50 * 4
 
 
+@pytest.mark.parametrize(
+    ("op", "args"),
+    [
+        ("aten.select_backward.default", ([4, 32, 128], 1, -1)),  # y[:, -1] of a [4, 32, 128] output
+        ("aten.slice_backward.default", ([4, 32, 128], 1, 0, 1, 1)),  # y[:, 0:1]
+        ("aten.diagonal_backward.default", ([4, 32, 128], 0, 1, 2)),
+    ],
+)
+def test_a_views_gradient_reads_the_gradient_and_writes_the_input_sized_result(op, args):
+    g, full = spec(4, 128), spec(4, 32, 128)
+    c = call(op, g, *args, outputs=(full,))
+    assert cost(c).cost.flops == 0
+    assert cost(c).cost.bytes_read == 4 * 128 * 4  # the incoming gradient, fp32
+    assert cost(c).cost.bytes_written == 4 * 32 * 128 * 4  # zeros with the gradient placed in them
+
+
 def test_embedding_backward_adds_each_row():
     g = spec(2, 8, 16)  # 256 gathered elements, one add each into a [50, 16] gradient
     c = call(

@@ -31,7 +31,7 @@ from torch.fx.experimental.symbolic_shapes import ShapeEnv
 from torch.utils._pytree import tree_flatten
 
 from dfx.capture.build import _check_signature, _first_line, _to_ir
-from dfx.capture.propagate import AtenRecorder
+from dfx.capture.propagate import AtenRecorder, device_neutral_kernels
 from dfx.capture.trace import Traced, canonical_param_names, make_fake
 from dfx.errors import CaptureError, user_code
 from dfx.ir import Graph
@@ -198,7 +198,9 @@ def capture_joint(
     mode = FakeTensorMode(allow_non_fake_inputs=True, shape_env=ShapeEnv())
     kinds: list[str] = []
     wrapper = _LossOf(model, kinds, len(args), tuple(kwargs))
-    with user_code(f"{type(model).__name__}.forward", CaptureError), _joint_context(model):
+    # oneDNN and cuDNN off, as the forward capture (dfx.capture.build): an nn.LSTM's joint graph then
+    # holds its per-step decomposition and its backward, not mkldnn_rnn_layer(_backward) no rule prices
+    with user_code(f"{type(model).__name__}.forward", CaptureError), _joint_context(model), device_neutral_kernels():
         inputs = tuple(_fake_inputs(mode, (*args, *kwargs.values())))
         try:
             with _reparametrize_module(model, _fake_state(model, mode), tie_weights=True, strict=False):
@@ -210,7 +212,11 @@ def capture_joint(
         except CaptureError:
             raise
         except Exception as exc:  # AOTAutograd fails in many ways; name the first line and where
-            raise CaptureError(f"could not capture the training step ({JOINT_METHOD}: {_first_line(exc)})") from None
+            raise CaptureError(
+                f"could not capture the training step ({JOINT_METHOD}: {_first_line(exc)}); AOTAutograd "
+                "needs every parameter to get a gradient and sizes that do not depend on data (top-k routing's "
+                "do): analyze the forward without --train, or freeze unused parameters (requires_grad_(False))"
+            ) from None
         traced = _traced(gm, sig, model, mode)
         recorder = AtenRecorder(gm)
         with torch.no_grad(), mode:

@@ -247,7 +247,8 @@ def list_schedule(
     Raises
     ------
     ValueError
-        If a kernel needs more cores than a chip has, or a duration is negative or missing.
+        If a kernel needs more cores than a chip has, a duration is negative or missing, or a kernel
+        reads one that comes after it (the kernels are not in topological order).
     """
     policy = Policy(policy)
     kernels = program.kernels
@@ -258,6 +259,13 @@ def list_schedule(
         if not 0 <= k.cores <= cores_per_chip:
             raise ValueError(f"kernel {k.name!r} needs {k.cores} cores; a chip has {cores_per_chip}")
     cores, chips, deps = [k.cores for k in kernels], [k.chip for k in kernels], _deps(program)
+    for i, ps in enumerate(deps):  # a kernel reading a later one's output: a cycle, never a silent 0
+        late = [kernels[p].name for p in ps if p >= i]
+        if late:
+            raise ValueError(
+                f"kernel {kernels[i].name!r} reads {', '.join(map(repr, late))}, which come(s) after it: "
+                "the program's kernels are not in topological order (a fusion formed a cycle)"
+            )
     order = priority_order(program, durations_s)
     run = _static if policy is Policy.STATIC else _dynamic
     times = run(program, d, deps, cores, chips, cores_per_chip, order)

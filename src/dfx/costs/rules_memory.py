@@ -58,6 +58,11 @@ MEM = Category.MEMORY
         "aten.select_scatter",
         "aten.diagonal_scatter",
         "aten.as_strided_scatter",
+        # a view's gradient in a training graph: a zero tensor of the input's size with the incoming
+        # gradient placed in it (read the gradient, write the whole input-sized result, no FLOPs)
+        "aten.select_backward",
+        "aten.slice_backward",
+        "aten.diagonal_backward",
         "aten.expand_copy",
         "aten.permute_copy",
         "aten.view_copy",
