@@ -99,3 +99,10 @@ def test_mismatched_graphs_are_refused_in_one_line():
     with pytest.raises(DfxError, match="does not match") as err:
         check_names(["x", "relu", "output"], ["x", "contiguous", "relu", "output"])
     assert "\n" not in str(err.value) and "contiguous" in str(err.value)
+
+
+def test_a_profile_of_another_kind_of_machine_is_named_in_a_warning():
+    # validate times the model on this machine's CPU; an H100 profile's predictions would be
+    # compared with CPU times (a new user's -78.6% "error" was the two machines' difference)
+    with pytest.warns(UserWarning, match="--hw nvidia-h100-sxm is a gpu profile, but validate runs the model on this"):
+        validate("mlp", "h100", repeat=1, warmup=0, clock=Tick(), prediction="roofline")

@@ -434,6 +434,16 @@ def validate(
     if prediction not in PREDICTIONS:
         raise DfxError(f"unknown prediction {prediction!r}; expected {' or '.join(PREDICTIONS)}")
     profile = hardware if not isinstance(hardware, str) else load_profile(hardware)  # fail fast, before running
+    wanted = "gpu" if device == "cuda" else "cpu"
+    kind = str(getattr(profile.kind, "value", profile.kind))
+    if kind != wanted:  # a quick profile (peak=..., bw=...) may stand for this machine: warn, not refuse
+        import warnings
+
+        warnings.warn(
+            f"--hw {profile.id} is a {kind} profile, but validate runs the model on this machine's {device}: "
+            "the errors compare two machines; pass --hw host-cpu or a profile from `dfx calibrate --out`",
+            stacklevel=2,
+        )
     if compiled:
         measured = measure_compiled(
             model,
