@@ -60,3 +60,12 @@ def test_cli_refuses_a_users_files_and_absurd_sweeps(tmp_path):
     )
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "more than max_points 100,000" in r.stderr
     assert not (tmp_path / "x").exists()
+
+
+def test_a_bad_chip_count_is_named_as_chips(tmp_path):
+    # --chips joins --parallel on one axis; a bad count is the --chips flag's, not --parallel's
+    r = dfx("sweep", "-m", "bert-layer", "--hw", "h100", "--chips", "1,x", "--out", str(tmp_path / "s"))
+    assert (
+        r.returncode == 2 and r.stderr.strip() == "error: --chips 'x': expected chip counts such as 1,2,4,8 (or auto)"
+    )
+    assert not (tmp_path / "s").exists()

@@ -32,6 +32,17 @@ def _words(texts: Optional[List[str]]) -> Optional[list[str]]:
     return [w.strip() for t in texts for w in t.split(",") if w.strip()]
 
 
+def _chip_counts(texts: Optional[List[str]]) -> Optional[list[str]]:
+    """``--chips`` words: each ``auto`` or a whole number >= 1, named as ``--chips`` when not."""
+    from dfx.errors import DfxError
+
+    words = _words(texts)
+    for w in words or []:
+        if w.lower() != "auto" and not (w.isdigit() and int(w) >= 1):
+            raise DfxError(f"--chips {w!r}: expected chip counts such as 1,2,4,8 (or auto)")
+    return words
+
+
 def sweep(
     spec_file: Optional[Path] = typer.Argument(
         None,
@@ -108,7 +119,7 @@ def sweep(
         "execution_model": _words(execution_model),
         "output_len": output_len,
         "max_points": max_points,
-        "parallel": (_words(chips) or []) + [p.strip() for p in parallel or [] if p.strip()] or None,
+        "parallel": (_chip_counts(chips) or []) + [p.strip() for p in parallel or [] if p.strip()] or None,
     }
     spec = load_spec(spec_file, overrides)
     _check_models(spec.models)
