@@ -112,6 +112,26 @@ def test_tensor_and_pipeline_split_by_hand():
         place(one, cg, ParallelPlan(pp=5))
 
 
+def test_a_model_without_layers_is_one_layer_and_pays_the_all_reduces():
+    # One block with no layers.N (as gpt2-block or mlp): tensor parallelism still all-reduces its
+    # output twice (Megatron), or 4 GPUs would run it faster than one GPU's critical path for free.
+    h100 = load_profile("h100")
+    params = (ParameterInfo("fc.weight", spec(1024, 1024)),)
+    nodes = (
+        Node("x", "placeholder", "x", outputs=(spec(8, 1024),), input_kind="input"),
+        _linear("fc", "fc", "x", 8, 1024, 1024),
+        Node("output", "output", "output", inputs=(Edge("fc"),)),
+    )
+    cg = annotate(Graph(nodes, params, name="one-block"))
+    one = evaluate(cg, h100, execution_model="eager")
+    fc = one.node("fc")
+    layer = max(fc.compute_time_s, fc.memory_time_s) / 2 + fc.overhead_s
+    ar = 2 * (7.8e-6 + 16384 / 450e9)  # as in the two-layer case above: 8 x 1024 x 2 B over 2 chips
+    placed = place(one, cg, ParallelPlan(tp=2, pp=1))
+    assert placed.latency_s == pytest.approx(layer + ar)
+    assert placed.extras["parallel"]["communication_s"] == pytest.approx(ar)
+
+
 def test_one_gpu_is_unchanged():
     h100 = load_profile("h100")
     cg = annotate(two_layers())

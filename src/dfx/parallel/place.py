@@ -5,7 +5,7 @@ Composed at the result level (NB: not yet as COLLECTIVE kernels in the compiled 
 
 **GPUs, TPUs** (weights in off-chip memory). Layers are the nodes under ``layers.N`` (``h.N``,
 ``layer.N``, ``blocks.N``); nodes before the first layer join stage 0, nodes after the last join
-the last stage. With tensor parallelism each matmul node (linears, attention, the LM head) does
+the last stage; a model with no such nodes (one block: ``gpt2-block``, ``mlp``) is one layer. With tensor parallelism each matmul node (linears, attention, the LM head) does
 ``1/tp`` of its FLOPs and bytes on each chip; norms, residual adds and other elementwise nodes are
 replicated (Megatron-LM, Shoeybi et al. 2019, section 3; NB: the LM head's all-gather of logits is
 not charged)::
@@ -114,6 +114,8 @@ def _layer_groups(costed: CostedGraph) -> tuple[list[int], dict[int, float], set
     """Per node its layer (``first - 1`` before the first, ``last + 1`` after); per layer its output
     bytes (the last working node's output), the real layers, and whether a layer has experts."""
     raw = [layer_of(cn.node.module_path) for cn in costed.nodes]
+    if all(r is None for r in raw):  # one block (gpt2-block, mlp) with no layers.N: the model is one layer
+        raw = [0] * len(raw)
     seen = [r for r in raw if r is not None]
     first, last = (min(seen), max(seen)) if seen else (0, -1)
     layers, current = [], None
