@@ -435,7 +435,7 @@ def validate(
         raise DfxError(f"unknown prediction {prediction!r}; expected {' or '.join(PREDICTIONS)}")
     profile = hardware if not isinstance(hardware, str) else load_profile(hardware)  # fail fast, before running
     wanted = "gpu" if device == "cuda" else "cpu"
-    kind = str(getattr(profile.kind, "value", profile.kind))
+    kind = profile.kind.value
     if kind != wanted:  # a quick profile (peak=..., bw=...) may stand for this machine: warn, not refuse
         import warnings
 
