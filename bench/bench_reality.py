@@ -205,7 +205,7 @@ PREDICTORS: dict[str, Callable[[dict], Prediction]] = {
 }
 
 NOT_EXPRESSED: dict[str, str] = {
-    "MaxText-v6e-L3.1-8B-train": "a training step (backward pass and optimizer): dfx captures inference graphs only",
+    "MaxText-v6e-L3.1-8B-train": "a training step of the whole model over 256 chips: dfx --train analyses one chip's step; data (FSDP) parallelism and its gradient reduce-scatter are not modelled",
     "MLPerf4-L70B-8xH100-offline": "offline serving with in-flight batching of OpenOrca requests: the batch and lengths per step are not in the log",
 }
 
