@@ -176,3 +176,83 @@ def test_residency_moves_weight_reads_on_chip_where_the_chip_keeps_them():
     assert sum(k.onchip_bytes for k in groq.kernels) - sum(k.onchip_bytes for k in fused.kernels) == weights
     assert groq.meta["resident_weight_bytes"] == weights
     assert "residency" not in [s.name for s in compile_program(costed, load_profile("spyre")).stages]
+
+
+def _through_unknown(middle: str) -> Graph:
+    # a = relu(x); b = middle(a) (neg, or mm with w [8, 8]); u = mystery(a, b), an op with no cost rule; c = exp(u)
+    def node(name: str, op: str, *srcs: str, params: tuple[str, ...] = ()) -> Node:
+        specs = tuple(W if s == "p_w" else X for s in srcs)
+        return Node(
+            name,
+            "call_function",
+            op,
+            inputs=tuple(Edge(s) for s in srcs),
+            outputs=(X,),
+            params=params,
+            aten_calls=(AtenCall(op, specs, (), (X,)),),
+        )
+
+    b = (
+        node("b", "aten.mm.default", "a", "p_w", params=("w",))
+        if middle == "mm"
+        else node("b", "aten.neg.default", "a")
+    )
+    return Graph(
+        name=f"through_unknown_{middle}",
+        parameters=(ParameterInfo("w", W),),
+        nodes=(
+            Node("p_w", "placeholder", "p_w", outputs=(W,), input_kind="parameter"),
+            _input(),
+            node("a", "aten.relu.default", "x"),
+            b,
+            node("u", "aten.mystery_op.default", "a", "b"),
+            node("c", "aten.exp.default", "u"),
+            Node("output", "output", "output", inputs=(Edge("c"),)),
+        ),
+    )
+
+
+def _annotate_quietly(graph: Graph):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the unknown op's UnknownOpWarning is what this graph is about
+        return annotate(graph)
+
+
+def test_a_node_of_unknown_cost_is_a_work_item_not_a_view():
+    from dfx.compile.dataflow import dataflow
+
+    costed = _annotate_quietly(_through_unknown("mm"))
+    assert [u.target for u in costed.unknown_ops] == ["aten.mystery_op.default"]  # still reported
+    flow = dataflow(costed)
+    # u is not looked through to its first input: c reads u's own tensor, and u reads both a and b
+    assert flow.reads["c"] == {("u", 0): 128}
+    assert flow.reads["u"] == {("a", 0): 128, ("b", 0): 128}
+    assert flow.consumers[("a", 0)] == ("b", "u")
+
+
+def test_fusion_keeps_the_dependencies_through_an_unknown_op():
+    # Before: u was a view of a, so c looked like a's consumer; Inductor fused {a, c} while b (a GEMM)
+    # read a and c read b through u: kernels {a, c} and {b} depended on each other (a cycle).
+    costed = _annotate_quietly(_through_unknown("mm"))
+    for hw in ("h100", "tpu-v5e", "spyre", "groq"):
+        program = compile_program(costed, load_profile(hw))
+        deps = {k.nodes: {program.kernel(d).nodes for d in k.deps} for k in program.kernels}
+        # no target fuses across u (a GEMM never takes relu's output on Inductor, XLA only output-fuses
+        # into a dot; u itself is never fused): one kernel per operator, u's depending on a's and b's
+        assert deps == {("a",): set(), ("b",): {("a",)}, ("u",): {("a",), ("b",)}, ("c",): {("u",)}}, hw
+        unknown = program.kernels[2]
+        assert (unknown.flops, unknown.offchip_bytes) == (0, 0) and "cost unknown" in unknown.reason
+    # h100 (nothing fuses): relu 128 + 128, mm 128 + 256 (w) + 128, u unknown (0), exp 128 + 128 = 1024 B
+    assert compile_program(costed, load_profile("h100")).offchip_bytes == 1024
+    refused = [d for d in compile_program(costed, load_profile("h100")).meta["fusion_decisions"] if d.b == "u"]
+    assert refused and all(not d.fused and "cost is unknown" in d.reason for d in refused)
+
+
+def test_pointwise_chain_fuses_up_to_an_unknown_op_and_not_across_it():
+    # Before: c (after u) fused with a and b into one kernel and u ran nowhere.
+    program = compile_program(_annotate_quietly(_through_unknown("neg")), load_profile("h100"))
+    assert [k.nodes for k in program.kernels] == [("a", "b"), ("u",), ("c",)]
+    # {a, b}: reads x (128 B); writes a (u reads it) and b: 3 * 128 = 384 B; c: 128 + 128 = 256 B
+    assert [k.offchip_bytes for k in program.kernels] == [384, 0, 256]

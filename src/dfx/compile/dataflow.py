@@ -2,7 +2,7 @@
 
 Fusion decides which tensors stay on chip, so it needs the graph's data flow at the level of real
 tensors: a view, ``getitem`` or ``contiguous`` node that moves no bytes is looked through to the
-tensor it aliases. Each tensor is keyed by its *root*: ``(node name, output index)`` of the working
+tensor it aliases (a node whose cost is unknown is not: see :func:`does_work`). Each tensor is keyed by its *root*: ``(node name, output index)`` of the working
 node or placeholder that produced it.
 
 Off-chip bytes of a group of nodes run as one kernel (see ``docs/compile.md``)::
@@ -32,8 +32,14 @@ _PARAM_KINDS = frozenset({"parameter", "buffer", "constant"})
 
 
 def does_work(node: CostedNode) -> bool:
-    """Whether the node moves bytes or does FLOPs (views, placeholders and the output do neither)."""
-    return node.cost.flops > 0 or node.cost.bytes > 0
+    """Whether the node is a work item: it moves bytes, does FLOPs, or its cost is unknown.
+
+    Views, placeholders and the output do neither and belong to no kernel; a tensor read through
+    them is the tensor they alias. A node with an aten call no cost rule covers (``unknown_ops``)
+    is work of unknown size, never a view: its output is a new tensor and it depends on every
+    input, so it keeps its own kernel (costed at what is known, and listed in the coverage report).
+    """
+    return node.cost.flops > 0 or node.cost.bytes > 0 or bool(node.unknown_ops)
 
 
 @dataclass(frozen=True)

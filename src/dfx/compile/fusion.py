@@ -12,6 +12,10 @@ Override map (what a target's rules decide; the engine does the rest)::
     FusionRules.can_fuse(a, b, vertical) -> (bool, reason)   legality, the target's compiler
     FusionRules.limit_nodes                                   max nodes per kernel
     engine: candidates, score, cycle check, rounds, kernels and their off-chip bytes
+
+The engine also refuses any pair holding a node whose cost is unknown (an aten call with no cost
+rule): what such a node reads and writes on chip cannot be known, so it runs as its own kernel and
+its inputs and outputs cross the kernel boundary.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from dfx.compile.dataflow import Dataflow, TensorKey, dataflow
-from dfx.compile.lower import producer_kernels
+from dfx.compile.lower import producer_kernels, unknown_cost_note
 from dfx.compile.passes import PassResult
 from dfx.compile.program import Kernel, KernelKind, Program
 from dfx.costs.record import CostedGraph
@@ -63,6 +67,7 @@ class Group:
     internal_bytes: int = 0  # bytes of tensors made and consumed inside the group
     reasons: list[str] = field(default_factory=list)
     consumers: set[str] = field(default_factory=set)  # nodes outside the group reading it
+    unknown: tuple[str, ...] = ()  # aten calls of its nodes with no cost rule
 
     @property
     def is_reduction(self) -> bool:
@@ -122,6 +127,7 @@ def _singleton(name: str, flow: Dataflow) -> Group:
         first=op.pos,
         last=op.pos,
         consumers=set(flow.successors(name)) - {name},
+        unknown=op.unknown,
     )
 
 
@@ -176,6 +182,7 @@ def _absorb(a: Group, b: Group, reason: str, pos: dict[str, int]) -> Group:
         internal_bytes=a.internal_bytes + b.internal_bytes + internal,
         reasons=a.reasons + b.reasons + [reason],
         consumers=consumers,
+        unknown=tuple(dict.fromkeys(a.unknown + b.unknown)),
     )
 
 
@@ -319,6 +326,12 @@ def fuse(flow: Dataflow, rules: FusionRules) -> tuple[list[Group], list[FusionDe
 
 def _decide(state: _State, a: str, b: str, vertical: bool, rules: FusionRules) -> tuple[bool, str]:
     ga, gb = state.groups[a], state.groups[b]
+    for g in (ga, gb):
+        if g.unknown:
+            return False, (
+                f"{g.label()}'s cost is unknown (no cost rule for {', '.join(g.unknown)}): "
+                "what it keeps on chip cannot be known, so it is never fused"
+            )
     if len(ga.nodes) + len(gb.nodes) > rules.limit_nodes:
         return False, f"{rules.target}: kernel would exceed {rules.limit_nodes} nodes"
     ok, reason = rules.can_fuse(ga, gb, vertical, state.flow)
@@ -377,6 +390,7 @@ def kernels_from_groups(costed: CostedGraph, flow: Dataflow, groups: list[Group]
         reason = g.reasons[0] if g.reasons else f"{source}: runs alone"
         if len(g.reasons) > 1:
             reason += f" (+{len(g.reasons) - 1} more fusions)"
+        reason += unknown_cost_note(costed, g.nodes)
         kernels.append(
             Kernel(
                 name=name,
@@ -418,7 +432,7 @@ def streaming_kernels(costed: CostedGraph, flow: Dataflow, groups: list[Group], 
                     onchip_bytes=onchip[n],
                     deps=tuple(d for d in deps[n] if d != kernel_of[n]),
                     dtype=costed[n].dtype,
-                    reason=f"region r{r} of {len(g.nodes)} operators: {why}",
+                    reason=f"region r{r} of {len(g.nodes)} operators: {why}" + unknown_cost_note(costed, (n,)),
                     region=f"r{r}",
                 )
             )

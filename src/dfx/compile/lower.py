@@ -3,7 +3,8 @@
 Eager execution (PyTorch without ``torch.compile``) launches one kernel per operator and every
 tensor goes to and from off-chip memory, so each kernel's off-chip bytes are its node's traffic.
 Nodes with no work (placeholders, views, the output) belong to no kernel; a kernel's ``deps`` look
-through them to the kernels that produced the data.
+through them to the kernels that produced the data. A node whose cost is unknown is work
+(:func:`dfx.compile.dataflow.does_work`): it has its own kernel.
 """
 
 from __future__ import annotations
@@ -16,7 +17,18 @@ from dfx.compile.program import Kernel, Program
 from dfx.costs.record import CostedGraph
 from dfx.hardware import HardwareProfile
 
-__all__ = ["lower_eager", "producer_kernels"]
+__all__ = ["lower_eager", "producer_kernels", "unknown_cost_note"]
+
+
+def unknown_cost_note(costed: CostedGraph, nodes: tuple[str, ...] | list[str]) -> str:
+    """A kernel reason's suffix naming the aten calls of ``nodes`` with no cost rule ("" when none).
+
+    Such a kernel is a real work item whose FLOPs and bytes count only what is known.
+    """
+    ops = tuple(dict.fromkeys(op for n in nodes for op in costed[n].unknown_ops))
+    if not ops:
+        return ""
+    return f"; cost unknown: no cost rule for {', '.join(ops)} (counted as 0 here, listed in the coverage report)"
 
 
 def producer_kernels(costed: CostedGraph, kernel_of: dict[str, str]) -> dict[str, tuple[str, ...]]:
@@ -89,7 +101,7 @@ def _eager_kernels(costed: CostedGraph) -> tuple[Kernel, ...]:
             offchip_bytes=n.cost.bytes,
             deps=tuple(d for d in deps[n.name] if d != kernel_of[n.name]),
             dtype=n.dtype,
-            reason="eager: one kernel per operator",
+            reason="eager: one kernel per operator" + unknown_cost_note(costed, (n.name,)),
         )
         for n in working
     )

@@ -13,7 +13,7 @@ writes ``N * R`` elements.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from dfx.compile.program import KernelKind
 from dfx.costs.record import Category, CostedNode
@@ -74,7 +74,9 @@ class OpInfo:
     """One node as the fusion rules see it.
 
     ``pos`` is its index in the graph's topological order; ``numel``/``rnumel`` its iteration space
-    (``rnumel == 1`` for pointwise work); ``extern`` marks library calls (GEMM, conv, SDPA).
+    (``rnumel == 1`` for pointwise work); ``extern`` marks library calls (GEMM, conv, SDPA);
+    ``unknown`` names its aten calls that no cost rule covers (their cost is unknown, and fusion
+    never takes such a node into a kernel with others).
     """
 
     name: str
@@ -84,6 +86,7 @@ class OpInfo:
     rnumel: int = 1
     extern: bool = False
     conv: bool = False
+    unknown: tuple[str, ...] = ()
 
     @property
     def is_reduction(self) -> bool:
@@ -136,6 +139,11 @@ def op_info(node: CostedNode, pos: int) -> OpInfo:
     >>> (info.kind.value, info.numel, info.rnumel)  # 4 sums of 8 elements
     ('reduction', 4, 8)
     """
+    info = _op_info(node, pos)
+    return replace(info, unknown=node.unknown_ops) if node.unknown_ops else info
+
+
+def _op_info(node: CostedNode, pos: int) -> OpInfo:
     call = _main_call(node)
     ops = " ".join(c.op for c in node.node.aten_calls).lower()
     numel = _out_numel(call, node)
