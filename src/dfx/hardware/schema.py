@@ -10,7 +10,7 @@ Field names carry their unit (``_flop_per_s``, ``_bytes``, ``_bytes_per_s``, ``_
 from __future__ import annotations
 
 from enum import Enum
-from functools import partial
+from functools import cached_property, partial
 from typing import Annotated, Any, Iterator, Optional
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
@@ -537,15 +537,40 @@ class HardwareProfile(_Strict):
                 return level
         raise KeyError(f"profile {self.id!r} has no memory level {name!r}; levels: {[lv.name for lv in self.memory]}")
 
+    @cached_property
+    def _memo(self) -> dict[Any, tuple[Any, Any]]:
+        """Lookups already made (:meth:`peak`, the levels), each beside the fields it read.
+
+        The roofline asks them once per node and profile. ``cached_property`` stores it in the
+        instance's ``__dict__``, which pydantic's ``==``, hashing and dumps ignore. A hit is used only
+        while what it read is unchanged: the level tuples are immutable (compared by identity, so a
+        ``model_copy(update=...)`` misses), and ``peak_flop_per_s`` is a dict a caller may mutate
+        (compared by value).
+        """
+        return {}
+
     def off_chip_level(self) -> MemoryLevel | None:
         """The nearest off-chip level with a known bandwidth (HBM, LPDDR, DRAM, Groq's C2C links)."""
-        return next((lv for lv in self.memory if not lv.on_chip and lv.bandwidth_bytes_per_s), None)
+        hit = self._memo.get("off")
+        if hit is not None and hit[0] is self.memory:
+            return hit[1]
+        level = next((lv for lv in self.memory if not lv.on_chip and lv.bandwidth_bytes_per_s), None)
+        self._memo["off"] = (self.memory, level)
+        return level
 
     def on_chip_level(self) -> MemoryLevel | None:
         """The on-chip level a tensor can be kept in: known bandwidth and capacity, largest capacity.
 
         On a scratchpad device only software-managed levels qualify.
         """
+        hit = self._memo.get("on")
+        if hit is not None and hit[0] == (self.memory, self.memory_model):
+            return hit[1]
+        level = self._on_chip_level()
+        self._memo["on"] = ((self.memory, self.memory_model), level)
+        return level
+
+    def _on_chip_level(self) -> MemoryLevel | None:
         candidates = [
             lv
             for lv in self.memory
@@ -594,6 +619,14 @@ class HardwareProfile(_Strict):
         HardwareProfileError
             If ``dtype`` is not a dtype dfx knows.
         """
+        hit = self._memo.get(("peak", dtype))
+        if hit is not None and hit[0] == self.peak_flop_per_s:
+            return hit[1]
+        lookup = self._peak(dtype)
+        self._memo["peak", dtype] = (dict(self.peak_flop_per_s), lookup)  # PeakLookup is frozen: shared
+        return lookup
+
+    def _peak(self, dtype: str) -> PeakLookup:
         try:
             want = normalize_dtype(dtype)
         except ValueError as exc:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property, lru_cache
 from typing import Any
 
 __all__ = ["DTYPE_ITEMSIZE_BYTES", "InputShape", "TensorSpec", "itemsize_bytes", "normalize_dtype"]
@@ -53,6 +54,7 @@ _DTYPE_ALIASES: dict[str, str] = {
 }
 
 
+@lru_cache(maxsize=256)  # a pure function of a short string, asked once per node and profile
 def normalize_dtype(name: str) -> str:
     """Return torch's name for a dtype given as ``"bf16"``, ``"torch.bfloat16"`` or ``"bfloat16"``.
 
@@ -129,7 +131,7 @@ class TensorSpec:
     def ndim(self) -> int:
         return len(self.shape)
 
-    @property
+    @cached_property  # the spec is frozen; every pass and profile asks it again
     def numel(self) -> int:
         """Number of elements: the product of the shape (1 for a 0-d tensor)."""
         return math.prod(self.shape)
@@ -139,7 +141,7 @@ class TensorSpec:
         """Bytes per element."""
         return DTYPE_ITEMSIZE_BYTES[self.dtype]
 
-    @property
+    @cached_property
     def nbytes(self) -> int:
         """Bytes of the tensor's elements: ``numel * itemsize`` (a view's storage is not counted)."""
         return self.numel * self.itemsize

@@ -183,23 +183,23 @@ def groq_node_timer(costed: CostedGraph, profile: HardwareProfile) -> Callable[[
     counts them. So along any chain of nodes the times add up to no more than the schedule's span,
     and all of them together to no less than its makespan: the critical path <= makespan <= serial.
     """
-    org = TspOrganisation.from_profile(profile)
-    chips = chip_assignment(costed, org.sram_bytes)
     on = profile.on_chip_level().name
 
-    from dfx.arch.spatial.groq_schedule import compile_schedule  # it builds on this module
+    from dfx.arch.spatial.groq_schedule import tsp_plan  # it builds on this module
 
-    end = {n.name: n.end_cycle for n in compile_schedule(costed, profile).nodes}
+    plan = tsp_plan(costed, profile)
+    org = plan.org
+    end = {n.name: n.end_cycle for n in plan.schedule.nodes}
 
     def wait_cycles(cn: CostedNode) -> int:
         """Cycles the node's start waits for crossings beyond its last producer's end (0 on one chip)."""
-        links = input_crossings(cn, chips, costed, org)
+        links = plan.links[cn.name]
         plain = max((end[e.src] for e in cn.node.inputs), default=0)
         ready = max((end[e.src] + math.ceil(links.get(e.src, 0.0) * org.clock_hz) for e in cn.node.inputs), default=0)
         return ready - plain
 
     def timer(cn: CostedNode, base: NodeTiming) -> NodeTiming:
-        cycles, gather = tsp_cycles(cn, costed, org)
+        cycles, gather = plan.cycles[cn.name], plan.gather_s[cn.name]  # tsp_cycles, as the schedule used them
         link_cycles = math.ceil(gather * org.clock_hz) + wait_cycles(cn)  # whole cycles, as the schedule counts
         timing = _timing(cycles, link_cycles / org.clock_hz, org, base)
         if cycles.slice is None:

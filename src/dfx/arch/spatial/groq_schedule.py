@@ -23,11 +23,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from dfx.arch.spatial.groq import chip_assignment, input_crossings, tsp_cycles
-from dfx.arch.spatial.tsp import Slice, TspOrganisation
+from dfx.arch.spatial.tsp import NodeCycles, Slice, TspOrganisation
 from dfx.costs.record import CostedGraph
 from dfx.hardware import HardwareProfile
 
-__all__ = ["ScheduledNode", "TspSchedule", "compile_schedule"]
+__all__ = ["ScheduledNode", "TspPlan", "TspSchedule", "compile_schedule", "tsp_plan"]
 
 RUN_TIME_VARIATION_CV = 0.0  # a statically scheduled TSP runs in exactly its scheduled cycles
 
@@ -87,22 +87,69 @@ def compile_schedule(costed: CostedGraph, profile: HardwareProfile) -> TspSchedu
     DfxError
         If the profile lacks the TSP figures (:meth:`TspOrganisation.from_profile`).
     """
+    return tsp_plan(costed, profile).schedule
+
+
+@dataclass(frozen=True)
+class TspPlan:
+    """The schedule and what it was built from, per node: what :func:`dfx.arch.spatial.groq.groq_node_timer`
+    reads again (a node's cycles, its split's gather seconds, its input crossings, its chip)."""
+
+    schedule: TspSchedule
+    org: TspOrganisation
+    chips: dict[str, int]
+    cycles: dict[str, NodeCycles]
+    gather_s: dict[str, float]
+    links: dict[str, dict[str, float]]
+
+
+# The node timer and the export fields of one evaluation both need the plan of the same graph on
+# the same profile: it is made once. Keyed by the graph's and profile's identity (both held, so an
+# id is not reused while its entry lives), and used only while the profile still reads the same
+# (its TSP figures and its peak FLOP/s, which set the MXM's passes per dtype). A few entries: the
+# evaluations of one graph on one profile follow each other.
+_PLANS: dict[tuple[int, int], tuple[Any, ...]] = {}
+_PLANS_MAX = 8
+
+
+def tsp_plan(costed: CostedGraph, profile: HardwareProfile) -> TspPlan:
+    """:func:`compile_schedule`'s schedule with its per-node figures (made once per graph and profile)."""
     org = TspOrganisation.from_profile(profile)
+    key = (id(costed), id(profile))
+    hit = _PLANS.get(key)
+    if (
+        hit is not None
+        and hit[0] is costed
+        and hit[1] is profile
+        and hit[2] == org
+        and hit[3] == profile.peak_flop_per_s
+    ):
+        return hit[4]
+    plan = _make_plan(costed, org)
+    if len(_PLANS) >= _PLANS_MAX:
+        _PLANS.pop(next(iter(_PLANS)))
+    _PLANS[key] = (costed, profile, org, dict(profile.peak_flop_per_s), plan)
+    return plan
+
+
+def _make_plan(costed: CostedGraph, org: TspOrganisation) -> TspPlan:
     chips = chip_assignment(costed, org.sram_bytes)
     end: dict[str, int] = {}
     free: dict[tuple[int, Slice], int] = {}
     out = []
+    cycles_by, gather_by, links_by = {}, {}, {}
     for cn in costed.nodes:
-        links = input_crossings(cn, chips, costed, org)
+        links = links_by[cn.name] = input_crossings(cn, chips, costed, org)
         ready = max(
             (end[e.src] + math.ceil(links.get(e.src, 0.0) * org.clock_hz) for e in cn.node.inputs),
             default=0,
         )
-        cycles, gather = tsp_cycles(cn, costed, org)
+        cycles, gather = cycles_by[cn.name], gather_by[cn.name] = tsp_cycles(cn, costed, org)
         chip, unit = chips[cn.name], cycles.slice
         start = ready if unit is None else max(ready, free.get((chip, unit), 0))
         end[cn.name] = start + cycles.total + math.ceil(gather * org.clock_hz)
         if unit is not None:
             free[(chip, unit)] = end[cn.name]
         out.append(ScheduledNode(cn.name, chip, unit, start, end[cn.name]))
-    return TspSchedule(tuple(out), org.clock_hz, max(chips.values(), default=0) + 1)
+    schedule = TspSchedule(tuple(out), org.clock_hz, max(chips.values(), default=0) + 1)
+    return TspPlan(schedule, org, chips, cycles_by, gather_by, links_by)
