@@ -19,7 +19,7 @@ overhead: nothing is launched for it. Its bound is ``none``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from types import MappingProxyType
 from typing import Any, Mapping
 
@@ -61,6 +61,19 @@ class NodeTiming:
     bound_on_chip: Bound | None = None
     unknown_ops: tuple[str, ...] = ()
 
+    def with_(self, **changes: Any) -> NodeTiming:
+        """A copy with ``changes`` applied (timings are frozen).
+
+        ``dataclasses.replace`` without its per-field walk (as :meth:`dfx.compile.Kernel.with_`): every
+        evaluation copies every node's timing, and a NodeTiming has no ``__post_init__``; an unknown
+        field still raises replace's ``TypeError``.
+        """
+        if not changes.keys() <= _NODE_TIMING_FIELDS:
+            return replace(self, **changes)
+        new = object.__new__(type(self))
+        new.__dict__.update(self.__dict__, **changes)
+        return new
+
     @property
     def intensity(self) -> float:
         """FLOP/byte; ``0.0`` when no bytes move."""
@@ -88,6 +101,9 @@ class NodeTiming:
 
     def to_dict(self) -> dict[str, Any]:
         return self.to_record().to_dict()
+
+
+_NODE_TIMING_FIELDS = frozenset(f.name for f in fields(NodeTiming))
 
 
 def _against(level: MemoryLevel | None, flops: int, nbytes: int, peak: float) -> Bound | None:

@@ -39,7 +39,7 @@ longest dependency chain of kernel times.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from types import MappingProxyType
 from typing import Any, Mapping
 
@@ -77,6 +77,15 @@ class KernelTiming:
     end_s: float = 0.0
     deps: tuple[str, ...] = ()  # kernels whose outputs it reads
 
+    def with_(self, **changes: Any) -> KernelTiming:
+        """A copy with ``changes`` applied, without ``dataclasses.replace``'s per-field walk
+        (as :meth:`dfx.compile.Kernel.with_`); an unknown field still raises replace's ``TypeError``."""
+        if not changes.keys() <= _KERNEL_TIMING_FIELDS:
+            return replace(self, **changes)
+        new = object.__new__(type(self))
+        new.__dict__.update(self.__dict__, **changes)
+        return new
+
     def to_record(self) -> KernelRecord:
         """The document's ``program.kernels[]`` record (:mod:`dfx.schema.analysis`)."""
         return KernelRecord(
@@ -100,6 +109,9 @@ class KernelTiming:
 
     def to_dict(self) -> dict[str, Any]:
         return self.to_record().to_dict()
+
+
+_KERNEL_TIMING_FIELDS = frozenset(f.name for f in fields(KernelTiming))
 
 
 @dataclass(frozen=True)
@@ -138,7 +150,7 @@ class ProgramResult:
         out = []
         for t in base:
             bound, time_s = share.get(t.name, (Bound.NONE, 0.0))
-            out.append(replace(t, bound=bound, time_s=time_s))
+            out.append(t.with_(bound=bound, time_s=time_s))
         return tuple(out)
 
     def to_record(self) -> ProgramRecord:
@@ -310,7 +322,7 @@ def evaluate_program(
     chosen = policy_for(profile.scheduling.commitment) if policy is None else Policy(policy)
     schedule = list_schedule(placed, durations, total, chosen)
     timings = [
-        replace(t, start_s=s.start_s, end_s=s.end_s, deps=k.deps)
+        t.with_(start_s=s.start_s, end_s=s.end_s, deps=k.deps)
         for t, s, k in zip(timings, schedule.slots, placed.kernels)
     ]
     return ProgramResult(

@@ -25,7 +25,7 @@ batch in flight it is ``batch / latency_s``; with enough, the slowest stage sets
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Callable
 
@@ -120,8 +120,7 @@ def _timing(cycles: NodeCycles, link_s: float, org: TspOrganisation, base: NodeT
         return base
     clock = org.clock_hz
     overhead = cycles.fill / clock + link_s
-    return replace(
-        base,
+    return base.with_(
         bound=Bound.COMPUTE if cycles.compute_bound else Bound.MEMORY,
         time_s=cycles.total / clock + link_s,
         compute_time_s=max(cycles.mxm, cycles.vxm) / clock,
@@ -204,7 +203,7 @@ def groq_node_timer(costed: CostedGraph, profile: HardwareProfile) -> Callable[[
         timing = _timing(cycles, link_cycles / org.clock_hz, org, base)
         if cycles.slice is None:
             return timing
-        return replace(timing, bytes_by_level=MappingProxyType({on: cn.cost.bytes}))  # all in SRAM
+        return timing.with_(bytes_by_level=MappingProxyType({on: cn.cost.bytes}))  # all in SRAM
 
     return timer
 

@@ -26,7 +26,7 @@ A stage is a layer: the nodes sharing a module path (``q_proj``, ``mlp.fc1``), o
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Callable, Sequence
 
@@ -332,8 +332,7 @@ def wafer_node_timer(costed: CostedGraph, profile: HardwareProfile) -> Callable[
         if streaming:
             weights = sum(index[p].spec.nbytes for p in dict.fromkeys(cn.node.params))
             memory = max(memory, weights / wafer.stream_bytes_per_s)
-        return replace(
-            base,
+        return base.with_(
             bound=Bound.COMPUTE if compute >= memory else Bound.MEMORY,
             time_s=max(compute, memory),
             compute_time_s=compute,

@@ -15,7 +15,6 @@ Export: ``hardware.<id>.systolic`` (documented in ``docs/systolic.md``).
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any, Callable
 
 from dfx.arch.systolic.chip import ChipGemm, MxuSpec, chip_gemm, mxu_spec
@@ -71,8 +70,7 @@ class SystolicArchModel:
                 return timing
             systolic = sum(g.time_s for g in plan)
             bound = Bound.COMPUTE if systolic >= timing.memory_time_s else Bound.MEMORY
-            return dataclasses.replace(
-                timing,
+            return timing.with_(
                 compute_time_s=systolic,
                 bound=bound,
                 time_s=max(systolic, timing.memory_time_s) + timing.overhead_s,
