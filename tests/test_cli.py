@@ -58,6 +58,12 @@ def test_out_never_overwrites_without_force(tmp_path):
         (["analyze", "mlp", "--batch", "0"], "--batch must be a positive integer"),
         (["analyze", "mlp", "--input-shape", "2,x"], "bad --input-shape '2,x'"),
         (["analyze", "mlp", "--method", "jit"], "unknown capture method 'jit'"),
+        # Groq's TSP times every operator whole on chip: eager would repeat the compiled latency
+        (["analyze", "mlp", "--hw", "groq-lpu", "--execution-model", "eager"], "use execution model 'compiled'"),
+        (
+            ["analyze", "mlp", "--hw", "h100", "--hw", "cerebras-wse-3", "--execution-model", "eager"],
+            "on cerebras-wse-3",
+        ),
     ],
 )
 def test_bad_input_is_one_line_and_non_zero(args, expected):

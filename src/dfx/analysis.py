@@ -302,6 +302,8 @@ def analyze(
     hardware_ids = DEFAULT_HARDWARE if hardware is None else tuple(hardware)
     profiles = [_load(h) for h in hardware_ids]  # fail fast on a bad id, before capture
     model_name = _execution_model(execution_model)
+    for p in profiles:  # and on a model a profile cannot run, before capture too
+        check_execution_model(p, model_name)
     _check_distinct_ids(profiles)
     split = _split_request(chips, parallel)
     if train or optimizer is not None:
@@ -526,6 +528,40 @@ def place_on(result: Any, costed: CostedGraph, profile: Any, split: Any = None):
     return _placed(result, costed, profile, split)
 
 
+def check_execution_model(profile: Any, execution_model: Any = None) -> None:
+    """Refuse an execution model that would not change what ``profile`` is quoted at.
+
+    ``eager`` is the unfused program on the compiled kernel model (``docs/compile.md``). On a profile
+    whose architecture model times every operator whole (Groq's TSP, the Cerebras wafer:
+    ``times_operators``), each operator already keeps its own kernel and its time is the model's,
+    on chip, in the compiler's schedule: neither machine has an eager runtime, and the eager program
+    would repeat the compiled latency under another name. ``per_operator`` evaluations (``dfx
+    validate``) do not come here.
+
+    Raises
+    ------
+    DfxError
+        ``eager`` on such a profile, in one line naming the value and the fix.
+
+    >>> from dfx.hardware import load_profile
+    >>> check_execution_model(load_profile("h100"), "eager")  # a GPU: eager is the unfused program
+    >>> check_execution_model(load_profile("groq-lpu"), "compiled")
+    """
+    from dfx.arch import arch_model_for
+    from dfx.roofline import ExecutionModel
+
+    if _execution_model(execution_model) is not ExecutionModel.EAGER:
+        return
+    arch = arch_model_for(profile)
+    if arch is not None and getattr(arch, "times_operators", False):
+        raise DfxError(
+            f"execution model 'eager' on {profile.id}: its architecture model ({arch.name}) times every operator "
+            "whole, on chip, in the compiler's schedule (the machine has no eager runtime), so eager would repeat "
+            f"the compiled latency; use execution model 'compiled' (the default) on {profile.id}, or compare eager "
+            "with compiled on a GPU, TPU or Spyre profile"
+        )
+
+
 def evaluate_one_chip(
     costed: CostedGraph,
     profile: Any,
@@ -543,6 +579,8 @@ def evaluate_one_chip(
     from dfx.roofline import ExecutionModel, evaluate
 
     model = _execution_model(execution_model)
+    if not per_operator:
+        check_execution_model(profile, model)
     arch = arch_model_for(profile)
     timer = (
         {}

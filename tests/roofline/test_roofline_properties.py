@@ -16,7 +16,9 @@ placement included), for each (model, profile):
 - ``critical_path.time_s <= makespan_s <= serial_time_s``;
 - off-chip bytes: eager (every operator and weight through off-chip memory) >= compiled >= compulsory;
 - eager makespan >= compiled makespan: the eager program (one kernel per operator) runs on the same
-  kernel model as the compiled one, and fusion only removes launches and off-chip bytes.
+  kernel model as the compiled one, and fusion only removes launches and off-chip bytes. Groq and
+  Cerebras refuse eager (their architecture models time operators whole, on chip:
+  :func:`dfx.analysis.check_execution_model`); their eager bytes are the unfused program's.
 
 The bounds are computed here from the graph and the profile file, independently of the program's
 own timings.
@@ -44,6 +46,8 @@ MODELS = {
     "hf:gpt2": {"seq": 16},
 }
 _REL = 1e-9  # float summation slack
+# where eager means something: every shipped profile but those whose architecture model times operators whole
+EAGER_PROFILES = [p for p in PROFILES if not p.startswith(("groq-", "cerebras-"))]
 
 
 @pytest.fixture(scope="module", params=sorted(MODELS))
@@ -93,7 +97,7 @@ def analyses(costed):
 
     graph = costed.graph
     compiled = dfx.analyze(graph, hardware=PROFILES, chips=1).to_dict()["hardware"]
-    eager = dfx.analyze(graph, hardware=PROFILES, chips=1, execution_model="eager").to_dict()["hardware"]
+    eager = dfx.analyze(graph, hardware=EAGER_PROFILES, chips=1, execution_model="eager").to_dict()["hardware"]
     return compiled, eager
 
 
@@ -101,7 +105,7 @@ def analyses(costed):
 def test_makespan_bounds_and_byte_order(costed, analyses, profile_id):
     profile = load_profile(profile_id)
     compiled, eager = analyses
-    r, e = compiled[profile_id], eager[profile_id]
+    r, e = compiled[profile_id], eager.get(profile_id)
     makespan = r["makespan_s"]
     flops = costed.total.flops
     peak = max(profile.peak_flop_per_s.values())
@@ -117,13 +121,15 @@ def test_makespan_bounds_and_byte_order(costed, analyses, profile_id):
     assert r["critical_path"]["time_s"] <= makespan * (1 + _REL)
     assert makespan <= r["serial_time_s"] * (1 + _REL)
     eager_bytes = compile_program(costed, profile, passes=()).offchip_bytes
-    assert e["program"]["offchip_bytes"] == eager_bytes  # the eager program moves every operator's traffic
+    if e is not None:
+        assert e["program"]["offchip_bytes"] == eager_bytes  # the eager program moves every operator's traffic
     assert eager_bytes >= r["program"]["offchip_bytes"] >= compulsory, (
         eager_bytes,
         r["program"]["offchip_bytes"],
         compulsory,
     )
-    assert e["makespan_s"] >= makespan * (1 - _REL), (e["makespan_s"], makespan)
+    if e is not None:
+        assert e["makespan_s"] >= makespan * (1 - _REL), (e["makespan_s"], makespan)
 
 
 def test_resident_weights_only_on_chips_that_keep_them(analyses):

@@ -264,3 +264,28 @@ def test_groups_with_cached_graphs_are_known_before_running(spec, full_sweep):
         None, {"models": ["bert-layer"], "hardware": ["ibm-spyre"], "seq": [8], "batch": [1], "dtype": ["fp8"]}
     )
     assert all(graph_on_disk(g.to_task(), cache) for g in fp8.groups())  # fp8 re-prices the bf16 graph
+
+
+@pytest.mark.parametrize("phase", ["forward", "decode"])
+def test_eager_on_a_chip_without_it_is_that_rows_error_only(tmp_path, phase):
+    from dfx.sweep import load_spec
+
+    spec = load_spec(
+        None,
+        {
+            "models": ["gpt2-block"],
+            "hardware": ["nvidia-h100-sxm", "groq-lpu"],
+            "seq": [8],
+            "batch": [1],
+            "phase": [phase],
+            "execution_model": ["eager"],
+        },
+    )
+    run_sweep(spec, tmp_path / "e", workers=1)
+    rows = {r["hardware"]: r for r in ResultsTable(tmp_path / "e").rows()}
+    groq, h100 = rows["groq-lpu"], rows["nvidia-h100-sxm"]
+    assert "'eager' on groq-lpu" in groq["error"] and math.isnan(groq["latency_s"])
+    # the GPU's eager point is still evaluated, as dfx.analyze evaluates it
+    lengths = {"phase": "decode", "kv_len": 8} if phase == "decode" else {"seq": 8}
+    a = dfx.analyze("gpt2-block", hardware=["h100"], batch=1, dtype="bf16", execution_model="eager", **lengths)
+    assert h100["error"] == "" and h100["latency_s"] == a.hardware[0].latency_s

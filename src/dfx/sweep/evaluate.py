@@ -195,9 +195,19 @@ def _phase_rows(task: dict[str, Any]) -> list[dict[str, Any]]:
     }[phase]
     from dfx.sweep.spec import split_of
 
+    from dfx.analysis import check_execution_model
+
     rows = []
     for em, par in dict.fromkeys((em, par) for _, em, par in task["points"]):  # one analyze per (model, split)
-        hws = [hw for hw, e, p in task["points"] if (e, p) == (em, par)]
+        hws = []
+        for hw in (hw for hw, e, p in task["points"] if (e, p) == (em, par)):
+            try:  # a profile refusing the execution model is its own row's error, not the group's
+                check_execution_model(_profile(task["profile_refs"][hw]), _em(em))
+                hws.append(hw)
+            except DfxError as exc:
+                rows.append(_row(task, hw, em, par, error=_one_line(exc)))
+        if not hws:
+            continue
         try:
             a = analyze(
                 task["model"],
