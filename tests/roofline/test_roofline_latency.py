@@ -168,3 +168,19 @@ def test_same_tensor_read_twice_counts_once_in_the_working_set(build):
     costed = build([("x", (), (spec,), Cost(), ()), ("sq", ("x", "x"), (spec,), Cost(256, 2048, 1024), ())])
     assert working_set_bytes(costed["sq"], costed.graph) == (2048, 0)  # x once + the output
     assert load_profile("spyre").on_chip_level().name == "LX"
+
+
+def test_node_timing_sets_every_field_of_a_node_timing(build):
+    """node_timing fills its record without NodeTiming's __init__ (speed): every field must still be
+    set, and the record must equal one the constructor builds from the same values."""
+    from dataclasses import fields
+
+    from dfx.roofline import NodeTiming, node_timing
+
+    costed = _gelu_fp32(build)
+    t = node_timing(costed["gelu"], costed.graph, load_profile("h100"), ExecutionModel.EAGER)
+    assert set(vars(t)) == {f.name for f in fields(NodeTiming)}
+    assert t == NodeTiming(**{f.name: getattr(t, f.name) for f in fields(NodeTiming)})
+    assert t.with_(time_s=1.0) == NodeTiming(
+        **{**{f.name: getattr(t, f.name) for f in fields(NodeTiming)}, "time_s": 1.0}
+    )

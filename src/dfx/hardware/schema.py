@@ -549,6 +549,15 @@ class HardwareProfile(_Strict):
         """
         return {}
 
+    def levels_by_name(self) -> dict[str, MemoryLevel]:
+        """Level name -> level, in ``memory``'s order (made once; do not change the dict returned)."""
+        hit = self._memo.get("levels")
+        if hit is not None and hit[0] is self.memory:
+            return hit[1]
+        levels = {lv.name: lv for lv in self.memory}
+        self._memo["levels"] = (self.memory, levels)
+        return levels
+
     def off_chip_level(self) -> MemoryLevel | None:
         """The nearest off-chip level with a known bandwidth (HBM, LPDDR, DRAM, Groq's C2C links)."""
         hit = self._memo.get("off")

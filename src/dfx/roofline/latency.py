@@ -142,18 +142,27 @@ def node_timing(
     peak = profile.peak(dtype or costed.dtype or _FALLBACK_DTYPE)
     off, on = profile.off_chip_level(), profile.on_chip_level()
     traffic = _level_traffic(costed, graph, profile, model, on, off)
-    levels = {lv.name: lv for lv in profile.memory}
-    category = costed.category.value
-    bw_share = efficiency.bandwidth_share(category) if efficiency else 1.0
-    flop_share = efficiency.flop_share(category) if efficiency else 1.0
-    overhead = efficiency.kernel_fixed_s if efficiency else profile.op_overhead_s
+    levels = profile.levels_by_name()
+    if efficiency:
+        category = costed.category.value
+        bw_share = efficiency.bandwidth_share(category)
+        flop_share = efficiency.flop_share(category)
+        overhead = efficiency.kernel_fixed_s
+    else:
+        bw_share = flop_share = 1.0
+        overhead = profile.op_overhead_s
+    peak_flop_per_s = peak.flop_per_s
     memory_time = max((b / (levels[n].bandwidth_bytes_per_s * bw_share) for n, b in traffic.items()), default=0.0)
-    compute_time = flops / (peak.flop_per_s * flop_share)
-    per_level = [classify(flops, b, peak.flop_per_s, levels[n].bandwidth_bytes_per_s) for n, b in traffic.items()]
-    bound = Bound.MEMORY if Bound.MEMORY in per_level else Bound.COMPUTE
-    return NodeTiming(
+    compute_time = flops / (peak_flop_per_s * flop_share)
+    memory_bound = any(
+        classify(flops, b, peak_flop_per_s, levels[n].bandwidth_bytes_per_s) is Bound.MEMORY for n, b in traffic.items()
+    )
+    # NodeTiming(...) by keyword, without a frozen dataclass's per-field object.__setattr__ (one per
+    # node and profile); every field is given here, and the class has no __post_init__
+    timing = object.__new__(NodeTiming)
+    timing.__dict__.update(
         name=name,
-        bound=bound,
+        bound=Bound.MEMORY if memory_bound else Bound.COMPUTE,
         time_s=max(compute_time, memory_time) + overhead,
         compute_time_s=compute_time,
         memory_time_s=memory_time,
@@ -162,9 +171,10 @@ def node_timing(
         bytes=nbytes,
         dtype=peak.requested,
         peak_dtype=peak.used,
-        peak_flop_per_s=peak.flop_per_s,
+        peak_flop_per_s=peak_flop_per_s,
         bytes_by_level=MappingProxyType(traffic),
-        bound_off_chip=_against(off, flops, nbytes, peak.flop_per_s),
-        bound_on_chip=_against(on, flops, nbytes, peak.flop_per_s),
+        bound_off_chip=_against(off, flops, nbytes, peak_flop_per_s),
+        bound_on_chip=_against(on, flops, nbytes, peak_flop_per_s),
         unknown_ops=unknown,
     )
+    return timing

@@ -67,6 +67,7 @@ __all__ = [
     "fitting_gemm_configs",
     "gemm_kernel",
     "gemm_kernel_time_s",
+    "gemm_kernels",
     "pointwise_kernel",
     "reduction_kernel",
 ]
@@ -406,10 +407,31 @@ def gemm_kernel(
     return _evaluate(m, k, n, batch, dtype, profile, config, registers_per_thread, 1)
 
 
-def _evaluate(m, k, n, batch, dtype, profile, c: GemmConfig, regs, chosen_from) -> GemmKernel:
+def gemm_kernels(
+    m: int, k: int, n: int, profile: HardwareProfile, configs: Sequence[GemmConfig], *, dtype: str, batch: int = 1
+) -> list[GemmKernel]:
+    """``[gemm_kernel(m, k, n, profile, dtype=dtype, batch=batch, config=c) for c in configs]``, the
+    machine's figures looked up once for all of them (an autotuner times every candidate).
+
+    Raises
+    ------
+    DfxError
+        As :func:`gemm_kernel`.
+    """
+    if min(m, k, n, batch) < 1:
+        raise DfxError(f"GEMM sizes must be >= 1, got M={m}, K={k}, N={n}, batch={batch}")
+    env = _env(profile, dtype)
+    return [_evaluate(m, k, n, batch, dtype, profile, c, None, 1, env) for c in configs]
+
+
+def _env(profile: HardwareProfile, dtype: str) -> tuple[SimtSpec, str, int, _Machine]:
     spec = simt_spec(profile)
     name, elem = _dtype_bytes(dtype)
-    mach = _machine(profile, spec, name)
+    return spec, name, elem, _machine(profile, spec, name)
+
+
+def _evaluate(m, k, n, batch, dtype, profile, c: GemmConfig, regs, chosen_from, env=None) -> GemmKernel:
+    spec, name, elem, mach = _env(profile, dtype) if env is None else env
     regs = gemm_registers_per_thread(c) if regs is None else regs
     smem = gemm_shared_memory_bytes(c, elem)
     occ = occupancy(

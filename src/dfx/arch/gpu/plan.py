@@ -28,6 +28,7 @@ from dfx.arch.gpu.kernel import (
     autotune_pick,
     fitting_gemm_configs,
     gemm_kernel,
+    gemm_kernels,
     pointwise_kernel,
     reduction_kernel,
 )
@@ -183,31 +184,37 @@ def gemm_plan(m: int, k: int, n: int, dtype: str, profile: HardwareProfile, *, b
 
 
 def _autotuned_gemm(m: int, k: int, n: int, dtype: str, profile: HardwareProfile, batch: int) -> TilePlan:
-    kernels = [
-        gemm_kernel(m, k, n, profile, dtype=dtype, batch=batch, config=c)
-        for c in fitting_gemm_configs(m, k, n, dtype, profile)
-    ]
+    kernels = gemm_kernels(m, k, n, profile, fitting_gemm_configs(m, k, n, dtype, profile), dtype=dtype, batch=batch)
     if not kernels:  # gemm_kernel names the problem
         kernels = [gemm_kernel(m, k, n, profile, dtype=dtype, batch=batch)]
-    # the autotuner times each config as it would run, split-K included
-    plans = [_split_over_k(kern, profile) for kern in kernels]
-    return plans[autotune_pick([(p.time_s, kern.config) for p, kern in zip(plans, kernels)])]
+    # the autotuner times each config as it would run, split-K included; only the winner's plan is built
+    timed = [_split_k(kern, profile) for kern in kernels]
+    best = autotune_pick([(time_s, kern.config) for (_, time_s), kern in zip(timed, kernels)])
+    return _split_over_k(kernels[best], profile, timed[best])
 
 
-def _split_over_k(kern: GemmKernel, profile: HardwareProfile) -> TilePlan:
-    plan = _from_gemm(kern)
+def _split_k(kern: GemmKernel, profile: HardwareProfile) -> tuple[int, float]:
+    """The split-K factor of ``kern`` and its time split that way (its own time when not split)."""
     split = split_k_factor(kern.programs, kern.k, kern.config.block_k, kern.sms)
     if split == 1:
-        return replace(plan, config={**plan.config, "split_k": 1})
+        return 1, kern.time_s
     partial_bytes = 2 * (split - 1) * kern.batch * kern.m * kern.n * _PARTIAL_SUM_BYTES
     hbm_bytes_per_s = profile.off_chip_level().bandwidth_bytes_per_s
     waves_s = sum(max(w.compute_s / split, w.smem_s / split, w.hbm_s) for w in kern.wave_times)
+    return split, waves_s + partial_bytes / hbm_bytes_per_s + kern.overhead_s
+
+
+def _split_over_k(kern: GemmKernel, profile: HardwareProfile, timed: tuple[int, float] | None = None) -> TilePlan:
+    split, time_s = _split_k(kern, profile) if timed is None else timed
+    plan = _from_gemm(kern)
+    if split == 1:
+        return replace(plan, config={**plan.config, "split_k": 1})
     tiles = kern.programs * split
     return replace(
         plan,
         tiles=tiles,
         waves=math.ceil(tiles / (kern.sms * max(kern.occupancy.blocks_per_sm, 1))),
-        time_s=waves_s + partial_bytes / hbm_bytes_per_s + kern.overhead_s,
+        time_s=time_s,
         config={**plan.config, "split_k": split},
     )
 
