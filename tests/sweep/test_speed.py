@@ -129,9 +129,11 @@ def test_compiled_programs_over_many_sizes_equal_fresh_compiles():
         clear_fusion_cache()
         cached = [compile_program(costed, p) for p in profiles]
         assert cached == fresh, (batch, seq)
-        # 6 profiles, 5 distinct rules (the two GPUs share InductorRules(); the 3 dataflow chips'
-        # on-chip capacities differ): 1 hit per size
-        assert CACHE_STATS == {"hits": 1, "misses": 5}, (batch, seq)
+        # 6 profiles: the two GPUs share InductorRules(); the 3 dataflow chips' on-chip capacities
+        # differ (Groq 220 MiB, Cerebras 44 GB, Spyre 64 MB) but a GPT-2 block's regions at these sizes
+        # need far less than the smallest, so every capacity answers each comparison alike and the
+        # first chip's run is reused with its capacity re-quoted: 3 fusions, 3 hits per size
+        assert CACHE_STATS == {"hits": 3, "misses": 3}, (batch, seq)
 
 
 def test_sweep_rows_equal_analyze_with_the_fusion_cache_emptied(spec, full_sweep):
@@ -178,3 +180,36 @@ def _run_cli_main(cli, argv):
         assert exc.code in (0, None)
     finally:
         sys.argv = saved
+
+
+def test_a_dataflow_fusion_is_reused_at_another_capacity_only_where_no_decision_changes():
+    """The on-chip capacity is read only by ``need > capacity``: a run is reused for a capacity that answers
+    every comparison of the run alike, and fused afresh (never reused) for one that would flip one."""
+    from dfx.compile import lower_eager
+    from dfx.compile.fusion import CACHE_STATS, _CapacityProbe, _fuse_program, clear_fusion_cache, fusion_pass
+    from dfx.compile.rules import DataflowRules
+
+    costed = dfx.analyze("gpt2-block", hardware=[], batch=2, seq=16, dtype="bf16").costed
+    spyre = load_profile("ibm-spyre")
+    program = lower_eager(costed, spyre)
+    # the largest region a roomy chip accepts, measured by the probe (independently of the cache)
+    probe = _CapacityProbe(DataflowRules(capacity_bytes=1e12))
+    _fuse_program(program, costed, probe)
+    largest = probe.largest_accepted
+    assert 0 < largest < 1e12 and probe.smallest_refused == float("inf")  # nothing refused at 1 TB
+
+    def fresh(capacity):
+        clear_fusion_cache()
+        return fusion_pass(DataflowRules(capacity_bytes=capacity))(program, costed, spyre)
+
+    for capacity, reused in ((2e11, True), (largest, True), (largest - 1, False)):
+        expected = fresh(capacity)
+        clear_fusion_cache()
+        fusion_pass(DataflowRules(capacity_bytes=1e12))(program, costed, spyre)  # the run to reuse
+        got = fusion_pass(DataflowRules(capacity_bytes=capacity))(program, costed, spyre)
+        assert CACHE_STATS == ({"hits": 1, "misses": 1} if reused else {"hits": 0, "misses": 2}), capacity
+        assert got.program == expected.program and got.notes == expected.notes, capacity
+        assert got.modified == expected.modified
+    # the re-quoted reasons name the capacity of the chip asked, as a fresh run writes them
+    decisions = fresh(2e11).program.meta["fusion_decisions"]
+    assert decisions and all("2e+11 B" in d.reason for d in decisions if d.fused)

@@ -20,6 +20,7 @@ its inputs and outputs cross the kernel boundary.
 
 from __future__ import annotations
 
+import math
 import weakref
 from dataclasses import dataclass, field, replace
 from typing import Protocol
@@ -441,9 +442,16 @@ def streaming_kernels(costed: CostedGraph, flow: Dataflow, groups: list[Group], 
 
 # (id(costed), rules) -> (weak reference to the costed graph, the input kernels, the pass's outputs).
 # The fusion pass reads only the costed graph, its rules and its input program's kernels, so two
-# profiles with equal rules (every GPU: InductorRules(); every TPU: XlaRules(); dataflow chips of one
-# on-chip capacity) compiling one costed graph get the same kernels and decisions: computed once.
+# profiles with equal rules (every GPU: InductorRules(); every TPU: XlaRules()) compiling one costed
+# graph get the same kernels and decisions: computed once.
 _FUSED: dict[tuple[int, object], tuple[weakref.ref, tuple[Kernel, ...], tuple]] = {}
+# Dataflow chips' rules differ only by the on-chip capacity, which a decision reads in one comparison
+# (a region's intermediates against it, ``DataflowRules.region_need``) and quotes in its reason.
+# (id(costed), the rules at capacity 0) -> (weak reference, input kernels, outputs, the rules they
+# were fused under, the largest region need accepted, the smallest refused). Another capacity C with
+# largest accepted <= C < smallest refused answers every comparison of the run alike, so the run
+# takes the same decisions in the same order: its outputs are these with the capacity re-quoted.
+_BY_CAPACITY: dict[tuple[int, object], tuple[weakref.ref, tuple[Kernel, ...], tuple, object, float, float]] = {}
 CACHE_STATS = {"hits": 0, "misses": 0}  # fusion_pass's cache look-ups in this process (tests read it)
 
 
@@ -453,7 +461,40 @@ def clear_fusion_cache() -> None:
 
     clear_eager_kernels()
     _FUSED.clear()
+    _BY_CAPACITY.clear()
     CACHE_STATS.update(hits=0, misses=0)
+
+
+class _CapacityProbe:
+    """``rules`` (capacity-parameterised: ``region_need``, ``with_capacity``) recording the largest
+    region need it accepted and the smallest it refused."""
+
+    def __init__(self, rules) -> None:
+        self.rules = rules
+        self.target, self.limit_nodes, self.streams = rules.target, rules.limit_nodes, rules.streams
+        self.largest_accepted, self.smallest_refused = -math.inf, math.inf
+
+    def can_fuse(self, a: Group, b: Group, vertical: bool, flow: Dataflow) -> tuple[bool, str]:
+        ok, reason = self.rules.can_fuse(a, b, vertical, flow)
+        need = self.rules.region_need(a, b)
+        if ok:
+            self.largest_accepted = max(self.largest_accepted, need)
+        else:  # refused for whatever reason: only narrows the capacities that reuse the run
+            self.smallest_refused = min(self.smallest_refused, need)
+        return ok, reason
+
+
+def _requoted(outputs: tuple, program: Program, source, rules) -> tuple:
+    """A run's outputs under ``source`` rules, as the same run under ``rules`` (another capacity) writes them."""
+    kernels, decisions, notes, _ = outputs
+    kernels = tuple(k.with_(reason=source.requote(k.reason, rules)) for k in kernels)
+    decisions = tuple(replace(d, reason=source.requote(d.reason, rules)) for d in decisions)
+    return kernels, decisions, notes, kernels != program.kernels
+
+
+def _purge(cache: dict) -> None:
+    for k in [k for k, v in cache.items() if v[0]() is None]:
+        del cache[k]
 
 
 def fusion_pass(rules: FusionRules):
@@ -461,29 +502,53 @@ def fusion_pass(rules: FusionRules):
 
     The result is computed once per (costed graph, rules, input kernels) in a process: the pass
     reads nothing of ``profile``, and rules are compared by value (frozen dataclasses; rules that
-    cannot be hashed are never cached). Exact reuse, never across sizes: the fusion decisions read
-    sizes (the candidates' order by shared bytes, Inductor's and XLA's ``(numel, rnumel)`` checks,
-    a dataflow region's bytes against the on-chip capacity), so each size is fused on its own.
+    cannot be hashed are never cached). Dataflow rules of another on-chip capacity reuse a run whose
+    every capacity comparison they answer alike (see ``_BY_CAPACITY``). Exact reuse, never across
+    sizes: the fusion decisions read sizes (the candidates' order by shared bytes, Inductor's and
+    XLA's ``(numel, rnumel)`` checks, a dataflow region's bytes against the on-chip capacity), so
+    each size is fused on its own.
     """
     try:
         hash(rules)
         cacheable = True
     except TypeError:
         cacheable = False
+    by_capacity = cacheable and hasattr(rules, "region_need") and hasattr(rules, "with_capacity")
+    family = rules.with_capacity(0.0) if by_capacity else None
+
+    def lookup(program: Program, costed: CostedGraph):
+        hit = _FUSED.get((id(costed), rules)) if cacheable else None
+        if hit is not None and hit[0]() is costed and hit[1] == program.kernels:
+            return hit[2]
+        hit = _BY_CAPACITY.get((id(costed), family)) if by_capacity else None
+        if hit is not None and hit[0]() is costed and hit[1] == program.kernels:
+            _, _, outputs, source, largest_accepted, smallest_refused = hit
+            if largest_accepted <= rules.capacity_bytes < smallest_refused:
+                return _requoted(outputs, program, source, rules)
+        return None
 
     def run(program: Program, costed: CostedGraph, profile: HardwareProfile) -> PassResult:
-        key = (id(costed), rules)
-        hit = _FUSED.get(key) if cacheable else None
-        if hit is not None and hit[0]() is costed and hit[1] == program.kernels:
+        outputs = lookup(program, costed)
+        if outputs is not None:
             CACHE_STATS["hits"] += 1
-            kernels, decisions, notes, modified = hit[2]
         else:
             CACHE_STATS["misses"] += 1
-            kernels, decisions, notes, modified = _fuse_program(program, costed, rules)
+            probe = _CapacityProbe(rules) if by_capacity else rules
+            outputs = _fuse_program(program, costed, probe)
             if cacheable:
-                for k in [k for k, (ref, _, _) in _FUSED.items() if ref() is None]:
-                    del _FUSED[k]
-                _FUSED[key] = (weakref.ref(costed), program.kernels, (kernels, decisions, notes, modified))
+                _purge(_FUSED)
+                _FUSED[(id(costed), rules)] = (weakref.ref(costed), program.kernels, outputs)
+            if by_capacity:
+                _purge(_BY_CAPACITY)
+                _BY_CAPACITY[(id(costed), family)] = (
+                    weakref.ref(costed),
+                    program.kernels,
+                    outputs,
+                    rules,
+                    probe.largest_accepted,
+                    probe.smallest_refused,
+                )
+        kernels, decisions, notes, modified = outputs
         new = replace(
             program, target=rules.target, kernels=kernels, meta={**program.meta, "fusion_decisions": decisions}
         )

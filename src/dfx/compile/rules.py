@@ -15,7 +15,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from dfx.compile.dataflow import Dataflow
 from dfx.compile.fusion import Group, crossing_bytes
@@ -145,9 +145,28 @@ class DataflowRules:
     limit_nodes: int = 1_000_000  # no per-region node cap: a region is a placed subgraph, not a kernel launch
     streams: bool = True  # each operator keeps its own kernel (cores); the region keeps tensors on chip
 
+    def region_need(self, a: Group, b: Group) -> int:
+        """Bytes of the intermediates the region ``a`` + ``b`` keeps on chip: what :meth:`can_fuse`
+        compares with ``capacity_bytes``, and the only thing it compares with it."""
+        return a.internal_bytes + b.internal_bytes + crossing_bytes(a, b)
+
+    def with_capacity(self, capacity_bytes: float) -> DataflowRules:
+        """These rules on a chip of another on-chip capacity."""
+        return replace(self, capacity_bytes=capacity_bytes)
+
+    def requote(self, text: str, other: DataflowRules) -> str:
+        """``text`` (a reason :meth:`can_fuse` wrote, or one built on it) as ``other`` writes it:
+        its quotes of this capacity become ``other``'s. The two phrases that quote it are rewritten
+        only where they stand whole, so a node name or a size is never touched."""
+        mine, theirs = f"{self.capacity_bytes:.3g}", f"{other.capacity_bytes:.3g}"
+        if mine == theirs:
+            return text
+        return text.replace(f" exceed on-chip {mine} B", f" exceed on-chip {theirs} B").replace(
+            f" B of {mine} B) [{DATAFLOW_SOURCE}]", f" B of {theirs} B) [{DATAFLOW_SOURCE}]"
+        )
+
     def can_fuse(self, a: Group, b: Group, vertical: bool, flow: Dataflow) -> tuple[bool, str]:
-        between = crossing_bytes(a, b)
-        need = a.internal_bytes + b.internal_bytes + between
+        need = self.region_need(a, b)
         if need > self.capacity_bytes:
             return False, f"dataflow: region intermediates {need:.3g} B exceed on-chip {self.capacity_bytes:.3g} B"
         how = "streams into" if vertical else "shares its input stream with"
