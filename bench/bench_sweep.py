@@ -38,6 +38,12 @@ AXES = {
 }
 
 
+# The sweep the local pool is timed on: the same models and machines at more sizes (8 x 4 = 32 per
+# model, 576 points), so the pool's start-up (forking, each worker reading its graphs) is spread over
+# enough points to show its rate. The extra sizes are substitutions into the same buckets' exports.
+POOL_AXES = {**AXES, "seq": [8, 16, 24, 32, 40, 48, 56, 64], "batch": [1, 2, 4, 8]}
+
+
 def _timed_sweep(spec, out: Path, graphs: Path | None, **kwargs) -> float:
     from dfx.sweep import run_sweep
 
@@ -86,6 +92,40 @@ def _where_time_goes(tasks, cache: str) -> None:
     print(f"where a point's time goes (cProfile, {total:.2f} s over the pass):")
     for stage, sec in cum.items():
         print(f"  {stage}: {sec:.2f} s ({100 * sec / total:.0f}%)")
+
+
+def _pool_rate(tmp: Path, workers: int, repeat: int) -> None:
+    """Points per second of ``dfx sweep`` from cached graphs on the larger :data:`POOL_AXES` sweep: 1 worker
+    (in this process) against ``workers`` local processes, best of ``repeat`` runs each, every run a fresh
+    folder holding only the graphs (each worker reads and costs the graphs of its groups)."""
+    from dfx.sweep import load_spec
+    from dfx.sweep.evaluate import run_group
+
+    from dfx.arch.gpu.plan import clear_gemm_plans
+    from dfx.compile.fusion import clear_fusion_cache
+
+    spec = load_spec(None, POOL_AXES)
+    graphs = tmp / "pool-graphs"
+    t0 = time.perf_counter()
+    for t in (g.to_task() for g in spec.groups()):
+        run_group(t, str(graphs))  # captures (substitutions, mostly) into graphs/
+    print(
+        f"pool sweep: {spec.n_points} points, {len(spec.groups())} graphs (captured in {time.perf_counter() - t0:.1f} s)"
+    )
+    rates = {}
+    for n in (1, workers):
+        best = float("inf")
+        for i in range(repeat):
+            clear_gemm_plans()  # the in-process run (and the forked workers) start with empty caches
+            clear_fusion_cache()
+            best = min(best, _timed_sweep(spec, tmp / f"pool-{n}-{i}", graphs, workers=n))
+        rates[n] = spec.n_points / best
+        where = "in this process" if n == 1 else "local processes"
+        print(
+            f"after capture, {n} {'worker' if n == 1 else 'workers'} ({where}, dfx sweep --workers {n}): "
+            f"{rates[n]:,.0f} points/s ({best:.2f} s; goal >= 1,000 points/s)"
+        )
+    print(f"  speed-up of {workers} local processes over 1: {rates[workers] / rates[1]:.2f}x")
 
 
 def main() -> None:
@@ -146,6 +186,7 @@ def main() -> None:
     print(f"whole sweep from cached graphs, 1 worker: {one:.2f} s ({spec.n_points / one:,.0f} points/s)")
     pool = _timed_sweep(spec, tmp / "pool", tmp / "graphs", workers=args.workers)
     print(f"whole sweep from cached graphs, {args.workers} local processes: {pool:.2f} s (speed-up {one / pool:.2f}x)")
+    _pool_rate(tmp, args.workers, args.repeat)
     try:
         if args.no_ray:
             raise ImportError("--no-ray")

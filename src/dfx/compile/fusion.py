@@ -488,7 +488,10 @@ def _requoted(outputs: tuple, program: Program, source, rules) -> tuple:
     """A run's outputs under ``source`` rules, as the same run under ``rules`` (another capacity) writes them."""
     kernels, decisions, notes, _ = outputs
     kernels = tuple(k.with_(reason=source.requote(k.reason, rules)) for k in kernels)
-    decisions = tuple(replace(d, reason=source.requote(d.reason, rules)) for d in decisions)
+    decisions = tuple(
+        FusionDecision(d.a, d.b, d.vertical, d.fused, source.requote(d.reason, rules), d.shared_bytes)
+        for d in decisions
+    )
     return kernels, decisions, notes, kernels != program.kernels
 
 

@@ -237,7 +237,10 @@ def _allocate(works: Sequence[float], floors: Sequence[int], cores: int) -> list
         return list(floors)
     for _ in range(100):
         mid = (lo + hi) / 2
-        lo, hi = (lo, mid) if need(mid) <= cores else (mid, hi)
+        step = (lo, mid) if need(mid) <= cores else (mid, hi)
+        if step == (lo, hi):  # a fixed point (mid is lo or hi): every later step would repeat it
+            break
+        lo, hi = step
     return [max(f, math.ceil(w / hi - 1e-9)) for w, f in zip(works, floors)]
 
 
