@@ -87,3 +87,12 @@ def test_empty_graph():
     g = Graph(())
     assert len(g) == 0 and g.to_networkx().number_of_nodes() == 0
     assert Graph.from_json(g.to_json()) == g
+
+
+def test_a_read_spec_is_shared_between_equal_dicts_and_equals_the_constructed_one():
+    data = {"shape": [2, 3], "dtype": "bf16", "stride": [3, 1]}
+    spec = TensorSpec.from_dict(data)
+    assert spec == TensorSpec((2, 3), "bfloat16", (3, 1)) and spec.nbytes == 2 * 3 * 2  # 6 elements x 2 B
+    assert TensorSpec.from_dict(dict(data)) is spec  # one frozen instance for every equal dict read
+    assert TensorSpec.from_dict({"shape": [2, 3], "dtype": "bf16"}) is not spec  # no stride: another spec
+    assert TensorSpec.from_dict({"shape": [2, 3], "dtype": "bf16"}).stride is None

@@ -154,8 +154,21 @@ class TensorSpec:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TensorSpec:
+        """The spec ``to_dict`` wrote. Equal dicts give one shared instance (specs are frozen): a graph
+        file repeats each tensor in its producer's outputs and in every aten call that reads it."""
         stride = data.get("stride")
-        return cls(tuple(data["shape"]), data["dtype"], tuple(stride) if stride is not None else None)
+        key = (cls, tuple(data["shape"]), data["dtype"], tuple(stride) if stride is not None else None)
+        spec = _READ.get(key)
+        if spec is None:
+            if len(_READ) >= _READ_MAX:
+                _READ.clear()
+            spec = _READ[key] = cls(*key[1:])
+        return spec
 
     def __str__(self) -> str:
         return f"{self.dtype}[{', '.join(map(str, self.shape))}]"
+
+
+# TensorSpec.from_dict's shared instances, keyed by the dict's values; bounded (cleared when full)
+_READ: dict[tuple[Any, ...], TensorSpec] = {}
+_READ_MAX = 1 << 16
