@@ -38,6 +38,25 @@ def node_plan(costed: CostedNode, spec: MxuSpec) -> tuple[ChipGemm, ...]:
     )
 
 
+# The node timer and the export fields of one evaluation both plan every node of the same graph on
+# the same MXUs: the plans are made once. Keyed by the graph's identity (held, so an id is not reused
+# while its entry lives) and the spec (a frozen value: everything a plan reads of the profile).
+_PLANS: dict[tuple[int, MxuSpec], tuple[CostedGraph, dict[str, tuple[ChipGemm, ...]]]] = {}
+_PLANS_MAX = 8
+
+
+def _graph_plans(costed: CostedGraph, spec: MxuSpec) -> dict[str, tuple[ChipGemm, ...]]:
+    """Node name -> :func:`node_plan` of every node of ``costed`` on ``spec`` (made once per graph and spec)."""
+    hit = _PLANS.get((id(costed), spec))
+    if hit is not None and hit[0] is costed:
+        return hit[1]
+    plans = {n.name: node_plan(n, spec) for n in costed.nodes}
+    if len(_PLANS) >= _PLANS_MAX:
+        _PLANS.pop(next(iter(_PLANS)))
+    _PLANS[id(costed), spec] = (costed, plans)
+    return plans
+
+
 def _summary(plan: tuple[ChipGemm, ...], spec: MxuSpec) -> dict[str, Any]:
     cycles = sum(g.cycles for g in plan)
     macs = sum(g.macs for g in plan)
@@ -63,9 +82,10 @@ class SystolicArchModel:
         self, costed: CostedGraph, profile: HardwareProfile
     ) -> Callable[[CostedNode, NodeTiming], NodeTiming]:
         spec = mxu_spec(profile)
+        plans = _graph_plans(costed, spec) if spec is not None else {}
 
         def timer(node: CostedNode, timing: NodeTiming) -> NodeTiming:
-            plan = node_plan(node, spec) if spec is not None else ()
+            plan = plans[node.name] if node.name in plans else node_plan(node, spec) if spec is not None else ()
             if not plan:
                 return timing
             systolic = sum(g.time_s for g in plan)
@@ -83,8 +103,9 @@ class SystolicArchModel:
         if spec is None:
             return {}
         nodes = {}
+        plans = _graph_plans(costed, spec)
         for node in costed.nodes:
-            plan = node_plan(node, spec)
+            plan = plans[node.name]
             if plan:
                 nodes[node.name] = _summary(plan, spec)
         return {"systolic": {"dataflow": _DATAFLOW.value, "pipelined": True, **spec.to_dict(), "nodes": nodes}}
