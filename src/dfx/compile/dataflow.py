@@ -12,7 +12,12 @@ Off-chip bytes of a group of nodes run as one kernel (see ``docs/compile.md``)::
             + repeated reads of one tensor inside the group (loaded once)
             + writes of tensors whose every reader is inside the group (and that are no graph output)
 
-so a one-node kernel moves exactly its eager traffic, and fusing never adds bytes.
+A storage is loaded once per kernel: a node reading several views of one tensor (``x`` and
+``x.T``, the q, k and v slices of one projection, ``cat([f, f])``) reads at most that tensor's
+bytes from it, ``min(sum of the views' bytes, the tensor's bytes)``. Where its eager traffic
+charged more reads than those (``cost.bytes_read`` above the sum over its tensors), the excess, up
+to what its views repeat, is a repeated read and stays on chip. So a one-node kernel moves its
+eager traffic less those repeats, and fusing never adds bytes.
 """
 
 from __future__ import annotations
@@ -51,7 +56,8 @@ class Dataflow:
     ops : dict
         Working node name -> :class:`~dfx.compile.ops.OpInfo`, in topological order.
     reads : dict
-        Working node name -> ``{TensorKey: bytes read}`` (a node reading one tensor twice counts it once).
+        Working node name -> ``{TensorKey: bytes read}``: of each tensor, what its views read together,
+        at most the tensor's own bytes (a storage is read once per node).
     params : dict
         Working node name -> ``{key: bytes}`` of parameters and buffers it reads (keyed by root).
     outputs : dict
@@ -62,6 +68,14 @@ class Dataflow:
         Tensors that reach the graph's output node.
     traffic : dict
         Working node name -> its eager traffic in bytes (``cost.bytes``).
+    repeats : dict
+        Working node name -> bytes its eager traffic reads twice from one storage through several
+        views (``x + x.T`` reads ``x`` twice in eager; fused or not, the second read is on chip).
+        Only what the traffic charged: a copy of an ``expand`` is costed at the storage already.
+    loads : dict
+        Working node name -> ``{TensorKey: bytes}`` of each tensor in ``reads`` and ``params``, the
+        bytes its traffic reads (``cost.bytes_read``): all of it, except for a gather, which reads
+        the rows it gathers of its table.
     """
 
     ops: dict[str, OpInfo]
@@ -72,6 +86,8 @@ class Dataflow:
     graph_outputs: frozenset[TensorKey]
     traffic: dict[str, int]
     input_bytes: int  # graph inputs (placeholders of kind "input")
+    repeats: dict[str, int]
+    loads: dict[str, dict[TensorKey, int]]
 
     @cached_property
     def producer(self) -> dict[TensorKey, str]:
@@ -103,13 +119,13 @@ class Dataflow:
         out: dict[str, int] = {}
         loaded: dict[TensorKey, int] = {}  # bytes of each tensor already brought on chip
         for name in sorted(members, key=lambda n: self.ops[n].pos):
-            saved = 0
-            for key, nbytes in {**self.reads[name], **self.params[name]}.items():
+            saved = self.repeats.get(name, 0)  # a storage read twice by one node: loaded once
+            for key, nbytes in self.loads[name].items():
                 if self.producer.get(key) in members or (weights_on_chip and key in self.params[name]):
                     saved += nbytes
-                else:  # a gather loads only its rows (no more than its traffic): a whole read loads the rest
+                else:  # a gather loads only its rows: a later whole read loads the rest
                     saved += min(nbytes, loaded.get(key, 0))
-                loaded[key] = max(loaded.get(key, 0), min(nbytes, self.traffic[name]))
+                loaded[key] = max(loaded.get(key, 0), nbytes)
             for key, nbytes in self.outputs[name].items():
                 readers = self.consumers.get(key, ())
                 if key not in self.graph_outputs and readers and all(r in members for r in readers):
@@ -146,6 +162,29 @@ def _root(costed: CostedGraph, name: str, index: int, working: set[str]) -> Tens
     return (name, index)
 
 
+def _loads(once: dict[TensorKey, int], bytes_read: int) -> dict[TensorKey, int]:
+    """Of each tensor a node reads (``once``: its bytes, views together), the bytes its traffic reads.
+
+    Where ``bytes_read`` is below their sum (a gather reads rows of a table, not the table), the
+    shortfall is taken from the largest tensors first: the table, not the indices.
+    """
+    short = sum(once.values()) - bytes_read
+    out = dict(once)
+    for key in sorted(once, key=lambda k: (-once[k], k)):
+        if short <= 0:
+            break
+        cut = min(short, out[key])
+        out[key] -= cut
+        short -= cut
+    return out
+
+
+def _storage_bytes(costed: CostedGraph, key: TensorKey) -> int:
+    """Bytes of the tensor ``key`` names (its producer's output spec; 0 when the graph does not say)."""
+    outs = costed.graph.node(key[0]).outputs
+    return outs[key[1]].nbytes if key[1] < len(outs) else 0
+
+
 def _is_param_root(costed: CostedGraph, key: TensorKey) -> bool:
     node = costed.graph.node(key[0])
     return node.op == "get_attr" or node.input_kind in _PARAM_KINDS
@@ -179,23 +218,34 @@ def _dataflow(costed: CostedGraph) -> Dataflow:
     ops = {n.name: op_info(n, i) for i, n in enumerate(working_nodes)}
     reads: dict[str, dict[TensorKey, int]] = {}
     params: dict[str, dict[TensorKey, int]] = {}
+    repeats: dict[str, int] = {}
+    loads: dict[str, dict[TensorKey, int]] = {}
     consumers: dict[TensorKey, list[str]] = {}
     for cn in working_nodes:
         node = cn.node
         specs = graph.input_specs(node)
         r: dict[TensorKey, int] = {}
         p: dict[TensorKey, int] = {}
+        views: dict[TensorKey, int] = {}  # bytes of every view of one tensor this node reads, summed
         for edge, spec in zip(node.inputs, specs):
             key = _root(costed, edge.src, edge.index, working)
-            target = p if _is_param_root(costed, key) else r
-            target[key] = max(target.get(key, 0), spec.nbytes)
+            views[key] = views.get(key, 0) + spec.nbytes
             consumers.setdefault(key, [])
             if cn.name not in consumers[key]:
                 consumers[key].append(cn.name)
+        excess = 0  # what the views read beyond each storage once
+        for key, nbytes in views.items():
+            once = min(nbytes, _storage_bytes(costed, key) or nbytes)
+            (p if _is_param_root(costed, key) else r)[key] = once
+            excess += nbytes - once
         if node.params and not p:  # parameters read without an edge (fx call_module, get_attr inside)
             index = graph.parameter_index
             p = {(f"param:{q}", 0): index[q].spec.nbytes for q in node.params if q in index}
         reads[cn.name], params[cn.name] = r, p
+        once_total = sum(r.values()) + sum(p.values())
+        if excess > 0 and cn.cost.bytes_read > once_total:  # the traffic reads a storage more than once
+            repeats[cn.name] = min(excess, cn.cost.bytes_read - once_total)
+        loads[cn.name] = _loads({**r, **p}, cn.cost.bytes_read)
     graph_outputs = frozenset(
         _root(costed, e.src, e.index, working) for n in graph.nodes if n.op == "output" for e in n.inputs
     )
@@ -217,4 +267,6 @@ def _dataflow(costed: CostedGraph) -> Dataflow:
         graph_outputs=graph_outputs,
         traffic={n.name: n.cost.bytes for n in working_nodes},
         input_bytes=input_bytes,
+        repeats=repeats,
+        loads=loads,
     )
