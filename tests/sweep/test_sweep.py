@@ -98,18 +98,34 @@ def test_torn_last_row_runs_again(spec, full_sweep, tmp_path):
     assert {r["point_id"]: r for r in table.rows()} == full_sweep[2]
 
 
-def test_a_different_sweep_in_the_folder_is_refused(full_sweep, tmp_path):
+def test_a_sweep_into_its_folder_extends_it_unless_a_fixed_setting_differs(tmp_path):
+    import json
+
     from dfx.errors import DfxError
     from dfx.sweep import load_spec
 
-    out = _resume_folder(full_sweep, tmp_path)
-    small = load_spec(None, {"models": ["bert-layer"], "hardware": ["ibm-spyre"], "seq": [8], "batch": [1]})
-    assert run_sweep(small, out, workers=1).ran == 1
-    other = load_spec(None, {"models": ["bert-layer"], "hardware": ["ibm-spyre"], "seq": [16], "batch": [1]})
-    with pytest.raises(DfxError, match="holds a different sweep"):
-        run_sweep(other, out, workers=1)
-    assert run_sweep(other, out, workers=1, force=True).ran == 1
+    def spec(seq, **settings):
+        return load_spec(
+            None, {"models": ["bert-layer"], "hardware": ["ibm-spyre"], "seq": seq, "batch": [1], **settings}
+        )
+
+    out = tmp_path / "s"
+    assert run_sweep(spec([8]), out, workers=1).ran == 1
+    # more points into the same table: the one already there is not run again (docs/sweeps.md)
+    grown = run_sweep(spec([8, 16]), out, workers=1)
+    assert (grown.points, grown.already_done, grown.ran) == (2, 1, 1)
+    # points the folder lacks, none shared: they are added, the rows already there kept
+    assert run_sweep(spec([24]), out, workers=1).ran == 1
+    assert sorted(r["seq"] for r in ResultsTable(out).rows()) == [8, 16, 24]
+    assert json.loads((out / "sweep.json").read_text())["spec"]["seq"] == [8, 16, 24]  # the union of the axes
+    # a point's id does not name output_len: a generate row at another output_len would pass for this one's
+    with pytest.raises(DfxError, match="output_len 128 .* this one has output_len 64"):
+        run_sweep(spec([8], output_len=64), out, workers=1)
+    assert run_sweep(spec([16], output_len=64), out, workers=1, force=True).ran == 1
     assert [r["seq"] for r in ResultsTable(out).rows()] == [16]
+    (out / "sweep.json").write_text("not json")
+    with pytest.raises(DfxError, match="cannot read"):
+        run_sweep(spec([16]), out, workers=1)
 
 
 def test_fp8_and_int8_points_equal_analyze(full_sweep, tmp_path):

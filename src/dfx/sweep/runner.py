@@ -13,19 +13,19 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Mapping
 
 from dfx.errors import DfxError
 from dfx.schema.errors import SchemaError
 from dfx.schema.ids import SWEEP_SCHEMA
 from dfx.schema.sweep import SweepDoc, read_sweep
 from dfx.sweep.evaluate import graph_on_disk, run_group
-from dfx.sweep.spec import Group, SweepSpec
+from dfx.sweep.spec import AUTO, Group, SweepSpec, fingerprint
 from dfx.sweep.table import ResultsTable
 
 __all__ = ["SweepRun", "run_sweep", "SPEC_FILE", "CACHE_DIR"]
 
-SPEC_FILE = "sweep.json"  # the spec a folder's table belongs to; a resumed sweep must match it
+SPEC_FILE = "sweep.json"  # the spec a folder's table belongs to (the union of the sweeps it holds)
 _RAY_STORE_BYTES = 128 * 1024**2  # a local Ray's object store (Ray's minimum is 75 MiB)
 # Rows are written in batches: a Parquet part file (or a CSV fsync) per group made the table's writes
 # a cost per point comparable with evaluating it. A batch goes out at this many rows or this many
@@ -48,29 +48,63 @@ class SweepRun:
     table: Path
 
 
+# Settings of a spec that are not axes: a point's id does not name them, so rows computed under
+# other values would pass for this sweep's. Axes may differ: a sweep into a folder extends it.
+FIXED_SETTINGS = ("output_len", "method")
+
+
+def _merged(theirs: Mapping[str, Any], mine: Mapping[str, Any]) -> dict[str, Any]:
+    """The folder's spec after this sweep: each axis the union of both (theirs first), settings as mine."""
+    out = dict(mine)
+    for k in dict.fromkeys([*theirs, *mine]):
+        a, b = theirs.get(k), mine.get(k)
+        if isinstance(a, list) or isinstance(b, list):
+            out[k] = list(dict.fromkeys([*(a or []), *(b or [])]))
+    if "parallel" in out and "parallel" not in theirs:  # written only when not just auto (SweepSpec.to_dict)
+        out["parallel"] = list(dict.fromkeys([AUTO, *out["parallel"]]))
+    if "parallel" in theirs and "parallel" not in mine:
+        out["parallel"] = list(dict.fromkeys([*theirs["parallel"], AUTO]))
+    return out
+
+
 def _prepare(spec: SweepSpec, out: Path, force: bool) -> ResultsTable:
-    """The folder's table, after checking it belongs to this sweep (or ``force`` clears it)."""
+    """The folder's table, after checking it can hold this sweep's points (or ``force`` clears it).
+
+    A folder holding a sweep with the same fixed settings (:data:`FIXED_SETTINGS`) is resumed and
+    extended: its rows stay, only the points its table lacks run, and ``sweep.json`` records the
+    union of both specs' axes. Other settings, or an unreadable ``sweep.json``, are refused.
+    """
     import shutil
 
     if out.exists() and not out.is_dir():
         raise DfxError(f"--out {out} is a file, not a folder; choose a folder path")
     spec_path = out / SPEC_FILE
-    mine = SweepDoc(schema=SWEEP_SCHEMA, fingerprint=spec.fingerprint(), spec=MappingProxyType(spec.to_dict()))
+    mine_spec = spec.to_dict()
     table = ResultsTable(out)
     if spec_path.is_file():
         try:
             theirs: SweepDoc | None = read_sweep(json.loads(spec_path.read_text(encoding="utf-8")), str(spec_path))
         except (OSError, ValueError, SchemaError):  # unreadable or another document: not this sweep's
             theirs = None
-        if theirs is None or theirs.fingerprint != mine.fingerprint:
-            if not force:
+        differ = [k for k in FIXED_SETTINGS if theirs.spec.get(k) != mine_spec.get(k)] if theirs is not None else ["?"]
+        if differ and not force:
+            if theirs is None:
                 raise DfxError(
-                    f"--out {out} holds a different sweep ({spec_path}); pass --force to replace its results "
-                    "or choose another --out"
+                    f"--out {out} holds a {SPEC_FILE} dfx cannot read ({spec_path}); pass --force to replace its "
+                    "results or choose another --out"
                 )
+            k = differ[0]
+            raise DfxError(
+                f"--out {out} holds a sweep with {k} {theirs.spec.get(k)!r} ({spec_path}) and this one has {k} "
+                f"{mine_spec.get(k)!r}: their rows would pass for this sweep's; use {k} {theirs.spec.get(k)!r} to "
+                "extend it, pass --force to replace its results, or choose another --out"
+            )
+        if differ:
             for p in (out / "results.csv", out / "results.parquet"):
                 shutil.rmtree(p) if p.is_dir() else p.unlink(missing_ok=True)
             table = ResultsTable(out)
+        else:
+            mine_spec = _merged(theirs.spec, mine_spec)
     elif table.path.exists() and not force:
         raise DfxError(
             f"{table.path} already exists and no {SPEC_FILE} says which sweep wrote it; "
@@ -79,6 +113,7 @@ def _prepare(spec: SweepSpec, out: Path, force: bool) -> ResultsTable:
     elif table.path.exists():
         shutil.rmtree(table.path) if table.path.is_dir() else table.path.unlink()
     out.mkdir(parents=True, exist_ok=True)
+    mine = SweepDoc(schema=SWEEP_SCHEMA, fingerprint=fingerprint(mine_spec), spec=MappingProxyType(mine_spec))
     spec_path.write_text(json.dumps(mine.to_dict(), indent=1) + "\n", encoding="utf-8")
     return table
 

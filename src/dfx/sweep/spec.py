@@ -267,10 +267,18 @@ class SweepSpec:
         return out
 
     def fingerprint(self) -> str:
-        """A short hash of :meth:`to_dict` minus the axes' order: what a resumed sweep must share."""
-        d = self.to_dict()
-        text = repr(sorted((k, sorted(map(str, v)) if isinstance(v, list) else v) for k, v in d.items()))
-        return hashlib.sha256(text.encode()).hexdigest()[:16]
+        """A short hash of :meth:`to_dict` minus the axes' order (:func:`fingerprint`)."""
+        return fingerprint(self.to_dict())
+
+
+def fingerprint(spec: Mapping[str, Any]) -> str:
+    """A short hash of a spec's plain data (:meth:`SweepSpec.to_dict`) minus the axes' order.
+
+    >>> fingerprint({"seq": [8, 16], "method": "auto"}) == fingerprint({"method": "auto", "seq": [16, 8]})
+    True
+    """
+    text = repr(sorted((k, sorted(map(str, v)) if isinstance(v, list) else v) for k, v in spec.items()))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def _is_shipped(ref: str) -> bool:
