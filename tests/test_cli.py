@@ -135,3 +135,27 @@ def test_a_reader_closing_the_pipe_ends_quietly_with_sigpipe_status(monkeypatch,
         cli.main()
     assert exited.value.code == 141  # 128 + SIGPIPE (13), as git and coreutils end
     assert capsys.readouterr().err == ""  # nothing said about sys.exit() or the model
+
+
+def test_analyze_table_shows_the_split_over_chips():
+    result = dfx("analyze", "mlp", "--hw", "h100", "--hw", "groq-lpu", "--chips", "2")
+    assert result.returncode == 0, result.stderr
+    rows = {
+        line.split("│")[1].strip(): [c.strip() for c in line.split("│")[2:-1]]
+        for line in result.stdout.splitlines()
+        if line.count("│") == 4
+    }
+    # --chips 2 on an H100 is tensor parallelism inside its NVLink domain (docs/parallel.md). The MLP's
+    # 784*512 + 512*512 + 512*10 weights + 1,034 biases = 669,706 parameters (2.7 MB even in fp32) fit
+    # one Groq chip's 220 MiB of SRAM: the TSP model places it on 1 chip, whatever --chips asks
+    assert rows["chips (tp x pp x ep)"] == ["2 = tp 2 x pp 1 x ep 1", "1 = tp 1 x pp 1 x ep 1"]
+    doc = json.loads(dfx("analyze", "mlp", "--hw", "h100", "--chips", "2", "--json").stdout)
+    from dfx.report.console import format_seconds
+
+    assert rows["communication (in the makespan)"][0] == format_seconds(
+        doc["hardware"]["nvidia-h100-sxm"]["parallel"]["communication_s"]
+    )
+    assert "nvidia-h100-sxm: split over chips chosen by --chips" in result.stdout
+    assert "the TSP model needs 1 chips (weights in SRAM, graph order), not the 2 asked" in result.stdout
+    one = dfx("analyze", "mlp", "--hw", "h100")
+    assert "chips (tp x pp x ep)" not in one.stdout  # one chip, no split: no rows

@@ -205,7 +205,8 @@ def _groq(result, plan: ParallelPlan) -> ParallelResult:
         prev_end = last[c]
     chips = schedule["chips"]
     used = ParallelPlan(
-        pp=chips, source=f"{plan.source}; the TSP model needs {chips} chips (weights in SRAM, graph order)"
+        pp=chips,
+        source=f"{plan.source}; the TSP model needs {chips} chips (weights in SRAM, graph order)" + _asked(plan, chips),
     )
     return _result(used, spans, schedule["makespan_s"], "Groq compile-time schedule over the chips (groq_schedule)")
 
@@ -234,8 +235,16 @@ def _wafers(result, costed: CostedGraph, plan: ParallelPlan) -> ParallelResult:
         if w < mapping.wafers - 1:
             spans.append(Span((w, w + 1), "communication", f"send to wafer {w + 1}", t, t + hop))
             t += hop
-    used = ParallelPlan(pp=mapping.wafers, source=f"{plan.source}; the wafer mapping needs {mapping.wafers} wafer(s)")
+    used = ParallelPlan(
+        pp=mapping.wafers,
+        source=f"{plan.source}; the wafer mapping needs {mapping.wafers} wafer(s)" + _asked(plan, mapping.wafers),
+    )
     return _result(used, spans, t, "Cerebras layer pipeline over wafers, one sample through every stage")
+
+
+def _asked(plan: ParallelPlan, used: int) -> str:
+    """Where an architecture model places the model itself: say so when the plan asked for other chips."""
+    return "" if plan.chips == used else f", not the {plan.chips} asked"
 
 
 def _boundary_bytes(costed: CostedGraph) -> float:

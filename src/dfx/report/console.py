@@ -105,9 +105,19 @@ def print_analysis(doc: Mapping[str, Any] | AnalysisDoc, console: Console | None
             "weight load, once (not in the latency)",
             *[format_seconds(hw[h].extras["weight_load_s"]) if "weight_load_s" in hw[h].extras else "-" for h in ids],
         )
+    plans = {h: _plan(hw[h].extras) for h in ids}
+    if any(plans.values()):  # spread over chips (dfx.parallel.place): the split and what it costs
+        summary.add_row("chips (tp x pp x ep)", *[_plan_cell(plans[h], hw[h].chips) for h in ids])
+        summary.add_row(
+            "communication (in the makespan)",
+            *[format_seconds(float(plans[h]["communication_s"])) if plans[h] else "-" for h in ids],
+        )
     summary.add_row("parallelism (work/span)", *[_num(hw[h].parallelism.parallelism) for h in ids])
     summary.add_row("partition shift (nodes)", *[str(len(hw[h].partition_shift)) for h in ids])
     console.print(summary)
+    for h in ids:
+        if plans[h]:
+            console.print(f"{h}: split over chips chosen by {plans[h]['plan'].get('source', '-')}", highlight=False)
     for h in ids:
         for requested, used in hw[h].dtype_fallbacks.items():
             console.print(
@@ -119,6 +129,20 @@ def print_analysis(doc: Mapping[str, Any] | AnalysisDoc, console: Console | None
         path = list(hw[h].critical_path.nodes)
         shown_path = " -> ".join(path if len(path) <= 12 else path[:6] + ["..."] + path[-5:])
         console.print(f"[bold]critical path on {h}[/bold] ({len(path)} nodes): {shown_path}")
+
+
+def _plan(extras: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The ``parallel`` record of a result spread over chips (``docs/parallel.md``), else ``None``."""
+    parallel = extras.get("parallel")
+    return parallel if isinstance(parallel, Mapping) and isinstance(parallel.get("plan"), Mapping) else None
+
+
+def _plan_cell(parallel: Mapping[str, Any] | None, chips: int | None) -> str:
+    """``"4 = tp 4 x pp 1 x ep 1"``; the chip count alone for a result on one chip."""
+    if parallel is None:
+        return "-" if chips is None else str(chips)
+    plan = parallel["plan"]
+    return f"{plan['chips']} = tp {plan['tp']} x pp {plan['pp']} x ep {plan['ep']}"
 
 
 def _print_top_nodes(d: AnalysisDoc, ids: list[str], console: Console, top: int) -> None:
