@@ -89,11 +89,16 @@ def _descendants(costed: CostedGraph, start: str) -> set[str]:
 
 
 def _base(costed: CostedGraph, src: str, index: int) -> tuple[str, int]:
-    """The (node, output) holding the data ``src``'s output ``index`` aliases: through nodes that do no work."""
+    """The (node, output) holding the data ``src``'s output ``index`` aliases: through nodes that do no work.
+
+    A node whose cost is unknown (an aten call with no rule) makes a tensor of its own: not looked through.
+    """
     while True:
         cn = costed[src]
         node = cn.node
-        no_work = node.op == "call_function" and cn.cost.bytes_written == 0 and cn.cost.flops == 0
+        no_work = (
+            node.op == "call_function" and cn.cost.bytes_written == 0 and cn.cost.flops == 0 and not cn.unknown_ops
+        )
         if not (no_work and node.inputs and cn.category in (Category.VIEW, Category.NONE)):
             return src, index
         edge = node.inputs[0]
