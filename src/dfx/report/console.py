@@ -7,7 +7,7 @@ from typing import Any, Mapping
 from rich.console import Console
 from rich.table import Table
 
-from dfx.schema.analysis import AnalysisDoc, ProgramRecord, read_analysis
+from dfx.schema.analysis import AnalysisDoc, ParallelRecord, ProgramRecord, read_analysis
 from dfx.schema.bound import Bound
 
 __all__ = ["format_bytes", "format_flops", "format_seconds", "print_analysis", "print_graph"]
@@ -105,19 +105,19 @@ def print_analysis(doc: Mapping[str, Any] | AnalysisDoc, console: Console | None
             "weight load, once (not in the latency)",
             *[format_seconds(hw[h].extras["weight_load_s"]) if "weight_load_s" in hw[h].extras else "-" for h in ids],
         )
-    plans = {h: _plan(hw[h].extras) for h in ids}
-    if any(plans.values()):  # spread over chips (dfx.parallel.place): the split and what it costs
+    plans = {h: hw[h].parallel for h in ids}
+    if any(p is not None for p in plans.values()):  # spread over chips (dfx.parallel.place): the split, its cost
         summary.add_row("chips (tp x pp x ep)", *[_plan_cell(plans[h], hw[h].chips) for h in ids])
         summary.add_row(
             "communication (in the makespan)",
-            *[format_seconds(float(plans[h]["communication_s"])) if plans[h] else "-" for h in ids],
+            *[format_seconds(plans[h].communication_s) if plans[h] else "-" for h in ids],
         )
     summary.add_row("parallelism (work/span)", *[_num(hw[h].parallelism.parallelism) for h in ids])
     summary.add_row("partition shift (nodes)", *[str(len(hw[h].partition_shift)) for h in ids])
     console.print(summary)
     for h in ids:
         if plans[h]:
-            console.print(f"{h}: split over chips chosen by {plans[h]['plan'].get('source', '-')}", highlight=False)
+            console.print(f"{h}: split over chips chosen by {plans[h].plan.source}", highlight=False)
     for h in ids:
         for requested, used in hw[h].dtype_fallbacks.items():
             console.print(
@@ -131,18 +131,12 @@ def print_analysis(doc: Mapping[str, Any] | AnalysisDoc, console: Console | None
         console.print(f"[bold]critical path on {h}[/bold] ({len(path)} nodes): {shown_path}")
 
 
-def _plan(extras: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    """The ``parallel`` record of a result spread over chips (``docs/parallel.md``), else ``None``."""
-    parallel = extras.get("parallel")
-    return parallel if isinstance(parallel, Mapping) and isinstance(parallel.get("plan"), Mapping) else None
-
-
-def _plan_cell(parallel: Mapping[str, Any] | None, chips: int | None) -> str:
+def _plan_cell(parallel: ParallelRecord | None, chips: int | None) -> str:
     """``"4 = tp 4 x pp 1 x ep 1"``; the chip count alone for a result on one chip."""
     if parallel is None:
         return "-" if chips is None else str(chips)
-    plan = parallel["plan"]
-    return f"{plan['chips']} = tp {plan['tp']} x pp {plan['pp']} x ep {plan['ep']}"
+    p = parallel.plan
+    return f"{p.chips} = tp {p.tp} x pp {p.pp} x ep {p.ep}"
 
 
 def _print_top_nodes(d: AnalysisDoc, ids: list[str], console: Console, top: int) -> None:

@@ -26,6 +26,7 @@ from dfx.schema.analysis import (
     EagerRecord,
     HardwareRecord,
     ParallelismRecord,
+    ParallelRecord,
     ShiftRecord,
 )
 from dfx.schema.ids import ANALYSIS_SCHEMA
@@ -113,12 +114,13 @@ class HardwareResult:
         """This result as the document's ``hardware.<id>`` record (:mod:`dfx.schema.analysis`).
 
         ``extras`` (what an architecture model or :mod:`dfx.parallel` adds) go in as they are;
-        ``eager`` and ``chips`` among them are typed by the record.
+        ``eager``, ``chips`` and ``parallel`` among them are typed by the record.
         """
         on, off = self.profile.on_chip_level(), self.profile.off_chip_level()
         extras = dict(self.extras)
         eager = extras.pop("eager", None)
         chips = extras.pop("chips", None)
+        parallel = extras.pop("parallel", None)
         return HardwareRecord(
             id=self.profile.id,
             execution_model=self.execution_model.value,
@@ -146,6 +148,9 @@ class HardwareResult:
             if eager is None
             else EagerRecord.from_dict(eager, ANALYSIS_SCHEMA, f"hardware.{self.profile.id}.eager"),
             chips=chips,
+            parallel=None
+            if parallel is None
+            else ParallelRecord.from_dict(parallel, ANALYSIS_SCHEMA, f"hardware.{self.profile.id}.parallel"),
             extras=MappingProxyType(extras),
         )
 

@@ -40,7 +40,9 @@ __all__ = [
     "HwNodeRecord",
     "KernelRecord",
     "NodeRecord",
+    "ParallelRecord",
     "ParallelismRecord",
+    "PlanRecord",
     "ProgramRecord",
     "ShiftRecord",
     "StageRecord",
@@ -204,6 +206,29 @@ class ParallelismRecord(Record):
     parallelism: float = key(as_float)
 
 
+@_record
+class PlanRecord(Record):
+    """The split over chips a result was placed on (``hardware.<id>.parallel.plan``)."""
+
+    tp: int = key(as_int)
+    pp: int = key(as_int)
+    ep: int = key(as_int)
+    chips: int = key(as_int)
+    source: str = key(as_str)  # what chose it: --chips, --parallel, the fewest that fit; an architecture model's count
+
+
+@_record
+class ParallelRecord(Record):
+    """A result spread over chips (``hardware.<id>.parallel``, ``docs/parallel.md``); ``more``: the timeline."""
+
+    plan: PlanRecord = nested(PlanRecord)
+    model: str = key(as_str)
+    latency_s: float = key(as_float)
+    compute_s: float = key(as_float)
+    communication_s: float = key(as_float)
+    more: Mapping[str, Any] = rest()
+
+
 # ---- hardware.<id> ----------------------------------------------------------------------------
 @_record
 class HardwareRecord(Record):
@@ -233,6 +258,7 @@ class HardwareRecord(Record):
     program: ProgramRecord | None = nested(ProgramRecord, nullable=True)  # null unless compiled
     eager: EagerRecord | None = nested(EagerRecord, absent=None, omit=None)  # compiled GPUs only
     chips: int | None = key(as_int, absent=None, omit=None)  # set by dfx.parallel.place
+    parallel: ParallelRecord | None = nested(ParallelRecord, absent=None, omit=None)  # spread over chips only
     extras: Mapping[str, Any] = rest()
     id: str = map_key()  # the profile id, the key it is filed under
 
