@@ -132,3 +132,46 @@ def test_gemms_of_a_model(gpt2_small):
     assert all(c.working_set_bytes <= c.scratchpad_bytes for c in report.chosen)
     assert all(c.offchip_bytes <= s.offchip_bytes for c, s in zip(report.chosen, report.small))
     assert math.isfinite(sum(c.time_s for c in report.chosen))
+
+
+def _choose_by_records(gemm: Gemm, machine: Machine) -> tuple[int, int, int]:
+    """The reference ranking: each candidate tile as an evaluate_tile record, the least (offchip bytes,
+    time, |tm - tn|) among those giving every core work (all candidates if none does)."""
+    from dfx.arch.memory.tiling import _candidates, _sides
+
+    tk = min(gemm.k, machine.granule_k)
+    every = [
+        (tm, tn, tk)
+        for tm in _sides(gemm.m, machine.granule_m)
+        for tn in _sides(gemm.n, machine.granule_n)
+        if working_set_bytes(tm, tn, tk, gemm.elem_bytes) <= machine.scratchpad_bytes
+    ]
+    assert list(_candidates(gemm, machine, True)) == every  # the search stops early, never skips a fitting tile
+    fitting = [evaluate_tile(gemm, machine, tm, tn, tk) for tm, tn, tk in every]
+    busy = [c for c in fitting if gemm.batch * math.ceil(gemm.m / c.tm) * math.ceil(gemm.n / c.tn) >= machine.cores]
+    best = min(busy or fitting, key=lambda c: (c.offchip_bytes, c.time_s, abs(c.tm - c.tn)))
+    return best.tm, best.tn, best.tk
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    m=st.integers(1, 300),
+    k=st.integers(1, 300),
+    n=st.integers(1, 300),
+    batch=st.integers(1, 3),
+    cores=st.integers(1, 40),
+    granule=st.sampled_from([1, 8, 16]),
+    scratch_kib=st.integers(4, 512),
+)
+def test_chosen_tile_is_the_least_of_every_fitting_record(m, k, n, batch, cores, granule, scratch_kib):
+    """choose_tile ranks the candidates by arithmetic (no record per tile): it must pick the tile the
+    records rank first (min keeps the first of equal keys, as the search does)."""
+    gemm, machine = (
+        Gemm(m, k, n, batch=batch),
+        Machine(scratch_kib * 1024, cores, 1e12, 1e11, granule, granule, granule),
+    )
+    try:
+        chosen = choose_tile(gemm, machine)
+    except DfxError:
+        return  # not even one granule fits: nothing to compare
+    assert (chosen.tm, chosen.tn) == _choose_by_records(gemm, machine)[:2]

@@ -201,10 +201,17 @@ def _candidates(gemm: Gemm, machine: Machine, double_buffer: bool) -> Iterator[t
             f"GEMM {gemm.name}: {len(sides_m) * len(sides_n):,} candidate tiles is beyond dfx's search budget of "
             f"{TILE_SEARCH_BUDGET:,}; give M and N below about a million"
         )
+    # the sides ascend and the working set grows with tm and with tn: the first tn that does not fit
+    # ends its row, and a tm whose smallest tn does not fit ends the search
     for tm in sides_m:
+        fits_any = False
         for tn in sides_n:
-            if working_set_bytes(tm, tn, tk, gemm.elem_bytes, double_buffer) <= machine.scratchpad_bytes:
-                yield tm, tn, tk
+            if working_set_bytes(tm, tn, tk, gemm.elem_bytes, double_buffer) > machine.scratchpad_bytes:
+                break
+            fits_any = True
+            yield tm, tn, tk
+        if not fits_any:
+            break
 
 
 def _widest_k(gemm: Gemm, machine: Machine, tm: int, tn: int, double_buffer: bool) -> int:
@@ -249,11 +256,23 @@ def choose_tile(gemm: Gemm, machine: Machine, double_buffer: bool = True) -> Til
             f"{machine.scratchpad_bytes:.0f} B scratchpad"
         )
     busy = [t for t in fitting if _output_tiles(gemm, t[0], t[1]) >= machine.cores]
-    best = None
-    for tm, tn, tk in busy or fitting:
-        choice = evaluate_tile(gemm, machine, tm, tn, tk, double_buffer)
-        key = (choice.offchip_bytes, choice.time_s, abs(tm - tn))
-        if best is None or key < best[0]:
-            best = (key, choice)
-    c = best[1]
-    return evaluate_tile(gemm, machine, c.tm, c.tn, _widest_k(gemm, machine, c.tm, c.tn, double_buffer), double_buffer)
+    tm, tn = _least_traffic(gemm, machine, busy or fitting)
+    return evaluate_tile(gemm, machine, tm, tn, _widest_k(gemm, machine, tm, tn, double_buffer), double_buffer)
+
+
+def _least_traffic(gemm: Gemm, machine: Machine, tiles: list[tuple[int, int, int]]) -> tuple[int, int]:
+    """The first ``(tm, tn)`` of ``tiles`` with the least ``(offchip_bytes, time_s, |tm - tn|)`` of
+    :func:`evaluate_tile`, computed by the same expressions without building each record (a GEMM
+    has thousands of candidate tiles)."""
+    b, eb, m, k, n = gemm.batch, gemm.elem_bytes, gemm.m, gemm.k, gemm.n
+    cores, bandwidth = machine.cores, machine.offchip_bytes_per_s
+    per_core_peak = machine.peak_flop_per_s / machine.cores
+    best_key, best = None, (0, 0)
+    for tm, tn, _ in tiles:
+        traffic = b * eb * offchip_elements(m, k, n, tm, tn)
+        waves = math.ceil(b * math.ceil(m / tm) * math.ceil(n / tn) / cores)
+        compute = waves * FMA_FLOPS * tm * tn * k / per_core_peak
+        key = (traffic, max(compute, traffic / bandwidth), abs(tm - tn))  # TileChoice.time_s = max(compute, memory)
+        if best_key is None or key < best_key:
+            best_key, best = key, (tm, tn)
+    return best
