@@ -7,8 +7,16 @@ import pytest
 from dfx.analysis import capture_spec
 from dfx.costs import annotate
 from dfx.hardware import parse_profile
-from dfx.measure.cache_model import cache_timer
-from dfx.measure.machine import GemmRate, MachineModel, gemm_dims, overhead_kind, vector_family
+from dfx.measure.cache_model import _streamed_since_inputs, cache_timer
+from dfx.measure.machine import (
+    AfterGemmPoint,
+    ColdGemmPoint,
+    GemmRate,
+    MachineModel,
+    gemm_dims,
+    overhead_kind,
+    vector_family,
+)
 from dfx.roofline import evaluate
 
 PROFILE = {
@@ -195,3 +203,91 @@ def test_a_kinds_own_hot_cost_replaces_the_curves_hot_point():
     assert result.node("relu").overhead_s == pytest.approx(3e-6)
     assert result.node("linear").overhead_s == pytest.approx(2e-6)  # no "linear" entry: the curve's value
     assert overhead_kind(next(n for n in costed.nodes if n.name == "linear")) == "linear"  # addmm
+
+
+def test_a_cold_gemm_adds_the_measured_exposed_time_per_weight_byte():
+    costed, profile = _mlp()
+    # cold - hot = 4,194,304 ns over a 1024 x 1024 fp32 weight (4,194,304 B): 1 ns per weight byte, at every rows
+    cold_point = (ColdGemmPoint(1, 1024, 1024, 1e-3, 1e-3 + 4_194_304e-9),)
+    machine = MachineModel(
+        gemm_table=_flat_table(1e12), overhead_curve=FLAT_2US, resident_bytes=1000, gemm_cold=cold_point
+    )
+    t = evaluate(costed, profile, node_timer=cache_timer(costed, profile, machine)).node("linear")
+    # compute 803,328 / 1e12 = 0.80 us + W and b 1,607,680 B x 1 ns = 1,607.68 us; memory 321.6 us (as without it)
+    assert t.compute_time_s == pytest.approx(803_328 / 1e12 + 1_607_680e-9)
+    assert t.time_s == pytest.approx(803_328 / 1e12 + 1_607_680e-9 + 2e-6)
+    assert t.bound.value == "compute"
+    # relu has no weight: nothing added; and a model that stays in cache is not cold: nothing added either
+    relu = evaluate(costed, profile, node_timer=cache_timer(costed, profile, machine)).node("relu")
+    assert relu.compute_time_s == pytest.approx(512 / 1e12)
+    warm = MachineModel(
+        gemm_table=_flat_table(1e12), overhead_curve=FLAT_2US, resident_bytes=10**9, gemm_cold=cold_point
+    )
+    t = evaluate(costed, profile, node_timer=cache_timer(costed, profile, warm)).node("linear")
+    assert t.compute_time_s == pytest.approx(803_328 / 1e12)
+
+
+def test_exposed_time_per_byte_interpolates_in_log_rows():
+    # 16 rows: 3 ms over 64 MiB (all of a 22.4 GB/s DRAM read); 256 rows: none
+    m = MachineModel(
+        gemm_cold=(ColdGemmPoint(16, 4096, 4096, 4e-3, 7e-3), ColdGemmPoint(256, 4096, 4096, 20e-3, 19e-3))
+    )
+    per_byte_16 = 3e-3 / (4096 * 4096 * 4)  # 44.7 ps per byte
+    assert m.exposed_s_per_weight_byte(16) == pytest.approx(per_byte_16)
+    assert m.exposed_s_per_weight_byte(64) == pytest.approx(
+        per_byte_16 / 2
+    )  # log 64 is halfway between log 16 and log 256
+    assert m.exposed_s_per_weight_byte(1024) == 0.0  # cold faster than hot counts as 0, flat beyond
+    assert m.exposed_s_per_weight_byte(1) == pytest.approx(per_byte_16)
+
+
+GPT2_TIMED = (
+    "layer_norm",
+    "linear",
+    "scaled_dot_product_attention",
+    "linear_1",
+    "add",
+    "layer_norm_1",
+    "linear_2",
+    "gelu",
+    "linear_3",
+    "add_1",
+)
+
+
+def test_bytes_streamed_since_inputs_were_last_touched_count_the_nodes_between_cyclically():
+    graph, _ = capture_spec("gpt2-block", seq=64)
+    costed = annotate(graph)
+    order = [n for n in costed.nodes if n.name in GPT2_TIMED]
+    assert tuple(n.name for n in order) == GPT2_TIMED
+    # each node moves 1 "byte": the result counts the timed nodes strictly between the last touch and the node
+    streamed = _streamed_since_inputs(costed, order, {n: 1 for n in GPT2_TIMED})
+    # add(x, linear_1): x was last read by layer_norm; linear, attention, linear_1 ran since. linear_1: just before
+    assert streamed["add"] == 3
+    # layer_norm(x): x was last read by add of the run before; layer_norm_1, linear_2, gelu, linear_3, add_1 since
+    assert streamed["layer_norm"] == 5
+    # add_1(add, linear_3): add's output was last read by layer_norm_1; linear_2, gelu, linear_3 since
+    assert streamed["add_1"] == 3
+    # attention reads q, k, v: views of linear's output, read right after it
+    assert streamed["scaled_dot_product_attention"] == 0
+    assert streamed["gelu"] == 0 and streamed["layer_norm_1"] == 0
+
+
+def test_a_small_op_pays_the_after_gemm_cost_of_what_streamed_since_its_inputs():
+    graph, _ = capture_spec("gpt2-block", seq=64)
+    costed, profile = annotate(graph), parse_profile(PROFILE)
+    # one streamed size, far below what any GPT-2 node moves: every value is read flat beyond it.
+    # 1,000 B: 20 us over hot; 5,000 B: 60 us: 10 ns per byte and 10 us fixed
+    after = (AfterGemmPoint(1000, 100, 1e-6, 21e-6), AfterGemmPoint(5000, 100, 2e-6, 62e-6))
+    machine = MachineModel(overhead_curve=FLAT_2US, after_gemm=after)
+    result = evaluate(costed, profile, node_timer=cache_timer(costed, profile, machine))
+    plain = evaluate(costed, profile, node_timer=cache_timer(costed, profile, MachineModel(overhead_curve=FLAT_2US)))
+    add = result.node("add")
+    # add: [1,64,768] + [1,64,768] reads 2 x 196,608 B and writes 196,608 B: 589,824 B, within PROFILE's 1 MiB L2
+    assert dict(add.bytes_by_level) == {"L2": 589_824}
+    # x was last touched by layer_norm, and linear, attention, linear_1 streamed since: > 100 B, so the flat value
+    assert add.overhead_s == pytest.approx(2e-6 + 10e-6 + 589_824 * 10e-9)  # hot 2 us + 10 us + 5,898 us
+    # gelu's input (linear_2's output) was produced right before it: nothing streamed, nothing added
+    assert result.node("gelu").overhead_s == pytest.approx(plain.node("gelu").overhead_s)
+    # GEMMs never pay it
+    assert result.node("linear").overhead_s == pytest.approx(plain.node("linear").overhead_s)

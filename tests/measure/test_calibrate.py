@@ -97,7 +97,7 @@ def test_cuda_calibration():
 
 
 def test_gemm_table_is_a_full_grid_of_plausible_rates(cal):
-    sizes = (64, 512, 2048)
+    sizes = (64, 512, 2048, 8192)  # 8192: past a 7B model's 4096 x 11008 projections
     assert {(p.rows, p.k, p.n) for p in cal.gemm_table} == {
         (r, k, n) for r in (1, 16, 64, 256, 1024) for k in sizes for n in sizes
     }
@@ -126,6 +126,21 @@ def test_json_tables_read_back_as_a_machine_model(cal):
 
     doc = cal.to_dict()
     m = MachineModel.from_calibration(doc)
-    assert len(m.gemm_table) == 45 and set(m.vector_flop_per_s) == set(cal.vector_rates)
+    assert len(m.gemm_table) == 80 and set(m.vector_flop_per_s) == set(cal.vector_rates)  # 5 rows x 4 k x 4 n
     assert len(m.attention_rates) == 6 and len(m.conv_points) == 5 and m.overhead_by_kind == dict(cal.overhead_by_kind)
     assert m.overhead_curve == tuple(sorted(cal.overhead_curve))
+
+
+def test_cold_gemm_and_after_gemm_tables(cal):
+    from dfx.measure.machine import MachineModel
+
+    # a [rows, 4096] x [4096, 4096] GEMM hot and with its weight from DRAM, for rows 1, 16, 64, 256
+    assert [(p.rows, p.k, p.n) for p in cal.gemm_cold] == [(r, 4096, 4096) for r in (1, 16, 64, 256)]
+    assert all(0 < p.hot_s < 10 and 0 < p.cold_s < 10 for p in cal.gemm_cold)
+    # an add on 48 Ki and 256 Ki fp32 elements (3 tensors x 4 B: 589,824 and 3,145,728 B) after GEMMs whose
+    # [64, k] x [k, k] moved 4 x (64k + k^2 + 64k) B: k = 512 -> 1,310,720 B ... k = 4096 -> 69,206,016 B
+    assert {(p.bytes, p.streamed_bytes) for p in cal.after_gemm} == {
+        (b, 4 * (128 * k + k * k)) for b in (589_824, 3_145_728) for k in (512, 1024, 2048, 4096)
+    }
+    m = MachineModel.from_calibration(cal.to_dict())
+    assert len(m.gemm_cold) == 4 and len(m.after_gemm) == 8

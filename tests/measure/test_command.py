@@ -82,7 +82,7 @@ def test_validate_with_a_calibration_document(calibration_path, tmp_path):
     assert result.returncode == 0, result.stderr
     doc = json.loads(result.stdout)
     assert doc["hardware"] == "host-cpu-calibrated" and len(doc["run"]["gemm_curve"]) == 5  # the k = n = 512 column
-    assert len(doc["run"]["calibration"]["gemm_table"]) == 45
+    assert len(doc["run"]["calibration"]["gemm_table"]) == 80  # 5 rows x 4 k x 4 n
     assert doc["prediction"] == "cache-aware"
     assert doc["run"]["drift"] is not None and doc["run"]["overhead_drift"] is not None
     (tmp_path / "bad.json").write_text("{}")

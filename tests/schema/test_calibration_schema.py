@@ -30,6 +30,8 @@ DOC = {
     "conv_points": [{"rows": 64, "k": 27, "n": 16, "flop_per_s": 1e10}],
     "resident_bytes": 8388608,
     "reference_flop_per_s": 3e10,
+    "gemm_cold": [{"rows": 16, "k": 4096, "n": 4096, "hot_s": 4e-3, "cold_s": 7e-3}],
+    "after_gemm": [{"bytes": 589824, "streamed_bytes": 1310720, "hot_s": 5e-6, "after_s": 1e-5}],
     "vector_flop_per_s": 1e9,
     "gemm_curve": [{"flops": 524288, "flop_per_s": 2e10}],
     "measurements": {"op_overhead_s": {"value": 4e-6, "median_s": 4e-6, "reps": 100, "how": "torch.add"}},

@@ -300,6 +300,25 @@ class AttentionPoint(_Strict):
     flop_per_s: FlopPerS
 
 
+class ColdGemmPoint(_Strict):
+    """A GEMM ``[rows, k] x [k, n]`` timed with its weight in cache (``hot_s``) and read from DRAM (``cold_s``)."""
+
+    rows: Count
+    k: Count
+    n: Count
+    hot_s: Seconds
+    cold_s: Seconds
+
+
+class AfterGemmPoint(_Strict):
+    """An element-wise op moving ``bytes`` timed in a hot loop (``hot_s``) and right after a GEMM that moved ``streamed_bytes`` (``after_s``)."""
+
+    bytes: Bytes
+    streamed_bytes: Bytes
+    hot_s: Seconds
+    after_s: Seconds
+
+
 class OverheadPoint(_Strict):
     """An op's fixed cost ``overhead_s`` when ``gap_s`` seconds passed since an op of its kind last ran."""
 
@@ -324,6 +343,8 @@ class Calibrated(_Strict):
     conv_points: tuple[GemmPoint, ...] = ()
     resident_bytes: Optional[Bytes] = None
     reference_flop_per_s: Optional[FlopPerS] = None
+    gemm_cold: tuple[ColdGemmPoint, ...] = ()  # added 2026-12-01: a large weight from DRAM, by rows
+    after_gemm: tuple[AfterGemmPoint, ...] = ()  # added 2026-12-01: a small op right after a large GEMM
 
 
 class Interconnect(_Strict):

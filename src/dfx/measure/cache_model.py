@@ -18,13 +18,19 @@ With a machine model (``dfx calibrate --json``), the calibrated prediction::
     bytes       = weight bytes at DRAM bandwidth if cold; the rest at the level holding the
                   activations' working set
     peak        = a matmul: the measured GEMM rate at its rows, k and n (a convolution: at its
-                  implicit GEMM, times the measured convolution-to-GEMM ratio);
+                  implicit GEMM, times the measured convolution-to-GEMM ratio); when cold, a GEMM's
+                  compute time grows by weight bytes x the time its DRAM read adds per byte at its
+                  rows (gemm_cold: the part the library does not hide behind the multiplication);
                   attention: the measured attention rate at its sequence length;
                   a vector op with a measured family (GELU, softmax, layer / batch norm): that
                   family's rate; any other normalization: the median family rate; else the peak
     overhead    = the node's kind's hot-loop cost (a tiny linear, add, layer norm, ...) plus what
                   the overhead curve adds at the predicted time since a node of the same kind (the
                   same aten calls) last ran, cyclically: the graph runs again and again
+    after GEMM  = a node that is not a GEMM or convolution and moves bytes at the closest cache
+                  takes the larger of the curve's increment and after_gemm(those bytes, the bytes
+                  the nodes in between moved since its inputs were last touched): what an add
+                  measured right after GEMMs that streamed 1 to 64 MiB pays over its hot-loop time
     time        = max(flops / peak, bytes / bandwidth) + overhead
 
 The gaps depend on the predicted times, overheads included; they are found by iterating from
@@ -60,6 +66,7 @@ __all__ = ["NAME", "cache_levels", "cache_timer", "kernel_timer"]
 NAME = "cache-aware"
 _PASSES = 3
 _SQUARE_K = 512  # a contraction without a weight (bmm, attention) is read off the k = n = 512 column by FLOPs
+_STATE_KINDS = ("parameter", "buffer", "constant")  # placeholders that hold weights, not activations
 
 
 def cache_levels(profile: HardwareProfile) -> tuple[MemoryLevel, ...]:
@@ -104,24 +111,138 @@ def cache_timer(
         timing = base[node.name]
         if timing.bound is Bound.NONE:
             continue
-        work[node.name] = (
-            _compute_s(node, timing, machine, conv_factor),
-            _traffic(node, costed, timing, levels, fallback, off, cold),
-        )
+        compute_s = _compute_s(node, timing, machine, conv_factor)
+        if cold:
+            compute_s += _exposed_weight_s(node, costed, machine)
+        work[node.name] = (compute_s, _traffic(node, costed, timing, levels, fallback, off, cold))
     order = [n for n in costed.nodes if n.name in work]
     kinds = [op_kind(n) for n in order]
     work_s = [max(c, _memory_s(traffic)) for c, traffic in (work[n.name] for n in order)]
+    after = _after_gemm_s(costed, order, {n: w[1] for n, w in work.items()}, levels, machine)
     overheads = [0.0] * len(order)
     for _ in range(_PASSES):
         totals = [w + o for w, o in zip(work_s, overheads)]
         gaps = _reuse_gaps(kinds, totals)
-        overheads = [machine.overhead_s(g, base[n.name].overhead_s, overhead_kind(n)) for n, g in zip(order, gaps)]
+        overheads = [
+            _overhead(machine, g, base[n.name].overhead_s, overhead_kind(n), after.get(n.name))
+            for n, g in zip(order, gaps)
+        ]
     timed = {n.name: _retime(base[n.name], work[n.name][0], work[n.name][1], o) for n, o in zip(order, overheads)}
 
     def calibrated(node: CostedNode, timing: NodeTiming) -> NodeTiming:
         return timed.get(node.name, timing)
 
     return calibrated
+
+
+def _overhead(machine: MachineModel, gap_s: float, default_s: float, kind: str | None, after_s: float | None) -> float:
+    """The node's fixed cost: :meth:`MachineModel.overhead_s` at ``gap_s``, or, for a node that runs
+    after streaming GEMMs (``after_s`` not ``None``), at least its hot cost plus ``after_s``: both
+    are the same kind of cost (code, data and threads gone cold), so the larger is kept, not the sum.
+
+    Examples
+    --------
+    >>> m = MachineModel(overhead_curve=((1e-5, 5e-6), (1e-3, 5e-5)), overhead_by_kind={"add": 2e-6})
+    >>> round(_overhead(m, 1e-3, 0.0, "add", 10e-6) * 1e6, 6)  # curve: 2 + 45 us; after: 2 + 10 us
+    47.0
+    >>> round(_overhead(m, 1e-5, 0.0, "add", 10e-6) * 1e6, 6)  # hot: 2 us; after: 2 + 10 us
+    12.0
+    """
+    curve = machine.overhead_s(gap_s, default_s, kind)
+    if after_s is None:
+        return curve
+    return max(curve, machine.overhead_s(0.0, default_s, kind) + after_s)
+
+
+def _is_gemm(node: CostedNode) -> bool:
+    """A linear or matmul with a weight operand (not a convolution, not attention)."""
+    return node.category.value == "matmul" and gemm_dims(node) is not None and not is_convolution(node)
+
+
+def _exposed_weight_s(node: CostedNode, costed: CostedGraph, machine: MachineModel) -> float:
+    """Seconds a GEMM's weight read from DRAM adds to its compute: weight bytes x
+    :meth:`MachineModel.exposed_s_per_weight_byte` at its rows; 0 for any other node."""
+    if not _is_gemm(node):
+        return 0.0
+    rows = gemm_dims(node)[0]  # type: ignore[index]
+    weight_bytes = working_set_bytes(node, costed.graph)[1]
+    return weight_bytes * machine.exposed_s_per_weight_byte(rows)
+
+
+def _streamed_since_inputs(costed: CostedGraph, order: list[CostedNode], moved: Mapping[str, int]) -> dict[str, int]:
+    """For each node of ``order``, the bytes the other nodes moved since its inputs were last touched, cyclically.
+
+    A tensor is touched by the node that writes it and by each node that reads it; a view (a
+    node that does no work, not in ``order``) is the tensor it views. For a node, each activation
+    input (not a parameter or buffer) was last touched at some earlier node (in this run, or in
+    the previous one: the graph runs again and again); the bytes ``moved`` by the nodes strictly
+    in between are summed, and the largest over its inputs is kept (its farthest input). A node
+    with no activation input gets 0.
+
+    Examples are in ``tests/measure/test_cache_model.py`` (they need a captured graph).
+    """
+    graph = costed.graph
+    timed = {n.name for n in order}
+
+    def roots(name: str, seen: frozenset = frozenset()) -> set[str]:
+        node = graph.node(name)
+        if node.op == "get_attr" or node.input_kind in _STATE_KINDS or name in seen:
+            return set()
+        if node.op == "placeholder" or name in timed:
+            return {name}
+        return {r for e in node.inputs for r in roots(e.src, seen | {name})}
+
+    reads = [sorted({r for e in n.node.inputs for r in roots(e.src)}) for n in order]
+    sizes = [moved[n.name] for n in order]
+    prefix = [0]
+    for b in sizes:
+        prefix.append(prefix[-1] + b)
+    run = prefix[-1]
+    last: dict[str, int] = {}
+    for i, n in enumerate(order):  # the previous run's last touch of each tensor
+        for r in reads[i]:
+            last[r] = i
+        last[n.name] = i
+    out: dict[str, int] = {}
+    for j, n in enumerate(order):
+        far = 0
+        for r in reads[j]:
+            i = last.get(r)
+            if i is None:
+                continue
+            between = prefix[j] - prefix[i + 1] if i < j else run - prefix[i + 1] + prefix[j]
+            far = max(far, between)
+        out[n.name] = far
+        for r in reads[j]:
+            last[r] = j
+        last[n.name] = j
+    return out
+
+
+def _after_gemm_s(
+    costed: CostedGraph,
+    order: list[CostedNode],
+    traffic: Mapping[str, Mapping[MemoryLevel, int]],
+    levels: tuple[MemoryLevel, ...],
+    machine: MachineModel,
+) -> dict[str, float]:
+    """For each node that is not a GEMM or convolution and moves bytes at the closest cache,
+    :meth:`MachineModel.after_gemm_s` of those bytes and of the bytes streamed since its inputs
+    were last touched (:func:`_streamed_since_inputs`). A node whose working set is already
+    charged to a farther cache pays nothing more (its bandwidth is that cache's). Empty without
+    the table or the levels.
+    """
+    if not machine.after_gemm or not levels:
+        return {}
+    closest = levels[0]
+    moved = {n.name: sum(traffic[n.name].values()) for n in order}
+    streamed = _streamed_since_inputs(costed, order, moved)
+    out = {}
+    for n in order:
+        near = traffic[n.name].get(closest, 0)
+        if near and not _is_gemm(n) and not is_convolution(n):
+            out[n.name] = machine.after_gemm_s(near, streamed[n.name]) or 0.0
+    return out
 
 
 def _compute_s(node: CostedNode, timing: NodeTiming, machine: MachineModel, conv_factor: float | None) -> float:
@@ -237,10 +358,13 @@ def kernel_timer(costed: CostedGraph, profile: HardwareProfile, machine: Machine
                    at DRAM bandwidth when the model is cold (see cache_timer), the rest at the level
                    holding them
         overhead = a library call (a GEMM, attention: ``extern_kernels.addmm``, SDPA, called from
-                   Python as eager calls them): its node's calibrated overhead (kind, gap curve);
+                   Python as eager calls them): its node's calibrated overhead (kind, gap curve,
+                   after-GEMM cost, as :func:`cache_timer`);
                    a generated C++ kernel: the cheapest tiny op's hot-loop time, an approximation
                    (a direct call with no argument parsing or dispatch, plus the threads' fork and
-                   join; calibrate does not build a C++ kernel to measure it)
+                   join; calibrate does not build a C++ kernel to measure it), plus
+                   after_gemm(its bytes at the closest cache, the most any of its nodes' inputs
+                   saw streamed since they were last touched), as :func:`cache_timer`
         time     = max(compute, bytes / bandwidth) x (all cores / its cores) + overhead
 
     Times are seconds.
@@ -254,6 +378,9 @@ def kernel_timer(costed: CostedGraph, profile: HardwareProfile, machine: Machine
     nodes = {n.name: n for n in costed.nodes}
     calibrated = {t.name: t for t in evaluate(costed, profile, node_timer=cache_timer(costed, profile, machine)).nodes}
     generated_s = min(machine.overhead_by_kind.values()) if machine.overhead_by_kind else profile.op_overhead_s
+    order = [n for n in costed.nodes if calibrated[n.name].bound is not Bound.NONE]
+    moved = {n.name: calibrated[n.name].bytes for n in order}
+    streamed = _streamed_since_inputs(costed, order, moved) if machine.after_gemm else {}
 
     def timed(kernel: Any, timing: Any) -> Any:
         if timing.bound is Bound.NONE or not levels:
@@ -281,6 +408,10 @@ def kernel_timer(costed: CostedGraph, profile: HardwareProfile, machine: Machine
             )
         else:
             overhead = generated_s
+            near = traffic.get(levels[0], 0)
+            if near and streamed:  # its farthest node's inputs: what the kernel's first loads wait for
+                far = max((streamed.get(n, 0) for n in kernel.nodes), default=0)
+                overhead += machine.after_gemm_s(near, far) or 0.0
         share = core_total / kernel.cores if kernel.cores else 1.0
         compute = timing.compute_time_s
         return replace(

@@ -18,6 +18,8 @@ them) and in the JSON document, the tables of the calibrated prediction (:mod:`d
 - ``attention_rates``: fused attention's FLOP/s by sequence length, causal and not;
 - ``conv_points``: ResNet-shaped convolutions' FLOP/s, as implicit GEMMs;
 - ``resident_bytes``: the largest working set the last-level cache keeps (CPU);
+- ``gemm_cold``: a 4096 x 4096 weight's GEMM with the weight in cache and read from DRAM, by rows (CPU);
+- ``after_gemm``: an add in a hot loop and right after GEMMs with 1 to 64 MiB weights, at two sizes;
 - ``reference_flop_per_s``: one reference GEMM, which ``dfx validate`` measures again to see how
   far the machine moved since.
 
@@ -39,13 +41,15 @@ import torch
 
 from dfx.errors import DfxError
 from dfx.measure.busy import Verdict, probe_load, verdict
-from dfx.measure.machine import GemmRate, gemm_curve
+from dfx.measure.machine import AfterGemmPoint, ColdGemmPoint, GemmRate, gemm_curve
 from dfx.measure.microbench import (
     REFERENCE_SHAPE,
     Sample,
+    after_gemm_points,
     attention_rates,
     reference_flop_per_s,
     conv_points,
+    gemm_cold_points,
     gemm_flop_per_s,
     gemm_table,
     op_overhead_s,
@@ -55,7 +59,9 @@ from dfx.measure.microbench import (
     vector_rates,
 )
 from dfx.schema.calibration import (
+    AfterGemmPointRecord,
     AttentionPointRecord,
+    ColdGemmPointRecord,
     CalibrationDoc,
     CalibrationTables,
     GemmCurvePointRecord,
@@ -73,9 +79,11 @@ DEFAULT_BUDGET_S = 45.0
 _SHARE = {
     "overhead": 0.04,
     "overhead_curve": 0.08,
-    "gemm": 0.12,
+    "gemm": 0.06,
     "table": 0.28,
-    "stream": 0.18,
+    "gemm_cold": 0.05,
+    "after_gemm": 0.04,
+    "stream": 0.13,
     "resident": 0.06,
     "vector": 0.1,
     "attention": 0.07,
@@ -119,6 +127,8 @@ class Calibration:
     convs: tuple[GemmRate, ...] = ()  # convolutions as their implicit GEMMs, FLOP/s
     resident: Sample | None = None  # bytes the last-level cache keeps (CPU)
     reference_flop_per_s: float | None = None  # the reference GEMM dfx validate measures again
+    gemm_cold: tuple[ColdGemmPoint, ...] = ()  # a large weight's GEMM hot and from DRAM, by rows (CPU)
+    after_gemm: tuple[AfterGemmPoint, ...] = ()  # an add hot and right after a large GEMM, by bytes (CPU)
     budget_s: float = DEFAULT_BUDGET_S
     warnings: tuple[str, ...] = field(default=())
     verdict: Verdict | None = None  # load probes before and after, and whether to trust the figures (CPU)
@@ -202,6 +212,13 @@ class Calibration:
             conv_points=tuple(GemmPointRecord(rows=p.rows, k=p.k, n=p.n, flop_per_s=p.flop_per_s) for p in self.convs),
             resident_bytes=int(self.resident.value) if self.resident and self.resident.value else None,
             reference_flop_per_s=self.reference_flop_per_s,
+            gemm_cold=tuple(
+                ColdGemmPointRecord(rows=p.rows, k=p.k, n=p.n, hot_s=p.hot_s, cold_s=p.cold_s) for p in self.gemm_cold
+            ),
+            after_gemm=tuple(
+                AfterGemmPointRecord(bytes=p.bytes, streamed_bytes=p.streamed_bytes, hot_s=p.hot_s, after_s=p.after_s)
+                for p in self.after_gemm
+            ),
         )
 
     def tables(self) -> dict[str, Any]:
@@ -479,12 +496,15 @@ def calibrate(
     last = list(caches.values())[-1] if caches else None
     off_chip = list(bandwidth.values())[-1].value
     step("GEMM rows x weight sizes")
-    table = gemm_table(torch.float32, device, budget_s * _SHARE["table"], sync)
+    fp32_peak = peaks["float32"].value if "float32" in peaks else None
+    table = gemm_table(torch.float32, device, budget_s * _SHARE["table"], sync, peak_flop_per_s=fp32_peak)
     step("attention")
     attention = attention_rates(device, budget_s * _SHARE["attention"], sync)
     step("convolutions")
     convs = conv_points(device, budget_s * _SHARE["conv"], sync)
     resident = None
+    cold: tuple[ColdGemmPoint, ...] = ()
+    after: tuple[AfterGemmPoint, ...] = ()
     vectors: dict[str, Sample] = {}
     if device == "cpu":
         step("vector ops")
@@ -492,6 +512,15 @@ def calibrate(
         if last is not None:
             step("cache residency")
             resident = resident_bytes(last.capacity_bytes, off_chip, device, budget_s * _SHARE["resident"], sync)
+            step("GEMM with its weight from DRAM")
+            cold = tuple(
+                ColdGemmPoint(*p)
+                for p in gemm_cold_points(
+                    torch.float32, device, budget_s * _SHARE["gemm_cold"], last.capacity_bytes, sync
+                )
+            )
+        step("small ops after a large GEMM")
+        after = tuple(AfterGemmPoint(*p) for p in after_gemm_points(device, budget_s * _SHARE["after_gemm"], sync))
     step("reference GEMM")
     reference = reference_flop_per_s(device, min(0.5, budget_s * 0.02), sync)
     contradictions = _consistency_warnings(by_kind, vectors, table, reference)
@@ -504,8 +533,8 @@ def calibrate(
         contradictions = _consistency_warnings(by_kind, vectors, table, reference)
         if not contradictions:
             break
-    after = probe_load(threads) if device == "cpu" else None
-    judged = verdict(before, after, os.cpu_count() or 1, threads, contradictions) if device == "cpu" else None
+    probe_after = probe_load(threads) if device == "cpu" else None
+    judged = verdict(before, probe_after, os.cpu_count() or 1, threads, contradictions) if device == "cpu" else None
     warnings = list(contradictions)
     return Calibration(
         device=device,
@@ -525,6 +554,8 @@ def calibrate(
         convs=convs,
         resident=resident,
         reference_flop_per_s=reference,
+        gemm_cold=cold,
+        after_gemm=after,
         budget_s=budget_s,
         warnings=tuple(warnings),
         verdict=judged,

@@ -23,6 +23,13 @@ depends on the node, and ``dfx calibrate --json`` measures how (``docs/validatio
 ``resident_bytes``
     The largest working set the last-level cache keeps. A model whose weights and activations
     exceed it reads its weights from DRAM on every run: their bytes are charged at DRAM bandwidth.
+``gemm_cold``
+    A GEMM with a large weight timed hot and with the weight coming from DRAM, by rows: the time
+    the weight's DRAM traffic adds to the hot time, per weight byte (:meth:`MachineModel.exposed_s_per_weight_byte`).
+``after_gemm``
+    An element-wise op timed hot and right after GEMMs that streamed 1 to 64 MiB, at two sizes:
+    what a small op pays when other data passed through the caches since its inputs were last
+    touched (:meth:`MachineModel.after_gemm_s`).
 
 Everything here is pure arithmetic on those tables, so it is tested with hand-computed values.
 """
@@ -43,6 +50,8 @@ from dfx.ir import Graph
 from dfx.schema.calibration import CalibrationTables, read_calibration, read_calibration_tables
 
 __all__ = [
+    "AfterGemmPoint",
+    "ColdGemmPoint",
     "GemmRate",
     "MachineModel",
     "attention_call",
@@ -71,6 +80,45 @@ class GemmRate:
         return FMA_FLOPS * self.rows * self.k * self.n
 
 
+@dataclass(frozen=True)
+class ColdGemmPoint:
+    """One GEMM ``[rows, k] x [k, n]`` timed with its weight in cache (``hot_s``) and coming from DRAM (``cold_s``), seconds."""
+
+    rows: int
+    k: int
+    n: int
+    hot_s: float
+    cold_s: float
+    weight_item_bytes: int = 4  # fp32
+
+    @property
+    def exposed_s_per_byte(self) -> float:
+        """``max(0, cold_s - hot_s) / (k * n * item bytes)``: seconds the cold weight adds per weight byte.
+
+        Examples
+        --------
+        >>> ColdGemmPoint(64, 1024, 1024, 1.0e-3, 1.5e-3).exposed_s_per_byte  # 0.5 ms over 4 MiB
+        1.1920928955078125e-10
+        """
+        return max(0.0, self.cold_s - self.hot_s) / (self.k * self.n * self.weight_item_bytes)
+
+
+@dataclass(frozen=True)
+class AfterGemmPoint:
+    """An element-wise op moving ``bytes``, timed in a hot loop (``hot_s``) and right after a GEMM
+    that moved ``streamed_bytes`` (``after_s``), seconds."""
+
+    bytes: int
+    streamed_bytes: int
+    hot_s: float
+    after_s: float
+
+    @property
+    def extra_s(self) -> float:
+        """``max(0, after_s - hot_s)``: what following the GEMM adds."""
+        return max(0.0, self.after_s - self.hot_s)
+
+
 CURVE_KN = 512  # the table's k = n column kept as a single FLOP-indexed curve (``gemm_curve``)
 
 
@@ -84,6 +132,16 @@ def gemm_curve(table: Sequence[GemmRate], k: int = CURVE_KN, n: int = CURVE_KN) 
     [(524288, 1000000000.0), (8388608, 2000000000.0)]
     """
     return [(p.flops, p.flop_per_s) for p in sorted(table, key=lambda p: p.rows) if (p.k, p.n) == (k, n)]
+
+
+def _after_line(points: Sequence[AfterGemmPoint], nbytes: float) -> float:
+    """``fixed + per_byte * nbytes`` through the first and last of ``points`` (sorted by bytes); see :meth:`MachineModel.after_gemm_s`."""
+    first, last = points[0], points[-1]
+    per_byte = 0.0
+    if last.bytes > first.bytes:
+        per_byte = max(0.0, (last.extra_s - first.extra_s) / (last.bytes - first.bytes))
+    fixed = max(0.0, first.extra_s - per_byte * first.bytes)
+    return fixed + per_byte * max(0.0, nbytes)
 
 
 def _interp_log(xs: Sequence[float], ys: Sequence[float], x: float) -> float:
@@ -131,6 +189,10 @@ class MachineModel:
         The last-level cache's effective capacity, bytes.
     reference_flop_per_s : float, optional
         The reference GEMM at calibration (:func:`dfx.measure.microbench.reference_flop_per_s`).
+    gemm_cold : sequence of ColdGemmPoint
+        A large-weight GEMM hot and cold, by rows (:func:`dfx.measure.microbench.gemm_cold_points`).
+    after_gemm : sequence of AfterGemmPoint
+        An add hot and right after a GEMM, by bytes and bytes streamed (:func:`dfx.measure.microbench.after_gemm_points`).
     """
 
     overhead_curve: tuple[tuple[float, float], ...] = ()
@@ -142,6 +204,8 @@ class MachineModel:
     conv_points: tuple[GemmRate, ...] = ()
     resident_bytes: int | None = None
     reference_flop_per_s: float | None = None
+    gemm_cold: tuple[ColdGemmPoint, ...] = ()
+    after_gemm: tuple[AfterGemmPoint, ...] = ()
 
     def __post_init__(self) -> None:
         """Normalise the tables and check every figure is a positive, finite number (``ValueError`` naming the table)."""
@@ -153,6 +217,8 @@ class MachineModel:
             ("conv_points", p.flop_per_s) for p in self.conv_points
         ]
         checks += [("attention_rates", r) for _, _, r in self.attention_rates]
+        checks += [("gemm_cold", v) for p in self.gemm_cold for v in (p.rows, p.k, p.n, p.hot_s, p.cold_s)]
+        checks += [("after_gemm", v) for p in self.after_gemm for v in (p.bytes, p.streamed_bytes, p.hot_s, p.after_s)]
         checks += [
             (name, v)
             for name, v in (
@@ -167,6 +233,10 @@ class MachineModel:
         object.__setattr__(self, "vector_flop_per_s", MappingProxyType(dict(self.vector_flop_per_s)))
         object.__setattr__(self, "overhead_by_kind", MappingProxyType(dict(self.overhead_by_kind)))
         object.__setattr__(self, "gemm_table", tuple(self.gemm_table))
+        object.__setattr__(self, "gemm_cold", tuple(sorted(self.gemm_cold, key=lambda p: p.rows)))
+        object.__setattr__(
+            self, "after_gemm", tuple(sorted(self.after_gemm, key=lambda p: (p.streamed_bytes, p.bytes)))
+        )
         axes = tuple(sorted({getattr(p, a) for p in self.gemm_table}) for a in ("rows", "k", "n"))
         grid = {(p.rows, p.k, p.n): p for p in self.gemm_table}
         if len(grid) != math.prod(len(a) for a in axes) or len(grid) != len(self.gemm_table):
@@ -201,6 +271,8 @@ class MachineModel:
             conv_points=tuple(GemmRate(p.rows, p.k, p.n, p.flop_per_s) for p in t.conv_points),
             resident_bytes=t.resident_bytes,
             reference_flop_per_s=t.reference_flop_per_s,
+            gemm_cold=tuple(ColdGemmPoint(p.rows, p.k, p.n, p.hot_s, p.cold_s) for p in t.gemm_cold),
+            after_gemm=tuple(AfterGemmPoint(p.bytes, p.streamed_bytes, p.hot_s, p.after_s) for p in t.after_gemm),
         )
 
     @classmethod
@@ -246,6 +318,71 @@ class MachineModel:
             return _interp_log(n_axis, along_n, n)
 
         return _interp_log(k_axis, [at_k(kk) for kk in k_axis], k)
+
+    def exposed_s_per_weight_byte(self, rows: float) -> float:
+        """Seconds a weight read from DRAM adds to a GEMM at ``rows`` rows, per weight byte; 0 without ``gemm_cold``.
+
+        :attr:`ColdGemmPoint.exposed_s_per_byte` interpolated linearly in ``log rows`` between the
+        measured rows, flat beyond them: the part of the weight's DRAM time the GEMM does not hide
+        behind its compute (all of it for a few rows, none for hundreds).
+
+        Examples
+        --------
+        >>> m = MachineModel(gemm_cold=(ColdGemmPoint(1, 1, 1, 1.0, 5.0), ColdGemmPoint(100, 1, 1, 1.0, 1.0)))
+        >>> m.exposed_s_per_weight_byte(10)  # halfway in log rows between 1.0 and 0.0 s per byte
+        0.5
+        >>> m.exposed_s_per_weight_byte(1000), m.exposed_s_per_weight_byte(0.5)
+        (0.0, 1.0)
+        """
+        if not self.gemm_cold:
+            return 0.0
+        rows_axis = [p.rows for p in self.gemm_cold]
+        values = [p.exposed_s_per_byte for p in self.gemm_cold]
+        if rows <= rows_axis[0]:
+            return values[0]
+        if rows >= rows_axis[-1]:
+            return values[-1]
+        i = bisect.bisect_right(rows_axis, rows)
+        w = (math.log(rows) - math.log(rows_axis[i - 1])) / (math.log(rows_axis[i]) - math.log(rows_axis[i - 1]))
+        return values[i - 1] + w * (values[i] - values[i - 1])
+
+    def after_gemm_s(self, nbytes: float, streamed_bytes: float) -> float | None:
+        """What an op moving ``nbytes`` (that a hot loop keeps in the closest cache) pays when
+        ``streamed_bytes`` passed through the caches since its inputs were last touched, seconds;
+        ``None`` without ``after_gemm``.
+
+        At each measured ``streamed_bytes``, the line through its points' ``(bytes, after_s -
+        hot_s)``: a fixed part (the op's code and the threads are cold) plus a part per byte (its
+        data comes from a farther cache), each at least 0. From ``(B1, P1)`` and ``(B2, P2)``:
+        ``per_byte = max(0, (P2 - P1) / (B2 - B1))``, ``fixed = max(0, P1 - per_byte * B1)``, the
+        value ``fixed + per_byte * nbytes``; one point alone is a fixed part. Across
+        ``streamed_bytes``: 0 at none streamed, linear up to the smallest measured, linear in
+        ``log streamed_bytes`` between measured ones, flat beyond the largest.
+
+        Examples
+        --------
+        >>> m = MachineModel(after_gemm=(AfterGemmPoint(1000, 100, 1e-6, 21e-6), AfterGemmPoint(5000, 100, 2e-6, 62e-6)))
+        >>> round(m.after_gemm_s(3000, 100) * 1e6, 6)  # P1 = 20 us, P2 = 60 us: 10 ns per byte, 10 us fixed; 10 + 30
+        40.0
+        >>> round(m.after_gemm_s(3000, 50) * 1e6, 6), m.after_gemm_s(3000, 0), round(m.after_gemm_s(3000, 1e9) * 1e6, 6)
+        (20.0, 0.0, 40.0)
+        """
+        if not self.after_gemm:
+            return None
+        if streamed_bytes <= 0:
+            return 0.0
+        by_streamed: dict[int, list[AfterGemmPoint]] = {}
+        for p in self.after_gemm:
+            by_streamed.setdefault(p.streamed_bytes, []).append(p)
+        axis = sorted(by_streamed)
+        values = [_after_line(sorted(by_streamed[d], key=lambda p: p.bytes), nbytes) for d in axis]
+        if streamed_bytes <= axis[0]:
+            return values[0] * streamed_bytes / axis[0]
+        if streamed_bytes >= axis[-1]:
+            return values[-1]
+        i = bisect.bisect_right(axis, streamed_bytes)
+        w = (math.log(streamed_bytes) - math.log(axis[i - 1])) / (math.log(axis[i]) - math.log(axis[i - 1]))
+        return values[i - 1] + w * (values[i] - values[i - 1])
 
     def conv_factor(self) -> float | None:
         """Median over ``conv_points`` of (convolution FLOP/s) / (GEMM table FLOP/s at its implicit GEMM); ``None`` without both.

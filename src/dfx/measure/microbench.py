@@ -24,6 +24,8 @@ from dfx.measure.machine import GemmRate
 
 __all__ = [
     "Sample",
+    "after_gemm_points",
+    "gemm_cold_points",
     "attention_rates",
     "reference_flop_per_s",
     "conv_points",
@@ -374,32 +376,145 @@ def attention_rates(device: str, budget_s: float, sync=None) -> tuple[tuple[bool
 
 
 _TABLE_ROWS = (1, 16, 64, 256, 1024)  # one token (a GEMV, bound by streaming the weight) to a feature map
-_TABLE_K = (64, 512, 2048)  # reduction: an attention head or a 1x1 conv's channels, a hidden size, an MLP's inner size
-_TABLE_N = (64, 512, 2048)  # output features
+# reduction: an attention head or a 1x1 conv's channels, a hidden size, an MLP's inner size, a 7B model's
+_TABLE_K = (64, 512, 2048, 8192)
+_TABLE_N = (64, 512, 2048, 8192)  # output features
+_TABLE_MIN_CALLS = 4  # time_call's warm-up and its three timed calls: what a shape costs at the least
 
 
-def gemm_table(dtype: torch.dtype, device: str, budget_s: float, sync=None) -> tuple[GemmRate, ...]:
+def gemm_table(
+    dtype: torch.dtype, device: str, budget_s: float, sync=None, peak_flop_per_s: float | None = None
+) -> tuple[GemmRate, ...]:
     """Achieved FLOP/s of ``[rows,k] x [k,n]`` over ``_TABLE_ROWS`` x ``_TABLE_K`` x ``_TABLE_N``.
 
     The weight is stored ``[n, k]`` and used transposed (``torch.mm(a, w.t())``), as ``nn.Linear``
     does; the same call again and again, the median kept. The time of a tiny ``[1,8] x [8,8]``
     GEMM (the call's fixed cost) is taken out of each time, at most half of it, because the
-    prediction adds the node's own fixed cost. Where the weight does not stay in cache, the
-    prediction charges its bytes to DRAM instead (the roofline's ``max``), so no cold table is kept:
-    on the machine of ``docs/validation.md`` a GEMM whose weight was evicted ran within the run-to-run
-    noise of the hot one, except GEMVs, which DRAM bandwidth bounds.
+    prediction adds the node's own fixed cost. The weight stays in cache from call to call: the
+    hot rate. What a weight that comes from DRAM adds is :func:`gemm_cold_points`.
+
+    The axes reach 8192 (a 256 MiB fp32 weight, past the caches; a 7B model's 4096 x 11008
+    projections lie between 2048 and 8192): on the machine of ``docs/validation.md``, at 64 rows,
+    the rate falls from 237 GFLOP/s at 2048 x 2048 to 221 at 4096 x 4096 and 200 at 4096 x 11008,
+    so a table that stopped at 2048 predicted such layers 10 to 20% fast. The weights are filled
+    with ones (a GEMM's time does not depend on the values; ``randn`` of 64 M elements takes
+    longer than the GEMMs). With ``peak_flop_per_s``, the shapes whose ``_TABLE_MIN_CALLS`` calls
+    at that rate take more than their share keep their minimum and the rest share what is left,
+    so the table stays within ``budget_s`` (as far as the big shapes allow).
     """
     sync = sync or (lambda: None)
     tiny_a, tiny_b = torch.ones(1, 8, device=device).to(dtype), torch.ones(8, 8, device=device).to(dtype)
     overhead_s, _ = time_call(lambda: torch.mm(tiny_a, tiny_b), budget_s / 50, sync, max_reps=2_000)
-    share = budget_s * 0.98 / (len(_TABLE_ROWS) * len(_TABLE_K) * len(_TABLE_N))
+    shapes = [(k, n, rows) for k in _TABLE_K for n in _TABLE_N for rows in _TABLE_ROWS]
+    total = budget_s * 0.98
+    share = total / len(shapes)
+    if peak_flop_per_s:
+        least = [_TABLE_MIN_CALLS * FMA_FLOPS * rows * k * n / peak_flop_per_s for k, n, rows in shapes]
+        big = [t for t in least if t > share]
+        small = len(shapes) - len(big)
+        share = max(share / 4, (total - sum(big)) / small) if small else share
     points = []
     for k, n in ((k, n) for k in _TABLE_K for n in _TABLE_N):
-        b = torch.randn(n, k, device=device).to(dtype).t()  # [n, k] storage, used as [k, n]
+        b = torch.ones(n, k, device=device, dtype=dtype).t()  # [n, k] storage, used as [k, n]
         for rows in _TABLE_ROWS:
             a = torch.randn(rows, k, device=device).to(dtype)
             t, _ = time_call(lambda: torch.mm(a, b), share, sync, max_reps=1_000)
             points.append(GemmRate(rows, k, n, _net_rate(FMA_FLOPS * rows * k * n, t, overhead_s)))
+    return tuple(points)
+
+
+_COLD_ROWS = (1, 16, 64, 256)  # a GEMV to a prompt's worth of tokens
+_COLD_KN = 4096  # a [4096, 4096] fp32 weight: 64 MiB, a 7B model's attention projection
+_COLD_REPS = (3, 9)  # fewest and most cold calls per rows value
+
+
+def gemm_cold_points(
+    dtype: torch.dtype, device: str, budget_s: float, evict_bytes: int, sync=None
+) -> tuple[tuple[int, int, int, float, float], ...]:
+    """What a weight that comes from DRAM adds to a GEMM: ``((rows, k, n, hot_s, cold_s), ...)``, seconds.
+
+    ``[rows, 4096] x [4096, 4096]`` (the weight stored ``[n, k]``, as ``nn.Linear`` keeps it) for
+    rows in ``_COLD_ROWS``, timed hot (the same weight again and again: it stays in cache) and cold
+    (a different copy of the weight each call, cycling through enough copies that at least
+    ``evict_bytes``, the last-level cache's capacity, of other weights ran since a copy was last
+    used: it comes from DRAM, as a model's weights do when the model does not fit in the cache).
+    Medians of each.
+
+    The cold time is not ``max(compute, weight bytes / DRAM bandwidth)``: the library packs the
+    weight into blocks before multiplying them, and reading it from DRAM is hidden behind the
+    compute only in part. On the machine of ``docs/validation.md``: at 16 rows the whole weight's
+    DRAM time is added to the hot time (4.7 -> 7.5 ms), at 64 rows about half of it (9.7 -> 10.8
+    ms), at 256 rows none. :meth:`dfx.measure.machine.MachineModel.exposed_s_per_weight_byte` is
+    ``(cold_s - hot_s) / weight bytes`` interpolated by rows.
+    """
+    sync = sync or (lambda: None)
+    k = n = _COLD_KN
+    weight_bytes = k * n * torch.tensor([], dtype=dtype).element_size()
+    copies = max(2, -(-evict_bytes // weight_bytes) + 1)
+    weights = [torch.ones(n, k, device=device, dtype=dtype).t() for _ in range(copies)]
+    share = budget_s * 0.95 / (2 * len(_COLD_ROWS))
+    low, high = _COLD_REPS
+    points = []
+    for rows in _COLD_ROWS:
+        a = torch.randn(rows, k, device=device).to(dtype)
+        hot, _ = time_call(lambda: torch.mm(a, weights[0]), share, sync, max_reps=high)
+        torch.mm(a, weights[0])
+        times = []
+        for i in range(max(low, min(high, int(share / max(hot, 1e-9))))):
+            w = weights[(i % (copies - 1)) + 1]  # copies 1.. in turn: each was last used copies - 1 calls ago
+            sync()
+            start = time.perf_counter()
+            torch.mm(a, w)
+            sync()
+            times.append(time.perf_counter() - start)
+        points.append((rows, k, n, hot, statistics.median(times)))
+    return tuple(points)
+
+
+# [64, 768] and [64, 4096] fp32: a small model's and a 7B model's hidden state
+_AFTER_ELEMENTS = (48 * 1024, 256 * 1024)
+# (rows, k, n) of the GEMM run before the op: weights of 1, 4, 16 and 64 MiB (fp32, stored [n, k])
+_AFTER_GEMMS = ((64, 512, 512), (64, 1024, 1024), (64, 2048, 2048), (64, 4096, 4096))
+_AFTER_REPS = (5, 25)
+
+
+def after_gemm_points(device: str, budget_s: float, sync=None) -> tuple[tuple[int, int, float, float], ...]:
+    """What an element-wise op costs right after a GEMM that streamed other data: ``((bytes, streamed_bytes, hot_s, after_s), ...)``.
+
+    ``aten.add.Tensor(x, y)`` (fp32, its output allocated, as a graph node calls it) on
+    ``_AFTER_ELEMENTS`` elements, moving ``bytes = 3 x 4 x elements``, timed in a hot loop
+    (``hot_s``) and right after a ``[64, k] x [k, n]`` GEMM (``after_s``) that moved
+    ``streamed_bytes`` (its weight, input and output) for each GEMM of ``_AFTER_GEMMS``. Medians.
+
+    In a model run for real, an op's inputs were last touched some time before, and the nodes in
+    between moved other data through the caches: on the machine of ``docs/validation.md`` the add
+    on 0.59 MB costs 5 us hot, 11 us after a GEMM with a 1 MiB weight, 19 us after 4 MiB, 46 us
+    after 16 MiB and 67 us after 64 MiB (the op's data, and its code, come from farther caches the
+    more was streamed; page faults were counted and are not it). The GPT-2 block's residual add
+    measured 25.8 us in a run against 5.6 us alone. :meth:`dfx.measure.machine.MachineModel.after_gemm_s`
+    reads this table off at a node's bytes and the bytes moved since its inputs were last touched.
+    """
+    sync = sync or (lambda: None)
+    aten = torch.ops.aten
+    share = budget_s * 0.95 / (len(_AFTER_GEMMS) * len(_AFTER_ELEMENTS) + 1)
+    low, high = _AFTER_REPS
+    ops = [(e, torch.randn(e, device=device), torch.randn(e, device=device)) for e in _AFTER_ELEMENTS]
+    hot = {e: time_call(lambda: aten.add.Tensor(x, y), share / len(ops), sync, max_reps=2_000)[0] for e, x, y in ops}
+    points = []
+    for rows, k, n in _AFTER_GEMMS:
+        a, w = torch.randn(rows, k, device=device), torch.ones(n, k, device=device).t()
+        gemm_s, _ = time_call(lambda: torch.mm(a, w), 0.0, sync)
+        streamed = 4 * (rows * k + k * n + rows * n)
+        for elements, x, y in ops:
+            times = []
+            for _ in range(max(low, min(high, int(share / max(gemm_s, 1e-9))))):
+                torch.mm(a, w)
+                sync()
+                start = time.perf_counter()
+                aten.add.Tensor(x, y)
+                sync()
+                times.append(time.perf_counter() - start)
+            points.append((_ADD_TENSORS * 4 * elements, streamed, hot[elements], statistics.median(times)))
     return tuple(points)
 
 

@@ -87,6 +87,27 @@ class AttentionPointRecord(Record):
 
 
 @_record
+class ColdGemmPointRecord(Record):
+    """``gemm_cold[]``: a GEMM ``[rows, k] x [k, n]`` timed with its weight in cache and read from DRAM, seconds."""
+
+    rows: int = key(as_int)
+    k: int = key(as_int)
+    n: int = key(as_int)
+    hot_s: float = key(as_float)
+    cold_s: float = key(as_float)
+
+
+@_record
+class AfterGemmPointRecord(Record):
+    """``after_gemm[]``: an element-wise op moving ``bytes`` timed hot and right after a GEMM that moved ``streamed_bytes``, seconds."""
+
+    bytes: int = key(as_int)
+    streamed_bytes: int = key(as_int)
+    hot_s: float = key(as_float)
+    after_s: float = key(as_float)
+
+
+@_record
 class GemmCurvePointRecord(Record):
     """``gemm_curve[]`` (the first version's single curve): FLOP/s against a GEMM's FLOPs."""
 
@@ -132,6 +153,8 @@ class CalibrationTables(Record):
     conv_points: tuple[GemmPointRecord, ...] = nested_list(GemmPointRecord, absent=())
     resident_bytes: int | None = key(_opt_int, absent=None)
     reference_flop_per_s: float | None = key(as_opt_float, absent=None)
+    gemm_cold: tuple[ColdGemmPointRecord, ...] = nested_list(ColdGemmPointRecord, absent=())  # added 2026-12-01
+    after_gemm: tuple[AfterGemmPointRecord, ...] = nested_list(AfterGemmPointRecord, absent=())  # added 2026-12-01
 
     def missing(self) -> tuple[str, ...]:
         """The tables this document lacks or holds empty (their nodes are predicted from the profile's figures)."""
@@ -151,6 +174,8 @@ TABLE_NAMES = (
     "conv_points",
     "resident_bytes",
     "reference_flop_per_s",
+    "gemm_cold",
+    "after_gemm",
 )
 _HEADER = ("schema", "device", "threads", "torch_version", "date", "profile")
 
