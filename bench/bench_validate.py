@@ -119,6 +119,7 @@ def main() -> None:
     cal = calibrate(budget_s=a.budget_s, on_step=lambda s: _log(f"  calibrating: {s}"))
     doc = cal.to_dict()
     if a.json_out:
+        Path(a.json_out).parent.mkdir(parents=True, exist_ok=True)
         Path(a.json_out).write_text(json.dumps(doc, indent=1))
     hw = parse_profile(cal.to_profile(), "calibrated")  # with its machine model's tables
     plain = hw.model_copy(update={"calibrated": None})  # the same figures without them
