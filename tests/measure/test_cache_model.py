@@ -291,3 +291,19 @@ def test_a_small_op_pays_the_after_gemm_cost_of_what_streamed_since_its_inputs()
     assert result.node("gelu").overhead_s == pytest.approx(plain.node("gelu").overhead_s)
     # GEMMs never pay it
     assert result.node("linear").overhead_s == pytest.approx(plain.node("linear").overhead_s)
+
+
+def test_a_convolution_takes_the_ratio_of_the_nearest_measured_convolution():
+    graph, _ = capture_spec("resnet-block", seq=28)
+    costed, profile = annotate(graph), parse_profile(PROFILE)
+    # a 1x1 point at half the table, a 3x3 point at 0.9 of it (the table is flat at 1e10)
+    points = (GemmRate(784, 256, 64, 5e9), GemmRate(784, 576, 64, 9e9))
+    machine = MachineModel(gemm_table=_flat_table(1e10), conv_points=points, overhead_curve=FLAT_2US)
+    result = evaluate(costed, profile, node_timer=cache_timer(costed, profile, machine))
+    # conv2d: 1x1 256 -> 64 on 28 x 28, [784, 256] x [256, 64]: the 1x1 point itself, 2*784*256*64 = 25,690,112 FLOPs
+    assert result.node("conv2d").compute_time_s == pytest.approx(25_690_112 / 5e9)
+    # conv2d_1: 3x3 64 -> 64, [784, 576] x [576, 64]: the 3x3 point, 57,802,752 FLOPs at 9e9
+    assert result.node("conv2d_1").compute_time_s == pytest.approx(57_802_752 / 9e9)
+    # conv2d_2: 1x1 64 -> 256, [784, 64] x [64, 256]: log distance 2 (ln 4)^2 to the 1x1 point, (ln 9)^2 + (ln 4)^2
+    # to the 3x3 one: the 1x1 point's 0.5; 2*784*64*256 = 25,690,112 FLOPs at 5e9
+    assert result.node("conv2d_2").compute_time_s == pytest.approx(25_690_112 / 5e9)

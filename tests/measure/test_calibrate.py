@@ -107,7 +107,7 @@ def test_gemm_table_is_a_full_grid_of_plausible_rates(cal):
 def test_attention_and_convolution_rates_are_plausible(cal):
     assert {(c, s) for c, s, _ in cal.attention} == {(c, s) for c in (False, True) for s in (64, 256, 1024)}
     assert all(1e6 < r < 1e13 for _, _, r in cal.attention)
-    assert len(cal.convs) == 5 and all(1e6 < p.flop_per_s < 1e13 for p in cal.convs)
+    assert len(cal.convs) == 7 and all(1e6 < p.flop_per_s < 1e13 for p in cal.convs)
     # the first conv is 1x1, 256 -> 64 on 28 x 28: its implicit GEMM is [784, 256] x [256, 64]
     assert (cal.convs[0].rows, cal.convs[0].k, cal.convs[0].n) == (784, 256, 64)
 
@@ -127,7 +127,7 @@ def test_json_tables_read_back_as_a_machine_model(cal):
     doc = cal.to_dict()
     m = MachineModel.from_calibration(doc)
     assert len(m.gemm_table) == 80 and set(m.vector_flop_per_s) == set(cal.vector_rates)  # 5 rows x 4 k x 4 n
-    assert len(m.attention_rates) == 6 and len(m.conv_points) == 5 and m.overhead_by_kind == dict(cal.overhead_by_kind)
+    assert len(m.attention_rates) == 6 and len(m.conv_points) == 7 and m.overhead_by_kind == dict(cal.overhead_by_kind)
     assert m.overhead_curve == tuple(sorted(cal.overhead_curve))
 
 

@@ -18,7 +18,8 @@ With a machine model (``dfx calibrate --json``), the calibrated prediction::
     bytes       = weight bytes at DRAM bandwidth if cold; the rest at the level holding the
                   activations' working set
     peak        = a matmul: the measured GEMM rate at its rows, k and n (a convolution: at its
-                  implicit GEMM, times the measured convolution-to-GEMM ratio); when cold, a GEMM's
+                  implicit GEMM, times the convolution-to-GEMM ratio of the nearest measured
+                  convolution); when cold, a GEMM's
                   compute time grows by weight bytes x the time its DRAM read adds per byte at its
                   rows (gemm_cold: the part the library does not hide behind the multiplication);
                   attention: the measured attention rate at its sequence length;
@@ -106,12 +107,11 @@ def cache_timer(
     cold = machine.resident_bytes is not None and model_footprint_bytes(costed.graph) > machine.resident_bytes
     off = profile.off_chip_level() or fallback
     work: dict[str, tuple[float, dict[MemoryLevel, int]]] = {}
-    conv_factor = machine.conv_factor()  # one figure for the machine: computed once, not per node
     for node in costed.nodes:
         timing = base[node.name]
         if timing.bound is Bound.NONE:
             continue
-        compute_s = _compute_s(node, timing, machine, conv_factor)
+        compute_s = _compute_s(node, timing, machine)
         if cold:
             compute_s += _exposed_weight_s(node, costed, machine)
         work[node.name] = (compute_s, _traffic(node, costed, timing, levels, fallback, off, cold))
@@ -245,9 +245,9 @@ def _after_gemm_s(
     return out
 
 
-def _compute_s(node: CostedNode, timing: NodeTiming, machine: MachineModel, conv_factor: float | None) -> float:
+def _compute_s(node: CostedNode, timing: NodeTiming, machine: MachineModel) -> float:
     """Seconds of the node's FLOPs at the rate the machine model gives it (the profile's peak otherwise);
-    ``conv_factor`` is :meth:`MachineModel.conv_factor`."""
+    a convolution's rate is the table's times :meth:`MachineModel.conv_factor_at` its implicit GEMM."""
     rate = None
     category = node.category.value
     attention = attention_call(node) if category == "matmul" else None
@@ -258,8 +258,9 @@ def _compute_s(node: CostedNode, timing: NodeTiming, machine: MachineModel, conv
         if dims is None:  # no weight operand (bmm): the k = n = 512 column at the same FLOPs
             dims = (max(1.0, timing.flops / (2 * _SQUARE_K * _SQUARE_K)), _SQUARE_K, _SQUARE_K)
         rate = machine.gemm_flop_per_s(*dims)
-        if rate is not None and conv_factor is not None and is_convolution(node):
-            rate *= conv_factor
+        if rate is not None and is_convolution(node):
+            factor = machine.conv_factor_at(*dims)
+            rate *= factor if factor is not None else 1.0
         if rate is not None and timing.peak_flop_per_s:
             rate = min(rate, timing.peak_flop_per_s)
     elif category in ("elementwise", "normalization"):

@@ -18,8 +18,9 @@ depends on the node, and ``dfx calibrate --json`` measures how (``docs/validatio
     Fused attention's FLOP/s by sequence length, causal and not.
 ``conv_points``
     Convolutions' FLOP/s at a few layer shapes, as implicit GEMMs: a convolution runs at the GEMM
-    table's rate for its implicit GEMM times the median ratio of these points to the table
-    (layout reorders and im2col work make it slower than a GEMM of the same shape).
+    table's rate for its implicit GEMM times the ratio of the nearest measured point to the table
+    (layout reorders and im2col work make it slower than a GEMM of the same shape; 1x1 layers far
+    more than 3x3 ones).
 ``resident_bytes``
     The largest working set the last-level cache keeps. A model whose weights and activations
     exceed it reads its weights from DRAM on every run: their bytes are charged at DRAM bandwidth.
@@ -396,6 +397,32 @@ class MachineModel:
         """
         ratios = [p.flop_per_s / rate for p in self.conv_points if (rate := self.gemm_flop_per_s(p.rows, p.k, p.n))]
         return statistics.median(ratios) if ratios else None
+
+    def conv_factor_at(self, rows: float, k: float, n: float) -> float | None:
+        """The conv-to-GEMM ratio of the measured convolution nearest ``(rows, k, n)``; ``None`` without both tables.
+
+        Nearest by the squared distance of ``log rows``, ``log k`` and ``log n``. A 1x1 convolution
+        and a 3x3 one of the same channels differ in ``k`` by 9x, and in their ratio too (on the
+        machine of ``docs/validation.md`` 0.47 to 0.54 for 1x1 layers, 0.88 to 1.16 for 3x3: a
+        1x1 convolution reorders its input for a GEMM that is short in ``k``), which one median
+        (:meth:`conv_factor`) cannot hold.
+
+        Examples
+        --------
+        >>> table = [GemmRate(r, k, n, 1e11) for r in (1, 1000) for k in (1, 1000) for n in (1, 1000)]
+        >>> m = MachineModel(gemm_table=table, conv_points=(GemmRate(100, 64, 64, 5e10), GemmRate(100, 576, 64, 9e10)))
+        >>> round(m.conv_factor_at(400, 64, 64), 6), round(m.conv_factor_at(400, 500, 64), 6)  # nearest in k: 64, 576
+        (0.5, 0.9)
+        """
+        best = None
+        for p in self.conv_points:
+            rate = self.gemm_flop_per_s(p.rows, p.k, p.n)
+            if not rate:
+                continue
+            d = sum((math.log(a) - math.log(b)) ** 2 for a, b in ((rows, p.rows), (k, p.k), (n, p.n)))
+            if best is None or d < best[0]:
+                best = (d, p.flop_per_s / rate)
+        return None if best is None else best[1]
 
     def attention_flop_per_s(self, seq: int, causal: bool) -> float | None:
         """FLOP/s of fused attention at query length ``seq`` (log-log in ``seq``, flat beyond); ``None`` if not measured."""

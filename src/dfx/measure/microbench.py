@@ -519,7 +519,16 @@ def after_gemm_points(device: str, budget_s: float, sync=None) -> tuple[tuple[in
 
 
 # (batch, C_in, H = W, C_out, kernel): ResNet-shaped 1x1 and 3x3 convolutions, stride 1, "same" padding
-_CONV_SHAPES = ((1, 256, 28, 64, 1), (1, 64, 28, 64, 3), (1, 64, 28, 256, 1), (1, 64, 56, 64, 3), (1, 128, 14, 128, 3))
+# (ResNet-50's first stage at 56 x 56: its 1x1 reductions and expansions and its 3x3; the same at 28 x 28; a 14 x 14 3x3)
+_CONV_SHAPES = (
+    (1, 256, 28, 64, 1),
+    (1, 64, 28, 64, 3),
+    (1, 64, 28, 256, 1),
+    (1, 64, 56, 64, 3),
+    (1, 128, 14, 128, 3),
+    (1, 256, 56, 64, 1),
+    (1, 64, 56, 256, 1),
+)
 
 
 def conv_points(device: str, budget_s: float, sync=None) -> tuple[GemmRate, ...]:
