@@ -7,7 +7,7 @@ import pytest
 from dfx.analysis import capture_spec
 from dfx.costs import annotate
 from dfx.hardware import parse_profile
-from dfx.measure.cache_model import _streamed_since_inputs, cache_timer
+from dfx.measure.cache_model import _after_gemm_streamed, cache_timer
 from dfx.measure.machine import (
     AfterGemmPoint,
     ColdGemmPoint,
@@ -255,25 +255,23 @@ GPT2_TIMED = (
 )
 
 
-def test_bytes_streamed_since_inputs_were_last_touched_count_the_nodes_between_cyclically():
+def test_the_two_nodes_after_a_gemm_see_its_bytes_cyclically():
     graph, _ = capture_spec("gpt2-block", seq=64)
     costed = annotate(graph)
     order = [n for n in costed.nodes if n.name in GPT2_TIMED]
     assert tuple(n.name for n in order) == GPT2_TIMED
-    # each node moves 1 "byte": the result counts the timed nodes strictly between the last touch and the node
-    streamed = _streamed_since_inputs(costed, order, {n: 1 for n in GPT2_TIMED})
-    # add(x, linear_1): x was last read by layer_norm; linear, attention, linear_1 ran since. linear_1: just before
-    assert streamed["add"] == 3
-    # layer_norm(x): x was last read by add of the run before; layer_norm_1, linear_2, gelu, linear_3, add_1 since
-    assert streamed["layer_norm"] == 5
-    # add_1(add, linear_3): add's output was last read by layer_norm_1; linear_2, gelu, linear_3 since
-    assert streamed["add_1"] == 3
-    # attention reads q, k, v: views of linear's output, read right after it
-    assert streamed["scaled_dot_product_attention"] == 0
-    assert streamed["gelu"] == 0 and streamed["layer_norm_1"] == 0
+    # made-up bytes: each GEMM its own figure, every other node 1
+    moved = {n: 1 for n in GPT2_TIMED} | {"linear": 100, "linear_1": 20, "linear_2": 300, "linear_3": 4000}
+    streamed = _after_gemm_streamed(order, moved)
+    # layer_norm: add_1, then linear_3 before it (the run before): linear_3's 4000
+    assert streamed["layer_norm"] == 4000
+    assert streamed["scaled_dot_product_attention"] == 100  # right after linear (views do no work)
+    assert streamed["add"] == 20 and streamed["layer_norm_1"] == 20  # first and second after linear_1
+    assert streamed["gelu"] == 300 and streamed["add_1"] == 4000
+    assert streamed["linear_2"] == 0  # layer_norm_1 and add before it: no GEMM among the two
 
 
-def test_a_small_op_pays_the_after_gemm_cost_of_what_streamed_since_its_inputs():
+def test_a_small_op_right_after_a_gemm_pays_the_after_gemm_cost():
     graph, _ = capture_spec("gpt2-block", seq=64)
     costed, profile = annotate(graph), parse_profile(PROFILE)
     # one streamed size, far below what any GPT-2 node moves: every value is read flat beyond it.
@@ -285,10 +283,14 @@ def test_a_small_op_pays_the_after_gemm_cost_of_what_streamed_since_its_inputs()
     add = result.node("add")
     # add: [1,64,768] + [1,64,768] reads 2 x 196,608 B and writes 196,608 B: 589,824 B, within PROFILE's 1 MiB L2
     assert dict(add.bytes_by_level) == {"L2": 589_824}
-    # x was last touched by layer_norm, and linear, attention, linear_1 streamed since: > 100 B, so the flat value
+    # right after linear_1, which moved far more than 100 B: the flat value at 589,824 B
     assert add.overhead_s == pytest.approx(2e-6 + 10e-6 + 589_824 * 10e-9)  # hot 2 us + 10 us + 5,898 us
-    # gelu's input (linear_2's output) was produced right before it: nothing streamed, nothing added
+    # gelu, right after linear_2, reads 786,432 B and writes as much: 1.5 MiB, past the 1 MiB L2, so it
+    # has no bytes at the closest cache and pays nothing more
     assert result.node("gelu").overhead_s == pytest.approx(plain.node("gelu").overhead_s)
+    # layer_norm_1, second after linear_1: reads 196,608 B and 6,144 B of weight and bias, writes 196,608 B
+    # and native_layer_norm's mean and rstd (2 x 64 x 4 = 512 B): 399,872 B at L2, the flat line's 10 us + 3,998.72 us
+    assert result.node("layer_norm_1").overhead_s == pytest.approx(2e-6 + 10e-6 + 399_872 * 10e-9)
     # GEMMs never pay it
     assert result.node("linear").overhead_s == pytest.approx(plain.node("linear").overhead_s)
 

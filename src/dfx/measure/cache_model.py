@@ -28,9 +28,9 @@ With a machine model (``dfx calibrate --json``), the calibrated prediction::
     overhead    = the node's kind's hot-loop cost (a tiny linear, add, layer norm, ...) plus what
                   the overhead curve adds at the predicted time since a node of the same kind (the
                   same aten calls) last ran, cyclically: the graph runs again and again
-    after GEMM  = a node that is not a GEMM or convolution and moves bytes at the closest cache
-                  takes the larger of the curve's increment and after_gemm(those bytes, the bytes
-                  the nodes in between moved since its inputs were last touched): what an add
+    after GEMM  = a node that is not a GEMM or convolution, moves bytes at the closest cache and
+                  is one of the two working nodes right after a GEMM takes the larger of the curve's
+                  increment and after_gemm(those bytes, the bytes that GEMM moved): what an add
                   measured right after GEMMs that streamed 1 to 64 MiB pays over its hot-loop time
     time        = max(flops / peak, bytes / bandwidth) + overhead
 
@@ -169,53 +169,42 @@ def _exposed_weight_s(node: CostedNode, costed: CostedGraph, machine: MachineMod
     return weight_bytes * machine.exposed_s_per_weight_byte(rows)
 
 
-def _streamed_since_inputs(costed: CostedGraph, order: list[CostedNode], moved: Mapping[str, int]) -> dict[str, int]:
-    """For each node of ``order``, the bytes the other nodes moved since its inputs were last touched, cyclically.
+_AFTER_WITHIN = 2  # a GEMM's aftermath reaches the two working nodes after it (docs/validation.md: the op chain)
 
-    A tensor is touched by the node that writes it and by each node that reads it; a view (a
-    node that does no work, not in ``order``) is the tensor it views. For a node, each activation
-    input (not a parameter or buffer) was last touched at some earlier node (in this run, or in
-    the previous one: the graph runs again and again); the bytes ``moved`` by the nodes strictly
-    in between are summed, and the largest over its inputs is kept (its farthest input). A node
-    with no activation input gets 0.
 
-    Examples are in ``tests/measure/test_cache_model.py`` (they need a captured graph).
+def _after_gemm_streamed(
+    order: list[CostedNode], moved: Mapping[str, int], within: int = _AFTER_WITHIN
+) -> dict[str, int]:
+    """For each node of ``order``, the bytes ``moved`` by the closest GEMM among the ``within`` nodes
+    before it (cyclically: the graph runs again and again), or 0 when none of them is a GEMM.
+
+    A chain of ``[64, 4096]`` multiplies right after a 64 MiB GEMM took 88, 54, 24, 19, 17, 16 us
+    against 19, 19, 19, 16, 16, 16 in a hot loop (``docs/validation.md``): the first two ops after
+    the GEMM pay, whether or not their inputs are fresh, the third hardly. ``order`` holds the
+    nodes that do work (views are not counted).
+
+    Examples
+    --------
+    >>> class N:  # stand-ins: a GEMM is a matmul with a weight, here by name
+    ...     def __init__(self, name): self.name = name
+    >>> import dfx.measure.cache_model as cm
+    >>> real, cm._is_gemm = cm._is_gemm, lambda n: n.name.startswith("linear")
+    >>> order = [N("linear"), N("relu"), N("add"), N("mul"), N("linear_1"), N("gelu")]
+    >>> moved = {"linear": 100, "relu": 1, "add": 1, "mul": 1, "linear_1": 7, "gelu": 1}
+    >>> cm._after_gemm_streamed(order, moved)  # gelu is first after linear_1; linear second after it, cyclically
+    {'linear': 7, 'relu': 100, 'add': 100, 'mul': 0, 'linear_1': 0, 'gelu': 7}
+    >>> cm._is_gemm = real
     """
-    graph = costed.graph
-    timed = {n.name for n in order}
-
-    def roots(name: str, seen: frozenset = frozenset()) -> set[str]:
-        node = graph.node(name)
-        if node.op == "get_attr" or node.input_kind in _STATE_KINDS or name in seen:
-            return set()
-        if node.op == "placeholder" or name in timed:
-            return {name}
-        return {r for e in node.inputs for r in roots(e.src, seen | {name})}
-
-    reads = [sorted({r for e in n.node.inputs for r in roots(e.src)}) for n in order]
-    sizes = [moved[n.name] for n in order]
-    prefix = [0]
-    for b in sizes:
-        prefix.append(prefix[-1] + b)
-    run = prefix[-1]
-    last: dict[str, int] = {}
-    for i, n in enumerate(order):  # the previous run's last touch of each tensor
-        for r in reads[i]:
-            last[r] = i
-        last[n.name] = i
     out: dict[str, int] = {}
-    for j, n in enumerate(order):
-        far = 0
-        for r in reads[j]:
-            i = last.get(r)
-            if i is None:
-                continue
-            between = prefix[j] - prefix[i + 1] if i < j else run - prefix[i + 1] + prefix[j]
-            far = max(far, between)
-        out[n.name] = far
-        for r in reads[j]:
-            last[r] = j
-        last[n.name] = j
+    count = len(order)
+    for j, node in enumerate(order):
+        value = 0
+        for back in range(1, min(within, count - 1) + 1):
+            before = order[(j - back) % count]
+            if _is_gemm(before):
+                value = moved[before.name]
+                break
+        out[node.name] = value
     return out
 
 
@@ -227,8 +216,8 @@ def _after_gemm_s(
     machine: MachineModel,
 ) -> dict[str, float]:
     """For each node that is not a GEMM or convolution and moves bytes at the closest cache,
-    :meth:`MachineModel.after_gemm_s` of those bytes and of the bytes streamed since its inputs
-    were last touched (:func:`_streamed_since_inputs`). A node whose working set is already
+    :meth:`MachineModel.after_gemm_s` of those bytes and of the bytes moved by a GEMM among the
+    two nodes before it (:func:`_after_gemm_streamed`). A node whose working set is already
     charged to a farther cache pays nothing more (its bandwidth is that cache's). Empty without
     the table or the levels.
     """
@@ -236,7 +225,7 @@ def _after_gemm_s(
         return {}
     closest = levels[0]
     moved = {n.name: sum(traffic[n.name].values()) for n in order}
-    streamed = _streamed_since_inputs(costed, order, moved)
+    streamed = _after_gemm_streamed(order, moved)
     out = {}
     for n in order:
         near = traffic[n.name].get(closest, 0)
@@ -364,8 +353,8 @@ def kernel_timer(costed: CostedGraph, profile: HardwareProfile, machine: Machine
                    a generated C++ kernel: the cheapest tiny op's hot-loop time, an approximation
                    (a direct call with no argument parsing or dispatch, plus the threads' fork and
                    join; calibrate does not build a C++ kernel to measure it), plus
-                   after_gemm(its bytes at the closest cache, the most any of its nodes' inputs
-                   saw streamed since they were last touched), as :func:`cache_timer`
+                   after_gemm(its bytes at the closest cache, the bytes of a GEMM among the two
+                   nodes before any of its nodes), as :func:`cache_timer`
         time     = max(compute, bytes / bandwidth) x (all cores / its cores) + overhead
 
     Times are seconds.
@@ -381,7 +370,7 @@ def kernel_timer(costed: CostedGraph, profile: HardwareProfile, machine: Machine
     generated_s = min(machine.overhead_by_kind.values()) if machine.overhead_by_kind else profile.op_overhead_s
     order = [n for n in costed.nodes if calibrated[n.name].bound is not Bound.NONE]
     moved = {n.name: calibrated[n.name].bytes for n in order}
-    streamed = _streamed_since_inputs(costed, order, moved) if machine.after_gemm else {}
+    streamed = _after_gemm_streamed(order, moved) if machine.after_gemm else {}
 
     def timed(kernel: Any, timing: Any) -> Any:
         if timing.bound is Bound.NONE or not levels:
@@ -410,7 +399,7 @@ def kernel_timer(costed: CostedGraph, profile: HardwareProfile, machine: Machine
         else:
             overhead = generated_s
             near = traffic.get(levels[0], 0)
-            if near and streamed:  # its farthest node's inputs: what the kernel's first loads wait for
+            if near and streamed:  # the GEMM closest before any of its nodes
                 far = max((streamed.get(n, 0) for n in kernel.nodes), default=0)
                 overhead += machine.after_gemm_s(near, far) or 0.0
         share = core_total / kernel.cores if kernel.cores else 1.0

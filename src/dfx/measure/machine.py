@@ -29,8 +29,7 @@ depends on the node, and ``dfx calibrate --json`` measures how (``docs/validatio
     the weight's DRAM traffic adds to the hot time, per weight byte (:meth:`MachineModel.exposed_s_per_weight_byte`).
 ``after_gemm``
     An element-wise op timed hot and right after GEMMs that streamed 1 to 64 MiB, at two sizes:
-    what a small op pays when other data passed through the caches since its inputs were last
-    touched (:meth:`MachineModel.after_gemm_s`).
+    what a small op pays right after a GEMM (:meth:`MachineModel.after_gemm_s`).
 
 Everything here is pure arithmetic on those tables, so it is tested with hand-computed values.
 """
@@ -141,8 +140,10 @@ def _after_line(points: Sequence[AfterGemmPoint], nbytes: float) -> float:
     per_byte = 0.0
     if last.bytes > first.bytes:
         per_byte = max(0.0, (last.extra_s - first.extra_s) / (last.bytes - first.bytes))
+    if nbytes < first.bytes:  # below the smallest measured op: in proportion to its bytes, none at none
+        return first.extra_s * max(0.0, nbytes) / first.bytes
     fixed = max(0.0, first.extra_s - per_byte * first.bytes)
-    return fixed + per_byte * max(0.0, nbytes)
+    return fixed + per_byte * nbytes
 
 
 def _interp_log(xs: Sequence[float], ys: Sequence[float], x: float) -> float:
@@ -348,15 +349,16 @@ class MachineModel:
         return values[i - 1] + w * (values[i] - values[i - 1])
 
     def after_gemm_s(self, nbytes: float, streamed_bytes: float) -> float | None:
-        """What an op moving ``nbytes`` (that a hot loop keeps in the closest cache) pays when
-        ``streamed_bytes`` passed through the caches since its inputs were last touched, seconds;
-        ``None`` without ``after_gemm``.
+        """What an op moving ``nbytes`` (that a hot loop keeps in the closest cache) pays right after
+        a GEMM that moved ``streamed_bytes``, seconds; ``None`` without ``after_gemm``.
 
         At each measured ``streamed_bytes``, the line through its points' ``(bytes, after_s -
         hot_s)``: a fixed part (the op's code and the threads are cold) plus a part per byte (its
         data comes from a farther cache), each at least 0. From ``(B1, P1)`` and ``(B2, P2)``:
         ``per_byte = max(0, (P2 - P1) / (B2 - B1))``, ``fixed = max(0, P1 - per_byte * B1)``, the
-        value ``fixed + per_byte * nbytes``; one point alone is a fixed part. Across
+        value ``fixed + per_byte * nbytes`` from ``B1`` on, and ``P1 * nbytes / B1`` below it (no
+        measurement says what an op moving almost nothing pays: the MLP's 2 KiB ReLU pays about
+        nothing after its 1.5 MiB GEMM, not the line's 3 us); one point alone is a fixed part. Across
         ``streamed_bytes``: 0 at none streamed, linear up to the smallest measured, linear in
         ``log streamed_bytes`` between measured ones, flat beyond the largest.
 
@@ -367,6 +369,8 @@ class MachineModel:
         40.0
         >>> round(m.after_gemm_s(3000, 50) * 1e6, 6), m.after_gemm_s(3000, 0), round(m.after_gemm_s(3000, 1e9) * 1e6, 6)
         (20.0, 0.0, 40.0)
+        >>> round(m.after_gemm_s(500, 100) * 1e6, 6)  # below 1,000 B: 20 us x 500 / 1,000
+        10.0
         """
         if not self.after_gemm:
             return None
