@@ -248,31 +248,70 @@ def choose_tile(gemm: Gemm, machine: Machine, double_buffer: bool = True) -> Til
     >>> t.working_set_bytes <= t.scratchpad_bytes, (t.tm, t.tn), t.bound.value
     (True, (512, 1024), 'memory')
     """
-    fitting = list(_candidates(gemm, machine, double_buffer))
-    if not fitting:
-        g = min(gemm.k, machine.granule_k)
-        raise DfxError(
-            f"GEMM {gemm.name}: even a {machine.granule_m}x{machine.granule_n}x{g} tile needs more than the "
-            f"{machine.scratchpad_bytes:.0f} B scratchpad"
-        )
-    busy = [t for t in fitting if _output_tiles(gemm, t[0], t[1]) >= machine.cores]
-    tm, tn = _least_traffic(gemm, machine, busy or fitting)
+    tm, tn = _least_traffic(gemm, machine, double_buffer)
     return evaluate_tile(gemm, machine, tm, tn, _widest_k(gemm, machine, tm, tn, double_buffer), double_buffer)
 
 
-def _least_traffic(gemm: Gemm, machine: Machine, tiles: list[tuple[int, int, int]]) -> tuple[int, int]:
-    """The first ``(tm, tn)`` of ``tiles`` with the least ``(offchip_bytes, time_s, |tm - tn|)`` of
-    :func:`evaluate_tile`, computed by the same expressions without building each record (a GEMM
-    has thousands of candidate tiles)."""
+def _least_traffic(gemm: Gemm, machine: Machine, double_buffer: bool) -> tuple[int, int]:
+    """The first tile of :func:`_candidates`' order with the least ``(offchip_bytes, time_s, |tm - tn|)``
+    of :func:`evaluate_tile`, among those giving every core work (among all if none does).
+
+    Searched row by row (one ``tm``) without visiting every candidate: along a row the sides ascend,
+    so the tiles that fit and the tiles that give every core work are each a prefix of the row (the
+    working set grows with ``tn``, the output tiles shrink), and the off-chip bytes, which depend on
+    ``tn`` only through ``ceil(N / tn)``, are least at the prefix's end and tie only on its last run
+    of equal ``ceil(N / tn)``. Only that run is ranked, by the same expressions as
+    :func:`evaluate_tile` (no record built), and rows are compared in order, so the pick is the
+    first least key of the whole search.
+
+    Raises
+    ------
+    DfxError
+        If no tile fits, or the candidates exceed :data:`TILE_SEARCH_BUDGET`.
+    """
+    from bisect import bisect_left
+
     b, eb, m, k, n = gemm.batch, gemm.elem_bytes, gemm.m, gemm.k, gemm.n
-    cores, bandwidth = machine.cores, machine.offchip_bytes_per_s
+    cores, bandwidth, scratch = machine.cores, machine.offchip_bytes_per_s, machine.scratchpad_bytes
     per_core_peak = machine.peak_flop_per_s / machine.cores
-    best_key, best = None, (0, 0)
-    for tm, tn, _ in tiles:
+    tk = min(k, machine.granule_k)  # the thinnest K slice: leaves the most room for tm x tn
+    sides_m, sides_n = _sides(m, machine.granule_m), _sides(n, machine.granule_n)
+    if len(sides_m) * len(sides_n) > TILE_SEARCH_BUDGET:
+        raise DfxError(
+            f"GEMM {gemm.name}: {len(sides_m) * len(sides_n):,} candidate tiles is beyond dfx's search budget of "
+            f"{TILE_SEARCH_BUDGET:,}; give M and N below about a million"
+        )
+    blocks_n = [math.ceil(n / tn) for tn in sides_n]
+
+    def key(tm: int, j: int) -> tuple[int, float, int]:
+        tn = sides_n[j]
         traffic = b * eb * offchip_elements(m, k, n, tm, tn)
-        waves = math.ceil(b * math.ceil(m / tm) * math.ceil(n / tn) / cores)
+        waves = math.ceil(b * math.ceil(m / tm) * blocks_n[j] / cores)
         compute = waves * FMA_FLOPS * tm * tn * k / per_core_peak
-        key = (traffic, max(compute, traffic / bandwidth), abs(tm - tn))  # TileChoice.time_s = max(compute, memory)
-        if best_key is None or key < best_key:
-            best_key, best = key, (tm, tn)
-    return best
+        return (traffic, max(compute, traffic / bandwidth), abs(tm - tn))  # TileChoice.time_s = max(compute, memory)
+
+    def row_best(tm: int, end: int) -> tuple[tuple[int, float, int], int]:
+        start = end - 1
+        while start > 0 and blocks_n[start - 1] == blocks_n[end - 1]:
+            start -= 1
+        return min((key(tm, j), j) for j in range(start, end))  # the first least key of the run
+
+    best: dict[bool, tuple[tuple[int, float, int], int, int] | None] = {True: None, False: None}  # busy?
+    for tm in sides_m:
+        fit = bisect_left(sides_n, True, key=lambda tn: working_set_bytes(tm, tn, tk, eb, double_buffer) > scratch)
+        if fit == 0:
+            break  # the working set grows with tm too: no later row fits
+        rows_m = b * math.ceil(m / tm)
+        busy = min(fit, bisect_left(blocks_n, True, key=lambda blocks: rows_m * blocks < cores))
+        for is_busy, end in ((True, busy), (False, fit)):
+            if end:
+                (row_key, j) = row_best(tm, end)
+                if best[is_busy] is None or row_key < best[is_busy][0]:
+                    best[is_busy] = (row_key, tm, sides_n[j])
+    pick = best[True] or best[False]
+    if pick is None:
+        raise DfxError(
+            f"GEMM {gemm.name}: even a {machine.granule_m}x{machine.granule_n}x{tk} tile needs more than the "
+            f"{machine.scratchpad_bytes:.0f} B scratchpad"
+        )
+    return pick[1], pick[2]
