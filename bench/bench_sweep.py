@@ -1,4 +1,4 @@
-"""Benchmark: sweep points per second after capture, and the Ray path against one worker.
+"""Benchmark: sweep points per second after capture, 1 process and the local pool, and the Ray path.
 
 The sweep is the test suite's: 3 models (gpt2-block, bert-layer, llama3-8b-layer) x 6 profiles x
 4 sequence lengths x 3 batch sizes = 216 points, 36 graphs. Reported:
@@ -8,18 +8,35 @@ The sweep is the test suite's: 3 models (gpt2-block, bert-layer, llama3-8b-layer
    bucket, which also names the symbolic graph's nodes), substitutions (every other size);
 2. points per second after capture, evaluating every point from the captured graphs
    (``dfx.sweep.evaluate.run_group`` on the in-process cache; goal: at least 1,000 per second),
-   in this process, best of ``--repeat`` passes, each with the GEMM-plan and fusion caches emptied;
-3. the whole sweep from a fresh folder holding only the captured graphs (``graphs/``): one worker
-   (in-process) against Ray on ``--workers`` CPUs started by dfx, and Ray's speed-up
+   in this process, best of ``--repeat`` passes, each with the plan caches emptied (GEMM autotunes,
+   fusion runs, scratchpad tiles: ``_forget_plans``), as one sweep meets each point the first time;
+3. where a point's time goes (cProfile of one pass, cumulative seconds of the stages);
+4. the whole sweep from a fresh folder holding only the captured graphs (``graphs/``): one worker
+   (in-process) against ``--workers`` local processes forked from this process (which holds torch
+   and the captures), and against Ray on ``--workers`` CPUs started by dfx, Ray's speed-up
    = time(1 worker) / time(Ray), Ray's start-up included; and the same without the graph cache,
-   where each process captures (``--with-capture``; slow).
-
-4. where a point's time goes (cProfile of one pass, cumulative seconds of the stages).
+   where each process captures (``--with-capture``; slow);
+5. ``dfx sweep`` as it runs on cached graphs, on a larger sweep (:data:`POOL_AXES`, 576 points) so
+   the pool's start-up is spread: a fresh process running ``run_sweep`` with 1 worker, and with
+   ``--workers`` local processes; points per second and the pool's speed-up.
 
 Usage: python bench/bench_sweep.py [--repeat 3] [--workers 2] [--with-capture] [--no-ray] [--no-freeze]
 
 Like ``dfx sweep``, this process freezes what each capture leaves (``dfx.heap``) unless ``--no-freeze``.
 This is a benchmark, not a test: it prints numbers, it asserts nothing.
+
+Measured on the project's 2-core machine, 2026-12-01 (``--repeat 3 --no-ray``, quiet machine, load
+about 1.2; docs/sweeps.md, "Speed", has the history and what each change bought):
+
+=====================================================  ============  ===========
+figure                                                 before 17:15  after 19:00
+=====================================================  ============  ===========
+2. after capture, 1 process (plan caches emptied)      FILL          FILL
+5. dfx sweep, 576 points, --workers 1 (fresh process)  FILL          FILL
+5. dfx sweep, 576 points, --workers 2 (fresh process)  FILL          FILL
+=====================================================  ============  ===========
+
+The goal of 1,000 points per second is not met on this machine, in 1 process or with 2 workers.
 """
 
 from __future__ import annotations
@@ -49,6 +66,7 @@ def _timed_sweep(spec, out: Path, graphs: Path | None, **kwargs) -> float:
 
     if graphs is not None:
         shutil.copytree(graphs, out / "graphs")
+    _forget_plans()  # an in-process run (1 worker) and the forked workers start without plans
     t0 = time.perf_counter()
     run = run_sweep(spec, out, **kwargs)
     assert run.ran == spec.n_points
@@ -64,6 +82,21 @@ _STAGES = {  # a stage's entry points, as cProfile names them (file:function)
 }
 
 
+def _forget_plans() -> None:
+    """Empty the process-wide plan caches: GEMM autotunes, fusion runs and eager kernels, scratchpad tiles.
+
+    A pass then makes every plan as one sweep's process does the first time it meets a GEMM or a
+    graph (the costed graphs and their data flow stay: reading and costing a graph is counted by the
+    whole-sweep figures)."""
+    from dfx.arch.gpu.plan import clear_gemm_plans
+    from dfx.compile.fusion import clear_fusion_cache
+    from dfx.compile.tiling import clear_tile_choices
+
+    clear_gemm_plans()
+    clear_fusion_cache()
+    clear_tile_choices()
+
+
 def _where_time_goes(tasks, cache: str) -> None:
     """Cumulative seconds per stage over one pass of every point (cProfile; it slows everything alike)."""
     import cProfile
@@ -71,11 +104,7 @@ def _where_time_goes(tasks, cache: str) -> None:
 
     from dfx.sweep.evaluate import run_group
 
-    from dfx.arch.gpu.plan import clear_gemm_plans
-    from dfx.compile.fusion import clear_fusion_cache
-
-    clear_gemm_plans()
-    clear_fusion_cache()
+    _forget_plans()
     prof = cProfile.Profile()
     prof.enable()
     for t in tasks:
@@ -94,15 +123,33 @@ def _where_time_goes(tasks, cache: str) -> None:
         print(f"  {stage}: {sec:.2f} s ({100 * sec / total:.0f}%)")
 
 
+_POOL_RUN = """
+import json, shutil, sys, tempfile, time
+from pathlib import Path
+from dfx.sweep import load_spec, run_sweep
+axes, graphs, workers = json.loads(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+spec = load_spec(None, axes)
+out = Path(tempfile.mkdtemp(prefix="dfx-bench-pool-"))
+shutil.copytree(graphs, out / "graphs")
+t0 = time.perf_counter()
+run = run_sweep(spec, out, workers=workers)
+print(time.perf_counter() - t0, run.ran)
+shutil.rmtree(out, ignore_errors=True)
+"""
+
+
 def _pool_rate(tmp: Path, workers: int, repeat: int) -> None:
-    """Points per second of ``dfx sweep`` from cached graphs on the larger :data:`POOL_AXES` sweep: 1 worker
-    (in this process) against ``workers`` local processes, best of ``repeat`` runs each, every run a fresh
-    folder holding only the graphs (each worker reads and costs the graphs of its groups)."""
+    """Points per second of ``dfx sweep`` from cached graphs on the larger :data:`POOL_AXES` sweep, 1 worker
+    against ``workers`` local processes, best of ``repeat`` runs each. Each run is a fresh Python process
+    running :func:`dfx.sweep.run_sweep` on a fresh folder holding only the graphs, as ``dfx sweep`` on
+    cached graphs does (no torch; the pool forks from that small process): imports, profile loading,
+    every plan made afresh, reading and costing each graph, and the pool's start-up are all counted."""
+    import json
+    import subprocess
+    import sys
+
     from dfx.sweep import load_spec
     from dfx.sweep.evaluate import run_group
-
-    from dfx.arch.gpu.plan import clear_gemm_plans
-    from dfx.compile.fusion import clear_fusion_cache
 
     spec = load_spec(None, POOL_AXES)
     graphs = tmp / "pool-graphs"
@@ -115,14 +162,14 @@ def _pool_rate(tmp: Path, workers: int, repeat: int) -> None:
     rates = {}
     for n in (1, workers):
         best = float("inf")
-        for i in range(repeat):
-            clear_gemm_plans()  # the in-process run (and the forked workers) start with empty caches
-            clear_fusion_cache()
-            best = min(best, _timed_sweep(spec, tmp / f"pool-{n}-{i}", graphs, workers=n))
+        for _ in range(repeat):
+            args = [sys.executable, "-c", _POOL_RUN, json.dumps(POOL_AXES), str(graphs), str(n)]
+            seconds, ran = subprocess.run(args, check=True, capture_output=True, text=True).stdout.split()
+            assert int(ran) == spec.n_points
+            best = min(best, float(seconds))
         rates[n] = spec.n_points / best
-        where = "in this process" if n == 1 else "local processes"
         print(
-            f"after capture, {n} {'worker' if n == 1 else 'workers'} ({where}, dfx sweep --workers {n}): "
+            f"after capture, dfx sweep --workers {n} (a fresh process, {'in it' if n == 1 else 'local processes'}): "
             f"{rates[n]:,.0f} points/s ({best:.2f} s; goal >= 1,000 points/s)"
         )
     print(f"  speed-up of {workers} local processes over 1: {rates[workers] / rates[1]:.2f}x")
@@ -167,13 +214,9 @@ def main() -> None:
         f"{graphs.CAPTURES['substituted']} substitutions"
     )
 
-    from dfx.arch.gpu.plan import clear_gemm_plans
-    from dfx.compile.fusion import clear_fusion_cache
-
     best = float("inf")
     for _ in range(args.repeat):
-        clear_gemm_plans()  # every pass sees its GEMMs for the first time, as one sweep does
-        clear_fusion_cache()  # and fuses each graph afresh (the cache serves only profiles with equal rules)
+        _forget_plans()  # every pass autotunes, fuses and tiles afresh, as one sweep does
         t0 = time.perf_counter()
         n = sum(len(run_group(t, cache)) for t in tasks)
         best = min(best, time.perf_counter() - t0)

@@ -37,7 +37,7 @@ from dfx.costs.record import Category, CostedGraph, CostedNode
 from dfx.costs.terms import FMA_FLOPS
 from dfx.hardware import HardwareProfile, Kind
 
-__all__ = ["CoreMemory", "core_memory", "gemm_of", "tile_kernel", "tiling_pass"]
+__all__ = ["CoreMemory", "clear_tile_choices", "core_memory", "gemm_of", "tile_kernel", "tiling_pass"]
 
 GPU_XBLOCK = 1024  # Inductor's largest pointwise XBLOCK (triton_heuristics pointwise: max block 1024 per program)
 FLASH_BLOCK_M = 128  # FlashAttention-2 query rows per thread block (Dao 2023, section 3.3; Br = 128 on A100/H100)
@@ -139,6 +139,11 @@ def _gemm_traffic(kernel: Kernel, gemm, tm: int, tn: int) -> int:
 @lru_cache(maxsize=4096)
 def _choose(gemm, machine):
     return _tiling().choose_tile(gemm, machine)
+
+
+def clear_tile_choices() -> None:
+    """Forget every scratchpad tile chosen in this process (benchmarks time points as if seen for the first time)."""
+    _choose.cache_clear()
 
 
 def _choose_tile(gemm, machine):
