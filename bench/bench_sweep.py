@@ -28,13 +28,13 @@ This is a benchmark, not a test: it prints numbers, it asserts nothing.
 Measured on the project's 2-core machine, 2026-12-01 (``--repeat 3 --no-ray``, quiet machine, load
 about 1.2; docs/sweeps.md, "Speed", has the history and what each change bought):
 
-=====================================================  ============  ===========
-figure                                                 before 17:15  after 19:00
-=====================================================  ============  ===========
-2. after capture, 1 process (plan caches emptied)      FILL          FILL
-5. dfx sweep, 576 points, --workers 1 (fresh process)  FILL          FILL
-5. dfx sweep, 576 points, --workers 2 (fresh process)  FILL          FILL
-=====================================================  ============  ===========
+=====================================================  ==============  ==============
+figure (points per second)                             17:15, f04c48e  19:00
+=====================================================  ==============  ==============
+2. after capture, 1 process (plan caches emptied)      273 to 281      506 to 528
+5. dfx sweep, 576 points, --workers 1 (fresh process)  206 to 207      344 to 345
+5. dfx sweep, 576 points, --workers 2 (fresh process)  338             547 to 552
+=====================================================  ==============  ==============
 
 The goal of 1,000 points per second is not met on this machine, in 1 process or with 2 workers.
 """
