@@ -41,6 +41,7 @@ NOT_DOCUMENTS = {
     ("measure/comparison.py", "self.run"): "Validation.run while the document is built",
     ("measure/validation.py", "measured.run"): "Measured.run, how the real run went",
     ("measure/validation.py", "info"): "capture_spec's info about the model",
+    ("hardware/schema.py", "self._memo"): "HardwareProfile._memo, the profile's lookup cache (not a document)",
     ("measure/calibration.py", "caches"): "the caches Linux reports",
     ("sweep/evaluate.py", "metrics"): "one point's metrics while its row is built",
     ("sweep/spec.py", "kwargs"): "a function's keyword arguments",
