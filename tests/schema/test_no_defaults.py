@@ -43,7 +43,6 @@ NOT_DOCUMENTS = {
     ("measure/validation.py", "info"): "capture_spec's info about the model",
     ("hardware/schema.py", "self._memo"): "HardwareProfile._memo, the profile's lookup cache (not a document)",
     ("measure/calibration.py", "caches"): "the caches Linux reports",
-    ("hardware/schema.py", "self._memo"): "HardwareProfile's memo of its own look-ups (peak, levels)",
     ("sweep/evaluate.py", "metrics"): "one point's metrics while its row is built",
     ("sweep/spec.py", "kwargs"): "a function's keyword arguments",
     ("sweep/evaluate.py", "kw"): "split_of's keywords for evaluate_on",
