@@ -128,10 +128,13 @@ def _cs3_systems(row) -> Prediction:
 
 
 # -- model rows: a phase of a causal decoder (dfx.inference), eager kernels queued back to back -------
-def _phase(model: str, hw: str, *, runtime: str | None = _QUEUED, **kwargs):
+def _phase(model: str, hw: str, *, runtime: str | None = _QUEUED, execution_model: str | None = "eager", **kwargs):
+    """A phase's metrics and result; ``execution_model=None`` for Groq and Cerebras, which have no eager
+    runtime (dfx refuses 'eager' there: their architecture models time every operator in the compiler's
+    schedule)."""
     from dfx.analysis import analyze
 
-    a = analyze(model, hardware=[hw], execution_model="eager", runtime=runtime, **kwargs)
+    a = analyze(model, hardware=[hw], execution_model=execution_model, runtime=runtime, **kwargs)
     return a.inference.metrics(a.hardware[0].profile.id), a.hardware[0]
 
 
@@ -174,7 +177,9 @@ def _bert(row) -> Prediction:
 
 
 def _groq_l70b(row) -> Prediction:
-    m, r = _phase("hf:llama-2-70b", "groq-lpu", runtime=None, phase="decode", kv_len=4096, dtype="bf16")
+    m, r = _phase(
+        "hf:llama-2-70b", "groq-lpu", runtime=None, execution_model=None, phase="decode", kv_len=4096, dtype="bf16"
+    )
     return Prediction(
         m.tokens_per_s_per_user,
         f"decode at 4,096 cached tokens, bf16, {r.extras.get('chips')} chips (the TSP schedule)",
@@ -182,7 +187,9 @@ def _groq_l70b(row) -> Prediction:
 
 
 def _cs3_l8b(row) -> Prediction:
-    m, r = _phase("hf:llama-3-8b", "cerebras-wse-3", runtime=None, phase="decode", kv_len=1024, dtype="bf16")
+    m, r = _phase(
+        "hf:llama-3-8b", "cerebras-wse-3", runtime=None, execution_model=None, phase="decode", kv_len=1024, dtype="bf16"
+    )
     return Prediction(
         m.tokens_per_s_per_user, f"decode at 1,024 cached tokens (not stated), bf16, {r.extras.get('chips')} wafer(s)"
     )
