@@ -125,6 +125,14 @@ def test_calibrate_refuses_a_busy_verdict_unless_allowed(monkeypatch, tmp_path, 
         assert refused.exit_code == 0 and "verdict: quiet" in refused.output
 
 
+def _quiet_clocks():
+    """Readings 1 s apart in which the machine's busy seconds are exactly ours: nobody else ran."""
+    from dfx.measure.busy import CpuClocks
+
+    t = iter(range(10_000))
+    return lambda: (lambda i: CpuClocks(float(i), 2.0 * i, 2.0 * i))(next(t))
+
+
 def _fake_benchmarks(monkeypatch, overheads):
     """calibrate with every benchmark replaced by a figure from this test; ``overheads`` yields each op_overhead_s result."""
     import dfx.measure.calibration as calibration
@@ -152,6 +160,7 @@ def _fake_benchmarks(monkeypatch, overheads):
         "vector_rates": lambda *a: {"gelu": Sample(2e9, 1e-3, 5, "fake"), "softmax": Sample(3e9, 1e-3, 5, "fake")},
         "reference_flop_per_s": lambda *a: 5e10,
         "probe_load": lambda threads: LoadProbe(0.0, 0.99, 1000.0),
+        "read_cpu_clocks": _quiet_clocks(),
     }
     for name, fake in fakes.items():
         monkeypatch.setattr(calibration, name, fake)
@@ -184,3 +193,65 @@ def test_a_contradiction_that_survives_is_a_busy_verdict(monkeypatch):
     assert calls["overhead"] == 3  # the first try and two more
     assert cal.verdict.busy and "a tiny add took 3,000 us, 750 x the median op kind" in cal.verdict.reasons[0]
     assert cal.verdict.line.startswith("verdict: TOO BUSY to trust these figures: a tiny add took 3,000 us")
+
+
+def test_a_family_share_is_what_other_processes_left_our_threads():
+    from dfx.measure.busy import CpuClocks, left_share
+
+    start = CpuClocks(10.0, 1.0, 500.0)
+    # 4 s, 2 CPUs, 2 threads: the machine busy 7.2 s, ours 4.0 s: others 3.2 / 4 = 0.8 CPU; (2 - 0.8) / 2 = 0.6
+    assert left_share(start, CpuClocks(14.0, 5.0, 507.2), cpus=2, threads=2) == pytest.approx(0.6)
+    # 8 CPUs: (8 - 0.8) / 2 = 3.6, at most 1
+    assert left_share(start, CpuClocks(14.0, 5.0, 507.2), cpus=8, threads=2) == 1.0
+    assert left_share(CpuClocks(0.0, 0.0, None), CpuClocks(1.0, 1.0, None), cpus=2, threads=2) is None
+
+
+def test_a_family_left_too_little_cpu_is_a_busy_verdict_that_names_it():
+    # 0.6 is under the 0.8 of SHARE_MIN; 0.85 is not
+    v = verdict(QUIET, QUIET, cpus=2, threads=2, family_shares={"vector": 0.6, "table": 0.85})
+    assert v.busy and v.reasons == (
+        "other processes left our threads 60% of a CPU while the vector benchmarks ran (under 80%)",
+    )
+    q = verdict(QUIET, QUIET, cpus=2, threads=2, family_shares={"vector": 0.9, "table": 0.85})
+    assert not q.busy and "at least 85% of a CPU left per thread in every benchmark family" in q.line
+
+
+def _clocks_busy_during(busy_calls):
+    """Readings 1 s apart; between reading ``i`` and ``i + 1`` for ``i`` in ``busy_calls`` another process
+    used 1 CPU (on 2 CPUs with 2 threads: (2 - 1) / 2 = 50% left per thread), else nothing."""
+    from dfx.measure.busy import CpuClocks
+
+    state = {"i": 0, "own": 0.0, "busy": 0.0}
+
+    def read():
+        i = state["i"]
+        reading = CpuClocks(float(i), state["own"], state["busy"])
+        state["own"] += 1.0
+        state["busy"] += 1.0 + (1.0 if i in busy_calls else 0.0)
+        state["i"] += 1
+        return reading
+
+    return read
+
+
+@pytest.mark.parametrize("busy_again", [False, True])
+def test_a_family_measured_while_another_process_ran_is_measured_again(monkeypatch, busy_again):
+    import dfx.measure.calibration as calibration
+
+    calls = _fake_benchmarks(monkeypatch, iter([NORMAL] * 3))
+    # readings come in pairs, one pair per family: the first family (per-op overhead) is readings 0 and 1.
+    # 10 families with the fake _plan (no cache level: no residency, no cold GEMM), so its second try
+    # is readings 20 and 21.
+    busy = {0, 20} if busy_again else {0}
+    monkeypatch.setattr(calibration, "read_cpu_clocks", _clocks_busy_during(busy))
+    monkeypatch.setattr(calibration.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(calibration, "probe_load", lambda threads: LoadProbe(0.0, 0.99, 1000.0))
+    monkeypatch.setattr(calibration.torch, "get_num_threads", lambda: 2)
+    monkeypatch.setattr(calibration.torch, "set_num_threads", lambda n: None)
+    cal = calibration.calibrate(budget_s=1.0)
+    assert calls["overhead"] == 2  # the first try and one more
+    assert cal.verdict.busy is busy_again
+    if busy_again:
+        assert cal.verdict.reasons == (
+            "other processes left our threads 50% of a CPU while the overhead benchmarks ran (under 80%)",
+        )

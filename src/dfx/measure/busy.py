@@ -1,4 +1,4 @@
-"""Was the machine quiet enough to trust what was measured? Load probes before and after, and one verdict.
+"""Was the machine quiet enough to trust what was measured? Load probes before and after, a share per benchmark family, and one verdict.
 
 A probe (:func:`probe_load`) reads the 1-minute load average and runs a short **spin**: ``torch.mm``
 on ``[256, 256]`` operands, back to back for about 50 ms on torch's threads. Two figures come out:
@@ -9,7 +9,17 @@ on ``[256, 256]`` operands, back to back for about 50 ms on torch's threads. Two
 - ``spin_per_s``: the spin's calls per second, compared before and after: a machine whose
   speed moved during the measurement moved every figure with it.
 
-:func:`verdict` turns the two probes, the CPU and thread counts, and any figures that still
+The probes only see the moments before and after. A process that starts after the first and
+ends before the second (or one that slows every benchmark alike, so that no figure contradicts
+another) is seen by the **family share** (:func:`left_share`): over each benchmark family's wall
+time, the CPU seconds the whole machine spent (``/proc/stat``) less our own process's
+(``time.process_time``) are other processes' work, and ``(cpus - others) / threads`` is the share
+of a CPU they left each of our threads. One at 100% of a CPU on 2 CPUs leaves our 2 threads 50%
+each: under :data:`SHARE_MIN`, that family is measured again, and the verdict is TOO BUSY if it
+is still so. (It is an upper bound on what our threads lost: a family that runs on one thread
+while the others sleep loses nothing to one other process, and is still measured again.)
+
+:func:`verdict` turns the two probes, the family shares, the CPU and thread counts, and any figures that still
 contradict each other after being measured again into one line. It is pure arithmetic, so it is
 tested with injected probes.
 """
@@ -19,9 +29,9 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import asdict, dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
-__all__ = ["LoadProbe", "Verdict", "own_load", "probe_load", "verdict"]
+__all__ = ["CpuClocks", "LoadProbe", "Verdict", "left_share", "own_load", "probe_load", "read_cpu_clocks", "verdict"]
 
 SHARE_MIN = 0.8  # a thread that got under 80% of a CPU while spinning was waiting for one
 RATE_MOVE = 0.25  # the spin's rate after within 25% of before: the machine held still
@@ -68,6 +78,56 @@ def _process_start() -> tuple[float, float]:
 
 
 _HISTORY: list[tuple[float, float]] = []  # (perf_counter, process_time) at the start and at each probe
+
+
+@dataclass(frozen=True)
+class CpuClocks:
+    """One reading of the clocks :func:`left_share` compares: ``wall_s`` (perf_counter), ``own_cpu_s``
+    (this process's CPU seconds, all threads) and ``machine_busy_s`` (every CPU's non-idle seconds
+    since boot, ``/proc/stat``; ``None`` where the OS does not say)."""
+
+    wall_s: float
+    own_cpu_s: float
+    machine_busy_s: float | None
+
+
+_BUSY_FIELDS = (0, 1, 2, 5, 6, 7)  # /proc/stat's cpu line: user nice system [idle iowait] irq softirq steal
+
+
+def read_cpu_clocks(stat_path: str = "/proc/stat") -> CpuClocks:
+    """Now: wall, our CPU and the machine's busy CPU seconds (user, nice, system, irq, softirq and steal ticks / SC_CLK_TCK)."""
+    wall, own = time.perf_counter(), time.process_time()
+    try:
+        with open(stat_path) as f:
+            ticks = [int(v) for v in f.readline().split()[1:]]
+        busy: float | None = sum(ticks[i] for i in _BUSY_FIELDS if i < len(ticks)) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, AttributeError):
+        busy = None
+    return CpuClocks(wall, own, busy)
+
+
+def left_share(start: CpuClocks, end: CpuClocks, cpus: int, threads: int) -> float | None:
+    """The share of a CPU other processes left each of our ``threads`` between two readings (0..1), or ``None``.
+
+    ``others = (machine busy seconds - our CPU seconds) / wall seconds`` (at least 0) CPUs were
+    other processes'; ``min(1, (cpus - others) / threads)`` is what was left per thread. ``None``
+    without the machine's figure or with no wall time between the readings.
+
+    Examples
+    --------
+    >>> a = CpuClocks(0.0, 0.0, 100.0)
+    >>> left_share(a, CpuClocks(2.0, 3.8, 105.8), cpus=2, threads=2)  # others: (5.8 - 3.8) / 2 = 1 CPU; (2 - 1) / 2
+    0.5
+    >>> left_share(a, CpuClocks(2.0, 3.8, 104.0), cpus=2, threads=2)  # others: 0.1 CPU; 1.9 / 2
+    0.95
+    >>> left_share(a, CpuClocks(2.0, 1.0, 101.0), cpus=2, threads=2)  # nothing but us: all of it
+    1.0
+    """
+    wall = end.wall_s - start.wall_s
+    if start.machine_busy_s is None or end.machine_busy_s is None or wall <= 0:
+        return None
+    others = max(0.0, (end.machine_busy_s - start.machine_busy_s) - (end.own_cpu_s - start.own_cpu_s)) / wall
+    return max(0.0, min(1.0, (cpus - others) / max(threads, 1)))
 
 
 @dataclass(frozen=True)
@@ -140,11 +200,14 @@ def verdict(
     threads: int,
     contradictions: Sequence[str] = (),
     own_load: float = 0.0,
+    family_shares: Mapping[str, float] | None = None,
 ) -> Verdict:
     """Judge a measurement by its probes (module docstring).
 
     Busy when a probe's thread got under :data:`SHARE_MIN` of a CPU; the spin's rate moved by more
-    than :data:`RATE_MOVE` between the probes; or figures still contradict each other
+    than :data:`RATE_MOVE` between the probes; a benchmark family, after being measured again,
+    still ran while other processes left our threads under :data:`SHARE_MIN` of a CPU
+    (``family_shares``: family -> :func:`left_share`); or figures still contradict each other
     (``contradictions``, one line each). Another process's load before we started
     (``load_1min - own_load`` over the ``cpus - threads`` CPUs our threads leave free, plus
     :data:`LOAD_SLACK`) is the first reason given when one of those holds, and a note otherwise:
@@ -183,6 +246,12 @@ def verdict(
             reasons.append(
                 f"the spin ran {move:+.0%} faster after than before: the machine's speed moved while measuring"
             )
+    shares_by_family = dict(family_shares or {})
+    reasons += [
+        f"other processes left our threads {share:.0%} of a CPU while the {family} benchmarks ran (under {SHARE_MIN:.0%})"
+        for family, share in shares_by_family.items()
+        if share < SHARE_MIN
+    ]
     reasons += list(contradictions)
     if load_reason is not None and reasons:
         reasons.insert(0, load_reason)
@@ -194,6 +263,8 @@ def verdict(
     )
     facts += f"; a thread got {shares} of a CPU" if shares else ""
     facts += f"; spin rate {move:+.0%}" if move is not None else ""
+    if shares_by_family:
+        facts += f"; at least {min(shares_by_family.values()):.0%} of a CPU left per thread in every benchmark family"
     if reasons:
         line = f"verdict: TOO BUSY to trust these figures: {reasons[0]} ({facts}); measure again on a quiet machine"
     elif load_reason is not None:

@@ -40,7 +40,7 @@ from typing import Any, Callable, Mapping
 import torch
 
 from dfx.errors import DfxError
-from dfx.measure.busy import Verdict, probe_load, verdict
+from dfx.measure.busy import SHARE_MIN, Verdict, left_share, probe_load, read_cpu_clocks, verdict
 from dfx.measure.machine import AfterGemmPoint, ColdGemmPoint, GemmRate, gemm_curve
 from dfx.measure.microbench import (
     REFERENCE_SHAPE,
@@ -484,57 +484,121 @@ def calibrate(
     step = on_step or (lambda label: None)
     before = probe_load(threads) if device == "cpu" else None  # before our own work adds to the load
     caches, working_sets, name, sync = _plan(device)
-    step("per-op overhead")
-    overhead, by_kind = op_overhead_s(device, budget_s * _SHARE["overhead"], sync)
-    step("overhead after other work")
-    curve = overhead_curve(device, budget_s * _SHARE["overhead_curve"], sync)
-    peaks = {}
-    for dtype in dtypes:
-        step(f"GEMM {dtype}")
-        peaks[dtype] = gemm_flop_per_s(getattr(torch, dtype), device, budget_s * _SHARE["gemm"] / len(dtypes), sync)
-    bandwidth = measure_bandwidths(working_sets, caches, device, budget_s * _SHARE["stream"], sync, step)
+    cpus = os.cpu_count() or 1
+    shares: dict[str, float] = {}  # family -> the share of a CPU other processes left our threads (busy.left_share)
+    got: dict[str, Any] = {}
+
+    def family(label: str, key: str, measure: Callable[[], Any]) -> None:
+        """Run one benchmark family, keep its result under ``key`` and the share of a CPU it was left."""
+        step(label)
+        start = read_cpu_clocks()
+        got[key] = measure()
+        share = left_share(start, read_cpu_clocks(), cpus, threads) if device == "cpu" else None
+        if share is not None:
+            shares[key] = share
+
     last = list(caches.values())[-1] if caches else None
-    off_chip = list(bandwidth.values())[-1].value
-    step("GEMM rows x weight sizes")
-    fp32_peak = peaks["float32"].value if "float32" in peaks else None
-    table = gemm_table(torch.float32, device, budget_s * _SHARE["table"], sync, peak_flop_per_s=fp32_peak)
-    step("attention")
-    attention = attention_rates(device, budget_s * _SHARE["attention"], sync)
-    step("convolutions")
-    convs = conv_points(device, budget_s * _SHARE["conv"], sync)
-    resident = None
-    cold: tuple[ColdGemmPoint, ...] = ()
-    after: tuple[AfterGemmPoint, ...] = ()
-    vectors: dict[str, Sample] = {}
+    families: list[tuple[str, str, Callable[[], Any]]] = [
+        ("per-op overhead", "overhead", lambda: op_overhead_s(device, budget_s * _SHARE["overhead"], sync)),
+        (
+            "overhead after other work",
+            "overhead_curve",
+            lambda: overhead_curve(device, budget_s * _SHARE["overhead_curve"], sync),
+        ),
+        (
+            f"GEMM {', '.join(dtypes)}",
+            "gemm",
+            lambda: {
+                d: gemm_flop_per_s(getattr(torch, d), device, budget_s * _SHARE["gemm"] / len(dtypes), sync)
+                for d in dtypes
+            },
+        ),
+        (
+            "bandwidth",
+            "stream",
+            lambda: measure_bandwidths(working_sets, caches, device, budget_s * _SHARE["stream"], sync, step),
+        ),
+        (
+            "GEMM rows x weight sizes",
+            "table",
+            lambda: gemm_table(
+                torch.float32,
+                device,
+                budget_s * _SHARE["table"],
+                sync,
+                peak_flop_per_s=got["gemm"]["float32"].value if "float32" in got["gemm"] else None,
+            ),
+        ),
+        ("attention", "attention", lambda: attention_rates(device, budget_s * _SHARE["attention"], sync)),
+        ("convolutions", "conv", lambda: conv_points(device, budget_s * _SHARE["conv"], sync)),
+    ]
     if device == "cpu":
-        step("vector ops")
-        vectors = vector_rates(device, budget_s * _SHARE["vector"], sync)
+        families.append(("vector ops", "vector", lambda: vector_rates(device, budget_s * _SHARE["vector"], sync)))
         if last is not None:
-            step("cache residency")
-            resident = resident_bytes(last.capacity_bytes, off_chip, device, budget_s * _SHARE["resident"], sync)
-            step("GEMM with its weight from DRAM")
-            cold = tuple(
-                ColdGemmPoint(*p)
-                for p in gemm_cold_points(
-                    torch.float32, device, budget_s * _SHARE["gemm_cold"], last.capacity_bytes, sync
-                )
+            families += [
+                (
+                    "cache residency",
+                    "resident",
+                    lambda: resident_bytes(
+                        last.capacity_bytes,
+                        list(got["stream"].values())[-1].value,
+                        device,
+                        budget_s * _SHARE["resident"],
+                        sync,
+                    ),
+                ),
+                (
+                    "GEMM with its weight from DRAM",
+                    "gemm_cold",
+                    lambda: tuple(
+                        ColdGemmPoint(*p)
+                        for p in gemm_cold_points(
+                            torch.float32, device, budget_s * _SHARE["gemm_cold"], last.capacity_bytes, sync
+                        )
+                    ),
+                ),
+            ]
+        families.append(
+            (
+                "small ops after a large GEMM",
+                "after_gemm",
+                lambda: tuple(
+                    AfterGemmPoint(*p) for p in after_gemm_points(device, budget_s * _SHARE["after_gemm"], sync)
+                ),
             )
-        step("small ops after a large GEMM")
-        after = tuple(AfterGemmPoint(*p) for p in after_gemm_points(device, budget_s * _SHARE["after_gemm"], sync))
-    step("reference GEMM")
-    reference = reference_flop_per_s(device, min(0.5, budget_s * 0.02), sync)
-    contradictions = _consistency_warnings(by_kind, vectors, table, reference)
+        )
+    families.append(
+        ("reference GEMM", "reference", lambda: reference_flop_per_s(device, min(0.5, budget_s * 0.02), sync))
+    )
+    for label, key, measure in families:
+        family(label, key, measure)
+    # a family other processes left our threads too little of a CPU for is measured again, once (only when busy)
+    for label, key, measure in families:
+        if shares.get(key, 1.0) < SHARE_MIN:
+            family(f"measuring {label} again: other processes were running", key, measure)
+
+    def contradicting() -> list[str]:
+        return _consistency_warnings(got["overhead"][1], got.get("vector", {}), got["table"], got["reference"])
+
+    contradictions = contradicting()
     for _ in range(_REMEASURES if contradictions else 0):  # measured again: a stall rarely hits the same figure twice
-        step("measuring again what contradicts the rest")
-        overhead, by_kind = op_overhead_s(device, budget_s * _SHARE["overhead"], sync)
-        if device == "cpu":
-            vectors = vector_rates(device, budget_s * _SHARE["vector"], sync)
-        reference = reference_flop_per_s(device, min(0.5, budget_s * 0.02), sync)
-        contradictions = _consistency_warnings(by_kind, vectors, table, reference)
+        for label, key, measure in families:
+            if key in ("overhead", "vector", "reference"):
+                family(f"measuring {label} again: it contradicts the rest", key, measure)
+        contradictions = contradicting()
         if not contradictions:
             break
+    overhead, by_kind = got["overhead"]
+    curve, peaks, bandwidth, table = got["overhead_curve"], got["gemm"], got["stream"], got["table"]
+    attention, convs, reference = got["attention"], got["conv"], got["reference"]
+    vectors: dict[str, Sample] = got.get("vector", {})
+    resident = got.get("resident")
+    cold: tuple[ColdGemmPoint, ...] = got.get("gemm_cold", ())
+    after: tuple[AfterGemmPoint, ...] = got.get("after_gemm", ())
     probe_after = probe_load(threads) if device == "cpu" else None
-    judged = verdict(before, probe_after, os.cpu_count() or 1, threads, contradictions) if device == "cpu" else None
+    judged = (
+        verdict(before, probe_after, cpus, threads, contradictions, family_shares=shares) if device == "cpu" else None
+    )
     warnings = list(contradictions)
     return Calibration(
         device=device,

@@ -71,9 +71,9 @@ def calibrate_command(
     from dfx.measure.calibration import check_calibrate_args
 
     check_calibrate_args(device, budget_s)  # before the progress bar, so that an error is one clean line
-    bar, step = _progress(
-        2 + len(dtypes) + 3 + 6
-    )  # overheads (2), GEMM peaks, 3 levels, table, attention, convs, vector, residency, reference
+    # overheads (2), GEMM peaks, bandwidth and its 3 levels, table, attention, convs, vector, residency,
+    # cold GEMM, after-GEMM, reference
+    bar, step = _progress(15)
     with bar:
         cal = calibrate(device=device, dtypes=dtypes, budget_s=budget_s, on_step=step)
     profile = cal.to_profile()
