@@ -116,9 +116,9 @@ def left_share(start: CpuClocks, end: CpuClocks, cpus: int, threads: int) -> flo
     Examples
     --------
     >>> a = CpuClocks(0.0, 0.0, 100.0)
-    >>> left_share(a, CpuClocks(2.0, 3.8, 105.8), cpus=2, threads=2)  # others: (5.8 - 3.8) / 2 = 1 CPU; (2 - 1) / 2
+    >>> round(left_share(a, CpuClocks(2.0, 3.8, 105.8), cpus=2, threads=2), 6)  # others: (5.8 - 3.8) / 2 = 1 CPU; (2 - 1) / 2
     0.5
-    >>> left_share(a, CpuClocks(2.0, 3.8, 104.0), cpus=2, threads=2)  # others: 0.1 CPU; 1.9 / 2
+    >>> round(left_share(a, CpuClocks(2.0, 3.8, 104.0), cpus=2, threads=2), 6)  # others: 0.1 CPU; 1.9 / 2
     0.95
     >>> left_share(a, CpuClocks(2.0, 1.0, 101.0), cpus=2, threads=2)  # nothing but us: all of it
     1.0
