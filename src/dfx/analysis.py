@@ -593,7 +593,7 @@ def evaluate_one_chip(
     )
     calibrated = arch is None and getattr(profile, "calibrated", None) is not None
     if calibrated:
-        timer = _calibrated_timer(costed, profile)
+        timer = _calibrated_timer(costed, profile, eager=model is ExecutionModel.EAGER)
     extras = {} if arch is None else dict(arch.extras(costed, profile))
     if model is ExecutionModel.COMPILED and weights_resident(costed, profile):
         extras["weight_load_s"] = weight_load_s(costed, profile)  # once, before the steady state quoted
@@ -610,15 +610,16 @@ def evaluate_one_chip(
     return evaluate(costed, profile, execution_model=model, extras=extras, runtime=runtime, program=program, **timer)
 
 
-def _calibrated_timer(costed: CostedGraph, profile: Any) -> dict[str, Any]:
+def _calibrated_timer(costed: CostedGraph, profile: Any, eager: bool = False) -> dict[str, Any]:
     """The calibrated machine model of a profile that carries its tables (``dfx calibrate --out``):
-    the same node and kernel timers ``dfx validate`` predicts with (``dfx.measure.cache_model``, torch-free)."""
+    the same node and kernel timers ``dfx validate`` predicts with (``dfx.measure.cache_model``, torch-free);
+    ``eager``: views cost a dispatch (:func:`dfx.measure.cache_model.cache_timer`)."""
     from dfx.measure.cache_model import NAME, cache_timer, kernel_timer
     from dfx.measure.machine import MachineModel
 
     machine = MachineModel.from_profile(profile)
     return {
-        "node_timer": cache_timer(costed, profile, machine),
+        "node_timer": cache_timer(costed, profile, machine, eager=eager),
         "kernel_timer": kernel_timer(costed, profile, machine),
         "arch_model": NAME,
     }

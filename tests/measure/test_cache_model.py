@@ -309,3 +309,24 @@ def test_a_convolution_takes_the_ratio_of_the_nearest_measured_convolution():
     # conv2d_2: 1x1 64 -> 256, [784, 64] x [64, 256]: log distance 2 (ln 4)^2 to the 1x1 point, (ln 9)^2 + (ln 4)^2
     # to the 3x3 one: the 1x1 point's 0.5; 2*784*64*256 = 25,690,112 FLOPs at 5e9
     assert result.node("conv2d_2").compute_time_s == pytest.approx(25_690_112 / 5e9)
+
+
+def test_an_eager_view_costs_the_measured_view_dispatch_and_nothing_else_changes():
+    costed, profile = _mlp()
+    # a hot view 1.5 us; ops 3 us (add) and 4 us (linear) at every gap (the flat curve's 2 us is their hot point)
+    machine = MachineModel(overhead_curve=FLAT_2US, overhead_by_kind={"add": 3e-6, "linear": 4e-6, "view": 1.5e-6})
+    eager = evaluate(costed, profile, node_timer=cache_timer(costed, profile, machine, eager=True))
+    plain = evaluate(costed, profile, node_timer=cache_timer(costed, profile, machine))
+    # flatten is the MLP's one view node: 1.5 us in eager, 0 otherwise (a compiled program folds it away)
+    assert eager.node("flatten").time_s == pytest.approx(1.5e-6) == eager.node("flatten").overhead_s
+    assert eager.node("flatten").bound.value == "none" and eager.node("flatten").flops == 0
+    assert plain.node("flatten").time_s == 0.0
+    # the nodes that do work are timed the same either way: linear's hot 4 us replaces the curve's 2 us
+    for name in ("linear", "relu", "linear_1"):
+        assert eager.node(name).time_s == pytest.approx(plain.node(name).time_s)
+    assert eager.node("linear").overhead_s == pytest.approx(4e-6)
+    # end to end: the plain sum plus the one view's 1.5 us
+    assert eager.serial_time_s == pytest.approx(plain.serial_time_s + 1.5e-6)
+    # a calibration without a view figure charges views nothing
+    old = MachineModel(overhead_curve=FLAT_2US, overhead_by_kind={"add": 3e-6})
+    assert evaluate(costed, profile, node_timer=cache_timer(costed, profile, old, eager=True)).node("flatten").time_s == 0

@@ -80,13 +80,16 @@ def _level_for(levels: tuple[MemoryLevel, ...], need: int, fallback: MemoryLevel
 
 
 def cache_timer(
-    costed: CostedGraph, profile: HardwareProfile, machine: MachineModel | None = None
+    costed: CostedGraph, profile: HardwareProfile, machine: MachineModel | None = None, eager: bool = False
 ) -> Callable[[CostedNode, NodeTiming], NodeTiming]:
     """A ``node_timer`` for :func:`dfx.roofline.evaluate` that charges bytes to the cache that holds them.
 
     With ``machine`` (:meth:`MachineModel.from_calibration`), the calibrated prediction of the
     module docstring: measured GEMM and vector rates, weights from DRAM when the model does not
-    stay in cache, and the overhead curve. Times are seconds.
+    stay in cache, and the overhead curve. ``eager``: the nodes run one by one in eager torch, so
+    a view node (category ``view``: 0 FLOPs, 0 bytes) costs :meth:`MachineModel.view_s` (the
+    dispatch of a view; its bound stays ``none``); in a compiled program views are free. Times
+    are seconds.
     """
     from dfx.roofline import evaluate
 
@@ -128,6 +131,11 @@ def cache_timer(
             for n, g in zip(order, gaps)
         ]
     timed = {n.name: _retime(base[n.name], work[n.name][0], work[n.name][1], o) for n, o in zip(order, overheads)}
+    view_s = machine.view_s() if eager else None
+    if view_s:
+        for n in costed.nodes:
+            if n.category.value == "view" and base[n.name].bound is Bound.NONE:
+                timed[n.name] = replace(base[n.name], time_s=view_s, overhead_s=view_s)
 
     def calibrated(node: CostedNode, timing: NodeTiming) -> NodeTiming:
         return timed.get(node.name, timing)
@@ -367,7 +375,7 @@ def kernel_timer(costed: CostedGraph, profile: HardwareProfile, machine: Machine
     cold = machine.resident_bytes is not None and model_footprint_bytes(costed.graph) > machine.resident_bytes
     nodes = {n.name: n for n in costed.nodes}
     calibrated = {t.name: t for t in evaluate(costed, profile, node_timer=cache_timer(costed, profile, machine)).nodes}
-    generated_s = min(machine.overhead_by_kind.values()) if machine.overhead_by_kind else profile.op_overhead_s
+    generated_s = min(machine.work_overheads(), default=profile.op_overhead_s)
     order = [n for n in costed.nodes if calibrated[n.name].bound is not Bound.NONE]
     moved = {n.name: calibrated[n.name].bytes for n in order}
     streamed = _after_gemm_streamed(order, moved) if machine.after_gemm else {}

@@ -176,7 +176,8 @@ class MachineModel:
         Seconds since an op of the same kind last ran -> the median tiny op's fixed cost, seconds;
         the first point (smallest gap) is the hot loop.
     overhead_by_kind : mapping of str to float
-        Tiny-op kind (:func:`overhead_kind`) -> its fixed cost in a hot loop, seconds.
+        Tiny-op kind (:func:`overhead_kind`) -> its fixed cost in a hot loop, seconds; ``view``:
+        an ``aten.view`` call's (:meth:`view_s`).
     vector_flop_per_s : mapping of str to float
         Family (:func:`vector_family`) -> FLOP/s.
     gemm_table : sequence of GemmRate
@@ -304,6 +305,29 @@ class MachineModel:
         value = _interp_log(gaps, costs, max(gap_s, 1e-12))
         hot = self.overhead_by_kind.get(kind) if kind else None
         return value if hot is None else hot + max(0.0, value - costs[0])
+
+    def view_s(self) -> float | None:
+        """What a view node (``aten.view``, ``permute``, ``expand``, ...) costs in an eager run: the
+        dispatch of an ``aten.view`` in a hot loop (``overhead_by_kind["view"]``), seconds; ``None``
+        when not measured. A compiled program's views are free (Inductor folds them into index
+        arithmetic), so only the eager prediction charges it.
+
+        Examples
+        --------
+        >>> MachineModel(overhead_by_kind={"add": 3e-6, "view": 1.2e-6}).view_s(), MachineModel().view_s()
+        (1.2e-06, None)
+        """
+        return self.overhead_by_kind.get("view")
+
+    def work_overheads(self) -> list[float]:
+        """The hot costs of the kinds of op that run a kernel (``overhead_by_kind`` without ``view``), seconds.
+
+        Examples
+        --------
+        >>> MachineModel(overhead_by_kind={"add": 3e-6, "view": 1.2e-6}).work_overheads()
+        [3e-06]
+        """
+        return [v for k, v in self.overhead_by_kind.items() if k != "view"]
 
     def gemm_flop_per_s(self, rows: float, k: float, n: float) -> float | None:
         """FLOP/s of a GEMM ``[rows, k] x [k, n]``: trilinear in log-log over the table, flat beyond its edges.

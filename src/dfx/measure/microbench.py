@@ -98,19 +98,29 @@ def _tiny_ops(device: str) -> dict[str, Callable[[], object]]:
     }
 
 
+def _tiny_view(device: str) -> Callable[[], object]:
+    """A view node's call (``aten.view`` of an 8-element tensor): no kernel, only the dispatch and a new tensor's metadata."""
+    x = torch.ones(1, 8, device=device)
+    return lambda: torch.ops.aten.view.default(x, [8])
+
+
 def op_overhead_s(device: str, budget_s: float, sync=None) -> tuple[Sample, dict[str, float]]:
     """The time of a tiny op: the median over op kinds (add, relu, gelu, softmax, layer norm, linear,
     conv2d, batch norm, attention) of each one's median time on 1- to 8-element tensors, called as
-    a graph node is (an ``OpOverload``); and each kind's own median, seconds.
+    a graph node is (an ``OpOverload``); and each kind's own median, seconds, with ``view`` (an
+    ``aten.view`` call, :func:`_tiny_view`) beside them.
 
     One op kind alone (a tiny add) is the cheapest dispatch there is; a graph's nodes are mostly
-    heavier ops whose argument handling and kernel set-up cost more.
+    heavier ops whose argument handling and kernel set-up cost more. The view is not in the
+    median: it runs no kernel, and it is what an eager run pays for a view node (which the
+    roofline charges nothing), not a figure for the ops that do work.
     """
     ops = _tiny_ops(device)
     per_op = {}
     for name, fn in ops.items():
-        per_op[name], _ = time_call(fn, budget_s / len(ops), sync, max_reps=5_000)
+        per_op[name], _ = time_call(fn, budget_s / (len(ops) + 1), sync, max_reps=5_000)
     t = statistics.median(per_op.values())
+    per_op["view"], _ = time_call(_tiny_view(device), budget_s / (len(ops) + 1), sync, max_reps=5_000)
     listed = ", ".join(f"{n} {v * 1e6:.2f}" for n, v in per_op.items())
     how = f"median over op kinds of each one's median time on 1- to 8-element tensors (Python + dispatcher + kernel), us: {listed}"
     return Sample(t, t, len(per_op), how), per_op

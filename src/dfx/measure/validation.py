@@ -356,7 +356,9 @@ def predict(measured: Measured, hardware: Any, prediction: str = "roofline", mac
     if prediction == "roofline":
         chosen = roof
     else:
-        chosen = evaluate(costed, profile, node_timer=cache_timer(costed, profile, machine), arch_model=CACHE)
+        chosen = evaluate(
+            costed, profile, node_timer=cache_timer(costed, profile, machine, eager=True), arch_model=CACHE
+        )
     return compare(
         {t.name: t.time_s for t in chosen.nodes},
         measured.node_s,
