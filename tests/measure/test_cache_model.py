@@ -329,4 +329,19 @@ def test_an_eager_view_costs_the_measured_view_dispatch_and_nothing_else_changes
     assert eager.serial_time_s == pytest.approx(plain.serial_time_s + 1.5e-6)
     # a calibration without a view figure charges views nothing
     old = MachineModel(overhead_curve=FLAT_2US, overhead_by_kind={"add": 3e-6})
-    assert evaluate(costed, profile, node_timer=cache_timer(costed, profile, old, eager=True)).node("flatten").time_s == 0
+    assert (
+        evaluate(costed, profile, node_timer=cache_timer(costed, profile, old, eager=True)).node("flatten").time_s == 0
+    )
+
+
+def test_an_eager_view_right_after_a_gemm_pays_the_after_gemm_fixed_part():
+    costed, profile = _mlp()
+    # the fixed part of the line through (1,000 B, 20 us) and (5,000 B, 60 us): 10 ns per byte, 20 - 10 = 10 us,
+    # at one streamed size (100 B) far below what any MLP GEMM moves: read flat beyond it
+    after = (AfterGemmPoint(1000, 100, 1e-6, 21e-6), AfterGemmPoint(5000, 100, 2e-6, 62e-6))
+    machine = MachineModel(overhead_curve=FLAT_2US, overhead_by_kind={"view": 1.5e-6}, after_gemm=after)
+    eager = evaluate(costed, profile, node_timer=cache_timer(costed, profile, machine, eager=True))
+    # flatten runs first; before it, cyclically, linear_2 (a GEMM): 1.5 us dispatch + 10 us
+    assert eager.node("flatten").time_s == pytest.approx(11.5e-6)
+    compiled_view = evaluate(costed, profile, node_timer=cache_timer(costed, profile, machine))
+    assert compiled_view.node("flatten").time_s == 0.0

@@ -81,3 +81,16 @@ def test_percentile_boundaries():
 def test_a_measured_node_without_prediction_is_an_error():
     with pytest.raises(KeyError, match="zz"):
         compare({"a": 1.0}, {"a": 1.0, "zz": 1.0}, 1.0)
+
+
+def test_a_view_charged_its_dispatch_stays_out_of_the_per_node_figures():
+    # a: 2 s for 1 measured (100%), v (a view): 1 for 4, b: 3 for 3 (0%); median over a and b: 50%
+    v = compare(
+        {"a": 2.0, "v": 1.0, "b": 3.0},
+        {"a": 1.0, "v": 4.0, "b": 3.0},
+        8.0,
+        categories={"a": "elementwise", "v": "view", "b": "matmul"},
+    )
+    assert v.median_abs_error == pytest.approx(0.5)
+    # end to end: 6 predicted over 8 measured, the view's 1 s included
+    assert v.end_to_end.predicted_s == pytest.approx(6.0)

@@ -134,12 +134,15 @@ def gemm_curve(table: Sequence[GemmRate], k: int = CURVE_KN, n: int = CURVE_KN) 
     return [(p.flops, p.flop_per_s) for p in sorted(table, key=lambda p: p.rows) if (p.k, p.n) == (k, n)]
 
 
-def _after_line(points: Sequence[AfterGemmPoint], nbytes: float) -> float:
-    """``fixed + per_byte * nbytes`` through the first and last of ``points`` (sorted by bytes); see :meth:`MachineModel.after_gemm_s`."""
+def _after_line(points: Sequence[AfterGemmPoint], nbytes: float | None) -> float:
+    """``fixed + per_byte * nbytes`` through the first and last of ``points`` (sorted by bytes); see
+    :meth:`MachineModel.after_gemm_s`. ``nbytes`` ``None``: the fixed part alone."""
     first, last = points[0], points[-1]
     per_byte = 0.0
     if last.bytes > first.bytes:
         per_byte = max(0.0, (last.extra_s - first.extra_s) / (last.bytes - first.bytes))
+    if nbytes is None:
+        return max(0.0, first.extra_s - per_byte * first.bytes)
     if nbytes < first.bytes:  # below the smallest measured op: in proportion to its bytes, none at none
         return first.extra_s * max(0.0, nbytes) / first.bytes
     fixed = max(0.0, first.extra_s - per_byte * first.bytes)
@@ -372,7 +375,21 @@ class MachineModel:
         w = (math.log(rows) - math.log(rows_axis[i - 1])) / (math.log(rows_axis[i]) - math.log(rows_axis[i - 1]))
         return values[i - 1] + w * (values[i] - values[i - 1])
 
-    def after_gemm_s(self, nbytes: float, streamed_bytes: float) -> float | None:
+    def after_gemm_fixed_s(self, streamed_bytes: float) -> float | None:
+        """The fixed part of :meth:`after_gemm_s` (its line's value at 0 bytes, above the smallest
+        measured op's rule) after a GEMM that moved ``streamed_bytes``, interpolated across
+        ``streamed_bytes`` as it is; ``None`` without ``after_gemm``. What a view right after a
+        GEMM pays in an eager run: it moves no data, yet the first node after the GEMM pays.
+
+        Examples
+        --------
+        >>> m = MachineModel(after_gemm=(AfterGemmPoint(1000, 100, 1e-6, 21e-6), AfterGemmPoint(5000, 100, 2e-6, 62e-6)))
+        >>> round(m.after_gemm_fixed_s(100) * 1e6, 6), round(m.after_gemm_fixed_s(50) * 1e6, 6)  # 20 - 10 ns x 1,000 B; half at half
+        (10.0, 5.0)
+        """
+        return self.after_gemm_s(None, streamed_bytes)
+
+    def after_gemm_s(self, nbytes: float | None, streamed_bytes: float) -> float | None:
         """What an op moving ``nbytes`` (that a hot loop keeps in the closest cache) pays right after
         a GEMM that moved ``streamed_bytes``, seconds; ``None`` without ``after_gemm``.
 
