@@ -17,11 +17,12 @@ A dfx ``Graph`` carries no durations, so it needs a mapping or a callable.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Hashable, Mapping
-
-import networkx as nx
+from typing import TYPE_CHECKING, Any, Callable, Hashable, Mapping
 
 from dfx.ir import Graph
+
+if TYPE_CHECKING:  # networkx is imported only when a networkx graph is passed: importing it costs about
+    import networkx as nx  # 0.1 s, paid by every sweep worker that times a program on a dfx Graph
 
 __all__ = ["CriticalPath", "Parallelism", "critical_path", "parallelism", "serial_time"]
 
@@ -60,6 +61,8 @@ def _topology(graph: Graph | nx.DiGraph) -> tuple[list[Hashable], Callable[[Hash
     if isinstance(graph, Graph):
         preds = {n.name: list(dict.fromkeys(e.src for e in n.inputs)) for n in graph.nodes}
         return [n.name for n in graph.nodes], preds.__getitem__
+    import networkx as nx
+
     if isinstance(graph, nx.Graph):
         if not graph.is_directed():
             raise nx.NetworkXNotImplemented("not implemented for undirected type")
