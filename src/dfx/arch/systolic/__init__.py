@@ -15,8 +15,19 @@ from dfx.arch.systolic.dataflow import Dataflow, Mapping, parse_dataflow
 from dfx.arch.systolic.model import SramKB, SystolicResult, gemm
 from dfx.arch.systolic.nodes import Gemm, node_gemms
 from dfx.arch.systolic.shard import ShardAxis, ShardedGemm, sharded_gemm
-from dfx.arch.systolic.stepsim import Frame, StepTrace, step
 from dfx.arch.systolic.tpu import TPU_SYSTOLIC, SystolicArchModel
+
+_STEPSIM = ("Frame", "StepTrace", "step")  # dfx.arch.systolic.stepsim, imported on first use (below)
+
+
+def __getattr__(name: str):
+    """The step simulator's names, imported on first use: it needs numpy (about 0.07 s to import),
+    which timing a TPU node does not, and every sweep worker and ``dfx analyze`` imports this package."""
+    if name in _STEPSIM:
+        from dfx.arch.systolic import stepsim
+
+        return getattr(stepsim, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     "ChipGemm",
