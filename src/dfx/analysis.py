@@ -468,8 +468,14 @@ def _placed(result: Any, costed: CostedGraph, profile: Any, split: Any) -> Any:
     """``result`` spread over chips (:func:`dfx.parallel.place`): the user's plan, else the fewest that fit."""
     from dfx.parallel import ParallelPlan, default_plan, place, plan_for_chips
 
+    from dfx.parallel.data import is_training_graph
+
+    link = profile.interconnect
     if isinstance(split, ParallelPlan):
         plan = split
+    elif split is not None and split > 1 and is_training_graph(costed) and not (link and link.weights_on_chip):
+        # a training step over N chips: FSDP over all of them (MaxText's default, ZeRO-3), docs/parallel.md
+        plan = ParallelPlan(dp=split, fsdp=True, source="--chips (a training step: fsdp over every chip)")
     elif split is not None:
         plan = plan_for_chips(profile, split)
     else:

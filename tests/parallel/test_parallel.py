@@ -63,7 +63,7 @@ def test_groq_collectives_cross_the_links_directly():
 def test_parse_parallel():
     plan = parse_parallel("tp=8, pp=2")
     assert (plan.tp, plan.pp, plan.ep, plan.chips) == (8, 2, 1, 16)
-    for bad in ("tp=8,tp=2", "dp=2", "tp=x", "tp=0", ""):
+    for bad in ("tp=8,tp=2", "zp=2", "dp=2,fsdp=2", "tp=x", "tp=0", ""):  # dp is a key since data parallelism
         with pytest.raises(DfxError):
             parse_parallel(bad)
 

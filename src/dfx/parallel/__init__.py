@@ -6,20 +6,26 @@
   time on a ring (or directly, on Groq's Dragonfly) from the profile's ``interconnect``.
 - :mod:`~dfx.parallel.place`: one chip's result split over the plan's chips: latency and a
   per-chip timeline of compute and communication (export fields ``chips``, ``parallel``).
+- :mod:`~dfx.parallel.data`: a training step over ``dp`` data-parallel replicas: DDP's gradient
+  all-reduce or FSDP's all-gathers and reduce-scatters, hidden behind the compute of their phase
+  (``parallel.data_parallel``).
 
 See ``docs/parallel.md``.
 """
 
 from dfx.parallel.collectives import Collective, collective_s, interconnect_of
+from dfx.parallel.data import DataParallelStep, data_parallel_step
 from dfx.parallel.place import ParallelResult, Span, layer_of, place
 from dfx.parallel.plan import ParallelPlan, default_plan, fewest_chips, parse_parallel, plan_for_chips
 
 __all__ = [
     "Collective",
+    "DataParallelStep",
     "ParallelPlan",
     "ParallelResult",
     "Span",
     "collective_s",
+    "data_parallel_step",
     "default_plan",
     "fewest_chips",
     "interconnect_of",

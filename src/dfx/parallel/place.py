@@ -19,6 +19,10 @@ Expert parallelism: nodes under ``experts`` do ``1/ep`` of their work, and each 
 all-to-alls of its output over ``ep`` chips (GShard). One request passes the stages in turn (no
 micro-batching), which is what a decode step's time per output token is.
 
+**Data parallelism** (a training step, ``plan.dp > 1``): one replica's step as above (or one
+chip's), plus the gradient collectives of :mod:`dfx.parallel.data` where the compute does not hide
+them, less FSDP's sharded optimizer step.
+
 **Groq** (weights on chip; the TSP model already places nodes on chips in graph order): the
 latency is the compile-time schedule's makespan (:mod:`dfx.arch.spatial.groq_schedule`), which
 charges every chip-to-chip crossing where the data is needed.
@@ -84,9 +88,10 @@ class ParallelResult:
     communication_s: float
     timeline: tuple[Span, ...]
     model: str  # how the split was timed
+    data_parallel: Any = None  # a training step's DataParallelStep (dfx.parallel.data), dp > 1 only
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "plan": self.plan.to_dict(),
             "model": self.model,
             "latency_s": self.latency_s,
@@ -94,6 +99,9 @@ class ParallelResult:
             "communication_s": self.communication_s,
             "timeline": [s.to_dict() for s in self.timeline],
         }
+        if self.data_parallel is not None:
+            out["data_parallel"] = self.data_parallel.to_dict()
+        return out
 
 
 def _result(plan: ParallelPlan, spans: list[Span], latency: float, model: str) -> ParallelResult:
@@ -242,6 +250,37 @@ def _wafers(result, costed: CostedGraph, plan: ParallelPlan) -> ParallelResult:
     return _result(used, spans, t, "Cerebras layer pipeline over wafers, one sample through every stage")
 
 
+def _one_replica(result, plan: ParallelPlan) -> ParallelResult:
+    """One chip's step as a replica's timeline (data parallelism without model parallelism)."""
+    span = Span((0, 0), "compute", "training step (replica 0)", 0.0, result.latency_s)
+    return _result(plan, [span], result.latency_s, "one chip's step per replica")
+
+
+def _data_parallel(placed: ParallelResult, result, costed: CostedGraph, plan: ParallelPlan) -> ParallelResult:
+    """``placed`` (one replica) with the data-parallel collectives and FSDP's sharded optimizer step."""
+    from dfx.parallel.data import data_parallel_step
+
+    step = data_parallel_step(result, costed, plan, placed.latency_s)
+    spans = list(placed.timeline)
+    saved = step.optimizer_saved_s
+    last = max((i for i, s in enumerate(spans) if s.kind == "compute"), default=None)
+    if saved and last is not None:  # the optimizer node ends the step: its span shrinks, later ones move
+        s = spans[last]
+        cut = min(saved, s.end_s - s.start_s)
+        spans[last] = replace(s, end_s=s.end_s - cut)
+        spans[last + 1 :] = [replace(x, start_s=x.start_s - cut, end_s=x.end_s - cut) for x in spans[last + 1 :]]
+        saved = cut
+    t = placed.latency_s - saved
+    if step.exposed_s > 0:
+        kinds = "all-gather + reduce-scatter" if step.sharding == "fsdp" else "gradient all-reduce"
+        spans.append(
+            Span((0, plan.chips - 1), "communication", f"{step.sharding} {kinds}, exposed", t, t + step.exposed_s)
+        )
+    model = f"{placed.model}; {step.sharding} data parallelism over {plan.dp} replicas (collectives hidden per phase)"
+    out = _result(plan, spans, t + step.exposed_s, model)
+    return replace(out, data_parallel=step)
+
+
 def _asked(plan: ParallelPlan, used: int) -> str:
     """Where an architecture model places the model itself: say so when the plan asked for other chips."""
     return "" if plan.chips == used else f", not the {plan.chips} asked"
@@ -265,11 +304,22 @@ def place(result, costed: CostedGraph, plan: ParallelPlan):
     ``chips: 1``. On Groq and Cerebras the latency is never below the compiled program's critical
     path, whose kernels carry the same operator times (``docs/compile.md``).
 
+    With ``plan.dp > 1`` (a training step only) each of ``dp`` replicas runs the step on its share
+    of the batch and synchronises gradients (:mod:`dfx.parallel.data`); ``parallel.data_parallel``
+    then holds the collectives and what of them the compute does not hide.
+
     Raises
     ------
     DfxError
-        If the profile has no interconnect, or ``pp`` exceeds the model's layer groups.
+        If the profile has no interconnect, ``pp`` exceeds the model's layer groups, or ``dp > 1``
+        for a graph that is not a training step or on a profile whose architecture model places
+        the model itself (Groq, Cerebras).
     """
+    if plan.dp > 1 and result.arch_model in _OPERATOR_PLACEMENTS:
+        raise DfxError(
+            f"--parallel dp={plan.dp} on {result.profile.id}: its architecture model ({result.arch_model}) places "
+            "the model on chips itself and data parallelism is not modelled there; analyse one replica (drop dp)"
+        )
     if result.arch_model == "groq-tsp" and "schedule" in result.extras:
         placed = _groq(result, plan)
     elif result.arch_model == "cerebras-wafer":
@@ -277,7 +327,9 @@ def place(result, costed: CostedGraph, plan: ParallelPlan):
     elif plan.chips == 1:
         return replace(result, extras=MappingProxyType({**dict(result.extras), "chips": 1}))
     else:
-        placed = _tensor_pipeline(result, costed, plan)
+        placed = _tensor_pipeline(result, costed, plan) if plan.model_chips > 1 else _one_replica(result, plan)
+        if plan.dp > 1:
+            placed = _data_parallel(placed, result, costed, plan)
     extras = {**dict(result.extras), "chips": placed.plan.chips, "parallel": placed.to_dict()}
     latency = placed.latency_s
     if result.arch_model in _OPERATOR_PLACEMENTS and result.program is not None:

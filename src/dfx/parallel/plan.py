@@ -1,6 +1,10 @@
-"""A parallel plan: how many chips, split how (tensor, pipeline, expert parallelism).
+"""A parallel plan: how many chips, split how (data, tensor, pipeline, expert parallelism).
 
-``chips = tp * pp * ep``. Tensor parallelism (``tp``) splits every layer's matmuls and attention
+``chips = dp * tp * pp * ep``. Data parallelism (``dp``, training steps only) runs the step on
+``dp`` replicas, each on its share of the global batch, and synchronises their gradients: an
+all-reduce (PyTorch DDP, ``dp=N``) or, with ``fsdp=N`` (PyTorch FSDP, ZeRO-3, MaxText's
+``ici_fsdp_parallelism``), parameters all-gathered before use and gradients reduce-scattered.
+Tensor parallelism (``tp``) splits every layer's matmuls and attention
 heads over ``tp`` chips (Megatron-LM, Shoeybi et al. 2019); pipeline parallelism (``pp``) gives
 each of ``pp`` stages a contiguous run of layers (GPipe, Huang et al. 2019); expert parallelism
 (``ep``) puts each chip's share of a mixture-of-experts layer's experts on its own chip (GShard,
@@ -29,45 +33,66 @@ __all__ = ["ParallelPlan", "default_plan", "fewest_chips", "parse_parallel", "pl
 
 @dataclass(frozen=True)
 class ParallelPlan:
-    """``tp`` x ``pp`` x ``ep`` chips; ``source`` says how the plan was chosen."""
+    """``dp`` x ``tp`` x ``pp`` x ``ep`` chips; ``fsdp``: the ``dp`` replicas shard parameters,
+    gradients and optimizer state (FSDP / ZeRO-3) instead of all-reducing gradients (DDP);
+    ``source`` says how the plan was chosen."""
 
     tp: int = 1
     pp: int = 1
     ep: int = 1
     source: str = "given"
+    dp: int = 1
+    fsdp: bool = False
 
     def __post_init__(self) -> None:
-        for name in ("tp", "pp", "ep"):
+        for name in ("tp", "pp", "ep", "dp"):
             value = getattr(self, name)
             if not isinstance(value, int) or value < 1:
                 raise DfxError(f"parallel plan: {name}={value!r} must be a whole number >= 1")
 
     @property
     def chips(self) -> int:
+        return self.dp * self.tp * self.pp * self.ep
+
+    @property
+    def model_chips(self) -> int:
+        """The chips one replica's model is split over (``tp * pp * ep``)."""
         return self.tp * self.pp * self.ep
 
+    @property
+    def sharding(self) -> str:
+        """``"fsdp"``, ``"ddp"``, or ``"none"`` (one replica)."""
+        return "none" if self.dp == 1 else ("fsdp" if self.fsdp else "ddp")
+
     def to_dict(self) -> dict[str, Any]:
-        return {"tp": self.tp, "pp": self.pp, "ep": self.ep, "chips": self.chips, "source": self.source}
+        out = {"tp": self.tp, "pp": self.pp, "ep": self.ep, "chips": self.chips, "source": self.source}
+        if self.dp > 1:  # written only for a data-parallel plan: older documents keep their shape
+            out.update(dp=self.dp, sharding=self.sharding)
+        return out
 
 
 def parse_parallel(text: str) -> ParallelPlan:
-    """``"tp=8,pp=2"`` -> ``ParallelPlan(tp=8, pp=2)``; keys ``tp``, ``pp``, ``ep``.
+    """``"tp=8,pp=2"`` -> ``ParallelPlan(tp=8, pp=2)``; keys ``dp`` (DDP), ``fsdp``, ``tp``, ``pp``, ``ep``.
 
     >>> parse_parallel("tp=8,pp=2").chips
     16
+    >>> parse_parallel("fsdp=256").sharding
+    'fsdp'
 
     Raises
     ------
     DfxError
-        On an unknown key, a repeated key or a value that is not a whole number >= 1.
+        On an unknown key, a repeated key, ``dp`` with ``fsdp``, or a value that is not a whole
+        number >= 1.
     """
     values: dict[str, int] = {}
     for part in (p.strip() for p in text.split(",") if p.strip()):
         key, sep, value = part.partition("=")
         key = key.strip().lower()
-        if not sep or key not in ("tp", "pp", "ep") or key in values:
+        if not sep or key not in _KEYS or key in values:
             raise DfxError(
-                f"--parallel {text!r}: expected comma-separated tp=N, pp=N, ep=N, each once (e.g. tp=8,pp=2)"
+                f"--parallel {text!r}: expected comma-separated dp=N or fsdp=N, tp=N, pp=N, ep=N, each once "
+                "(e.g. tp=8,pp=2 or fsdp=256)"
             )
         try:
             values[key] = int(value)
@@ -75,7 +100,15 @@ def parse_parallel(text: str) -> ParallelPlan:
             raise DfxError(f"--parallel {text!r}: {key}={value!r} is not a whole number") from None
     if not values:
         raise DfxError(f"--parallel {text!r}: expected comma-separated tp=N, pp=N, ep=N (e.g. tp=8,pp=2)")
+    if "dp" in values and "fsdp" in values:
+        raise DfxError(f"--parallel {text!r}: give dp=N (gradients all-reduced) or fsdp=N (sharded), not both")
+    if "fsdp" in values:
+        values["dp"] = values.pop("fsdp")
+        return ParallelPlan(**values, fsdp=True)
     return ParallelPlan(**values)
+
+
+_KEYS = ("dp", "fsdp", "tp", "pp", "ep")
 
 
 def _input_bytes(costed: CostedGraph) -> int:

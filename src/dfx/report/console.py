@@ -107,10 +107,22 @@ def print_analysis(doc: Mapping[str, Any] | AnalysisDoc, console: Console | None
         )
     plans = {h: hw[h].parallel for h in ids}
     if any(p is not None for p in plans.values()):  # spread over chips (dfx.parallel.place): the split, its cost
-        summary.add_row("chips (tp x pp x ep)", *[_plan_cell(plans[h], hw[h].chips) for h in ids])
+        summary.add_row(
+            "chips (dp x tp x pp x ep)" if any(p and p.plan.dp > 1 for p in plans.values()) else "chips (tp x pp x ep)",
+            *[_plan_cell(plans[h], hw[h].chips) for h in ids],
+        )
         summary.add_row(
             "communication (in the makespan)",
             *[format_seconds(plans[h].communication_s) if plans[h] else "-" for h in ids],
+        )
+    dps = {h: plans[h].data_parallel if plans[h] else None for h in ids}
+    if any(v is not None for v in dps.values()):  # a training step's data parallelism (dfx.parallel.data)
+        summary.add_row(
+            "data-parallel collectives (exposed)",
+            *[
+                f"{v.sharding} x{v.dp}: {format_seconds(v.collective_s)} ({format_seconds(v.exposed_s)})" if v else "-"
+                for v in dps.values()
+            ],
         )
     summary.add_row("parallelism (work/span)", *[_num(hw[h].parallelism.parallelism) for h in ids])
     summary.add_row("partition shift (nodes)", *[str(len(hw[h].partition_shift)) for h in ids])
@@ -132,11 +144,13 @@ def print_analysis(doc: Mapping[str, Any] | AnalysisDoc, console: Console | None
 
 
 def _plan_cell(parallel: ParallelRecord | None, chips: int | None) -> str:
-    """``"4 = tp 4 x pp 1 x ep 1"``; the chip count alone for a result on one chip."""
+    """``"4 = tp 4 x pp 1 x ep 1"`` (``"256 = fsdp 256 x tp 1 x pp 1 x ep 1"`` with data parallelism);
+    the chip count alone for a result on one chip."""
     if parallel is None:
         return "-" if chips is None else str(chips)
     p = parallel.plan
-    return f"{p.chips} = tp {p.tp} x pp {p.pp} x ep {p.ep}"
+    dp = f"{p.sharding} {p.dp} x " if p.dp > 1 else ""
+    return f"{p.chips} = {dp}tp {p.tp} x pp {p.pp} x ep {p.ep}"
 
 
 def _print_top_nodes(d: AnalysisDoc, ids: list[str], console: Console, top: int) -> None:

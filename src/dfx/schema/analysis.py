@@ -40,6 +40,7 @@ __all__ = [
     "HwNodeRecord",
     "KernelRecord",
     "NodeRecord",
+    "DataParallelRecord",
     "ParallelRecord",
     "ParallelismRecord",
     "PlanRecord",
@@ -215,6 +216,29 @@ class PlanRecord(Record):
     ep: int = key(as_int)
     chips: int = key(as_int)
     source: str = key(as_str)  # what chose it: --chips, --parallel, the fewest that fit; an architecture model's count
+    dp: int = key(as_int, absent=1, omit=1)  # data-parallel replicas (training steps); chips = dp*tp*pp*ep
+    sharding: str = key(as_str, absent="none", omit="none")  # "ddp", "fsdp", or "none" (dp = 1)
+
+
+@_record
+class DataParallelRecord(Record):
+    """A training step's data-parallel collectives (``hardware.<id>.parallel.data_parallel``,
+    ``docs/parallel.md``, ``dfx.parallel.data``): bytes per replica, seconds per step."""
+
+    dp: int = key(as_int)
+    sharding: str = key(as_str)  # "ddp" (gradients all-reduced) or "fsdp" (gathered and reduce-scattered)
+    gradient_bytes: float = key(as_float)  # one replica's gradients synchronised (its model-parallel share)
+    parameter_bytes: float = key(as_float)  # one replica's trainable parameters (FSDP gathers them twice)
+    collectives: int = key(as_int)  # collectives per step: DDP's 25 MiB buckets; FSDP 3 per layer group
+    all_reduce_s: float = key(as_float)
+    all_gather_s: float = key(as_float)  # forward and backward
+    reduce_scatter_s: float = key(as_float)
+    collective_s: float = key(as_float)  # the three summed
+    exposed_s: float = key(as_float)  # what the compute does not hide (in the makespan)
+    forward_s: float = key(as_float)  # one replica's step shared out by node times
+    backward_s: float = key(as_float)
+    optimizer_s: float = key(as_float)  # per chip (FSDP: on 1/dp of the parameters)
+    overlap: str = key(as_str)  # the overlap convention, in words
 
 
 @_record
@@ -226,6 +250,7 @@ class ParallelRecord(Record):
     latency_s: float = key(as_float)
     compute_s: float = key(as_float)
     communication_s: float = key(as_float)
+    data_parallel: DataParallelRecord | None = nested(DataParallelRecord, absent=None, omit=None)  # training, dp > 1
     more: Mapping[str, Any] = rest()
 
 

@@ -1,0 +1,126 @@
+"""Data parallelism for a training step (dfx.parallel.data): collectives by hand, the step's total.
+
+H100's interconnect (profile): a ring at 450e9 B/s each way, 0.6 us per step, 6.6 us per collective.
+Over n = 4 chips (docs/parallel.md, NCCL's factors):
+
+    all-reduce of S bytes:                 6.6 + 2*3*0.6 = 10.2 us  + 2*3/4 * S / 450e9
+    all-gather / reduce-scatter of S bytes: 6.6 + 3*0.6  =  8.4 us  +   3/4 * S / 450e9
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+
+import dfx
+from dfx.errors import DfxError
+from dfx.parallel import ParallelPlan, parse_parallel
+from dfx.schema.analysis import read_analysis
+
+RING_B_PER_S = 450e9
+AR_FIXED_S = 6.6e-6 + 2 * 3 * 0.6e-6  # all-reduce over 4 chips: base + 2(n-1) hops
+AG_FIXED_S = 6.6e-6 + 3 * 0.6e-6  # all-gather or reduce-scatter over 4 chips: base + (n-1) hops
+
+
+class TwoLayers(nn.Module):
+    """layers.0, layers.1: Linear(64, 64, bias=False), fp32: 64*64*4 = 16,384 B of weights (and gradient) each."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(64, 64, bias=False) for _ in range(2)])
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
+class Wide(nn.Module):
+    """One Linear(4096, 2048, bias=False), fp32: 8,388,608 parameters, 32 MiB of gradient."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(4096, 2048, bias=False)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+def _hw(model, x, **kw):
+    a = dfx.analyze(model, args=(x,), train=True, hardware=["h100"], **kw)
+    return a.hardware[0], read_analysis(a.to_dict()).hardware["nvidia-h100-sxm"]
+
+
+@pytest.fixture(scope="module")
+def two_layers_one_chip():
+    hw, _ = _hw(TwoLayers(), torch.randn(8, 64), chips=1)
+    return hw.latency_s
+
+
+def test_ddp_all_reduce_by_hand(two_layers_one_chip):
+    hw, rec = _hw(TwoLayers(), torch.randn(8, 64), parallel="dp=4")
+    dp = rec.parallel.data_parallel
+    assert rec.parallel.plan.dp == 4 and rec.parallel.plan.sharding == "ddp" and rec.chips == 4
+    # gradients 2 x 16,384 = 32,768 B, one 25 MiB bucket: each chip sends 2*3/4 * 32,768 = 49,152 B
+    assert dp.gradient_bytes == 32768 and dp.collectives == 1
+    assert dp.all_reduce_s == pytest.approx(AR_FIXED_S + 49152 / RING_B_PER_S)  # 10.3092 us
+    assert dp.all_gather_s == 0 and dp.reduce_scatter_s == 0
+    # the step: one replica's step plus what the backward does not hide of the all-reduce
+    assert dp.forward_s + dp.backward_s + dp.optimizer_s == pytest.approx(two_layers_one_chip)
+    assert dp.exposed_s == pytest.approx(max(0.0, dp.all_reduce_s - dp.backward_s))
+    assert hw.latency_s == pytest.approx(two_layers_one_chip + dp.exposed_s)
+    assert two_layers_one_chip <= hw.latency_s <= two_layers_one_chip + dp.all_reduce_s
+
+
+def test_fsdp_collectives_by_hand(two_layers_one_chip):
+    hw, rec = _hw(TwoLayers(), torch.randn(8, 64), parallel="fsdp=4")
+    dp = rec.parallel.data_parallel
+    assert dp.sharding == "fsdp" and dp.collectives == 6  # per layer: gather (fwd), gather (bwd), reduce-scatter
+    per_layer = AG_FIXED_S + 0.75 * 16384 / RING_B_PER_S  # 8.4273 us
+    assert dp.all_gather_s == pytest.approx(2 * 2 * per_layer)
+    assert dp.reduce_scatter_s == pytest.approx(2 * per_layer)
+    assert dp.all_reduce_s == 0
+    # the optimizer runs on 1/4 of the parameters: 3/4 of its time is saved
+    opt_one_chip = 4 * dp.optimizer_s
+    assert dp.forward_s + dp.backward_s + opt_one_chip == pytest.approx(two_layers_one_chip)
+    exposed = max(0.0, dp.all_gather_s / 2 - dp.forward_s) + max(
+        0.0, dp.all_gather_s / 2 + dp.reduce_scatter_s - dp.backward_s
+    )
+    assert dp.exposed_s == pytest.approx(exposed)
+    assert hw.latency_s == pytest.approx(two_layers_one_chip - 0.75 * opt_one_chip + exposed)
+
+
+def test_ddp_buckets_of_25_mib():
+    _, rec = _hw(Wide(), torch.randn(4, 4096), parallel="dp=4")
+    dp = rec.parallel.data_parallel
+    # 32 MiB of gradient: ceil(32 / 25) = 2 buckets of 16 MiB, each 10.2 us + 1.5 * 16 MiB / 450e9 = 66.124 us
+    assert dp.gradient_bytes == 32 * 2**20 and dp.collectives == 2
+    assert dp.all_reduce_s == pytest.approx(2 * (AR_FIXED_S + 1.5 * 16 * 2**20 / RING_B_PER_S))
+    assert dp.all_reduce_s == pytest.approx(132.249e-6, rel=1e-4)
+
+
+def test_chips_on_a_training_step_is_fsdp():
+    _, rec = _hw(TwoLayers(), torch.randn(8, 64), chips=4)
+    assert rec.parallel.plan.sharding == "fsdp" and rec.parallel.plan.dp == 4
+    assert rec.parallel.plan.tp == 1 and "fsdp" in rec.parallel.plan.source
+
+
+def test_parse_and_refusals():
+    assert parse_parallel("fsdp=256") == ParallelPlan(dp=256, fsdp=True)
+    assert parse_parallel("dp=2,tp=4").chips == 8
+    with pytest.raises(DfxError, match="not both"):
+        parse_parallel("dp=2,fsdp=2")
+    with pytest.raises(DfxError, match="add --train"):
+        dfx.analyze(TwoLayers(), args=(torch.randn(8, 64),), hardware=["h100"], parallel="dp=2")
+
+
+def test_cli_table_row(tmp_path):
+    from typer.testing import CliRunner
+
+    from dfx.cli import app
+
+    out = CliRunner().invoke(app, ["analyze", "mlp", "--train", "--hw", "h100", "--parallel", "fsdp=4"])
+    assert out.exit_code == 0, out.output
+    assert "4 = fsdp 4 x tp 1 x pp 1 x ep 1" in out.output
+    assert "data-parallel collectives (exposed)" in out.output
