@@ -33,7 +33,8 @@ def test_yaml_and_flags(tmp_path):
         ({"batc": [1]}, "unknown key 'batc'"),
         ({"parallel": [0]}, "chip count must be a whole number >= 1"),
         ({"parallel": ["tp=x"]}, "is not a whole number"),
-        ({"parallel": ["dp=2"]}, "expected comma-separated tp=N"),
+        ({"parallel": ["zp=2"]}, "expected comma-separated"),
+        ({"parallel": ["dp=2"]}, "applies to training steps"),
         ({"parallel": [2, "chips=2"]}, "repeats a value"),
     ],
 )

@@ -332,6 +332,11 @@ def parallel_value(value: Any) -> str:
             raise DfxError(f"sweep parallel value {value!r}: a chip count must be a whole number >= 1")
         return f"chips={int(count)}"
     plan = parse_parallel(text)
+    if plan.dp > 1:
+        raise DfxError(
+            f"sweep parallel value {value!r}: dp/fsdp (data parallelism) applies to training steps, which dfx sweep "
+            "does not run; use dfx analyze --train --parallel"
+        )
     parts = [f"tp={plan.tp}", f"pp={plan.pp}"] + ([f"ep={plan.ep}"] if plan.ep > 1 else [])
     return ",".join(parts)
 
