@@ -59,6 +59,9 @@ AXES = {
 # model, 576 points), so the pool's start-up (forking, each worker reading its graphs) is spread over
 # enough points to show its rate. The extra sizes are substitutions into the same buckets' exports.
 POOL_AXES = {**AXES, "seq": [8, 16, 24, 32, 40, 48, 56, 64], "batch": [1, 2, 4, 8]}
+# A larger one still (8 x 6 = 48 sizes per model, 864 points, 144 graphs), so the start-up each
+# worker pays once (fork, its imports on first use) is a smaller part of what 2 cores can give.
+LARGE_AXES = {**POOL_AXES, "batch": [1, 2, 3, 4, 6, 8]}
 
 
 def _timed_sweep(spec, out: Path, graphs: Path | None, **kwargs) -> float:
@@ -138,32 +141,54 @@ shutil.rmtree(out, ignore_errors=True)
 """
 
 
-def _pool_rate(tmp: Path, workers: int, repeat: int) -> None:
-    """Points per second of ``dfx sweep`` from cached graphs on the larger :data:`POOL_AXES` sweep, 1 worker
+_START_UP = """
+import json, sys, time
+from dfx.sweep import load_spec
+from dfx.sweep.evaluate import run_group
+tasks = [g.to_task() for g in load_spec(None, json.loads(sys.argv[1])).groups()]
+seconds = []
+for t in tasks[:6]:
+    t0 = time.perf_counter()
+    run_group(t, sys.argv[2])
+    seconds.append(time.perf_counter() - t0)
+print(seconds[0], sorted(seconds[1:])[2])
+"""
+
+
+def _capture_pool_graphs(tmp: Path) -> Path:
+    """The graphs of :data:`LARGE_AXES` (a superset of :data:`POOL_AXES`'s) in a cache folder."""
+    from dfx.sweep import load_spec
+    from dfx.sweep.evaluate import run_group
+
+    spec = load_spec(None, LARGE_AXES)
+    graphs = tmp / "pool-graphs"
+    t0 = time.perf_counter()
+    for t in (g.to_task() for g in spec.groups()):
+        run_group(t, str(graphs))  # captures (substitutions, mostly) into graphs/
+    print(f"pool sweeps' graphs: {len(spec.groups())} (captured in {time.perf_counter() - t0:.1f} s)")
+    return graphs
+
+
+def _pool_rate(graphs: Path, axes: dict, workers: int, repeat: int) -> None:
+    """Points per second of ``dfx sweep`` from cached graphs on a larger sweep (``axes``), 1 worker
     against ``workers`` local processes, best of ``repeat`` runs each. Each run is a fresh Python process
-    running :func:`dfx.sweep.run_sweep` on a fresh folder holding only the graphs, as ``dfx sweep`` on
-    cached graphs does (no torch; the pool forks from that small process): imports, profile loading,
-    every plan made afresh, reading and costing each graph, and the pool's start-up are all counted."""
+    running :func:`dfx.sweep.run_sweep` on a fresh folder holding the graphs, as ``dfx sweep`` on
+    cached graphs does (no torch; the pool forks from that small process): profile loading, each
+    worker's imports on first use, every plan made afresh, reading and costing each graph, and the
+    pool's start-up are all counted (the process's own ``import dfx.sweep`` and the spec are not)."""
     import json
     import subprocess
     import sys
 
     from dfx.sweep import load_spec
-    from dfx.sweep.evaluate import run_group
 
-    spec = load_spec(None, POOL_AXES)
-    graphs = tmp / "pool-graphs"
-    t0 = time.perf_counter()
-    for t in (g.to_task() for g in spec.groups()):
-        run_group(t, str(graphs))  # captures (substitutions, mostly) into graphs/
-    print(
-        f"pool sweep: {spec.n_points} points, {len(spec.groups())} graphs (captured in {time.perf_counter() - t0:.1f} s)"
-    )
+    spec = load_spec(None, axes)
+    print(f"pool sweep: {spec.n_points} points, {len(spec.groups())} graphs")
     rates = {}
     for n in (1, workers):
         best = float("inf")
         for _ in range(repeat):
-            args = [sys.executable, "-c", _POOL_RUN, json.dumps(POOL_AXES), str(graphs), str(n)]
+            args = [sys.executable, "-c", _POOL_RUN, json.dumps(axes), str(graphs), str(n)]
             seconds, ran = subprocess.run(args, check=True, capture_output=True, text=True).stdout.split()
             assert int(ran) == spec.n_points
             best = min(best, float(seconds))
@@ -173,6 +198,21 @@ def _pool_rate(tmp: Path, workers: int, repeat: int) -> None:
             f"{rates[n]:,.0f} points/s ({best:.2f} s; goal >= 1,000 points/s)"
         )
     print(f"  speed-up of {workers} local processes over 1: {rates[workers] / rates[1]:.2f}x")
+
+
+def _start_up(graphs: Path) -> None:
+    """What a worker pays once: its first group (6 points) in a fresh process, imports on first use
+    included, against a later group's (the median of the next five)."""
+    import json
+    import subprocess
+    import sys
+
+    args = [sys.executable, "-c", _START_UP, json.dumps(LARGE_AXES), str(graphs)]
+    first, later = map(float, subprocess.run(args, check=True, capture_output=True, text=True).stdout.split())
+    print(
+        f"a worker's start-up: its first group {first * 1e3:.0f} ms (imports on first use), a later one "
+        f"{later * 1e3:.0f} ms: about {(first - later) * 1e3:.0f} ms once per worker"
+    )
 
 
 def main() -> None:
@@ -229,7 +269,10 @@ def main() -> None:
     print(f"whole sweep from cached graphs, 1 worker: {one:.2f} s ({spec.n_points / one:,.0f} points/s)")
     pool = _timed_sweep(spec, tmp / "pool", tmp / "graphs", workers=args.workers)
     print(f"whole sweep from cached graphs, {args.workers} local processes: {pool:.2f} s (speed-up {one / pool:.2f}x)")
-    _pool_rate(tmp, args.workers, args.repeat)
+    pool_graphs = _capture_pool_graphs(tmp)
+    _start_up(pool_graphs)
+    for axes in (POOL_AXES, LARGE_AXES):
+        _pool_rate(pool_graphs, axes, args.workers, args.repeat)
     try:
         if args.no_ray:
             raise ImportError("--no-ray")
