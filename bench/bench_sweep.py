@@ -16,9 +16,10 @@ The sweep is the test suite's: 3 models (gpt2-block, bert-layer, llama3-8b-layer
    and the captures), and against Ray on ``--workers`` CPUs started by dfx, Ray's speed-up
    = time(1 worker) / time(Ray), Ray's start-up included; and the same without the graph cache,
    where each process captures (``--with-capture``; slow);
-5. ``dfx sweep`` as it runs on cached graphs, on a larger sweep (:data:`POOL_AXES`, 576 points) so
-   the pool's start-up is spread: a fresh process running ``run_sweep`` with 1 worker, and with
-   ``--workers`` local processes; points per second and the pool's speed-up.
+5. ``dfx sweep`` as it runs on cached graphs, on larger sweeps (:data:`POOL_AXES`, 576 points, and
+   :data:`LARGE_AXES`, 864) so the pool's start-up is spread: a fresh process running ``run_sweep``
+   with 1 worker, and with ``--workers`` local processes; points per second and the pool's speed-up;
+   and what a worker pays once (its first group, imports on first use, against a later group).
 
 Usage: python bench/bench_sweep.py [--repeat 3] [--workers 2] [--with-capture] [--no-ray] [--no-freeze]
 
@@ -26,17 +27,24 @@ Like ``dfx sweep``, this process freezes what each capture leaves (``dfx.heap``)
 This is a benchmark, not a test: it prints numbers, it asserts nothing.
 
 Measured on the project's 2-core machine, 2026-12-01 (``--repeat 3 --no-ray``, quiet machine, load
-about 1.2; docs/sweeps.md, "Speed", has the history and what each change bought):
+1.0 to 1.7; docs/sweeps.md, "Speed", has the history and what each change bought). The two 18:20
+columns: the code at 337e554 (after the "19:00" changes) measured again, and the worker start-up cut
+(no networkx or numpy imported to evaluate a point), one bench run each; the 864-point rows from three
+interleaved fresh-process runs each:
 
-=====================================================  ==============  ==============
-figure (points per second)                             17:15, f04c48e  19:00
-=====================================================  ==============  ==============
-2. after capture, 1 process (plan caches emptied)      273 to 281      506 to 528
-5. dfx sweep, 576 points, --workers 1 (fresh process)  206 to 207      344 to 345
-5. dfx sweep, 576 points, --workers 2 (fresh process)  338             547 to 552
-=====================================================  ==============  ==============
+=====================================================  ==============  ==========  ==========  ==========
+figure (points per second)                             17:15, f04c48e  19:00       18:20 bef.  18:20 aft.
+=====================================================  ==============  ==========  ==========  ==========
+2. after capture, 1 process (plan caches emptied)      273 to 281      506 to 528  505         505
+5. dfx sweep, 576 points, --workers 1 (fresh process)  206 to 207      344 to 345  350         387
+5. dfx sweep, 576 points, --workers 2 (fresh process)  338             547 to 552  549         668
+5. dfx sweep, 864 points, --workers 1 (fresh process)                              350 to 354  381 to 385
+5. dfx sweep, 864 points, --workers 2 (fresh process)                              596 to 608  697 to 703
+5. a worker's first group / a later one (ms)                                       267 / 12    150 / 11
+=====================================================  ==============  ==========  ==========  ==========
 
-The goal of 1,000 points per second is not met on this machine, in 1 process or with 2 workers.
+The goal of 1,000 points per second is not met on this machine, in 1 process (about 505) or with 2
+workers (about 700 on 864 points, 730 with bytecode written; this machine sets PYTHONDONTWRITEBYTECODE).
 """
 
 from __future__ import annotations
