@@ -345,3 +345,34 @@ def test_an_eager_view_right_after_a_gemm_pays_the_after_gemm_fixed_part():
     assert eager.node("flatten").time_s == pytest.approx(11.5e-6)
     compiled_view = evaluate(costed, profile, node_timer=cache_timer(costed, profile, machine))
     assert compiled_view.node("flatten").time_s == 0.0
+
+
+def test_a_model_that_leaves_the_cache_writes_its_eager_outputs_into_cold_blocks():
+    from dfx.measure.machine import ColdWritePoint
+
+    costed, profile = _mlp()
+    # 57 us more over 1 MiB: 57e-6 / 1,048,576 s per byte
+    write = (ColdWritePoint(2**20, 20e-6, 77e-6),)
+    per_byte = 57e-6 / 2**20
+    cold = MachineModel(overhead_curve=FLAT_2US, resident_bytes=1000, cold_write=write)
+    warm = MachineModel(overhead_curve=FLAT_2US, resident_bytes=10**9, cold_write=write)
+    base = MachineModel(overhead_curve=FLAT_2US, resident_bytes=1000)
+    eager = evaluate(costed, profile, node_timer=cache_timer(costed, profile, cold, eager=True))
+    plain = evaluate(costed, profile, node_timer=cache_timer(costed, profile, base, eager=True))
+    # linear writes [1, 512] fp32: 2,048 B; relu_1 [1, 512]: 2,048 B; linear_2 [1, 10]: 40 B
+    assert eager.node("linear").time_s == pytest.approx(plain.node("linear").time_s + 2048 * per_byte)
+    assert eager.node("linear_2").overhead_s == pytest.approx(plain.node("linear_2").overhead_s + 40 * per_byte)
+    # a model that stays in the cache (footprint under resident_bytes), and compiled programs, pay nothing more
+    for machine, eager_flag in ((warm, True), (cold, False)):
+        other = evaluate(costed, profile, node_timer=cache_timer(costed, profile, machine, eager=eager_flag))
+        again = evaluate(
+            costed,
+            profile,
+            node_timer=cache_timer(
+                costed,
+                profile,
+                MachineModel(overhead_curve=FLAT_2US, resident_bytes=machine.resident_bytes),
+                eager=eager_flag,
+            ),
+        )
+        assert other.node("relu_1").time_s == pytest.approx(again.node("relu_1").time_s)

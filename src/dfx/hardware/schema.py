@@ -319,6 +319,14 @@ class AfterGemmPoint(_Strict):
     after_s: Seconds
 
 
+class ColdWritePoint(_Strict):
+    """An element-wise op writing ``bytes`` of output into one buffer (``hot_s``) and into buffers that left the cache (``cold_s``)."""
+
+    bytes: Bytes
+    hot_s: Seconds
+    cold_s: Seconds
+
+
 class OverheadPoint(_Strict):
     """An op's fixed cost ``overhead_s`` when ``gap_s`` seconds passed since an op of its kind last ran."""
 
@@ -345,6 +353,7 @@ class Calibrated(_Strict):
     reference_flop_per_s: Optional[FlopPerS] = None
     gemm_cold: tuple[ColdGemmPoint, ...] = ()  # added 2026-12-01: a large weight from DRAM, by rows
     after_gemm: tuple[AfterGemmPoint, ...] = ()  # added 2026-12-01: a small op right after a large GEMM
+    cold_write: tuple[ColdWritePoint, ...] = ()  # added 2026-12-01: an output written into a block not in cache
 
 
 class Interconnect(_Strict):

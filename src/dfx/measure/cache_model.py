@@ -91,7 +91,10 @@ def cache_timer(
     dispatch of a view; its bound stays ``none``), plus :meth:`MachineModel.after_gemm_fixed_s`
     when it runs right after a GEMM (the Llama layer's ``view`` after each projection measured
     54 to 66 us, the fixed part after a 64 MiB GEMM 62 us); in a compiled program views are
-    free. Times are seconds.
+    free. Also in eager, when the model does not stay in the cache (its footprint over
+    ``resident_bytes``, the test that sends its weights to DRAM), each working node's output
+    bytes cost :meth:`MachineModel.cold_write_s_per_byte` more: the block the allocator hands
+    back was last touched before GEMMs streamed more than the cache keeps. Times are seconds.
     """
     from dfx.roofline import evaluate
 
@@ -133,6 +136,12 @@ def cache_timer(
             for n, g in zip(order, gaps)
         ]
     timed = {n.name: _retime(base[n.name], work[n.name][0], work[n.name][1], o) for n, o in zip(order, overheads)}
+    per_byte = machine.cold_write_s_per_byte() if eager and cold else 0.0
+    if per_byte:  # every output is a block the allocator hands back, last touched before the cache turned over
+        for n in order:
+            extra = per_byte * sum(spec.nbytes for spec in n.node.outputs)
+            t = timed[n.name]
+            timed[n.name] = replace(t, time_s=t.time_s + extra, overhead_s=t.overhead_s + extra)
     view_s = machine.view_s() if eager else None
     if view_s:
         run = [n for n in costed.nodes if n.name in work or _is_view(n, base[n.name])]

@@ -20,6 +20,7 @@ them) and in the JSON document, the tables of the calibrated prediction (:mod:`d
 - ``resident_bytes``: the largest working set the last-level cache keeps (CPU);
 - ``gemm_cold``: a 4096 x 4096 weight's GEMM with the weight in cache and read from DRAM, by rows (CPU);
 - ``after_gemm``: an add in a hot loop and right after GEMMs with 1 to 64 MiB weights, at two sizes;
+- ``cold_write``: a ``[64, 4096]`` multiply into one output buffer and cycling through twice the resident bytes of them (CPU);
 - ``reference_flop_per_s``: one reference GEMM, which ``dfx validate`` measures again to see how
   far the machine moved since.
 
@@ -41,11 +42,12 @@ import torch
 
 from dfx.errors import DfxError
 from dfx.measure.busy import SHARE_MIN, Verdict, left_share, probe_load, read_cpu_clocks, verdict
-from dfx.measure.machine import AfterGemmPoint, ColdGemmPoint, GemmRate, gemm_curve
+from dfx.measure.machine import AfterGemmPoint, ColdGemmPoint, ColdWritePoint, GemmRate, gemm_curve
 from dfx.measure.microbench import (
     REFERENCE_SHAPE,
     Sample,
     after_gemm_points,
+    cold_write_points,
     attention_rates,
     reference_flop_per_s,
     conv_points,
@@ -62,6 +64,7 @@ from dfx.schema.calibration import (
     AfterGemmPointRecord,
     AttentionPointRecord,
     ColdGemmPointRecord,
+    ColdWritePointRecord,
     CalibrationDoc,
     CalibrationTables,
     GemmCurvePointRecord,
@@ -80,7 +83,8 @@ _SHARE = {
     "overhead": 0.04,
     "overhead_curve": 0.08,
     "gemm": 0.06,
-    "table": 0.28,
+    "table": 0.26,
+    "cold_write": 0.02,
     "gemm_cold": 0.05,
     "after_gemm": 0.04,
     "stream": 0.13,
@@ -93,6 +97,7 @@ _WORKING_SET_FRACTION = {"L2": 0.5, "L3": 0.25}  # of a cache's capacity: leaves
 _DRAM_MIN_BYTES = 64 * 2**20  # a DRAM working set well past any L3
 _DRAM_L3_MULTIPLE = 4
 _GPU_HBM_WORKING_SET = 2**30
+_COLD_WRITE_MIN_BYTES = 256 * 2**20  # cold_write cycles through twice the resident bytes, at least this
 _OUTLIER = 20.0  # a figure 20 x its peers' median (or a tenth, for rates) comes from a stalled benchmark
 
 
@@ -129,6 +134,7 @@ class Calibration:
     reference_flop_per_s: float | None = None  # the reference GEMM dfx validate measures again
     gemm_cold: tuple[ColdGemmPoint, ...] = ()  # a large weight's GEMM hot and from DRAM, by rows (CPU)
     after_gemm: tuple[AfterGemmPoint, ...] = ()  # an add hot and right after a large GEMM, by bytes (CPU)
+    cold_write: tuple[ColdWritePoint, ...] = ()  # an output written into one buffer and into cold ones (CPU)
     budget_s: float = DEFAULT_BUDGET_S
     warnings: tuple[str, ...] = field(default=())
     verdict: Verdict | None = None  # load probes before and after, and whether to trust the figures (CPU)
@@ -218,6 +224,9 @@ class Calibration:
             after_gemm=tuple(
                 AfterGemmPointRecord(bytes=p.bytes, streamed_bytes=p.streamed_bytes, hot_s=p.hot_s, after_s=p.after_s)
                 for p in self.after_gemm
+            ),
+            cold_write=tuple(
+                ColdWritePointRecord(bytes=p.bytes, hot_s=p.hot_s, cold_s=p.cold_s) for p in self.cold_write
             ),
         )
 
@@ -567,6 +576,22 @@ def calibrate(
                 ),
             )
         )
+    if device == "cpu":
+        families.append(
+            (
+                "outputs written into cold buffers",
+                "cold_write",
+                lambda: tuple(
+                    ColdWritePoint(*p)
+                    for p in cold_write_points(
+                        device,
+                        budget_s * _SHARE["cold_write"],
+                        sync,
+                        max(_COLD_WRITE_MIN_BYTES, 2 * int(got["resident"].value if got.get("resident") else 0)),
+                    )
+                ),
+            )
+        )
     families.append(
         ("reference GEMM", "reference", lambda: reference_flop_per_s(device, min(0.5, budget_s * 0.02), sync))
     )
@@ -595,6 +620,7 @@ def calibrate(
     resident = got.get("resident")
     cold: tuple[ColdGemmPoint, ...] = got.get("gemm_cold", ())
     after: tuple[AfterGemmPoint, ...] = got.get("after_gemm", ())
+    cold_write: tuple[ColdWritePoint, ...] = got.get("cold_write", ())
     probe_after = probe_load(threads) if device == "cpu" else None
     judged = (
         verdict(before, probe_after, cpus, threads, contradictions, family_shares=shares) if device == "cpu" else None
@@ -620,6 +646,7 @@ def calibrate(
         reference_flop_per_s=reference,
         gemm_cold=cold,
         after_gemm=after,
+        cold_write=cold_write,
         budget_s=budget_s,
         warnings=tuple(warnings),
         verdict=judged,

@@ -30,6 +30,10 @@ depends on the node, and ``dfx calibrate --json`` measures how (``docs/validatio
 ``after_gemm``
     An element-wise op timed hot and right after GEMMs that streamed 1 to 64 MiB, at two sizes:
     what a small op pays right after a GEMM (:meth:`MachineModel.after_gemm_s`).
+``cold_write``
+    An element-wise op writing its output into one buffer and cycling through buffers that left
+    the cache: what writing an output into a block not in cache adds per byte
+    (:meth:`MachineModel.cold_write_s_per_byte`).
 
 Everything here is pure arithmetic on those tables, so it is tested with hand-computed values.
 """
@@ -52,6 +56,7 @@ from dfx.schema.calibration import CalibrationTables, read_calibration, read_cal
 __all__ = [
     "AfterGemmPoint",
     "ColdGemmPoint",
+    "ColdWritePoint",
     "GemmRate",
     "MachineModel",
     "attention_call",
@@ -117,6 +122,27 @@ class AfterGemmPoint:
     def extra_s(self) -> float:
         """``max(0, after_s - hot_s)``: what following the GEMM adds."""
         return max(0.0, self.after_s - self.hot_s)
+
+
+@dataclass(frozen=True)
+class ColdWritePoint:
+    """An element-wise op writing ``bytes`` of output, timed into one buffer (``hot_s``) and cycling
+    through buffers that left the cache (``cold_s``), seconds."""
+
+    bytes: int
+    hot_s: float
+    cold_s: float
+
+    @property
+    def extra_s_per_byte(self) -> float:
+        """``max(0, cold_s - hot_s) / bytes``.
+
+        Examples
+        --------
+        >>> ColdWritePoint(2**20, 20e-6, 77e-6).extra_s_per_byte * 1e12  # 57 us over 1 MiB: ps per byte
+        54.35943603515625
+        """
+        return max(0.0, self.cold_s - self.hot_s) / self.bytes
 
 
 CURVE_KN = 512  # the table's k = n column kept as a single FLOP-indexed curve (``gemm_curve``)
@@ -212,6 +238,7 @@ class MachineModel:
     reference_flop_per_s: float | None = None
     gemm_cold: tuple[ColdGemmPoint, ...] = ()
     after_gemm: tuple[AfterGemmPoint, ...] = ()
+    cold_write: tuple[ColdWritePoint, ...] = ()
 
     def __post_init__(self) -> None:
         """Normalise the tables and check every figure is a positive, finite number (``ValueError`` naming the table)."""
@@ -225,6 +252,7 @@ class MachineModel:
         checks += [("attention_rates", r) for _, _, r in self.attention_rates]
         checks += [("gemm_cold", v) for p in self.gemm_cold for v in (p.rows, p.k, p.n, p.hot_s, p.cold_s)]
         checks += [("after_gemm", v) for p in self.after_gemm for v in (p.bytes, p.streamed_bytes, p.hot_s, p.after_s)]
+        checks += [("cold_write", v) for p in self.cold_write for v in (p.bytes, p.hot_s, p.cold_s)]
         checks += [
             (name, v)
             for name, v in (
@@ -279,6 +307,7 @@ class MachineModel:
             reference_flop_per_s=t.reference_flop_per_s,
             gemm_cold=tuple(ColdGemmPoint(p.rows, p.k, p.n, p.hot_s, p.cold_s) for p in t.gemm_cold),
             after_gemm=tuple(AfterGemmPoint(p.bytes, p.streamed_bytes, p.hot_s, p.after_s) for p in t.after_gemm),
+            cold_write=tuple(ColdWritePoint(p.bytes, p.hot_s, p.cold_s) for p in t.cold_write),
         )
 
     @classmethod
@@ -308,6 +337,20 @@ class MachineModel:
         value = _interp_log(gaps, costs, max(gap_s, 1e-12))
         hot = self.overhead_by_kind.get(kind) if kind else None
         return value if hot is None else hot + max(0.0, value - costs[0])
+
+    def cold_write_s_per_byte(self) -> float:
+        """Seconds an output written into a block not in cache adds per output byte: the median
+        over ``cold_write`` of :attr:`ColdWritePoint.extra_s_per_byte`; 0 without the table.
+
+        Examples
+        --------
+        >>> m = MachineModel(cold_write=(ColdWritePoint(1000, 1e-6, 3e-6), ColdWritePoint(1000, 1e-6, 5e-6)))
+        >>> round(m.cold_write_s_per_byte() * 1e9, 6)  # median of 2 and 4 ns per byte
+        3.0
+        """
+        if not self.cold_write:
+            return 0.0
+        return statistics.median(p.extra_s_per_byte for p in self.cold_write)
 
     def view_s(self) -> float | None:
         """What a view node (``aten.view``, ``permute``, ``expand``, ...) costs in an eager run: the

@@ -25,6 +25,7 @@ from dfx.measure.machine import GemmRate
 __all__ = [
     "Sample",
     "after_gemm_points",
+    "cold_write_points",
     "gemm_cold_points",
     "attention_rates",
     "reference_flop_per_s",
@@ -526,6 +527,55 @@ def after_gemm_points(device: str, budget_s: float, sync=None) -> tuple[tuple[in
                 times.append(time.perf_counter() - start)
             points.append((_ADD_TENSORS * 4 * elements, streamed, hot[elements], statistics.median(times)))
     return tuple(points)
+
+
+_COLD_WRITE_SHAPE = (64, 4096)  # a Llama-7B activation at 64 tokens: 1 MiB in fp32
+_COLD_WRITE_CYCLE_BYTES = (
+    256 * 2**20
+)  # buffers cycled through, at least: 2 x the 120 MiB resident of docs/validation.md's machine
+_COLD_WRITE_MAX_REPS = 2_000
+
+
+def cold_write_points(
+    device: str, budget_s: float, sync=None, cycle_bytes: int = _COLD_WRITE_CYCLE_BYTES
+) -> tuple[tuple[int, float, float], ...]:
+    """What writing an output into a block not in cache costs: ``((bytes, hot_s, cold_s),)``.
+
+    ``aten.mul.out(x, y, out=buffer)`` on ``_COLD_WRITE_SHAPE`` fp32 (``bytes``: the output's),
+    timed into one buffer again and again (``hot_s``), and cycling through as many such buffers
+    as fill ``cycle_bytes`` (``cold_s``: calibrate passes twice the measured resident bytes, at
+    least 256 MiB, so each buffer has left the last-level cache when it is written again).
+    Medians of single calls. In eager torch a node's output is a block the allocator hands back;
+    in a model whose data does not stay in the cache (the Llama layer's 800 MiB of weights stream
+    through it on every run) that block was last touched before the cache turned over. Here: 20
+    us into one buffer; 35 us cycling 64 MiB (still in the L3), 78 us cycling 256 MiB, 77 us 512.
+    """
+    sync = sync or (lambda: None)
+    rows, cols = _COLD_WRITE_SHAPE
+    x, y = torch.randn(rows, cols, device=device), torch.randn(rows, cols, device=device)
+    out_bytes = x.numel() * x.element_size()
+    buffers = [torch.zeros(rows, cols, device=device) for _ in range(max(2, cycle_bytes // out_bytes))]
+    mul = torch.ops.aten.mul.out
+
+    def timed(pick: Callable[[int], torch.Tensor], seconds: float) -> float:
+        times: list[float] = []
+        deadline = time.perf_counter() + seconds
+        i = 0
+        while (len(times) < 20 or time.perf_counter() < deadline) and len(times) < _COLD_WRITE_MAX_REPS:
+            out = pick(i)
+            sync()
+            start = time.perf_counter()
+            mul(x, y, out=out)
+            sync()
+            times.append(time.perf_counter() - start)
+            i += 1
+        return statistics.median(times)
+
+    for b in buffers:  # every buffer touched once: no page faults in what is timed
+        mul(x, y, out=b)
+    hot = timed(lambda i: buffers[0], budget_s / 2)
+    cold = timed(lambda i: buffers[i % len(buffers)], budget_s / 2)
+    return ((out_bytes, hot, cold),)
 
 
 # (batch, C_in, H = W, C_out, kernel): ResNet-shaped 1x1 and 3x3 convolutions, stride 1, "same" padding

@@ -108,6 +108,15 @@ class AfterGemmPointRecord(Record):
 
 
 @_record
+class ColdWritePointRecord(Record):
+    """``cold_write[]``: an element-wise op writing ``bytes`` of output, into one buffer (``hot_s``) and cycling through buffers that left the cache (``cold_s``), seconds."""
+
+    bytes: int = key(as_int)
+    hot_s: float = key(as_float)
+    cold_s: float = key(as_float)
+
+
+@_record
 class GemmCurvePointRecord(Record):
     """``gemm_curve[]`` (the first version's single curve): FLOP/s against a GEMM's FLOPs."""
 
@@ -155,6 +164,7 @@ class CalibrationTables(Record):
     reference_flop_per_s: float | None = key(as_opt_float, absent=None)
     gemm_cold: tuple[ColdGemmPointRecord, ...] = nested_list(ColdGemmPointRecord, absent=())  # added 2026-12-01
     after_gemm: tuple[AfterGemmPointRecord, ...] = nested_list(AfterGemmPointRecord, absent=())  # added 2026-12-01
+    cold_write: tuple[ColdWritePointRecord, ...] = nested_list(ColdWritePointRecord, absent=())  # added 2026-12-01
 
     def missing(self) -> tuple[str, ...]:
         """The tables this document lacks or holds empty (their nodes are predicted from the profile's figures)."""
@@ -176,6 +186,7 @@ TABLE_NAMES = (
     "reference_flop_per_s",
     "gemm_cold",
     "after_gemm",
+    "cold_write",
 )
 _HEADER = ("schema", "device", "threads", "torch_version", "date", "profile")
 
