@@ -359,9 +359,17 @@ def test_a_model_that_leaves_the_cache_writes_its_eager_outputs_into_cold_blocks
     base = MachineModel(overhead_curve=FLAT_2US, resident_bytes=1000)
     eager = evaluate(costed, profile, node_timer=cache_timer(costed, profile, cold, eager=True))
     plain = evaluate(costed, profile, node_timer=cache_timer(costed, profile, base, eager=True))
-    # linear writes [1, 512] fp32: 2,048 B; relu_1 [1, 512]: 2,048 B; linear_2 [1, 10]: 40 B
+    # the flat curve's 2 us at every gap is also every kind's hot cost; linear writes [1, 512] fp32: 2,048 B
+    # (2 us + 111 ns, above the curve's 2 us); linear_2 [1, 10]: 40 B
+    assert eager.node("linear").overhead_s == pytest.approx(2e-6 + 2048 * per_byte)
     assert eager.node("linear").time_s == pytest.approx(plain.node("linear").time_s + 2048 * per_byte)
-    assert eager.node("linear_2").overhead_s == pytest.approx(plain.node("linear_2").overhead_s + 40 * per_byte)
+    assert eager.node("linear_2").overhead_s == pytest.approx(2e-6 + 40 * per_byte)
+    # the larger of the two is kept, not the sum: a curve of 5 us at every gap stays 5 us where the write adds less
+    curve_5us = ((1e-9, 2e-6), (1e-6, 5e-6), (1.0, 5e-6))
+    big = MachineModel(overhead_curve=curve_5us, resident_bytes=1000, cold_write=write)
+    t = evaluate(costed, profile, node_timer=cache_timer(costed, profile, big, eager=True)).node("relu")
+    # relu last ran as relu_1: linear_2 and linear ran since (linear alone streams 1.6 MB at 50 GB/s, 32 us > 1 us)
+    assert t.overhead_s == pytest.approx(5e-6)
     # a model that stays in the cache (footprint under resident_bytes), and compiled programs, pay nothing more
     for machine, eager_flag in ((warm, True), (cold, False)):
         other = evaluate(costed, profile, node_timer=cache_timer(costed, profile, machine, eager=eager_flag))

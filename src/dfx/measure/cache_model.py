@@ -141,7 +141,9 @@ def cache_timer(
         for n in order:
             extra = per_byte * sum(spec.nbytes for spec in n.node.outputs)
             t = timed[n.name]
-            timed[n.name] = replace(t, time_s=t.time_s + extra, overhead_s=t.overhead_s + extra)
+            hot = machine.overhead_s(0.0, base[n.name].overhead_s, overhead_kind(n))
+            new = max(t.overhead_s, hot + extra)  # the same kind of cost as the curve's and after_gemm's: the larger
+            timed[n.name] = replace(t, time_s=t.time_s - t.overhead_s + new, overhead_s=new)
     view_s = machine.view_s() if eager else None
     if view_s:
         run = [n for n in costed.nodes if n.name in work or _is_view(n, base[n.name])]
