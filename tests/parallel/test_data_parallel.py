@@ -89,6 +89,12 @@ def test_fsdp_collectives_by_hand(two_layers_one_chip):
     )
     assert dp.exposed_s == pytest.approx(exposed)
     assert hw.latency_s == pytest.approx(two_layers_one_chip - 0.75 * opt_one_chip + exposed)
+    # the tiny step's compute hides little: the exposed part closes the timeline, over all 4 chips
+    assert exposed > 0
+    last = rec.parallel.more["timeline"][-1]
+    assert last["chips"] == [0, 3] and last["kind"] == "communication"
+    assert last["end_s"] - last["start_s"] == pytest.approx(exposed)
+    assert last["end_s"] == pytest.approx(hw.latency_s)
 
 
 def test_ddp_buckets_of_25_mib():
@@ -124,3 +130,16 @@ def test_cli_table_row(tmp_path):
     assert out.exit_code == 0, out.output
     assert "4 = fsdp 4 x tp 1 x pp 1 x ep 1" in out.output
     assert "data-parallel collectives (exposed)" in out.output
+
+
+def test_dp_with_tensor_parallelism_syncs_each_shard():
+    hw, rec = _hw(TwoLayers(), torch.randn(8, 64), parallel="dp=2,tp=2")
+    dp = rec.parallel.data_parallel
+    assert rec.chips == 4 and rec.parallel.plan.tp == 2 and dp.dp == 2
+    # each tp shard all-reduces its half of the 32,768 B: 16,384 B over 2 chips:
+    # 6.6 + 2*1*0.6 = 7.8 us, plus 2*1/2 * 16,384 / 450e9
+    assert dp.gradient_bytes == 16384
+    assert dp.all_reduce_s == pytest.approx(7.8e-6 + 16384 / RING_B_PER_S)
+    tp_only, _ = _hw(TwoLayers(), torch.randn(8, 64), parallel="tp=2")
+    assert hw.latency_s == pytest.approx(tp_only.latency_s + dp.exposed_s)
+    assert dp.exposed_s == pytest.approx(max(0.0, dp.all_reduce_s - dp.backward_s))
