@@ -28,12 +28,12 @@ This is a benchmark, not a test: it prints numbers, it asserts nothing.
 
 Measured on the project's 2-core machine, 2026-12-01 (``--repeat 3 --no-ray``, quiet machine, load
 1.0 to 1.7; docs/sweeps.md, "Speed", has the history and what each change bought). The two 18:20
-columns: the code at 337e554 (after the "19:00" changes) measured again, and the worker start-up cut
+columns: the code at 337e554 (after the 18:05 changes) measured again, and the worker start-up cut
 (no networkx or numpy imported to evaluate a point), one bench run each; the 864-point rows from three
 interleaved fresh-process runs each:
 
 =====================================================  ==============  ==========  ==========  ==========
-figure (points per second)                             17:15, f04c48e  19:00       18:20 bef.  18:20 aft.
+figure (points per second)                             17:15, f04c48e  18:05       18:20 bef.  18:20 aft.
 =====================================================  ==============  ==========  ==========  ==========
 2. after capture, 1 process (plan caches emptied)      273 to 281      506 to 528  505         505
 5. dfx sweep, 576 points, --workers 1 (fresh process)  206 to 207      344 to 345  350         387
