@@ -71,6 +71,9 @@ def test_ddp_all_reduce_by_hand(two_layers_one_chip):
     assert dp.exposed_s == pytest.approx(max(0.0, dp.all_reduce_s - dp.backward_s))
     assert hw.latency_s == pytest.approx(two_layers_one_chip + dp.exposed_s)
     assert two_layers_one_chip <= hw.latency_s <= two_layers_one_chip + dp.all_reduce_s
+    # model states per chip, replicated: 32,768 B of weights + 32,768 of gradients + Adam's m, v in fp32
+    # (2 x 8,192 parameters x 4 B = 65,536): 131,072 B
+    assert dp.model_state_bytes == 131072
 
 
 def test_fsdp_collectives_by_hand(two_layers_one_chip):
@@ -81,6 +84,7 @@ def test_fsdp_collectives_by_hand(two_layers_one_chip):
     assert dp.all_gather_s == pytest.approx(2 * 2 * per_layer)
     assert dp.reduce_scatter_s == pytest.approx(2 * per_layer)
     assert dp.all_reduce_s == 0
+    assert dp.model_state_bytes == 131072 / 4  # sharded 4 ways (ZeRO-3)
     # the optimizer runs on 1/4 of the parameters: 3/4 of its time is saved
     opt_one_chip = 4 * dp.optimizer_s
     assert dp.forward_s + dp.backward_s + opt_one_chip == pytest.approx(two_layers_one_chip)

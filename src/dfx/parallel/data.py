@@ -77,6 +77,7 @@ class DataParallelStep:
     optimizer_s: float  # per chip: 1/dp of the whole step's under FSDP
     optimizer_saved_s: float  # FSDP: the optimizer time the sharding saves
     exposed_s: float  # collective time not hidden behind compute (the convention above)
+    model_state_bytes: float  # per chip: parameters + gradients + optimizer state (ZeRO's "model states")
 
     @property
     def collective_s(self) -> float:
@@ -97,6 +98,7 @@ class DataParallelStep:
             "forward_s": self.forward_s,
             "backward_s": self.backward_s,
             "optimizer_s": self.optimizer_s,
+            "model_state_bytes": self.model_state_bytes,
             "overlap": "a phase's collectives hide behind that phase's compute (docs/parallel.md)",
         }
 
@@ -139,7 +141,8 @@ def data_parallel_step(result: Any, costed: CostedGraph, plan: ParallelPlan, rep
     gradients = {p: g for p, (_, g) in joint_gradients(costed.graph).items()}
     from dfx.training.step import training_step
 
-    backward = set(training_step(costed).backward_nodes)
+    step = training_step(costed)
+    backward = set(step.backward_nodes)
     opt_node = meta["optimizer_node"]
     fwd = bwd = opt = 0.0
     for cn, timing in zip(costed.nodes, result.nodes):
@@ -157,15 +160,32 @@ def data_parallel_step(result: Any, costed: CostedGraph, plan: ParallelPlan, rep
     grad_bytes = sum(g for _, g in layers)
     param_bytes = sum(p for p, _ in layers)
     n = plan.dp
+    # ZeRO's model states (Rajbhandari et al. 2020): DDP replicates them, FSDP / ZeRO-3 shards them dp ways
+    states = (step.trainable_parameter_bytes + step.gradient_bytes + step.optimizer_state_bytes) / shard
     if plan.fsdp:
         gather = 2 * sum(collective_s(link, Collective.ALL_GATHER, p, n) for p, _ in layers)  # forward, backward
         scatter = sum(collective_s(link, Collective.REDUCE_SCATTER, g, n) for _, g in layers)
         exposed = max(0.0, gather / 2 - fwd) + max(0.0, gather / 2 + scatter - bwd)
         saved = opt * (1 - 1 / n)
         return DataParallelStep(
-            n, "fsdp", grad_bytes, param_bytes, 3 * len(layers), 0.0, gather, scatter, fwd, bwd, opt / n, saved, exposed
+            n,
+            "fsdp",
+            grad_bytes,
+            param_bytes,
+            3 * len(layers),
+            0.0,
+            gather,
+            scatter,
+            fwd,
+            bwd,
+            opt / n,
+            saved,
+            exposed,
+            states / n,
         )
     buckets = max(1, math.ceil(grad_bytes / DDP_BUCKET_BYTES))
     reduce = buckets * collective_s(link, Collective.ALL_REDUCE, grad_bytes / buckets, n)
     exposed = max(0.0, reduce - bwd)
-    return DataParallelStep(n, "ddp", grad_bytes, param_bytes, buckets, reduce, 0.0, 0.0, fwd, bwd, opt, 0.0, exposed)
+    return DataParallelStep(
+        n, "ddp", grad_bytes, param_bytes, buckets, reduce, 0.0, 0.0, fwd, bwd, opt, 0.0, exposed, states
+    )

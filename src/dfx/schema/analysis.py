@@ -238,6 +238,7 @@ class DataParallelRecord(Record):
     forward_s: float = key(as_float)  # one replica's step shared out by node times
     backward_s: float = key(as_float)
     optimizer_s: float = key(as_float)  # per chip (FSDP: on 1/dp of the parameters)
+    model_state_bytes: float = key(as_float)  # per chip: parameters + gradients + optimizer state (FSDP: / dp)
     overlap: str = key(as_str)  # the overlap convention, in words
 
 
