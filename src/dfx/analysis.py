@@ -480,7 +480,12 @@ def _placed(result: Any, costed: CostedGraph, profile: Any, split: Any) -> Any:
         plan = plan_for_chips(profile, split)
     else:
         plan = default_plan(costed, profile)
-    return place(result, costed, plan)
+    training = None
+    if plan.dp > 1 and is_training_graph(costed):
+        from dfx.training.step import training_step
+
+        training = training_step(costed)  # the gradients and backward nodes the collectives read
+    return place(result, costed, plan, training)
 
 
 def evaluate_on(

@@ -117,11 +117,16 @@ def _layer_bytes(costed: CostedGraph, names: dict[str, str], shard: int) -> list
     return [(a, b) for a, b in groups.values()]
 
 
-def data_parallel_step(result: Any, costed: CostedGraph, plan: ParallelPlan, replica_s: float) -> DataParallelStep:
+def data_parallel_step(
+    result: Any, costed: CostedGraph, plan: ParallelPlan, replica_s: float, training: Any = None
+) -> DataParallelStep:
     """The collectives of ``plan.dp`` data-parallel replicas of ``costed``'s step (module docstring).
 
     ``result`` is the one-chip :class:`~dfx.roofline.HardwareResult` (its node times share out
-    ``replica_s``, one replica's step time, among forward, backward and optimizer).
+    ``replica_s``, one replica's step time, among forward, backward and optimizer). ``training`` is
+    the step's :class:`dfx.training.TrainingStep` (its ``gradients``: parameter -> gradient node,
+    and ``backward_nodes``), made by the caller: the training layer sits above this one
+    (``tests/test_architecture.py``), so :func:`dfx.analysis.evaluate_on` passes it down.
 
     Raises
     ------
@@ -129,20 +134,20 @@ def data_parallel_step(result: Any, costed: CostedGraph, plan: ParallelPlan, rep
         If ``costed`` is not a training step (data parallelism synchronises gradients), or the
         profile has no interconnect.
     """
-    from dfx.training.optimizer import joint_gradients
-
     if not is_training_graph(costed):
         raise DfxError(
             f"--parallel dp={plan.dp}: data parallelism applies to a training step (add --train); "
             "an inference replica shares nothing with the others, so analyse one replica"
         )
+    if training is None:
+        raise DfxError(
+            "data_parallel_step needs the step's TrainingStep (training=dfx.training.step.training_step(costed)); "
+            "dfx.analyze passes it"
+        )
     link = interconnect_of(result.profile)
     meta = dict(costed.graph.meta)
-    gradients = {p: g for p, (_, g) in joint_gradients(costed.graph).items()}
-    from dfx.training.step import training_step
-
-    step = training_step(costed)
-    backward = set(step.backward_nodes)
+    gradients = dict(training.gradients)
+    backward = set(training.backward_nodes)
     opt_node = meta["optimizer_node"]
     fwd = bwd = opt = 0.0
     for cn, timing in zip(costed.nodes, result.nodes):
@@ -161,7 +166,7 @@ def data_parallel_step(result: Any, costed: CostedGraph, plan: ParallelPlan, rep
     param_bytes = sum(p for p, _ in layers)
     n = plan.dp
     # ZeRO's model states (Rajbhandari et al. 2020): DDP replicates them, FSDP / ZeRO-3 shards them dp ways
-    states = (step.trainable_parameter_bytes + step.gradient_bytes + step.optimizer_state_bytes) / shard
+    states = (training.trainable_parameter_bytes + training.gradient_bytes + training.optimizer_state_bytes) / shard
     if plan.fsdp:
         gather = 2 * sum(collective_s(link, Collective.ALL_GATHER, p, n) for p, _ in layers)  # forward, backward
         scatter = sum(collective_s(link, Collective.REDUCE_SCATTER, g, n) for _, g in layers)

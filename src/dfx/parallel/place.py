@@ -256,11 +256,13 @@ def _one_replica(result, plan: ParallelPlan) -> ParallelResult:
     return _result(plan, [span], result.latency_s, "one chip's step per replica")
 
 
-def _data_parallel(placed: ParallelResult, result, costed: CostedGraph, plan: ParallelPlan) -> ParallelResult:
+def _data_parallel(
+    placed: ParallelResult, result, costed: CostedGraph, plan: ParallelPlan, training: Any
+) -> ParallelResult:
     """``placed`` (one replica) with the data-parallel collectives and FSDP's sharded optimizer step."""
     from dfx.parallel.data import data_parallel_step
 
-    step = data_parallel_step(result, costed, plan, placed.latency_s)
+    step = data_parallel_step(result, costed, plan, placed.latency_s, training)
     spans = list(placed.timeline)
     saved = step.optimizer_saved_s
     last = max((i for i, s in enumerate(spans) if s.kind == "compute"), default=None)
@@ -295,7 +297,7 @@ def _boundary_bytes(costed: CostedGraph) -> float:
 _OPERATOR_PLACEMENTS = ("groq-tsp", "cerebras-wafer")  # models that place every operator themselves
 
 
-def place(result, costed: CostedGraph, plan: ParallelPlan):
+def place(result, costed: CostedGraph, plan: ParallelPlan, training: Any = None):
     """``result`` (one chip) spread over ``plan``'s chips: a new result whose latency is the split's.
 
     The returned :class:`~dfx.roofline.HardwareResult` has ``makespan_s`` set to the parallel
@@ -306,7 +308,8 @@ def place(result, costed: CostedGraph, plan: ParallelPlan):
 
     With ``plan.dp > 1`` (a training step only) each of ``dp`` replicas runs the step on its share
     of the batch and synchronises gradients (:mod:`dfx.parallel.data`); ``parallel.data_parallel``
-    then holds the collectives and what of them the compute does not hide.
+    then holds the collectives and what of them the compute does not hide. ``training`` is then the
+    step's :class:`dfx.training.TrainingStep` (:func:`dfx.parallel.data.data_parallel_step`).
 
     Raises
     ------
@@ -329,7 +332,7 @@ def place(result, costed: CostedGraph, plan: ParallelPlan):
     else:
         placed = _tensor_pipeline(result, costed, plan) if plan.model_chips > 1 else _one_replica(result, plan)
         if plan.dp > 1:
-            placed = _data_parallel(placed, result, costed, plan)
+            placed = _data_parallel(placed, result, costed, plan, training)
     extras = {**dict(result.extras), "chips": placed.plan.chips, "parallel": placed.to_dict()}
     latency = placed.latency_s
     if result.arch_model in _OPERATOR_PLACEMENTS and result.program is not None:
