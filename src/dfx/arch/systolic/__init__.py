@@ -29,6 +29,7 @@ def __getattr__(name: str):
         return getattr(stepsim, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
+
 __all__ = [
     "ChipGemm",
     "ConvLayer",
