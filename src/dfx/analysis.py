@@ -466,26 +466,53 @@ def _split_request(chips: int | None, parallel: str | None) -> Any:
 
 def _placed(result: Any, costed: CostedGraph, profile: Any, split: Any) -> Any:
     """``result`` spread over chips (:func:`dfx.parallel.place`): the user's plan, else the fewest that fit."""
-    from dfx.parallel import ParallelPlan, default_plan, place, plan_for_chips
+    from dfx.parallel import ParallelPlan, default_plan, default_training_plan, place, plan_for_chips, training_memory
 
     from dfx.parallel.data import is_training_graph
 
     link = profile.interconnect
+    training = memory = None
+    if is_training_graph(costed):
+        from dfx.training.step import training_step
+
+        training = training_step(costed)  # the gradients and backward nodes the collectives read; its memory
+        # ZeRO's model states (as dfx.parallel.data counts them) and one replica's saved activations
+        state = training.trainable_parameter_bytes + training.gradient_bytes + training.optimizer_state_bytes
+        saved = training.saved_activation_bytes
     if isinstance(split, ParallelPlan):
         plan = split
-    elif split is not None and split > 1 and is_training_graph(costed) and not (link and link.weights_on_chip):
+    elif split is not None and split > 1 and training is not None and not (link and link.weights_on_chip):
         # a training step over N chips: FSDP over all of them (MaxText's default, ZeRO-3), docs/parallel.md
         plan = ParallelPlan(dp=split, fsdp=True, source="--chips (a training step: fsdp over every chip)")
     elif split is not None:
         plan = plan_for_chips(profile, split)
+    elif training is not None:
+        # the fewest FSDP chips whose model state / dp + saved activations fit (docs/parallel.md)
+        plan = default_training_plan(profile, state, saved) or default_plan(costed, profile)
     else:
         plan = default_plan(costed, profile)
-    training = None
-    if plan.dp > 1 and is_training_graph(costed):
-        from dfx.training.step import training_step
+    if training is not None:
+        memory = training_memory(plan, profile, state, saved)
+        if memory.fits is False:
+            import warnings
 
-        training = training_step(costed)  # the gradients and backward nodes the collectives read
-    return place(result, costed, plan, training)
+            from dfx.report.console import format_bytes
+
+            warnings.warn(
+                f"{profile.id}: the training step needs {format_bytes(memory.per_chip_bytes)} per chip under "
+                f"{_plan_words(plan)} (model state {format_bytes(memory.model_state_bytes)} + saved activations "
+                f"{format_bytes(memory.saved_activation_bytes)}), more than its {format_bytes(memory.capacity_bytes)}; "
+                "shard it over more chips (--parallel fsdp=N, or drop --chips for the fewest that fit) or lower --batch",
+                stacklevel=2,
+            )
+    return place(result, costed, plan, training if plan.dp > 1 else None, memory)
+
+
+def _plan_words(plan: Any) -> str:
+    """``fsdp=8``, ``dp=2,tp=4``, ``1 chip``: a plan as --parallel would take it."""
+    parts = [f"{'fsdp' if plan.fsdp else 'dp'}={plan.dp}"] if plan.dp > 1 else []
+    parts += [f"{k}={getattr(plan, k)}" for k in ("tp", "pp", "ep") if getattr(plan, k) > 1]
+    return ",".join(parts) or "1 chip"
 
 
 def evaluate_on(

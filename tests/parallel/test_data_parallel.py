@@ -147,3 +147,67 @@ def test_dp_with_tensor_parallelism_syncs_each_shard():
     tp_only, _ = _hw(TwoLayers(), torch.randn(8, 64), parallel="tp=2")
     assert hw.latency_s == pytest.approx(tp_only.latency_s + dp.exposed_s)
     assert dp.exposed_s == pytest.approx(max(0.0, dp.all_reduce_s - dp.backward_s))
+
+
+# -- a training step's memory per chip (dfx.parallel.plan.training_memory) ---------------------------
+# TwoLayers, fp32, batch 8: model state 131,072 B (above: 32,768 weights + 32,768 gradients + 65,536
+# of Adam's m and v). Kept for backward: layers.0's output, 8 x 64 x 4 = 2,048 B (layers.1's weight
+# gradient reads it; layers.0's reads the input x, counted as an input, and W1 stays resident).
+STATE_B = 131072
+SAVED_B = 8 * 64 * 4
+
+
+def _small_h100(capacity_bytes: float):
+    """The H100 profile with its HBM cut to ``capacity_bytes`` (every other figure as published)."""
+    from dfx.hardware import load_profile
+
+    h100 = load_profile("h100")
+    memory = tuple(lv if lv.on_chip else lv.model_copy(update={"capacity_bytes": capacity_bytes}) for lv in h100.memory)
+    return h100.model_copy(update={"memory": memory})
+
+
+def _train(profile, **kw):
+    a = dfx.analyze(TwoLayers(), args=(torch.randn(8, 64),), train=True, hardware=[profile], **kw)
+    return read_analysis(a.to_dict()).hardware[profile.id]
+
+
+def test_training_memory_by_hand():
+    from dfx.parallel import training_memory
+
+    h100 = _small_h100(40_000)
+    # FSDP over 4: 131,072 / 4 = 32,768 of state + 2,048 saved = 34,816 B <= 40,000
+    m = training_memory(ParallelPlan(dp=4, fsdp=True), h100, STATE_B, SAVED_B)
+    assert (m.model_state_bytes, m.saved_activation_bytes, m.per_chip_bytes) == (32768, 2048, 34816)
+    assert m.capacity_bytes == 40_000 and m.fits is True
+    # DDP over 4: the whole state on every chip, 133,120 B > 40,000
+    m = training_memory(ParallelPlan(dp=4), h100, STATE_B, SAVED_B)
+    assert m.per_chip_bytes == 131072 + 2048 and m.fits is False
+    # fsdp=2 with tp=2: state / 2 / 2 = 32,768; saved / tp = 1,024
+    m = training_memory(ParallelPlan(dp=2, tp=2, fsdp=True), h100, STATE_B, SAVED_B)
+    assert (m.model_state_bytes, m.saved_activation_bytes) == (32768, 1024)
+
+
+def test_default_plan_for_a_training_step_is_the_fewest_fsdp_chips_that_fit():
+    # capacity 40,000 B: dp = ceil(131,072 / (40,000 - 2,048)) = ceil(3.454) = 4
+    # (fsdp=3 would need 43,691 + 2,048 = 45,739 B per chip)
+    rec = _train(_small_h100(40_000))
+    plan = rec.parallel.plan
+    assert (plan.dp, plan.sharding, plan.tp, plan.pp, rec.chips) == (4, "fsdp", 1, 1, 4)
+    mem = rec.parallel.memory
+    assert (mem.model_state_bytes, mem.saved_activation_bytes, mem.per_chip_bytes) == (32768, 2048, 34816)
+    assert mem.capacity_bytes == 40_000 and mem.fits is True
+    # on the real H100 (80 GB) the whole step fits one chip
+    rec = _train(_small_h100(80e9))
+    assert rec.chips == 1
+
+
+def test_a_training_plan_that_does_not_fit_is_warned():
+    h100 = _small_h100(40_000)
+    with pytest.warns(UserWarning, match=r"130.00 KiB per chip under dp=4 .*more than its 39.06 KiB"):
+        rec = _train(h100, parallel="dp=4")  # DDP: 131,072 + 2,048 = 133,120 B = 130.00 KiB per chip
+    assert rec.parallel.memory.fits is False and rec.parallel.memory.per_chip_bytes == 133120
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert _train(h100, parallel="fsdp=4").parallel.memory.fits is True  # 34,816 B: no warning

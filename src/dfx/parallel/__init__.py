@@ -16,7 +16,16 @@ See ``docs/parallel.md``.
 from dfx.parallel.collectives import Collective, collective_s, interconnect_of
 from dfx.parallel.data import DataParallelStep, data_parallel_step
 from dfx.parallel.place import ParallelResult, Span, layer_of, place
-from dfx.parallel.plan import ParallelPlan, default_plan, fewest_chips, parse_parallel, plan_for_chips
+from dfx.parallel.plan import (
+    ParallelPlan,
+    TrainingMemory,
+    default_plan,
+    default_training_plan,
+    fewest_chips,
+    parse_parallel,
+    plan_for_chips,
+    training_memory,
+)
 
 __all__ = [
     "Collective",
@@ -24,13 +33,16 @@ __all__ = [
     "ParallelPlan",
     "ParallelResult",
     "Span",
+    "TrainingMemory",
     "collective_s",
     "data_parallel_step",
     "default_plan",
+    "default_training_plan",
     "fewest_chips",
     "interconnect_of",
     "layer_of",
     "parse_parallel",
     "place",
     "plan_for_chips",
+    "training_memory",
 ]

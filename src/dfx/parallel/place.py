@@ -89,6 +89,7 @@ class ParallelResult:
     timeline: tuple[Span, ...]
     model: str  # how the split was timed
     data_parallel: Any = None  # a training step's DataParallelStep (dfx.parallel.data), dp > 1 only
+    memory: Any = None  # a training step's TrainingMemory per chip (dfx.parallel.plan)
 
     def to_dict(self) -> dict[str, Any]:
         out = {
@@ -101,6 +102,8 @@ class ParallelResult:
         }
         if self.data_parallel is not None:
             out["data_parallel"] = self.data_parallel.to_dict()
+        if self.memory is not None:
+            out["memory"] = self.memory.to_dict()
         return out
 
 
@@ -297,7 +300,7 @@ def _boundary_bytes(costed: CostedGraph) -> float:
 _OPERATOR_PLACEMENTS = ("groq-tsp", "cerebras-wafer")  # models that place every operator themselves
 
 
-def place(result, costed: CostedGraph, plan: ParallelPlan, training: Any = None):
+def place(result, costed: CostedGraph, plan: ParallelPlan, training: Any = None, memory: Any = None):
     """``result`` (one chip) spread over ``plan``'s chips: a new result whose latency is the split's.
 
     The returned :class:`~dfx.roofline.HardwareResult` has ``makespan_s`` set to the parallel
@@ -310,6 +313,8 @@ def place(result, costed: CostedGraph, plan: ParallelPlan, training: Any = None)
     of the batch and synchronises gradients (:mod:`dfx.parallel.data`); ``parallel.data_parallel``
     then holds the collectives and what of them the compute does not hide. ``training`` is then the
     step's :class:`dfx.training.TrainingStep` (:func:`dfx.parallel.data.data_parallel_step`).
+    ``memory`` (a training step's :class:`dfx.parallel.plan.TrainingMemory`) is exported as
+    ``parallel.memory`` where the result is spread over more than one chip.
 
     Raises
     ------
@@ -333,6 +338,8 @@ def place(result, costed: CostedGraph, plan: ParallelPlan, training: Any = None)
         placed = _tensor_pipeline(result, costed, plan) if plan.model_chips > 1 else _one_replica(result, plan)
         if plan.dp > 1:
             placed = _data_parallel(placed, result, costed, plan, training)
+    if memory is not None:
+        placed = replace(placed, memory=memory)
     extras = {**dict(result.extras), "chips": placed.plan.chips, "parallel": placed.to_dict()}
     latency = placed.latency_s
     if result.arch_model in _OPERATOR_PLACEMENTS and result.program is not None:

@@ -16,6 +16,18 @@ that keeps its weights on chip (``interconnect.weights_on_chip``: Groq, Cerebras
 ``chips_needed``; elsewhere the weights, inputs (the KV cache) and peak activations against the
 off-chip memory (one chip where its capacity is unknown, as host-cpu's DRAM). Those chips form a pipeline on a weights-on-chip device (the architecture model
 places layers in order), else tensor parallelism up to the interconnect's domain, then pipeline.
+
+A training step's memory per chip (:func:`training_memory`; ZeRO's "model states" and "residual
+states", Rajbhandari et al. 2020)::
+
+    per_chip = model_state / (tp * pp * ep) / (dp under FSDP, 1 under DDP)   # params + grads + optimizer state
+             + saved_activations / (tp * pp)                                  # one replica's batch, kept for backward
+
+``saved_activations`` is :attr:`dfx.training.TrainingStep.saved_activation_bytes` (one replica's
+``--batch``): data parallelism does not shrink it (each replica keeps its own), tensor and pipeline
+parallelism are counted as splitting it evenly (NB: optimistic: Megatron replicates the norms'
+inputs, and a GPipe stage keeps several micro-batches). Without a plan a training step takes
+:func:`default_training_plan`: the fewest FSDP chips whose per-chip memory fits the off-chip memory.
 """
 
 from __future__ import annotations
@@ -28,7 +40,16 @@ from dfx.costs.record import CostedGraph
 from dfx.errors import DfxError
 from dfx.hardware import HardwareProfile
 
-__all__ = ["ParallelPlan", "default_plan", "fewest_chips", "parse_parallel", "plan_for_chips"]
+__all__ = [
+    "ParallelPlan",
+    "TrainingMemory",
+    "default_plan",
+    "default_training_plan",
+    "fewest_chips",
+    "parse_parallel",
+    "plan_for_chips",
+    "training_memory",
+]
 
 
 @dataclass(frozen=True)
@@ -180,3 +201,79 @@ def plan_for_chips(profile: HardwareProfile, chips: int, source: str = "--chips"
 def default_plan(costed: CostedGraph, profile: HardwareProfile) -> ParallelPlan:
     """The fewest chips that hold the model, split by :func:`plan_for_chips`."""
     return plan_for_chips(profile, fewest_chips(costed, profile), source="fewest chips that fit (dfx capacity)")
+
+
+@dataclass(frozen=True)
+class TrainingMemory:
+    """A training step's bytes on each chip of a plan (module docstring) against one chip's off-chip memory.
+
+    ``capacity_bytes`` is ``None`` where the profile's off-chip capacity is unknown (host-cpu) or it
+    keeps its weights on chip (Groq, Cerebras: :func:`fewest_chips` counts those); ``fits`` is then ``None``.
+    """
+
+    model_state_bytes: float  # per chip: parameters + gradients + optimizer state
+    saved_activation_bytes: float  # per chip: kept for backward
+    capacity_bytes: float | None
+
+    @property
+    def per_chip_bytes(self) -> float:
+        return self.model_state_bytes + self.saved_activation_bytes
+
+    @property
+    def fits(self) -> bool | None:
+        return None if self.capacity_bytes is None else self.per_chip_bytes <= self.capacity_bytes
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "model_state_bytes": self.model_state_bytes,
+            "saved_activation_bytes": self.saved_activation_bytes,
+            "per_chip_bytes": self.per_chip_bytes,
+            "capacity_bytes": self.capacity_bytes,
+            "fits": self.fits,
+        }
+
+
+def _training_capacity(profile: HardwareProfile) -> float | None:
+    from dfx.arch.memory.capacity import offchip_memory
+
+    link = profile.interconnect
+    if link is not None and link.weights_on_chip:
+        return None
+    level = offchip_memory(profile)
+    return float(level.capacity_bytes) if level is not None else None
+
+
+def training_memory(
+    plan: ParallelPlan, profile: HardwareProfile, model_state_bytes: float, saved_activation_bytes: float
+) -> TrainingMemory:
+    """Per-chip bytes of a training step under ``plan`` (module docstring); totals for one replica, one chip.
+
+    >>> from dfx.hardware import load_profile
+    >>> m = training_memory(parse_parallel("fsdp=4"), load_profile("h100"), 400, 10)
+    >>> m.model_state_bytes, m.saved_activation_bytes
+    (100.0, 10.0)
+    """
+    state = model_state_bytes / plan.model_chips / (plan.dp if plan.fsdp else 1)
+    saved = saved_activation_bytes / (plan.tp * plan.pp)
+    return TrainingMemory(state, saved, _training_capacity(profile))
+
+
+def default_training_plan(
+    profile: HardwareProfile, model_state_bytes: float, saved_activation_bytes: float
+) -> ParallelPlan | None:
+    """The fewest FSDP chips whose per-chip memory (module docstring) fits ``profile``'s off-chip memory.
+
+    ``dp = ceil(model_state / (capacity - saved_activations))``. ``None`` where it cannot say: the
+    capacity is unknown or the weights stay on chip (the caller takes :func:`default_plan`), or one
+    replica's saved activations alone fill a chip (then no ``dp`` fits: the caller splits the model
+    with :func:`default_plan`, and warns).
+    """
+    capacity = _training_capacity(profile)
+    if capacity is None or saved_activation_bytes >= capacity:
+        return None
+    dp = max(1, math.ceil(model_state_bytes / (capacity - saved_activation_bytes)))
+    if dp == 1:
+        return ParallelPlan(source="fewest chips that fit (a training step's model state and saved activations)")
+    return ParallelPlan(
+        dp=dp, fsdp=True, source="fewest fsdp chips that fit (model state / dp + saved activations per chip)"
+    )

@@ -22,6 +22,7 @@ from dfx.schema.fields import (
     as_float_map,
     as_int,
     as_int_map,
+    as_opt_float,
     as_opt_str,
     as_str,
     as_str_map,
@@ -242,6 +243,24 @@ class DataParallelRecord(Record):
     overlap: str = key(as_str)  # the overlap convention, in words
 
 
+def _opt_bool(v: Any) -> bool | None:
+    if v is not None and not isinstance(v, bool):
+        raise ValueError("expected true, false or null")
+    return v
+
+
+@_record
+class TrainingMemoryRecord(Record):
+    """A training step's bytes on each chip of its plan (``hardware.<id>.parallel.memory``, ``docs/parallel.md``,
+    :func:`dfx.parallel.plan.training_memory`)."""
+
+    model_state_bytes: float = key(as_float)  # parameters + gradients + optimizer state / (tp*pp*ep) / (dp, FSDP)
+    saved_activation_bytes: float = key(as_float)  # one replica's, kept for backward / (tp*pp)
+    per_chip_bytes: float = key(as_float)  # the two summed
+    capacity_bytes: float | None = key(as_opt_float)  # one chip's off-chip memory; null: unknown or weights on chip
+    fits: bool | None = key(_opt_bool)  # per_chip_bytes <= capacity_bytes; null without a capacity
+
+
 @_record
 class ParallelRecord(Record):
     """A result spread over chips (``hardware.<id>.parallel``, ``docs/parallel.md``); ``more``: the timeline."""
@@ -252,6 +271,7 @@ class ParallelRecord(Record):
     compute_s: float = key(as_float)
     communication_s: float = key(as_float)
     data_parallel: DataParallelRecord | None = nested(DataParallelRecord, absent=None, omit=None)  # training, dp > 1
+    memory: TrainingMemoryRecord | None = nested(TrainingMemoryRecord, absent=None, omit=None)  # training steps
     more: Mapping[str, Any] = rest()
 
 
