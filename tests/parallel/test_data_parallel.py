@@ -211,3 +211,15 @@ def test_a_training_plan_that_does_not_fit_is_warned():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert _train(h100, parallel="fsdp=4").parallel.memory.fits is True  # 34,816 B: no warning
+
+
+def test_cli_warns_and_shows_memory_per_chip():
+    # mlp --train, fsdp=4 on an H100: fits; the table shows the bytes per chip against 80 GB = 74.51 GiB
+    from typer.testing import CliRunner
+
+    from dfx.cli import app
+
+    out = CliRunner().invoke(app, ["analyze", "mlp", "--train", "--hw", "h100", "--parallel", "fsdp=4"])
+    assert out.exit_code == 0, out.output
+    assert "memory per chip (state + kept for backward)" in out.output and "of 74.51 GiB" in out.output
+    assert "does not fit" not in out.output

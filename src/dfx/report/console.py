@@ -124,6 +124,19 @@ def print_analysis(doc: Mapping[str, Any] | AnalysisDoc, console: Console | None
                 for v in dps.values()
             ],
         )
+    mems = {h: plans[h].memory if plans[h] else None for h in ids}
+    if any(m is not None for m in mems.values()):  # a training step's bytes per chip (dfx.parallel.plan)
+        summary.add_row(
+            "memory per chip (state + kept for backward)",
+            *[
+                f"{format_bytes(m.per_chip_bytes)}"
+                + (f" of {format_bytes(m.capacity_bytes)}" if m.capacity_bytes is not None else "")
+                + (" (does not fit)" if m.fits is False else "")
+                if m
+                else "-"
+                for m in mems.values()
+            ],
+        )
     summary.add_row("parallelism (work/span)", *[_num(hw[h].parallelism.parallelism) for h in ids])
     summary.add_row("partition shift (nodes)", *[str(len(hw[h].partition_shift)) for h in ids])
     console.print(summary)
