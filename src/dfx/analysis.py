@@ -468,7 +468,7 @@ def _placed(result: Any, costed: CostedGraph, profile: Any, split: Any) -> Any:
     """``result`` spread over chips (:func:`dfx.parallel.place`): the user's plan, else the fewest that fit."""
     from dfx.parallel import ParallelPlan, default_plan, default_training_plan, place, plan_for_chips, training_memory
 
-    from dfx.parallel.data import is_training_graph
+    from dfx.parallel.data import is_training_graph, model_state_bytes
 
     link = profile.interconnect
     training = memory = None
@@ -477,7 +477,7 @@ def _placed(result: Any, costed: CostedGraph, profile: Any, split: Any) -> Any:
 
         training = training_step(costed)  # the gradients and backward nodes the collectives read; its memory
         # ZeRO's model states (as dfx.parallel.data counts them) and one replica's saved activations
-        state = training.trainable_parameter_bytes + training.gradient_bytes + training.optimizer_state_bytes
+        state = model_state_bytes(costed, training)
         saved = training.saved_activation_bytes
     if isinstance(split, ParallelPlan):
         plan = split

@@ -223,3 +223,15 @@ def test_cli_warns_and_shows_memory_per_chip():
     assert out.exit_code == 0, out.output
     assert "memory per chip (state + kept for backward)" in out.output and "of 74.51 GiB" in out.output
     assert "does not fit" not in out.output
+
+
+def test_frozen_parameters_count_in_the_model_state():
+    # layers.0 frozen: its 16,384 B of weights stay resident (FSDP shards them too); trained: layers.1's
+    # 16,384 B + its gradient 16,384 + Adam's m, v 2 x 4,096 x 4 = 32,768 -> state 81,920 B.
+    # Kept for backward: layers.0's output, 2,048 B (layers.1's weight gradient reads it).
+    model = TwoLayers()
+    model.layers[0].weight.requires_grad_(False)
+    a = dfx.analyze(model, args=(torch.randn(8, 64),), train=True, hardware=["h100"], parallel="fsdp=4")
+    rec = read_analysis(a.to_dict()).hardware["nvidia-h100-sxm"]
+    assert rec.parallel.data_parallel.model_state_bytes == 81920 / 4
+    assert rec.parallel.memory.per_chip_bytes == 81920 / 4 + 2048

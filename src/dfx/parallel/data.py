@@ -49,7 +49,7 @@ from dfx.errors import DfxError
 from dfx.parallel.collectives import Collective, collective_s, interconnect_of
 from dfx.parallel.plan import ParallelPlan
 
-__all__ = ["DDP_BUCKET_BYTES", "DataParallelStep", "data_parallel_step", "is_training_graph"]
+__all__ = ["DDP_BUCKET_BYTES", "DataParallelStep", "data_parallel_step", "is_training_graph", "model_state_bytes"]
 
 DDP_BUCKET_BYTES = 25 * 2**20  # torch.nn.parallel.DistributedDataParallel(bucket_cap_mb=25), the default
 
@@ -58,6 +58,15 @@ def is_training_graph(costed: CostedGraph) -> bool:
     """Whether ``costed`` is a training step (a joint graph with its optimizer node)."""
     meta = dict(costed.graph.meta)
     return "joint_gradients" in meta and "optimizer_node" in meta
+
+
+def model_state_bytes(costed: CostedGraph, training: Any) -> int:
+    """One replica's whole model state, bytes: every parameter (frozen ones too: they stay resident,
+    and FSDP shards them with the rest), the gradients and the optimizer state (ZeRO's "model
+    states", Rajbhandari et al. 2020). ``training``: the step's :class:`dfx.training.TrainingStep`."""
+    trained = set(training.gradients)
+    frozen = sum(p.spec.nbytes for p in costed.graph.parameters if p.kind == "parameter" and p.name not in trained)
+    return training.trainable_parameter_bytes + frozen + training.gradient_bytes + training.optimizer_state_bytes
 
 
 @dataclass(frozen=True)
@@ -77,7 +86,7 @@ class DataParallelStep:
     optimizer_s: float  # per chip: 1/dp of the whole step's under FSDP
     optimizer_saved_s: float  # FSDP: the optimizer time the sharding saves
     exposed_s: float  # collective time not hidden behind compute (the convention above)
-    model_state_bytes: float  # per chip: parameters + gradients + optimizer state (ZeRO's "model states")
+    model_state_bytes: float  # per chip: parameters (frozen too) + gradients + optimizer state (ZeRO's "model states")
 
     @property
     def collective_s(self) -> float:
@@ -166,7 +175,7 @@ def data_parallel_step(
     param_bytes = sum(p for p, _ in layers)
     n = plan.dp
     # ZeRO's model states (Rajbhandari et al. 2020): DDP replicates them, FSDP / ZeRO-3 shards them dp ways
-    states = (training.trainable_parameter_bytes + training.gradient_bytes + training.optimizer_state_bytes) / shard
+    states = model_state_bytes(costed, training) / shard
     if plan.fsdp:
         gather = 2 * sum(collective_s(link, Collective.ALL_GATHER, p, n) for p, _ in layers)  # forward, backward
         scatter = sum(collective_s(link, Collective.REDUCE_SCATTER, g, n) for _, g in layers)
