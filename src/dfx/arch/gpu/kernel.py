@@ -430,8 +430,9 @@ def _env(profile: HardwareProfile, dtype: str) -> tuple[SimtSpec, str, int, _Mac
     return spec, name, elem, _machine(profile, spec, name)
 
 
-def _evaluate(m, k, n, batch, dtype, profile, c: GemmConfig, regs, chosen_from, env=None) -> GemmKernel:
-    spec, name, elem, mach = _env(profile, dtype) if env is None else env
+def _launch(m, n, batch, profile, c: GemmConfig, regs, env) -> tuple[int, int, Occupancy, Waves]:
+    """Registers, shared memory, occupancy and waves of ``c``; raises as :func:`gemm_kernel` where it cannot run."""
+    spec, _, elem, _ = env
     regs = gemm_registers_per_thread(c) if regs is None else regs
     smem = gemm_shared_memory_bytes(c, elem)
     occ = occupancy(
@@ -442,7 +443,13 @@ def _evaluate(m, k, n, batch, dtype, profile, c: GemmConfig, regs, chosen_from, 
             f"config {c.to_dict()} cannot run on {profile.id}: no block fits on an SM ({occ.to_dict()['by_limit']})"
         )
     programs = batch * math.ceil(m / c.block_m) * math.ceil(n / c.block_n)
-    w = waves(programs, spec.sms, occ.blocks_per_sm)
+    return regs, smem, occ, waves(programs, spec.sms, occ.blocks_per_sm)
+
+
+def _evaluate(m, k, n, batch, dtype, profile, c: GemmConfig, regs, chosen_from, env=None, launch=None) -> GemmKernel:
+    env = _env(profile, dtype) if env is None else env
+    spec, name, elem, mach = env
+    regs, smem, occ, w = _launch(m, n, batch, profile, c, regs, env) if launch is None else launch
     notes = () if mach.peak_dtype == name else (f"peak of {mach.peak_dtype} used for {name}",)
     return GemmKernel(
         m,
@@ -463,6 +470,75 @@ def _evaluate(m, k, n, batch, dtype, profile, c: GemmConfig, regs, chosen_from, 
         chosen_from,
         notes,
     )
+
+
+# Floors are computed in a different order of operations than the wave sums they bound; this margin
+# (far above the rounding of a sum of MAX_WAVES terms, ~1e-10) keeps them below in floating point.
+_FLOOR_MARGIN = 1 - 1e-6
+
+
+def autotune_gemm(
+    m: int,
+    k: int,
+    n: int,
+    profile: HardwareProfile,
+    configs: Sequence[GemmConfig],
+    *,
+    dtype: str,
+    batch: int = 1,
+    split_of,
+    time_of,
+) -> tuple[GemmKernel, Any]:
+    """The kernel :func:`autotune_pick` keeps among ``configs``, without timing the configs that cannot win.
+
+    Same answer as ``kernels = gemm_kernels(...)`` then ``autotune_pick([(time_of(k)[-1], k.config)
+    for k in kernels])`` (branch and bound): a config's time is bounded below, before its waves are
+    built, by ``overhead + max(R * tile FLOPs / per-SM peak, R * tile shared-memory bytes / per-SM
+    shared-memory bandwidth, ...) / split`` and ``batch * (M*K + K*N + M*N) * elem bytes / HBM bandwidth``,
+    with ``R = ceil(programs / SMs)`` (every wave's rounds are ``ceil(size / SMs)``, and they add up
+    to at least ``R``; every program's panels are read and its C tile written once at least). A
+    config whose floor exceeds the best time found so far by more than the tie tolerance is neither
+    the fastest nor tied with it, so it is skipped; configs are timed in order of their floors.
+
+    Parameters
+    ----------
+    split_of : callable ``(programs, block_k, sms) -> int``
+        The split-K factor the kernel will run with (1 for none).
+    time_of : callable ``(GemmKernel) -> tuple``
+        Its timing; the last item is its seconds, the whole tuple is returned with the winner.
+
+    Raises
+    ------
+    DfxError
+        As :func:`gemm_kernels` (every config's launch is checked, in order, before any is timed).
+    """
+    if min(m, k, n, batch) < 1:
+        raise DfxError(f"GEMM sizes must be >= 1, got M={m}, K={k}, N={n}, batch={batch}")
+    env = _env(profile, dtype)
+    _, _, elem, mach = env
+    launches = [_launch(m, n, batch, profile, c, None, env) for c in configs]
+    hbm_floor_s = batch * (m * k + k * n + m * n) * elem / mach.hbm_bytes_per_s
+    per_sm_peak = mach.peak_flop_per_s / mach.sms
+    floors = []
+    for c, (_, _, _, w) in zip(configs, launches):
+        rounds = -(-w.programs // mach.sms)
+        k_pad = -(-k // c.block_k) * c.block_k
+        split = split_of(w.programs, c.block_k, mach.sms)
+        compute_s = rounds * (FMA_FLOPS * c.block_m * c.block_n * k_pad) / per_sm_peak / split
+        smem_bw = mach.smem_bytes_per_s_per_sm
+        smem_s = rounds * ((c.block_m + c.block_n) * k_pad * elem) / smem_bw / split if smem_bw else 0.0
+        floors.append(max(compute_s, smem_s, hbm_floor_s) * _FLOOR_MARGIN + mach.overhead_s)
+    best = math.inf
+    timed: dict[int, tuple[GemmKernel, Any]] = {}
+    for i in sorted(range(len(configs)), key=floors.__getitem__):
+        if floors[i] > best * (1 + _TIE_TOLERANCE):
+            break  # every later floor is larger still
+        kern = _evaluate(m, k, n, batch, dtype, profile, configs[i], None, 1, env, launches[i])
+        t = timed[i] = (kern, time_of(kern))
+        best = min(best, t[1][-1])
+    order = sorted(timed)
+    pick = autotune_pick([(timed[i][1][-1], configs[i]) for i in order])
+    return timed[order[pick]]
 
 
 def fitting_gemm_configs(m: int, k: int, n: int, dtype: str, profile: HardwareProfile) -> list[GemmConfig]:

@@ -25,6 +25,7 @@ from typing import Any, Sequence
 from dfx.arch.gpu.kernel import (
     GemmKernel,
     SimtKernel,
+    autotune_gemm,
     autotune_pick,
     fitting_gemm_configs,
     gemm_kernel,
@@ -184,10 +185,30 @@ def gemm_plan(m: int, k: int, n: int, dtype: str, profile: HardwareProfile, *, b
 
 
 def _autotuned_gemm(m: int, k: int, n: int, dtype: str, profile: HardwareProfile, batch: int) -> TilePlan:
+    configs = fitting_gemm_configs(m, k, n, dtype, profile)
+    if not configs:  # gemm_kernel names the problem
+        return _split_over_k(gemm_kernel(m, k, n, profile, dtype=dtype, batch=batch), profile)
+    # the autotuner times each config as it would run, split-K included, skipping those whose lower
+    # bound cannot win (autotune_gemm: the same pick as timing them all); only the winner's plan is built
+    kern, timed = autotune_gemm(
+        m,
+        k,
+        n,
+        profile,
+        configs,
+        dtype=dtype,
+        batch=batch,
+        split_of=lambda programs, block_k, sms: split_k_factor(programs, k, block_k, sms),
+        time_of=lambda kern: _split_k(kern, profile),
+    )
+    return _split_over_k(kern, profile, timed)
+
+
+def _autotuned_gemm_full(m: int, k: int, n: int, dtype: str, profile: HardwareProfile, batch: int) -> TilePlan:
+    """:func:`_autotuned_gemm` timing every config (the reference its pruning is tested against)."""
     kernels = gemm_kernels(m, k, n, profile, fitting_gemm_configs(m, k, n, dtype, profile), dtype=dtype, batch=batch)
-    if not kernels:  # gemm_kernel names the problem
+    if not kernels:
         kernels = [gemm_kernel(m, k, n, profile, dtype=dtype, batch=batch)]
-    # the autotuner times each config as it would run, split-K included; only the winner's plan is built
     timed = [_split_k(kern, profile) for kern in kernels]
     best = autotune_pick([(time_s, kern.config) for (_, time_s), kern in zip(timed, kernels)])
     return _split_over_k(kernels[best], profile, timed[best])
