@@ -48,9 +48,12 @@ def test_pruned_autotune_picks_the_full_searchs_plan() -> None:
 
 
 @pytest.mark.skipif(not GPUS, reason="no GPU profile with a simt section")
-def test_skipped_configs_are_slower_than_the_tie_tolerance() -> None:
-    # time_of records which configs the pruned search timed; the full search times all of them.
+def test_skipped_configs_are_slower_than_the_tie_tolerance(monkeypatch) -> None:
+    # The configs whose waves the pruned search builds are recorded; the full search times all of them.
     rng = random.Random(5)
+    built: list = []
+    rows = K._gemm_wave_rows
+    monkeypatch.setattr(K, "_gemm_wave_rows", lambda *a: built.append(a[5]) or rows(*a))
     pruned_any = False
     for _ in range(300):
         profile = rng.choice(GPUS)
@@ -58,24 +61,24 @@ def test_skipped_configs_are_slower_than_the_tie_tolerance() -> None:
         configs = K.fitting_gemm_configs(m, k, n, "bfloat16", profile)
         if not configs:
             continue
-        times: dict = {}
-
-        def time_of(kern, profile=profile, times=times):
-            t = _split_k(kern, profile)
-            times[kern.config] = t[1]
-            return t
-
-        def split_of(programs, block_k, sms, k=k):
-            return split_k_factor(programs, k, block_k, sms)
-
-        K.autotune_gemm(m, k, n, profile, configs, dtype="bfloat16", batch=batch, split_of=split_of, time_of=time_of)
-        pruned_any |= len(times) < len(configs)
-        full = {
-            c: _split_k(kern, profile)[1]
-            for c, kern in zip(configs, K.gemm_kernels(m, k, n, profile, configs, dtype="bfloat16", batch=batch))
-        }
+        built.clear()
+        K.autotune_gemm(
+            m,
+            k,
+            n,
+            profile,
+            configs,
+            dtype="bfloat16",
+            batch=batch,
+            split_of=lambda programs, block_k, sms, k=k: split_k_factor(programs, k, block_k, sms),
+            partial_sum_bytes_per_element=4,
+        )
+        timed = set(built)
+        pruned_any |= len(timed) < len(configs)
+        kernels = K.gemm_kernels(m, k, n, profile, configs, dtype="bfloat16", batch=batch)
+        full = {c: _split_k(kern, profile)[1] for c, kern in zip(configs, kernels)}
         best = min(full.values())
         for c, t in full.items():
-            if c not in times:  # skipped: provably slower than the best by more than the tie tolerance
+            if c not in timed:  # skipped: slower than the best by more than the tie tolerance
                 assert t > best * 1.01, (profile.id, m, k, n, c)
     assert pruned_any  # the bound does prune

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Iterable, Sequence
 
 from dfx.arch.gpu.configs import (
     GemmConfig,
@@ -309,6 +309,20 @@ def _l2_reads(shared: float, unshared: float, l2_bytes: float) -> float:
 def _gemm_waves(
     m: int, k: int, n: int, batch: int, elem_bytes: int, c: GemmConfig, w: Waves, mach: _Machine
 ) -> tuple[WaveTime, ...]:
+    made: dict[int, WaveTime] = {}  # a repeated wave's row is one tuple, and its WaveTime one object
+    out = []
+    for row in _gemm_wave_rows(m, k, n, batch, elem_bytes, c, w, mach):
+        wt = made.get(id(row))
+        if wt is None:
+            wt = made[id(row)] = WaveTime(*row)
+        out.append(wt)
+    return tuple(out)
+
+
+def _gemm_wave_rows(
+    m: int, k: int, n: int, batch: int, elem_bytes: int, c: GemmConfig, w: Waves, mach: _Machine
+) -> list[tuple[int, int, float, float, float, float]]:
+    """Each wave's :class:`WaveTime` fields, as tuples (the autotuner times candidates from them)."""
     pid_m, pid_n = math.ceil(m / c.block_m), math.ceil(n / c.block_n)
     tiles = pid_m * pid_n
     k_pad = math.ceil(k / c.block_k) * c.block_k
@@ -321,20 +335,20 @@ def _gemm_waves(
     per_group = c.group_m * pid_n
     full_groups = pid_m // c.group_m  # groups of GROUP_M row blocks; a last, shorter one follows if any
 
-    def wave(lo: int, size: int) -> WaveTime:
+    def wave(lo: int, size: int) -> tuple[int, int, float, float, float, float]:
         rows, cols = _wave_panels(lo, lo + size, tiles, pid_m, pid_n, c.group_m)
         shared = (min(rows * c.block_m, batch * m) + min(cols * c.block_n, batch * n)) * k * elem_bytes
         reads = _l2_reads(shared, own_panels * size, mach.l2_bytes)
         hbm = reads + c_bytes * size
         rounds = math.ceil(size / mach.sms)
         smem_s = rounds * tile_smem / mach.smem_bytes_per_s_per_sm if mach.smem_bytes_per_s_per_sm else 0.0
-        return WaveTime(size, rounds, rounds * tile_flops / per_sm_peak, smem_s, hbm / mach.hbm_bytes_per_s, hbm)
+        return (size, rounds, rounds * tile_flops / per_sm_peak, smem_s, hbm / mach.hbm_bytes_per_s, hbm)
 
     # A wave inside one matrix of the batch that touches only full groups reads the same panels as
     # any other wave of its size starting at the same offset in a group (Triton's grouped order
     # repeats group by group), so its WaveTime is made once per (offset, size): a long sequence's
     # thousands of waves cost a few distinct ones. The result is the same object, bit for bit.
-    same: dict[tuple[int, int], WaveTime] = {}
+    same: dict[tuple[int, int], tuple] = {}
     out, lo = [], 0
     for size in w.sizes():
         in_batch = lo % tiles
@@ -347,7 +361,27 @@ def _gemm_waves(
             wt = wave(lo, size)
         out.append(wt)
         lo += size
-    return tuple(out)
+    return out
+
+
+def split_seconds(
+    roofs: Iterable[tuple[float, float, float]],
+    split: int,
+    partial_sum_bytes: int,
+    hbm_bytes_per_s: float,
+    overhead_s: float,
+) -> float:
+    """A GEMM's seconds from its waves' ``(compute_s, smem_s, hbm_s)`` roofs, its K loop cut ``split`` ways.
+
+    ``split == 1``: ``sum(max(roofs)) + overhead``, :attr:`GemmKernel.time_s`. Otherwise each wave's
+    compute and shared-memory roofs shrink by ``split``, and the fp32 partial sums
+    (``partial_sum_bytes``, written and read back) cross HBM: ``sum(max(c / s, m / s, h)) +
+    partial_sum_bytes / hbm_bytes_per_s + overhead`` (seconds).
+    """
+    if split == 1:
+        return sum(max(r) for r in roofs) + overhead_s
+    waves_s = sum(max(c / split, m / split, h) for c, m, h in roofs)
+    return waves_s + partial_sum_bytes / hbm_bytes_per_s + overhead_s
 
 
 def gemm_kernel(
@@ -430,14 +464,41 @@ def _env(profile: HardwareProfile, dtype: str) -> tuple[SimtSpec, str, int, _Mac
     return spec, name, elem, _machine(profile, spec, name)
 
 
-def _launch(m, n, batch, profile, c: GemmConfig, regs, env) -> tuple[int, int, Occupancy, Waves]:
-    """Registers, shared memory, occupancy and waves of ``c``; raises as :func:`gemm_kernel` where it cannot run."""
+# A config's registers, shared memory and occupancy depend on the config, the machine and the operand
+# width only, not on the GEMM's sizes: an autotune of every GEMM of a sweep meets the same ~20 configs
+# per machine again and again. Keyed by the profile's identity (the entry holds the profile, so its id
+# is not recycled); bounded, and cleared with the GEMM plans (dfx.arch.gpu.plan.clear_gemm_plans).
+_LAUNCHES: dict[tuple, tuple[HardwareProfile, int, int, Occupancy]] = {}
+_LAUNCHES_MAX = 1 << 14
+
+
+def clear_launches() -> None:
+    """Forget every config's occupancy worked out in this process."""
+    _LAUNCHES.clear()
+
+
+def _occupied(profile, c: GemmConfig, regs, env) -> tuple[int, int, Occupancy]:
     spec, _, elem, _ = env
+    key = (id(profile), elem, c) if regs is None else None
+    hit = _LAUNCHES.get(key) if key else None
+    if hit is not None and hit[0] is profile:
+        return hit[1:]
     regs = gemm_registers_per_thread(c) if regs is None else regs
     smem = gemm_shared_memory_bytes(c, elem)
     occ = occupancy(
         spec, threads_per_block=c.num_warps * spec.warp_size, registers_per_thread=regs, shared_memory_bytes=smem
     )
+    if key:
+        if len(_LAUNCHES) >= _LAUNCHES_MAX:
+            _LAUNCHES.clear()
+        _LAUNCHES[key] = (profile, regs, smem, occ)
+    return regs, smem, occ
+
+
+def _launch(m, n, batch, profile, c: GemmConfig, regs, env) -> tuple[int, int, Occupancy, Waves]:
+    """Registers, shared memory, occupancy and waves of ``c``; raises as :func:`gemm_kernel` where it cannot run."""
+    spec = env[0]
+    regs, smem, occ = _occupied(profile, c, regs, env)
     if occ.blocks_per_sm < 1:
         raise DfxError(
             f"config {c.to_dict()} cannot run on {profile.id}: no block fits on an SM ({occ.to_dict()['by_limit']})"
@@ -487,12 +548,13 @@ def autotune_gemm(
     dtype: str,
     batch: int = 1,
     split_of,
-    time_of,
-) -> tuple[GemmKernel, Any]:
+    partial_sum_bytes_per_element: int,
+) -> tuple[GemmKernel, tuple[int, float]]:
     """The kernel :func:`autotune_pick` keeps among ``configs``, without timing the configs that cannot win.
 
-    Same answer as ``kernels = gemm_kernels(...)`` then ``autotune_pick([(time_of(k)[-1], k.config)
-    for k in kernels])`` (branch and bound): a config's time is bounded below, before its waves are
+    Same answer as ``kernels = gemm_kernels(...)``, each timed split ``split_of`` ways
+    (:func:`split_seconds`), then :func:`autotune_pick` (branch and bound), without building a
+    kernel record per candidate: a config's time is bounded below, before its waves are
     built, by ``overhead + max(R * tile FLOPs / per-SM peak, R * tile shared-memory bytes / per-SM
     shared-memory bandwidth, ...) / split`` and ``batch * (M*K + K*N + M*N) * elem bytes / HBM bandwidth``,
     with ``R = ceil(programs / SMs)`` (every wave's rounds are ``ceil(size / SMs)``, and they add up
@@ -504,8 +566,14 @@ def autotune_gemm(
     ----------
     split_of : callable ``(programs, block_k, sms) -> int``
         The split-K factor the kernel will run with (1 for none).
-    time_of : callable ``(GemmKernel) -> tuple``
-        Its timing; the last item is its seconds, the whole tuple is returned with the winner.
+    partial_sum_bytes_per_element : int
+        Bytes of one split-K partial sum (4, fp32); a split ``s`` moves ``2 * (s - 1) * batch * M * N``
+        of them (:func:`split_seconds`).
+
+    Returns
+    -------
+    (GemmKernel, (split, seconds))
+        The winner (built in full; the others are timed from their waves' roofs alone) and its timing.
 
     Raises
     ------
@@ -529,16 +597,20 @@ def autotune_gemm(
         smem_s = rounds * ((c.block_m + c.block_n) * k_pad * elem) / smem_bw / split if smem_bw else 0.0
         floors.append(max(compute_s, smem_s, hbm_floor_s) * _FLOOR_MARGIN + mach.overhead_s)
     best = math.inf
-    timed: dict[int, tuple[GemmKernel, Any]] = {}
+    timed: dict[int, tuple[int, float]] = {}
     for i in sorted(range(len(configs)), key=floors.__getitem__):
         if floors[i] > best * (1 + _TIE_TOLERANCE):
             break  # every later floor is larger still
-        kern = _evaluate(m, k, n, batch, dtype, profile, configs[i], None, 1, env, launches[i])
-        t = timed[i] = (kern, time_of(kern))
-        best = min(best, t[1][-1])
+        w = launches[i][3]
+        split = split_of(w.programs, configs[i].block_k, mach.sms)
+        rows = _gemm_wave_rows(m, k, n, batch, elem, configs[i], w, mach)
+        partial = 2 * (split - 1) * batch * m * n * partial_sum_bytes_per_element
+        seconds = split_seconds([r[2:5] for r in rows], split, partial, mach.hbm_bytes_per_s, mach.overhead_s)
+        timed[i] = (split, seconds)
+        best = min(best, seconds)
     order = sorted(timed)
-    pick = autotune_pick([(timed[i][1][-1], configs[i]) for i in order])
-    return timed[order[pick]]
+    win = order[autotune_pick([(timed[i][1], configs[i]) for i in order])]
+    return _evaluate(m, k, n, batch, dtype, profile, configs[win], None, 1, env, launches[win]), timed[win]
 
 
 def fitting_gemm_configs(m: int, k: int, n: int, dtype: str, profile: HardwareProfile) -> list[GemmConfig]:

@@ -27,6 +27,7 @@ from dfx.arch.gpu.kernel import (
     SimtKernel,
     autotune_gemm,
     autotune_pick,
+    clear_launches,
     fitting_gemm_configs,
     gemm_kernel,
     gemm_kernels,
@@ -151,8 +152,10 @@ _GEMM_PLANS_MAX = 1 << 16
 
 
 def clear_gemm_plans() -> None:
-    """Forget every GEMM plan made in this process (benchmarks time points as if seen for the first time)."""
+    """Forget every GEMM plan made in this process, and every config's occupancy (benchmarks time
+    points as if seen for the first time)."""
     _GEMM_PLANS.clear()
+    clear_launches()
 
 
 def gemm_plan(m: int, k: int, n: int, dtype: str, profile: HardwareProfile, *, batch: int = 1) -> TilePlan:
@@ -199,7 +202,7 @@ def _autotuned_gemm(m: int, k: int, n: int, dtype: str, profile: HardwareProfile
         dtype=dtype,
         batch=batch,
         split_of=lambda programs, block_k, sms: split_k_factor(programs, k, block_k, sms),
-        time_of=lambda kern: _split_k(kern, profile),
+        partial_sum_bytes_per_element=_PARTIAL_SUM_BYTES,
     )
     return _split_over_k(kern, profile, timed)
 
