@@ -109,6 +109,24 @@ INDUCTOR_MM_CONFIGS: tuple[GemmConfig, ...] = tuple(
 )
 
 
+def gemm_size_hints(m: int, k: int, n: int) -> tuple[int, int, int]:
+    """``(M, N, K)`` as :func:`gemm_candidates` sees them: each ``max(next_power_of_2(X), 16)``.
+
+    The candidates depend on the sizes through these alone (GEMMs with equal hints have equal candidates).
+
+    >>> gemm_size_hints(100, 4096, 1)
+    (128, 16, 4096)
+
+    Raises
+    ------
+    DfxError
+        A size below 1.
+    """
+    if min(m, k, n) < 1:
+        raise DfxError(f"GEMM M, K, N must be >= 1, got {m}, {k}, {n}")
+    return max(next_power_of_2(m), _MIN_BLOCK), max(next_power_of_2(n), _MIN_BLOCK), max(next_power_of_2(k), _MIN_BLOCK)
+
+
 def gemm_candidates(m: int, k: int, n: int, configs: tuple[GemmConfig, ...] = INDUCTOR_MM_CONFIGS) -> list[GemmConfig]:
     """Inductor's candidate configs for an ``[M, K] @ [K, N]`` GEMM, scaled and deduplicated.
 
@@ -121,9 +139,7 @@ def gemm_candidates(m: int, k: int, n: int, configs: tuple[GemmConfig, ...] = IN
     >>> sorted({(c.block_m, c.block_n, c.block_k) for c in gemm_candidates(16, 16, 16)})   # all shrink
     [(16, 16, 16)]
     """
-    if min(m, k, n) < 1:
-        raise DfxError(f"GEMM M, K, N must be >= 1, got {m}, {k}, {n}")
-    hint_m, hint_n, hint_k = (max(next_power_of_2(d), _MIN_BLOCK) for d in (m, n, k))
+    hint_m, hint_n, hint_k = gemm_size_hints(m, k, n)
     seen: dict[tuple[int, ...], GemmConfig] = {}
     for c in configs:
         bm = max(min(c.block_m, hint_m), _MIN_BLOCK)

@@ -37,6 +37,7 @@ from dfx.arch.gpu.configs import (
     PointwiseConfig,
     ReductionConfig,
     gemm_candidates,
+    gemm_size_hints,
     gemm_registers_per_thread,
     gemm_shared_memory_bytes,
     gemm_spills,
@@ -473,8 +474,9 @@ _LAUNCHES_MAX = 1 << 14
 
 
 def clear_launches() -> None:
-    """Forget every config's occupancy worked out in this process."""
+    """Forget every config's occupancy, and every GEMM's fitting configs, worked out in this process."""
     _LAUNCHES.clear()
+    _FITTING.clear()
 
 
 def _occupied(profile, c: GemmConfig, regs, env) -> tuple[int, int, Occupancy]:
@@ -613,10 +615,27 @@ def autotune_gemm(
     return _evaluate(m, k, n, batch, dtype, profile, configs[win], None, 1, env, launches[win]), timed[win]
 
 
+_FITTING: dict[tuple, tuple[HardwareProfile, list[GemmConfig]]] = {}  # as _LAUNCHES, by size hints
+
+
 def fitting_gemm_configs(m: int, k: int, n: int, dtype: str, profile: HardwareProfile) -> list[GemmConfig]:
-    """Inductor's candidates that fit one SM (shared memory, registers) and would not surely spill."""
+    """Inductor's candidates that fit one SM (shared memory, registers) and would not surely spill.
+
+    Memoized per machine, operand width and :func:`~dfx.arch.gpu.configs.gemm_size_hints` (the
+    candidates depend on the sizes through those alone); a new list each call.
+    """
     spec = simt_spec(profile)
     _, elem = _dtype_bytes(dtype)
+    key = (id(profile), elem, gemm_size_hints(m, k, n))
+    hit = _FITTING.get(key)
+    if hit is None or hit[0] is not profile:
+        if len(_FITTING) >= _LAUNCHES_MAX:
+            _FITTING.clear()
+        hit = _FITTING[key] = (profile, _fitting(m, k, n, elem, spec))
+    return list(hit[1])
+
+
+def _fitting(m: int, k: int, n: int, elem: int, spec: SimtSpec) -> list[GemmConfig]:
     lim = spec.limits
     out = []
     for c in gemm_candidates(m, k, n):
