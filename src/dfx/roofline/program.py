@@ -196,38 +196,10 @@ def kernel_timing(
         time_s = sum(t.time_s for t in mine)
         compute, memory = sum(t.compute_time_s for t in mine), sum(t.memory_time_s for t in mine)
         bound = Bound.NONE if not time_s else (Bound.COMPUTE if compute >= memory else Bound.MEMORY)
-        return KernelTiming(
-            kernel.name,
-            kernel.kind.value,
-            kernel.nodes,
-            bound,
-            time_s,
-            compute,
-            memory,
-            sum(t.overhead_s for t in mine),
-            kernel.cores,
-            kernel.tiles,
-            kernel.flops,
-            kernel.offchip_bytes,
-            kernel.onchip_bytes,
-        )
+        return _timed(kernel, bound, time_s, compute, memory, sum(t.overhead_s for t in mine), kernel.cores)
     if kernel.kind is KernelKind.COLLECTIVE:
         time_s = sum(t.time_s for t in mine)
-        return KernelTiming(
-            kernel.name,
-            kernel.kind.value,
-            kernel.nodes,
-            Bound.MEMORY if time_s else Bound.NONE,
-            time_s,
-            0.0,
-            time_s,
-            0.0,
-            0,
-            kernel.tiles,
-            kernel.flops,
-            kernel.offchip_bytes,
-            kernel.onchip_bytes,
-        )
+        return _timed(kernel, Bound.MEMORY if time_s else Bound.NONE, time_s, 0.0, time_s, 0.0, 0)
     compute = sum(t.compute_time_s for t in mine)
     off, on = home_level(profile), profile.on_chip_level()
     memory = max(
@@ -244,16 +216,23 @@ def kernel_timing(
     time_s = max(compute, memory) * share + overhead
     if kernel.tile_time_s is not None:  # a tile model's waves (GPU: dfx.arch.gpu) only add time: tail, masked tiles
         time_s = max(time_s, kernel.tile_time_s)
+    return _timed(kernel, bound, time_s, compute, memory, overhead, kernel.cores)
+
+
+def _timed(
+    kernel: Kernel, bound: Bound, time_s: float, compute_s: float, memory_s: float, overhead_s: float, cores: int
+) -> KernelTiming:
+    """A :class:`KernelTiming` of ``kernel``: the times given, its name, nodes, tiles, FLOPs and bytes its own."""
     return KernelTiming(
         kernel.name,
         kernel.kind.value,
         kernel.nodes,
         bound,
         time_s,
-        compute,
-        memory,
-        overhead,
-        kernel.cores,
+        compute_s,
+        memory_s,
+        overhead_s,
+        cores,
         kernel.tiles,
         kernel.flops,
         kernel.offchip_bytes,
