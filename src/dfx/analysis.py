@@ -306,6 +306,10 @@ def analyze(
         check_execution_model(p, model_name)
     _check_distinct_ids(profiles)
     split = _split_request(chips, parallel)
+
+    def evaluate(costed: CostedGraph, profile: Any) -> Any:
+        return evaluate_on(costed, profile, execution_model=model_name, split=split, runtime=runtime)
+
     if train or optimizer is not None:
         return _analyze_training(
             model_or_name,
@@ -325,7 +329,7 @@ def analyze(
             prompt_len,
             kv_len,
             output_len,
-            lambda c, p: evaluate_on(c, p, execution_model=model_name, split=split, runtime=runtime),
+            evaluate,
         )
     if any(v is not None for v in (phase, prompt_len, kv_len, output_len, weight_dtype, kv_dtype)) or _storage_only(
         dtype
@@ -345,7 +349,7 @@ def analyze(
             output_len=output_len,
             weight_dtype=weight_dtype,
             kv_dtype=kv_dtype,
-            evaluate=lambda c, p: evaluate_on(c, p, execution_model=model_name, split=split, runtime=runtime),
+            evaluate=evaluate,
             input_shapes=input_shapes,
         )
     info: dict[str, Any] = {}
@@ -355,7 +359,7 @@ def analyze(
     else:
         graph, info = _capture(model_or_name, args, kwargs, dtype, batch, seq, method, input_shapes)
     costed = annotate(graph)
-    results = tuple(evaluate_on(costed, p, execution_model=model_name, split=split, runtime=runtime) for p in profiles)
+    results = tuple(evaluate(costed, p) for p in profiles)
     return Analysis(costed, results, info)
 
 
