@@ -33,6 +33,7 @@ from dfx.arch.gpu.kernel import (
     gemm_kernels,
     pointwise_kernel,
     reduction_kernel,
+    split_seconds,
 )
 from dfx.costs.record import Category, CostedNode
 from dfx.hardware import HardwareProfile
@@ -223,9 +224,10 @@ def _split_k(kern: GemmKernel, profile: HardwareProfile) -> tuple[int, float]:
     if split == 1:
         return 1, kern.time_s
     partial_bytes = 2 * (split - 1) * kern.batch * kern.m * kern.n * _PARTIAL_SUM_BYTES
-    hbm_bytes_per_s = profile.off_chip_level().bandwidth_bytes_per_s
-    waves_s = sum(max(w.compute_s / split, w.smem_s / split, w.hbm_s) for w in kern.wave_times)
-    return split, waves_s + partial_bytes / hbm_bytes_per_s + kern.overhead_s
+    roofs = ((w.compute_s, w.smem_s, w.hbm_s) for w in kern.wave_times)
+    return split, split_seconds(
+        roofs, split, partial_bytes, profile.off_chip_level().bandwidth_bytes_per_s, kern.overhead_s
+    )
 
 
 def _split_over_k(kern: GemmKernel, profile: HardwareProfile, timed: tuple[int, float] | None = None) -> TilePlan:
