@@ -43,7 +43,6 @@ NOT_DOCUMENTS = {
     ("measure/validation.py", "info"): "capture_spec's info about the model",
     ("measure/calibration.py", "got"): "calibrate's benchmark results while it measures (a family may not run)",
     ("measure/machine.py", "self.overhead_by_kind"): "MachineModel's table, read from its record",
-    ("hardware/schema.py", "self._memo"): "HardwareProfile._memo, the profile's lookup cache (not a document)",
     ("measure/calibration.py", "caches"): "the caches Linux reports",
     ("sweep/evaluate.py", "metrics"): "one point's metrics while its row is built",
     ("sweep/spec.py", "kwargs"): "a function's keyword arguments",

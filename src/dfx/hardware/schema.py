@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from enum import Enum
 from functools import cached_property, partial
-from typing import Annotated, Any, Iterator, Optional
+from typing import Annotated, Any, Callable, Iterator, Optional
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
@@ -573,41 +573,42 @@ class HardwareProfile(_Strict):
 
         The roofline asks them once per node and profile. ``cached_property`` stores it in the
         instance's ``__dict__``, which pydantic's ``==``, hashing and dumps ignore. A hit is used only
-        while what it read is unchanged: the level tuples are immutable (compared by identity, so a
-        ``model_copy(update=...)`` misses), and ``peak_flop_per_s`` is a dict a caller may mutate
-        (compared by value).
+        while what it read is unchanged: the level tuples are immutable (compared by identity, then by
+        value, :meth:`_recalled`; a ``model_copy(update=...)`` of other levels misses), and
+        ``peak_flop_per_s`` is a dict a caller may mutate (kept as a copy and compared by value).
         """
         return {}
 
+    def _recalled(self, key: Any, read: Any, make: Callable[[], Any]) -> Any:
+        """``make()``, kept in :attr:`_memo` under ``key`` beside ``read`` (the fields it reads) and
+        made again once ``read`` is neither the same object nor equal to what it was."""
+        hit = self._memo.get(key)
+        if hit is not None and (hit[0] is read or hit[0] == read):
+            return hit[1]
+        value = make()
+        self._memo[key] = (read, value)
+        return value
+
     def levels_by_name(self) -> dict[str, MemoryLevel]:
         """Level name -> level, in ``memory``'s order (made once; do not change the dict returned)."""
-        hit = self._memo.get("levels")
-        if hit is not None and hit[0] is self.memory:
-            return hit[1]
-        levels = {lv.name: lv for lv in self.memory}
-        self._memo["levels"] = (self.memory, levels)
-        return levels
+        return self._recalled("levels", self.memory, self._levels_by_name)
+
+    def _levels_by_name(self) -> dict[str, MemoryLevel]:
+        return {lv.name: lv for lv in self.memory}
 
     def off_chip_level(self) -> MemoryLevel | None:
         """The nearest off-chip level with a known bandwidth (HBM, LPDDR, DRAM, Groq's C2C links)."""
-        hit = self._memo.get("off")
-        if hit is not None and hit[0] is self.memory:
-            return hit[1]
-        level = next((lv for lv in self.memory if not lv.on_chip and lv.bandwidth_bytes_per_s), None)
-        self._memo["off"] = (self.memory, level)
-        return level
+        return self._recalled("off", self.memory, self._off_chip_level)
+
+    def _off_chip_level(self) -> MemoryLevel | None:
+        return next((lv for lv in self.memory if not lv.on_chip and lv.bandwidth_bytes_per_s), None)
 
     def on_chip_level(self) -> MemoryLevel | None:
         """The on-chip level a tensor can be kept in: known bandwidth and capacity, largest capacity.
 
         On a scratchpad device only software-managed levels qualify.
         """
-        hit = self._memo.get("on")
-        if hit is not None and hit[0] == (self.memory, self.memory_model):
-            return hit[1]
-        level = self._on_chip_level()
-        self._memo["on"] = ((self.memory, self.memory_model), level)
-        return level
+        return self._recalled("on", (self.memory, self.memory_model), self._on_chip_level)
 
     def _on_chip_level(self) -> MemoryLevel | None:
         candidates = [
