@@ -100,18 +100,17 @@ _STAGES = {  # a stage's entry points, as cProfile names them (file:function)
 
 
 def _forget_plans() -> None:
-    """Empty the process-wide plan caches: GEMM autotunes, fusion runs and eager kernels, scratchpad tiles.
+    """Empty the process-wide plan caches: GEMM autotunes, the compile stage's (pipelines, fusion runs and
+    eager kernels, scratchpad tiles).
 
     A pass then makes every plan as one sweep's process does the first time it meets a GEMM or a
     graph (the costed graphs and their data flow stay: reading and costing a graph is counted by the
     whole-sweep figures)."""
     from dfx.arch.gpu.plan import clear_gemm_plans
-    from dfx.compile.fusion import clear_fusion_cache
-    from dfx.compile.tiling import clear_tile_choices
+    from dfx.compile import clear_compile_caches
 
     clear_gemm_plans()
-    clear_fusion_cache()
-    clear_tile_choices()
+    clear_compile_caches()  # pipelines, fusion runs and eager kernels, scratchpad tiles
 
 
 def _where_time_goes(tasks, cache: str) -> None:

@@ -12,7 +12,7 @@ from dfx.compile.passes import Pass, PassResult, run_passes
 from dfx.compile.placement import core_count, placement_pass
 from dfx.compile.program import SCHEMA, Kernel, KernelKind, Program, StageRecord
 from dfx.compile.schedule import KernelSchedule, Policy, list_schedule, policy_for, schedule_pass
-from dfx.compile.targets import LATE_PASSES, UNFUSED_SKIPS, passes_for, target_of
+from dfx.compile.targets import LATE_PASSES, UNFUSED_SKIPS, clear_pipelines, passes_for, target_of
 from dfx.costs.record import CostedGraph
 from dfx.hardware import HardwareProfile
 
@@ -27,6 +27,7 @@ __all__ = [
     "Policy",
     "Program",
     "StageRecord",
+    "clear_compile_caches",
     "compile_program",
     "core_count",
     "eager_program",
@@ -49,6 +50,17 @@ def compile_program(costed: CostedGraph, profile: HardwareProfile, passes: tuple
     """
     program = lower_eager(costed, profile)
     return run_passes(program, costed, profile, passes if passes is not None else passes_for(profile))
+
+
+def clear_compile_caches() -> None:
+    """Forget everything the compile stage keeps between calls in this process: pipelines, eager kernels
+    and fusion runs, scratchpad tile choices (benchmarks that time points as if seen the first time)."""
+    from dfx.compile.fusion import clear_fusion_cache
+    from dfx.compile.tiling import clear_tile_choices
+
+    clear_pipelines()
+    clear_fusion_cache()
+    clear_tile_choices()
 
 
 def eager_program(costed: CostedGraph, profile: HardwareProfile) -> Program:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 import weakref
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from dfx.compile.dataflow import Dataflow, TensorKey, dataflow
@@ -552,9 +552,7 @@ def fusion_pass(rules: FusionRules):
                     probe.smallest_refused,
                 )
         kernels, decisions, notes, modified = outputs
-        new = replace(
-            program, target=rules.target, kernels=kernels, meta={**program.meta, "fusion_decisions": decisions}
-        )
+        new = program.with_(target=rules.target, kernels=kernels, meta={**program.meta, "fusion_decisions": decisions})
         return PassResult(new, modified=modified, notes=notes)
 
     return run

@@ -10,7 +10,6 @@ through them to the kernels that produced the data. A node whose cost is unknown
 from __future__ import annotations
 
 import weakref
-from dataclasses import replace
 
 from dfx.compile.dataflow import dataflow, does_work
 from dfx.compile.program import Kernel, Program
@@ -71,7 +70,7 @@ def lower_eager(costed: CostedGraph, profile: HardwareProfile) -> Program:
         commitment=profile.scheduling.commitment.value,
         kernels=kernels,
     )
-    return replace(program, stages=(program.record("lower", True, (f"{len(kernels)} kernels, one per operator",)),))
+    return program.with_(stages=(program.record("lower", True, (f"{len(kernels)} kernels, one per operator",)),))
 
 
 # id(costed) -> (weak reference to it, its eager kernels): they read nothing of the profile, so every

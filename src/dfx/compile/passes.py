@@ -8,7 +8,7 @@ profile, and returns a :class:`PassResult`; :func:`run_passes` appends each pass
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from dfx.compile.program import Program
@@ -41,5 +41,5 @@ def run_passes(program: Program, costed: CostedGraph, profile: HardwareProfile, 
         result = p.run(program, costed, profile)
         new = result.program
         record = new.record(p.name, result.modified, result.notes)
-        program = replace(new, stages=program.stages + (record,))
+        program = new.with_(stages=program.stages + (record,))
     return program

@@ -27,7 +27,6 @@ and any CPU kernel in grains of 32,768 elements (``at::internal::GRAIN_SIZE``, A
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 
 from dfx.compile.passes import Pass, PassResult
 from dfx.compile.program import Kernel, KernelKind, Program
@@ -110,7 +109,7 @@ def _place(program: Program, costed: CostedGraph, profile: HardwareProfile) -> P
     partial = [k.cores for k in kernels if 0 < k.cores < total]
     if partial:
         notes += (f"{len(partial)} on fewer (median {sorted(partial)[len(partial) // 2]} cores)",)
-    return PassResult(replace(program, kernels=kernels), modified, notes)
+    return PassResult(program.with_(kernels=kernels), modified, notes)
 
 
 placement_pass = Pass("placement", _place)

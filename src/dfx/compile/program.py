@@ -191,6 +191,15 @@ class Program:
     stages: tuple[StageRecord, ...] = ()
     meta: dict[str, Any] = field(default_factory=dict, compare=False)
 
+    def with_(self, **changes: Any) -> Program:
+        """A copy with ``changes`` applied (programs are frozen): ``dataclasses.replace`` without its
+        per-field walk, as :meth:`Kernel.with_` (every pass copies the program; no ``__post_init__``)."""
+        if not changes.keys() <= _PROGRAM_FIELDS:
+            return replace(self, **changes)
+        new = object.__new__(type(self))
+        new.__dict__.update(self.__dict__, **changes)
+        return new
+
     def kernel(self, name: str) -> Kernel:
         """The kernel called ``name``; ``KeyError`` naming it if absent."""
         for k in self.kernels:
@@ -246,3 +255,6 @@ class Program:
     def to_dict(self) -> dict[str, Any]:
         """The ``dfx.compile/1`` document (see ``docs/export-format.md``)."""
         return self.to_record().to_dict()
+
+
+_PROGRAM_FIELDS = frozenset(f.name for f in fields(Program))

@@ -11,7 +11,6 @@ weight-streaming mode), it changes nothing.
 
 from __future__ import annotations
 
-from dataclasses import replace
 
 from dfx.compile.dataflow import dataflow
 from dfx.compile.passes import Pass, PassResult
@@ -40,8 +39,8 @@ def _resident(program: Program, costed: CostedGraph, profile: HardwareProfile) -
         on = sum(onchip[n] for n in k.nodes)
         kernels.append(k.with_(offchip_bytes=traffic - on, onchip_bytes=on) if k.nodes else k)
     moved = program.offchip_bytes - sum(k.offchip_bytes for k in kernels)
-    new = replace(
-        program, kernels=tuple(kernels), meta={**program.meta, "resident_weight_bytes": costed.unique_parameter_bytes()}
+    new = program.with_(
+        kernels=tuple(kernels), meta={**program.meta, "resident_weight_bytes": costed.unique_parameter_bytes()}
     )
     notes = (
         f"weights resident on chip ({costed.unique_parameter_bytes()} B, loaded once): "

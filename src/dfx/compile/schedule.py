@@ -42,7 +42,7 @@ other; each needing one core, side by side.
 from __future__ import annotations
 
 import heapq
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Mapping
 
@@ -280,7 +280,7 @@ def _schedule(program: Program, costed: CostedGraph, profile: HardwareProfile) -
         if policy is Policy.STATIC
         else f"the run time picks ready kernels ({profile.scheduling.commitment.value} commitment)"
     )
-    new = replace(program, meta={**program.meta, "schedule_policy": policy.value})
+    new = program.with_(meta={**program.meta, "schedule_policy": policy.value})
     return PassResult(new, program.meta.get("schedule_policy") != policy.value, (f"{policy.value}: {why}",))
 
 

@@ -19,7 +19,7 @@ from dfx.errors import DfxError
 from dfx.hardware import HardwareProfile
 from dfx.hardware.schema import Kind
 
-__all__ = ["LATE_PASSES", "TARGETS", "UNFUSED_SKIPS", "fusion_rules_for", "passes_for", "target_of"]
+__all__ = ["LATE_PASSES", "TARGETS", "UNFUSED_SKIPS", "clear_pipelines", "fusion_rules_for", "passes_for", "target_of"]
 
 # The passes every target ends with, after its fusion and tiling: kernels onto cores, then the policy.
 LATE_PASSES: tuple[Pass, ...] = (placement_pass, schedule_pass)
@@ -54,6 +54,19 @@ def fusion_rules_for(profile: HardwareProfile) -> FusionRules:
     return DataflowRules(capacity_bytes=level.capacity_bytes)
 
 
+# id(profile) -> (the profile, its pipeline). A pipeline reads only the profile (its kind, its on-chip
+# level, whether a spatial model applies), which is frozen, so it is built once per profile object: a
+# sweep compiles each profile's graphs hundreds of times. The entry holds the profile, so its id is not
+# recycled for another while the entry lives.
+_PIPELINES: dict[int, tuple[HardwareProfile, tuple[Pass, ...]]] = {}
+_PIPELINES_MAX = 256  # profiles; beyond, the cache starts again (a long-lived process loading many)
+
+
+def clear_pipelines() -> None:
+    """Forget every profile's pipeline built in this process (benchmarks that evaluate afresh)."""
+    _PIPELINES.clear()
+
+
 def passes_for(profile: HardwareProfile) -> tuple[Pass, ...]:
     """The compile pipeline for ``profile``: fusion, tiling, then :data:`LATE_PASSES`.
 
@@ -66,6 +79,17 @@ def passes_for(profile: HardwareProfile) -> tuple[Pass, ...]:
     >>> [p.name for p in passes_for(load_profile("groq-lpu"))]
     ['fusion', 'residency', 'tiling', 'placement', 'schedule']
     """
+    hit = _PIPELINES.get(id(profile))
+    if hit is not None and hit[0] is profile:
+        return hit[1]
+    passes = _pipeline(profile)
+    if len(_PIPELINES) >= _PIPELINES_MAX:
+        _PIPELINES.clear()
+    _PIPELINES[id(profile)] = (profile, passes)
+    return passes
+
+
+def _pipeline(profile: HardwareProfile) -> tuple[Pass, ...]:
     from dfx.arch.spatial.residency import spatial_model  # arch builds on the roofline, which imports compile
 
     fusion = (Pass("fusion", fusion_pass(fusion_rules_for(profile))),)

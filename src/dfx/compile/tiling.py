@@ -227,7 +227,7 @@ def _gpu_tiles(program: Program, costed: CostedGraph, profile: HardwareProfile) 
             k = k.with_(tile_traffic_bytes=_gemm_traffic(k, gemm, plan.tile_shape[0], plan.tile_shape[1]))
         kernels.append(k)
     notes = (f"{tiled} of {len(kernels)} kernels as Triton programs (Inductor's configs, docs/gpu.md)",)
-    return PassResult(replace(program, kernels=tuple(kernels)), modified=tiled > 0, notes=notes)
+    return PassResult(program.with_(kernels=tuple(kernels)), modified=tiled > 0, notes=notes)
 
 
 def tiling_pass(program: Program, costed: CostedGraph, profile: HardwareProfile) -> PassResult:
@@ -247,4 +247,4 @@ def tiling_pass(program: Program, costed: CostedGraph, profile: HardwareProfile)
         f"{sum(k.tiles for k in kernels)} tiles ({per_core}, {mem.cores} cores)",
         f"tiled off-chip traffic {traffic} B (re-reads included) vs {program.offchip_bytes} B of distinct tensors",
     )
-    return PassResult(replace(program, kernels=kernels), modified=kernels != program.kernels, notes=notes)
+    return PassResult(program.with_(kernels=kernels), modified=kernels != program.kernels, notes=notes)
