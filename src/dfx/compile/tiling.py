@@ -26,7 +26,8 @@ stays each tensor once, so eager >= compiled >= compulsory holds; the difference
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+import weakref
+from dataclasses import dataclass
 from functools import lru_cache
 
 from dfx.compile.dataflow import dataflow
@@ -120,10 +121,52 @@ def _main_node(kernel: Kernel, ops: dict[str, OpInfo]) -> str:
     return max(nodes, key=lambda n: (ops[n].rnumel > 1, ops[n].numel * ops[n].rnumel))
 
 
+class _GraphShapes:
+    """What tiling reads of one costed graph's kernels, which depends on the graph alone: a kernel's main
+    node (:func:`_main_node`, from its node names) and the GEMM a node runs (:func:`gemm_of`).
+
+    Every profile tiles the same graph's kernels (six in the bench's sweep, and each fused program's
+    kernels recur on the profiles sharing its fusion), so each is worked out once per graph.
+    """
+
+    __slots__ = ("ops", "costed", "main", "gemms")
+
+    def __init__(self, costed: CostedGraph, ops: dict[str, OpInfo]) -> None:
+        self.costed, self.ops = costed, ops
+        self.main: dict[tuple[str, ...], str] = {}
+        self.gemms: dict[str, object] = {}
+
+    def main_node(self, kernel: Kernel) -> str:
+        main = self.main.get(kernel.nodes)
+        if main is None:
+            main = self.main[kernel.nodes] = _main_node(kernel, self.ops)
+        return main
+
+    def gemm(self, name: str):  # -> dfx.arch.memory.tiling.Gemm | None
+        if name not in self.gemms:
+            self.gemms[name] = gemm_of(self.costed[name])
+        return self.gemms[name]
+
+
+# id(costed) -> (weak reference to it, its shapes): keyed by the costed graph's identity (a costed graph
+# is frozen, its nodes and their data flow never change), checked through the weak reference so a
+# recycled id never answers for another graph; cleared by clear_tile_choices.
+_SHAPES: dict[int, tuple[weakref.ref, _GraphShapes]] = {}
+
+
+def _shapes(costed: CostedGraph) -> _GraphShapes:
+    hit = _SHAPES.get(id(costed))
+    if hit is not None and hit[0]() is costed:
+        return hit[1]
+    shapes = _GraphShapes(costed, dataflow(costed).ops)
+    for key in [k for k, (ref, _) in _SHAPES.items() if ref() is None]:
+        del _SHAPES[key]
+    _SHAPES[id(costed)] = (weakref.ref(costed), shapes)
+    return shapes
+
+
 def _tile_gemm(kernel: Kernel, gemm, mem: CoreMemory) -> Kernel:
-    g = mem.granule
-    machine = _tiling().Machine(mem.per_core_bytes or _UNBOUNDED_BYTES, mem.cores, 1.0, 1.0, g, g, g)
-    choice = _choose_tile(gemm, machine)
+    choice = _choose(gemm.m, gemm.k, gemm.n, gemm.elem_bytes, gemm.batch, mem.per_core_bytes, mem.cores, mem.granule)
     tm, tn, tk = choice.tm, choice.tn, choice.tk
     tiles = gemm.batch * math.ceil(gemm.m / tm) * math.ceil(gemm.n / tn) * mem.span
     return kernel.with_(tiles=tiles, tile_shape=(tm, tn, tk), tile_traffic_bytes=_gemm_traffic(kernel, gemm, tm, tn))
@@ -137,18 +180,21 @@ def _gemm_traffic(kernel: Kernel, gemm, tm: int, tn: int) -> int:
 
 
 @lru_cache(maxsize=4096)
-def _choose(gemm, machine):
-    return _tiling().choose_tile(gemm, machine)
+def _choose(m: int, k: int, n: int, elem_bytes: int, batch: int, per_core_bytes, cores: int, granule: int):
+    """``choose_tile`` of the GEMM on one core's memory, cached by the numbers it reads (a model's layers
+    repeat the same GEMMs, and sizes of a sweep repeat them across graphs); plain numbers as the key, so a
+    hit builds no record and hashes no dataclass."""
+    tiling = _tiling()
+    machine = tiling.Machine(per_core_bytes or _UNBOUNDED_BYTES, cores, 1.0, 1.0, granule, granule, granule)
+    return tiling.choose_tile(tiling.Gemm(m=m, k=k, n=n, elem_bytes=elem_bytes, batch=batch), machine)
 
 
 def clear_tile_choices() -> None:
-    """Forget every scratchpad tile chosen in this process (benchmarks time points as if seen for the first time)."""
+    """Forget every scratchpad tile chosen in this process, and every graph's kernel shapes (benchmarks
+    time points as if seen for the first time)."""
     _choose.cache_clear()
-
-
-def _choose_tile(gemm, machine):
-    """``choose_tile``, cached by shape (a model's layers repeat the same GEMMs)."""
-    return _choose(replace(gemm, name="gemm"), machine)
+    _SHAPES.clear()
+    _tiling().clear_sides()
 
 
 def _tile_attention(kernel: Kernel, node: CostedNode, mem: CoreMemory) -> Kernel:
@@ -187,13 +233,18 @@ def tile_kernel(
     kernel: Kernel, costed: CostedGraph, ops: dict[str, OpInfo], mem: CoreMemory, profile: HardwareProfile
 ) -> Kernel:
     """``kernel`` with its tiles, tile shape and tiled traffic on ``profile`` (see the module docstring)."""
+    return _tile_kernel(kernel, _shapes(costed) if ops is dataflow(costed).ops else _GraphShapes(costed, ops), mem, profile)
+
+
+def _tile_kernel(kernel: Kernel, shapes: _GraphShapes, mem: CoreMemory, profile: HardwareProfile) -> Kernel:
     if kernel.kind is KernelKind.COLLECTIVE or not kernel.nodes:
         return kernel
-    main = _main_node(kernel, ops)
-    node = costed[main]
+    ops = shapes.ops
+    main = shapes.main_node(kernel)
+    node = shapes.costed[main]
     if kernel.kind is KernelKind.ATTENTION or ops[main].kind is KernelKind.ATTENTION:
         return _tile_attention(kernel, node, mem)
-    gemm = gemm_of(node) if ops[main].extern else None
+    gemm = shapes.gemm(main) if ops[main].extern else None
     if gemm is not None:
         return _tile_gemm(kernel, gemm, mem)
     itemsize = node.node.outputs[0].itemsize if node.node.outputs else 4
@@ -208,13 +259,10 @@ def _gpu_tiles(program: Program, costed: CostedGraph, profile: HardwareProfile) 
     """
     from dfx.arch.gpu.plan import kernel_plan
 
-    ops = dataflow(costed).ops
-    by_name = {n.name: n for n in costed.nodes}
+    shapes = _shapes(costed)
     kernels, tiled, cache = [], 0, {}
     for k in program.kernels:
-        plan = kernel_plan(
-            k.kind.value, [by_name[n] for n in k.nodes], k.offchip_bytes, k.flops, k.dtype, profile, cache
-        )
+        plan = kernel_plan(k.kind.value, [costed[n] for n in k.nodes], k.offchip_bytes, k.flops, k.dtype, profile, cache)
         if plan is None:
             kernels.append(k.with_(tile_traffic_bytes=k.offchip_bytes))
             continue
@@ -222,7 +270,7 @@ def _gpu_tiles(program: Program, costed: CostedGraph, profile: HardwareProfile) 
         k = k.with_(
             tiles=plan.tiles, tile_shape=plan.tile_shape, tile_time_s=plan.time_s, tile_traffic_bytes=k.offchip_bytes
         )
-        gemm = gemm_of(by_name[_main_node(k, ops)]) if k.kind is KernelKind.GEMM else None
+        gemm = shapes.gemm(shapes.main_node(k)) if k.kind is KernelKind.GEMM else None
         if gemm is not None and len(plan.tile_shape) == 3:
             k = k.with_(tile_traffic_bytes=_gemm_traffic(k, gemm, plan.tile_shape[0], plan.tile_shape[1]))
         kernels.append(k)
@@ -235,8 +283,8 @@ def tiling_pass(program: Program, costed: CostedGraph, profile: HardwareProfile)
     if profile.simt is not None:
         return _gpu_tiles(program, costed, profile)
     mem = core_memory(profile)
-    ops = dataflow(costed).ops
-    kernels = tuple(tile_kernel(k, costed, ops, mem, profile) for k in program.kernels)
+    shapes = _shapes(costed)
+    kernels = tuple(_tile_kernel(k, shapes, mem, profile) for k in program.kernels)
     traffic = sum(k.tile_traffic_bytes for k in kernels)
     per_core = (
         f"{mem.per_core_bytes / 1024:.0f} KiB of {mem.level} per core"

@@ -27,6 +27,7 @@ from dfx.roofline.bound import Bound
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Iterator
 
 from dfx.costs.terms import FMA_FLOPS
@@ -176,6 +177,13 @@ def _sides(dim: int, granule: int) -> list[int]:
     A side's traffic depends only on ceil(dim/side), so these are the only sides worth trying.
     Block counts giving the same ceil(dim/r) are skipped, so the loop runs about 2*sqrt(dim) times.
     """
+    return list(_side_tuple(dim, granule))
+
+
+@lru_cache(maxsize=4096)
+def _side_tuple(dim: int, granule: int) -> tuple[int, ...]:
+    """:func:`_sides`, kept per ``(dim, granule)``: a sweep's GEMMs share their dimensions (K and N are
+    the model's widths, M = batch x seq recurs), and a search asks each dimension's sides again."""
     out = set()
     blocks = 1
     while True:
@@ -185,7 +193,12 @@ def _sides(dim: int, granule: int) -> list[int]:
         if side <= granule or raw <= 1:
             break
         blocks = max(blocks + 1, math.ceil(dim / (raw - 1)))  # the first r with ceil(dim/r) < raw
-    return sorted(out)
+    return tuple(sorted(out))
+
+
+def clear_sides() -> None:
+    """Forget every dimension's candidate sides kept in this process (benchmarks that start afresh)."""
+    _side_tuple.cache_clear()
 
 
 # Tile pairs (tm, tn) searched per GEMM: 4 million take a few seconds here. Sides number about
@@ -275,7 +288,7 @@ def _least_traffic(gemm: Gemm, machine: Machine, double_buffer: bool) -> tuple[i
     cores, bandwidth, scratch = machine.cores, machine.offchip_bytes_per_s, machine.scratchpad_bytes
     per_core_peak = machine.peak_flop_per_s / machine.cores
     tk = min(k, machine.granule_k)  # the thinnest K slice: leaves the most room for tm x tn
-    sides_m, sides_n = _sides(m, machine.granule_m), _sides(n, machine.granule_n)
+    sides_m, sides_n = _side_tuple(m, machine.granule_m), _side_tuple(n, machine.granule_n)
     if len(sides_m) * len(sides_n) > TILE_SEARCH_BUDGET:
         raise DfxError(
             f"GEMM {gemm.name}: {len(sides_m) * len(sides_n):,} candidate tiles is beyond dfx's search budget of "
