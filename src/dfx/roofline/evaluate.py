@@ -18,7 +18,8 @@ from dfx.hardware import HardwareProfile, HardwareProfileError, load_profile
 from dfx.ir import normalize_dtype
 from dfx.roofline.bound import Bound, ridge_points
 from dfx.roofline.execution import ExecutionModel, default_execution_model, node_model, parse_execution_model
-from dfx.roofline.latency import NodeTiming, node_timing
+from dfx.roofline.latency import NodeTiming, node_timings
+from dfx.roofline.per_graph import per_graph
 from dfx.roofline.program import ProgramResult, evaluate_program
 from dfx.schedule import CriticalPath, Parallelism, critical_path, parallelism
 from dfx.schema.analysis import (
@@ -161,8 +162,11 @@ class HardwareResult:
 
 def _ridge_dtype(costed: CostedGraph, dtype: str | None) -> str:
     """The override, else the dtype carrying the most FLOPs, else the commonest node dtype."""
-    if dtype is not None:
-        return dtype
+    return dtype if dtype is not None else per_graph(costed, _graph_dtype)
+
+
+def _graph_dtype(costed: CostedGraph) -> str:
+    """The dtype carrying the most FLOPs, else the commonest node dtype (a per-graph fact)."""
     flops: Counter[str] = Counter()
     seen: Counter[str] = Counter()
     for n in costed.nodes:
@@ -250,7 +254,7 @@ def evaluate(
     graph = costed.graph
     per_node = node_model(profile, model)
     efficiency = profile.runtime(runtime) if runtime is not None else None
-    timings = tuple(node_timing(n, graph, profile, per_node, dtype, efficiency=efficiency) for n in costed.nodes)
+    timings = node_timings(costed, profile, per_node, dtype, efficiency=efficiency)
     if runtime is not None:
         extras = {"runtime": runtime, **dict(extras or {})}
     if node_timer is not None:
@@ -287,6 +291,11 @@ def _fallbacks(timings: tuple[NodeTiming, ...], ridge_peak: Any) -> Mapping[str,
     return MappingProxyType(dict(sorted(fallbacks.items())))
 
 
+def _sinks(costed: CostedGraph) -> tuple[str, ...]:
+    """The graph's output nodes, which end its critical path (a per-graph fact)."""
+    return tuple(n.name for n in costed.graph.nodes if n.op == "output")
+
+
 def _compiled(
     costed: CostedGraph,
     profile: HardwareProfile,
@@ -309,7 +318,7 @@ def _compiled(
     nodes = result.node_timings(timings)
     cp = result.critical_path
     kernel_nodes = {k.name: k.nodes for k in result.program.kernels}
-    sinks = tuple(n.name for n in costed.graph.nodes if n.op == "output")
+    sinks = per_graph(costed, _sinks)
     path = CriticalPath(cp.time_s, tuple(n for k in cp.nodes for n in kernel_nodes[k]) + sinks)
     span = cp.time_s
     work = result.serial_time_s

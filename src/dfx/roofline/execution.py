@@ -131,8 +131,10 @@ def _level_traffic(
     model: ExecutionModel,
     on: MemoryLevel | None,
     off: MemoryLevel | None,
+    working_set: tuple[int, int] | None = None,
 ) -> dict[str, int]:
-    """:func:`level_traffic` with the profile's on- and off-chip levels already looked up."""
+    """:func:`level_traffic` with the profile's on- and off-chip levels already looked up, and the
+    node's :func:`working_set_bytes` if known."""
     traffic = costed.cost.bytes
     if model is ExecutionModel.COMPILED:  # node_model without a second look-up
         model = (
@@ -144,7 +146,7 @@ def _level_traffic(
         return {(off if off is not None else home_level(profile)).name: traffic}
     if off is None:
         return {on.name: traffic}
-    activations, params = working_set_bytes(costed, graph)
+    activations, params = working_set if working_set is not None else working_set_bytes(costed, graph)
     spilled = max(0, activations + params - int(on.capacity_bytes))
     off_bytes = min(traffic, spilled)
     return {on.name: traffic - off_bytes, off.name: off_bytes}

@@ -23,15 +23,16 @@ from dataclasses import dataclass, field, fields, replace
 from types import MappingProxyType
 from typing import Any, Mapping
 
-from dfx.costs.record import CostedNode
+from dfx.costs.record import CostedGraph, CostedNode
 from dfx.hardware import HardwareProfile, MemoryLevel
 from dfx.hardware.schema import Efficiency
 from dfx.ir import Graph
 from dfx.roofline.bound import Bound, classify
-from dfx.roofline.execution import ExecutionModel, _level_traffic
+from dfx.roofline.execution import ExecutionModel, _level_traffic, node_model, working_set_bytes
+from dfx.roofline.per_graph import per_graph
 from dfx.schema.analysis import HwNodeRecord
 
-__all__ = ["NodeTiming", "node_timing"]
+__all__ = ["NodeTiming", "node_timing", "node_timings"]
 
 _FALLBACK_DTYPE = "float32"  # peak used for a node with work but no tensor output to take a dtype from
 
@@ -134,47 +135,114 @@ def node_timing(
     efficiency : Efficiency, optional
         A runtime's achieved fractions of peak and fixed cost per kernel (``profile.runtime(name)``);
         ``None``: the ideal roofline (fractions 1, ``profile.op_overhead_s``).
+
+    See also
+    --------
+    node_timings : every node of a costed graph, the profile's figures looked up once.
     """
-    flops, nbytes = costed.cost.flops, costed.cost.bytes
-    name, unknown = costed.name, tuple(costed.unknown_ops)
-    if flops == 0 and nbytes == 0:
-        return NodeTiming(name, Bound.NONE, 0.0, unknown_ops=unknown)
-    peak = profile.peak(dtype or costed.dtype or _FALLBACK_DTYPE)
-    off, on = profile.off_chip_level(), profile.on_chip_level()
-    traffic = _level_traffic(costed, graph, profile, model, on, off)
-    levels = profile.levels_by_name()
-    if efficiency:
-        category = costed.category.value
-        bw_share = efficiency.bandwidth_share(category)
-        flop_share = efficiency.flop_share(category)
-        overhead = efficiency.kernel_fixed_s
-    else:
-        bw_share = flop_share = 1.0
-        overhead = profile.op_overhead_s
-    peak_flop_per_s = peak.flop_per_s
-    memory_time = max((b / (levels[n].bandwidth_bytes_per_s * bw_share) for n, b in traffic.items()), default=0.0)
-    compute_time = flops / (peak_flop_per_s * flop_share)
-    memory_bound = any(
-        classify(flops, b, peak_flop_per_s, levels[n].bandwidth_bytes_per_s) is Bound.MEMORY for n, b in traffic.items()
+    if costed.cost.flops == 0 and costed.cost.bytes == 0:
+        return _idle(costed)
+    return _Roofline(profile, model, dtype, efficiency).time(costed, graph)
+
+
+def node_timings(
+    costed: CostedGraph,
+    profile: HardwareProfile,
+    model: ExecutionModel,
+    dtype: str | None = None,
+    *,
+    efficiency: Efficiency | None = None,
+) -> tuple[NodeTiming, ...]:
+    """:func:`node_timing` of every node of ``costed``, in its order: the same records, made cheaper.
+
+    The profile's levels, bandwidths and peaks are looked up once for the graph, not per node, and
+    what does not depend on the profile is made once per graph (:func:`dfx.roofline.per_graph.per_graph`)
+    and shared by every profile: the timing of each node that does no work (a placeholder, a view,
+    the output: most of a captured graph's nodes), and each node's working set.
+    """
+    idle = per_graph(costed, _idle_timings)
+    roofline = _Roofline(profile, model, dtype, efficiency)
+    graph = costed.graph
+    if not roofline.spills:
+        return tuple(t if t is not None else roofline.time(n, graph) for n, t in zip(costed.nodes, idle))
+    sets = per_graph(costed, _working_sets)
+    return tuple(t if t is not None else roofline.time(n, graph, sets[n.name]) for n, t in zip(costed.nodes, idle))
+
+
+def _idle(costed: CostedNode) -> NodeTiming:
+    """The timing of a node with no work (0 FLOPs, 0 bytes): 0 s, bound ``none``, on every profile."""
+    return NodeTiming(costed.name, Bound.NONE, 0.0, unknown_ops=tuple(costed.unknown_ops))
+
+
+def _idle_timings(costed: CostedGraph) -> tuple[NodeTiming | None, ...]:
+    """Per node of ``costed``: its :func:`_idle` timing if it does no work, else ``None`` (a per-graph fact)."""
+    return tuple(_idle(n) if n.cost.flops == 0 and n.cost.bytes == 0 else None for n in costed.nodes)
+
+
+def _working_sets(costed: CostedGraph) -> Mapping[str, tuple[int, int]]:
+    """Node name -> :func:`dfx.roofline.execution.working_set_bytes`, for each node that does some work
+    (a per-graph fact)."""
+    graph = costed.graph
+    return MappingProxyType(
+        {n.name: working_set_bytes(n, graph) for n in costed.nodes if n.cost.flops != 0 or n.cost.bytes != 0}
     )
-    # NodeTiming(...) by keyword, without a frozen dataclass's per-field object.__setattr__ (one per
-    # node and profile); every field is given here, and the class has no __post_init__
-    timing = object.__new__(NodeTiming)
-    timing.__dict__.update(
-        name=name,
-        bound=Bound.MEMORY if memory_bound else Bound.COMPUTE,
-        time_s=max(compute_time, memory_time) + overhead,
-        compute_time_s=compute_time,
-        memory_time_s=memory_time,
-        overhead_s=overhead,
-        flops=flops,
-        bytes=nbytes,
-        dtype=peak.requested,
-        peak_dtype=peak.used,
-        peak_flop_per_s=peak_flop_per_s,
-        bytes_by_level=MappingProxyType(traffic),
-        bound_off_chip=_against(off, flops, nbytes, peak_flop_per_s),
-        bound_on_chip=_against(on, flops, nbytes, peak_flop_per_s),
-        unknown_ops=unknown,
-    )
-    return timing
+
+
+class _Roofline:
+    """One profile's figures for timing nodes under one execution model, dtype and runtime, looked up once."""
+
+    def __init__(
+        self, profile: HardwareProfile, model: ExecutionModel, dtype: str | None, efficiency: Efficiency | None
+    ) -> None:
+        self.profile, self.model, self.dtype, self.efficiency = profile, model, dtype, efficiency
+        self.off, self.on = profile.off_chip_level(), profile.on_chip_level()
+        self.levels = profile.levels_by_name()
+        self.overhead = efficiency.kernel_fixed_s if efficiency else profile.op_overhead_s
+        # the node model spills to the off-chip level: a node's traffic then depends on its working set
+        self.spills = node_model(profile, model) is not ExecutionModel.EAGER and None not in (self.on, self.off)
+        self.peaks: dict[str, Any] = {}  # dtype -> profile.peak(dtype)
+
+    def time(self, costed: CostedNode, graph: Graph, working_set: tuple[int, int] | None = None) -> NodeTiming:
+        """:func:`node_timing` of a node that does some work (its working set, if known)."""
+        flops, nbytes = costed.cost.flops, costed.cost.bytes
+        want = self.dtype or costed.dtype or _FALLBACK_DTYPE
+        peak = self.peaks.get(want)
+        if peak is None:
+            peak = self.peaks[want] = self.profile.peak(want)
+        off, on, levels, efficiency = self.off, self.on, self.levels, self.efficiency
+        traffic = _level_traffic(costed, graph, self.profile, self.model, on, off, working_set)
+        if efficiency:
+            category = costed.category.value
+            bw_share = efficiency.bandwidth_share(category)
+            flop_share = efficiency.flop_share(category)
+        else:
+            bw_share = flop_share = 1.0
+        overhead = self.overhead
+        peak_flop_per_s = peak.flop_per_s
+        memory_time = max((b / (levels[n].bandwidth_bytes_per_s * bw_share) for n, b in traffic.items()), default=0.0)
+        compute_time = flops / (peak_flop_per_s * flop_share)
+        memory_bound = any(
+            classify(flops, b, peak_flop_per_s, levels[n].bandwidth_bytes_per_s) is Bound.MEMORY
+            for n, b in traffic.items()
+        )
+        # NodeTiming(...) by keyword, without a frozen dataclass's per-field object.__setattr__ (one per
+        # node and profile); every field is given here, and the class has no __post_init__
+        timing = object.__new__(NodeTiming)
+        timing.__dict__.update(
+            name=costed.name,
+            bound=Bound.MEMORY if memory_bound else Bound.COMPUTE,
+            time_s=max(compute_time, memory_time) + overhead,
+            compute_time_s=compute_time,
+            memory_time_s=memory_time,
+            overhead_s=overhead,
+            flops=flops,
+            bytes=nbytes,
+            dtype=peak.requested,
+            peak_dtype=peak.used,
+            peak_flop_per_s=peak_flop_per_s,
+            bytes_by_level=MappingProxyType(traffic),
+            bound_off_chip=_against(off, flops, nbytes, peak_flop_per_s),
+            bound_on_chip=_against(on, flops, nbytes, peak_flop_per_s),
+            unknown_ops=tuple(costed.unknown_ops),
+        )
+        return timing

@@ -150,7 +150,8 @@ class ProgramResult:
         out = []
         for t in base:
             bound, time_s = share.get(t.name, (Bound.NONE, 0.0))
-            out.append(t.with_(bound=bound, time_s=time_s))
+            # the same record where nothing changes (a node with no work outside every kernel)
+            out.append(t if bound is t.bound and time_s == t.time_s else t.with_(bound=bound, time_s=time_s))
         return tuple(out)
 
     def to_record(self) -> ProgramRecord:
