@@ -81,6 +81,20 @@ class Group:
     def label(self) -> str:
         return self.nodes[0] if len(self.nodes) == 1 else f"{self.nodes[0]}+{len(self.nodes) - 1}"
 
+    def copy(self) -> Group:
+        """A group equal to this one owning its own containers (a fusion run grows groups in place)."""
+        new = object.__new__(Group)
+        new.__dict__.update(
+            self.__dict__,
+            nodes=list(self.nodes),
+            kinds=set(self.kinds),
+            reads=dict(self.reads),
+            writes=dict(self.writes),
+            reasons=list(self.reasons),
+            consumers=set(self.consumers),
+        )
+        return new
+
 
 class FusionRules(Protocol):
     """A target compiler's fusion legality (see the module docstring's override map).
@@ -194,16 +208,14 @@ class _State:
     rather than recomputed on each look-up.
     """
 
-    def __init__(self, flow: Dataflow) -> None:
+    def __init__(self, flow: Dataflow, start: _Start | None = None) -> None:
+        start = _Start(flow) if start is None else start
         self.flow = flow
-        self.pos = {n: op.pos for n, op in flow.ops.items()}
+        self.pos = start.pos
         self.parent = {n: n for n in flow.ops}
-        self.groups = {n: _singleton(n, flow) for n in flow.ops}
-        self.succ = {n: set(g.consumers) for n, g in self.groups.items()}
-        self.pred: dict[str, set[str]] = {n: set() for n in flow.ops}
-        for n, out in self.succ.items():
-            for s in out:
-                self.pred[s].add(n)
+        self.groups = {n: g.copy() for n, g in start.singletons.items()}
+        self.succ = {n: set(out) for n, out in start.succ.items()}
+        self.pred = {n: set(into) for n, into in start.pred.items()}
 
     def find(self, n: str) -> str:
         while self.parent[n] != n:
@@ -273,13 +285,14 @@ def fuse(flow: Dataflow, rules: FusionRules) -> tuple[list[Group], list[FusionDe
 
     Returns the groups in topological order and the decisions in the order they were taken.
     """
-    state = _State(flow)
+    start = _start(flow)
+    state = _State(flow, start)
     decisions: list[FusionDecision] = []
-    pairs = _candidate_pairs(flow)
+    pairs = start.pairs
     # a group only grows and its root never changes, so (root, size) names its node set at any time:
     # the key of a pair already asked, and of a pair's shared bytes (pairs of unchanged groups recur)
     asked: set[tuple[str, int, str, int]] = set()
-    shared_of: dict[tuple[str, int, str, int], tuple[int, bool]] = {}
+    shared_of: dict[tuple[str, int, str, int], tuple[int, bool]] = dict(start.shared)
 
     def shared_bytes(a: str, ga: Group, b: str, gb: Group) -> tuple[int, bool]:
         key = (a, len(ga.nodes), b, len(gb.nodes))
@@ -288,20 +301,8 @@ def fuse(flow: Dataflow, rules: FusionRules) -> tuple[list[Group], list[FusionDe
             hit = shared_of[key] = _shared(ga, gb)
         return hit
 
-    for _ in range(_MAX_ROUNDS):
-        scored = []
-        for x, y in pairs:
-            a, b = state.find(x), state.find(y)
-            if a == b:
-                continue
-            ga, gb = state.groups[a], state.groups[b]
-            shared, vertical = shared_bytes(a, ga, b, gb)
-            if shared == 0:
-                continue
-            # Inductor's score_fusion: same reduction-ness and shared memory, then bytes, then proximity
-            proximity = -max(abs(ga.first - gb.last), abs(gb.first - ga.last))
-            scored.append(((ga.is_reduction == gb.is_reduction, shared, proximity), x, y))
-        scored.sort(key=lambda t: t[0], reverse=True)
+    for round_ in range(_MAX_ROUNDS):
+        scored = start.scored if round_ == 0 else _scored(state, pairs, shared_bytes)
         fused_any = False
         for (_, shared, _), x, y in scored:
             a, b = state.find(x), state.find(y)
@@ -323,6 +324,68 @@ def fuse(flow: Dataflow, rules: FusionRules) -> tuple[list[Group], list[FusionDe
         if not fused_any:
             break
     return _topological(state), decisions
+
+
+def _scored(state: _State, pairs: list[tuple[str, str]], shared_bytes) -> list[tuple[tuple, str, str]]:
+    """The candidate pairs of different groups sharing bytes, best first: ``(score, x, y)``."""
+    scored = []
+    for x, y in pairs:
+        a, b = state.find(x), state.find(y)
+        if a == b:
+            continue
+        ga, gb = state.groups[a], state.groups[b]
+        shared, vertical = shared_bytes(a, ga, b, gb)
+        if shared == 0:
+            continue
+        # Inductor's score_fusion: same reduction-ness and shared memory, then bytes, then proximity
+        proximity = -max(abs(ga.first - gb.last), abs(gb.first - ga.last))
+        scored.append(((ga.is_reduction == gb.is_reduction, shared, proximity), x, y))
+    scored.sort(key=lambda t: t[0], reverse=True)
+    return scored
+
+
+class _Start:
+    """Where every fusion run of one data flow starts, whatever its rules: one group per working node,
+    the group DAG's edges, the candidate pairs, and the first round's scored pairs (no group has grown
+    yet, so the scores read the flow alone) with each pair's shared bytes. Made once per flow (:func:`_start`) for the GPU, TPU and
+    dataflow runs of one graph; a run copies the groups and edges before it changes them."""
+
+    def __init__(self, flow: Dataflow) -> None:
+        self.pos = {n: op.pos for n, op in flow.ops.items()}
+        self.singletons = {n: _singleton(n, flow) for n in flow.ops}
+        self.succ = {n: frozenset(g.consumers) for n, g in self.singletons.items()}
+        pred: dict[str, set[str]] = {n: set() for n in flow.ops}
+        for n, out in self.succ.items():
+            for s in out:
+                pred[s].add(n)
+        self.pred = {n: frozenset(into) for n, into in pred.items()}
+        self.pairs = _candidate_pairs(flow)
+        first = _State.__new__(_State)  # the groups before any union, read only
+        first.parent = {n: n for n in flow.ops}
+        first.groups = self.singletons
+        self.shared: dict[tuple[str, int, str, int], tuple[int, bool]] = {}  # as fuse's shared_of
+
+        def shared_bytes(a: str, ga: Group, b: str, gb: Group) -> tuple[int, bool]:
+            hit = self.shared[a, 1, b, 1] = _shared(ga, gb)
+            return hit
+
+        self.scored = _scored(first, self.pairs, shared_bytes)
+
+
+# id(flow) -> (weak reference to the flow, its start): a flow is frozen and made once per costed graph
+# (dfx.compile.dataflow), so its start is too; the weak reference keeps a recycled id from answering
+# for another flow. Cleared by clear_fusion_cache.
+_STARTS: dict[int, tuple[weakref.ref, _Start]] = {}
+
+
+def _start(flow: Dataflow) -> _Start:
+    hit = _STARTS.get(id(flow))
+    if hit is not None and hit[0]() is flow:
+        return hit[1]
+    start = _Start(flow)
+    _purge(_STARTS)
+    _STARTS[id(flow)] = (weakref.ref(flow), start)
+    return start
 
 
 def _decide(state: _State, a: str, b: str, vertical: bool, rules: FusionRules) -> tuple[bool, str]:
@@ -460,6 +523,7 @@ def clear_fusion_cache() -> None:
     from dfx.compile.lower import clear_eager_kernels
 
     clear_eager_kernels()
+    _STARTS.clear()
     _FUSED.clear()
     _BY_CAPACITY.clear()
     CACHE_STATS.update(hits=0, misses=0)
