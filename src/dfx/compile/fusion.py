@@ -165,13 +165,17 @@ def _absorb(a: Group, b: Group, reason: str, pos: dict[str, int]) -> Group:
     """``a`` and ``b`` (``a`` first) as one group, built in place in the larger one's containers.
 
     The same group as merging into fresh containers: nodes in topological order; of a tensor both
-    read (or write), ``b``'s bytes; ``a``'s reasons first. The groups given are used up.
+    read (or write), ``b``'s bytes; ``a``'s reasons first. The groups given are used up, except a
+    group of one node: that is a flow's shared singleton (:class:`_Start`), so its containers are copied.
     """
     internal = crossing_bytes(a, b)
     red = a if a.rnumel > 1 else b
-    big, small = (a, b) if len(a.reads) + len(a.writes) >= len(b.reads) + len(b.writes) else (b, a)
+    a_is_big = len(a.reads) + len(a.writes) >= len(b.reads) + len(b.writes)
+    big, small = (a, b) if a_is_big else (b, a)
+    if len(big.nodes) == 1:  # a flow's singleton, shared by every run (_Start): copied, never changed
+        big = big.copy()
     reads, writes = big.reads, big.writes
-    if big is a:  # b's bytes win a clash, as in {**a.reads, **b.reads}
+    if a_is_big:  # b's bytes win a clash, as in {**a.reads, **b.reads}
         reads.update(b.reads)
         writes.update(b.writes)
     else:
@@ -213,7 +217,7 @@ class _State:
         self.flow = flow
         self.pos = start.pos
         self.parent = {n: n for n in flow.ops}
-        self.groups = {n: g.copy() for n, g in start.singletons.items()}
+        self.groups = dict(start.singletons)  # shared, read only: _absorb copies a singleton it grows
         self.succ = {n: set(out) for n, out in start.succ.items()}
         self.pred = {n: set(into) for n, into in start.pred.items()}
 
@@ -283,7 +287,8 @@ def _candidate_pairs(flow: Dataflow) -> list[tuple[str, str]]:
 def fuse(flow: Dataflow, rules: FusionRules) -> tuple[list[Group], list[FusionDecision]]:
     """Group ``flow``'s working nodes into kernels under ``rules``; every decision with its reason.
 
-    Returns the groups in topological order and the decisions in the order they were taken.
+    Returns the groups in topological order and the decisions in the order they were taken. The
+    groups are read only: a group of one node is shared by every run on ``flow``.
     """
     start = _start(flow)
     state = _State(flow, start)
@@ -348,7 +353,7 @@ class _Start:
     """Where every fusion run of one data flow starts, whatever its rules: one group per working node,
     the group DAG's edges, the candidate pairs, and the first round's scored pairs (no group has grown
     yet, so the scores read the flow alone) with each pair's shared bytes. Made once per flow (:func:`_start`) for the GPU, TPU and
-    dataflow runs of one graph; a run copies the groups and edges before it changes them."""
+    dataflow runs of one graph; a run copies the edges, and a group before it grows it (:func:`_absorb`)."""
 
     def __init__(self, flow: Dataflow) -> None:
         self.pos = {n: op.pos for n, op in flow.ops.items()}
@@ -551,12 +556,17 @@ class _CapacityProbe:
 def _requoted(outputs: tuple, program: Program, source, rules) -> tuple:
     """A run's outputs under ``source`` rules, as the same run under ``rules`` (another capacity) writes them."""
     kernels, decisions, notes, _ = outputs
-    kernels = tuple(k.with_(reason=source.requote(k.reason, rules)) for k in kernels)
+    kernels = tuple(_with_reason(k, source.requote(k.reason, rules)) for k in kernels)
     decisions = tuple(
         FusionDecision(d.a, d.b, d.vertical, d.fused, source.requote(d.reason, rules), d.shared_bytes)
         for d in decisions
     )
     return kernels, decisions, notes, kernels != program.kernels
+
+
+def _with_reason(kernel: Kernel, reason: str) -> Kernel:
+    """``kernel`` with ``reason`` (itself where the reason is unchanged: a region of one operator quotes no capacity)."""
+    return kernel if reason == kernel.reason else kernel.with_(reason=reason)
 
 
 def _purge(cache: dict) -> None:
