@@ -257,10 +257,10 @@ def _gpu_tiles(program: Program, costed: CostedGraph, profile: HardwareProfile) 
     :func:`dfx.arch.gpu.plan.kernel_plan` (docs/gpu.md) gives the grid's program count, the blocks
     and the kernel's time from its waves. Attention, memory and collective kernels stay one tile.
     """
-    from dfx.arch.gpu.plan import kernel_plan
+    from dfx.arch.gpu.plan import kernel_plan, profile_plans
 
     shapes = _shapes(costed)
-    kernels, tiled, cache = [], 0, {}
+    kernels, tiled, cache = [], 0, profile_plans(profile)
     for k in program.kernels:
         plan = kernel_plan(k.kind.value, [costed[n] for n in k.nodes], k.offchip_bytes, k.flops, k.dtype, profile, cache)
         if plan is None:

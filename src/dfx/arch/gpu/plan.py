@@ -44,6 +44,7 @@ __all__ = [
     "gemm_plan",
     "kernel_plan",
     "pointwise_plan",
+    "profile_plans",
     "reduction_plan",
     "split_k_factor",
 ]
@@ -152,10 +153,32 @@ _GEMM_PLANS: dict[tuple, TilePlan] = {}
 _GEMM_PLANS_MAX = 1 << 16
 
 
+# id(profile) -> (the profile, its kernel plans by kind and numbers): kernel_plan's ``cache`` for a
+# profile, kept for the process. A plan's key holds every number it reads (sizes, off-chip bytes, FLOPs,
+# dtype), the rest is the profile (frozen; held in the entry so its id is not recycled), so a plan made
+# for one graph answers any kernel of another with the same key (sizes of a sweep, models of one width).
+_PROFILE_PLANS: dict[int, tuple[HardwareProfile, dict[tuple, TilePlan]]] = {}
+_PROFILES_MAX = 256  # profiles with plans; beyond, the cache starts again
+
+
+def profile_plans(profile: HardwareProfile) -> dict[tuple, TilePlan]:
+    """The process's plan cache for ``profile``, to pass as :func:`kernel_plan`'s ``cache`` (bounded
+    as the GEMM plans: emptied when it reaches as many plans)."""
+    hit = _PROFILE_PLANS.get(id(profile))
+    if hit is None or hit[0] is not profile:
+        if len(_PROFILE_PLANS) >= _PROFILES_MAX:
+            _PROFILE_PLANS.clear()
+        hit = _PROFILE_PLANS[id(profile)] = (profile, {})
+    if len(hit[1]) >= _GEMM_PLANS_MAX:
+        hit[1].clear()
+    return hit[1]
+
+
 def clear_gemm_plans() -> None:
-    """Forget every GEMM plan made in this process, and every config's occupancy (benchmarks time
-    points as if seen for the first time)."""
+    """Forget every GEMM and kernel plan made in this process, and every config's occupancy (benchmarks
+    time points as if seen for the first time)."""
     _GEMM_PLANS.clear()
+    _PROFILE_PLANS.clear()
     clear_launches()
 
 
