@@ -54,13 +54,15 @@ def compile_program(costed: CostedGraph, profile: HardwareProfile, passes: tuple
 
 def clear_compile_caches() -> None:
     """Forget everything the compile stage keeps between calls in this process: pipelines, eager kernels
-    and fusion runs, scratchpad tile choices (benchmarks that time points as if seen the first time)."""
+    and fusion runs, scratchpad tile choices, resident-weight bytes (benchmarks that time points as if seen the first time)."""
     from dfx.compile.fusion import clear_fusion_cache
+    from dfx.compile.residency import clear_residency
     from dfx.compile.tiling import clear_tile_choices
 
     clear_pipelines()
     clear_fusion_cache()
     clear_tile_choices()
+    clear_residency()
 
 
 def eager_program(costed: CostedGraph, profile: HardwareProfile) -> Program:
