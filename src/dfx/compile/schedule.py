@@ -129,19 +129,26 @@ def upward_rank(program: Program, durations_s: Mapping[str, float]) -> list[floa
     KeyError
         If a kernel has no duration in ``durations_s``.
     """
-    deps = _deps(program)
-    rank = [float(durations_s[k.name]) for k in program.kernels]
+    return _upward_rank([float(durations_s[k.name]) for k in program.kernels], _deps(program))
+
+
+def _upward_rank(d: list[float], deps: list[list[int]]) -> list[float]:
+    """:func:`upward_rank` from the durations ``d`` and the dependencies ``deps`` (:func:`_deps`), in program order."""
+    rank = list(d)
     succ_best = [0.0] * len(rank)
     for i in range(len(rank) - 1, -1, -1):  # program order is topological: successors come later
         rank[i] += succ_best[i]
-        for d in deps[i]:
-            succ_best[d] = max(succ_best[d], rank[i])
+        for p in deps[i]:
+            succ_best[p] = max(succ_best[p], rank[i])
     return rank
 
 
 def priority_order(program: Program, durations_s: Mapping[str, float]) -> list[int]:
     """Kernel indices by descending upward rank, ties to program order: a topological order."""
-    rank = upward_rank(program, durations_s)
+    return _by_rank(upward_rank(program, durations_s))
+
+
+def _by_rank(rank: list[float]) -> list[int]:
     return sorted(range(len(rank)), key=lambda i: (-rank[i], i))
 
 
@@ -266,7 +273,7 @@ def list_schedule(
                 f"kernel {kernels[i].name!r} reads {', '.join(map(repr, late))}, which come(s) after it: "
                 "the program's kernels are not in topological order (a fusion formed a cycle)"
             )
-    order = priority_order(program, durations_s)
+    order = _by_rank(_upward_rank(d, deps))  # priority_order, the durations and deps read once
     run = _static if policy is Policy.STATIC else _dynamic
     times = run(program, d, deps, cores, chips, cores_per_chip, order)
     slots = tuple(Slot(k.name, s, e, k.cores, k.chip) for k, (s, e) in zip(kernels, times))
