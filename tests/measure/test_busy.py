@@ -150,6 +150,7 @@ def _fake_benchmarks(monkeypatch, overheads):
         "_plan": lambda device: ({}, {"DRAM": 2**26}, "fake cpu", None),
         "op_overhead_s": op_overhead_s,
         "overhead_curve": lambda *a: ((1e-5, 3e-6),),
+        "mixed_overheads": lambda *a: {"add": 4e-6},
         "gemm_flop_per_s": lambda *a: s,
         "stream_bytes_per_s": lambda *a, **k: Sample(2e10, 1e-3, 5, "fake"),
         "gemm_table": lambda *a, **k: (),
@@ -241,9 +242,9 @@ def test_a_family_measured_while_another_process_ran_is_measured_again(monkeypat
 
     calls = _fake_benchmarks(monkeypatch, iter([NORMAL] * 3))
     # readings come in pairs, one pair per family: the first family (per-op overhead) is readings 0 and 1.
-    # 11 families with the fake _plan (no cache level: no residency, no cold GEMM), so its second try
-    # is readings 22 and 23.
-    busy = {0, 22} if busy_again else {0}
+    # 12 families with the fake _plan (no cache level: no residency, no cold GEMM), so its second try
+    # is readings 24 and 25.
+    busy = {0, 24} if busy_again else {0}
     monkeypatch.setattr(calibration, "read_cpu_clocks", _clocks_busy_during(busy))
     monkeypatch.setattr(calibration.os, "cpu_count", lambda: 2)
     monkeypatch.setattr(calibration, "probe_load", lambda threads: LoadProbe(0.0, 0.99, 1000.0))

@@ -334,6 +334,29 @@ def test_an_eager_view_costs_the_measured_view_dispatch_and_nothing_else_changes
     )
 
 
+def test_an_eager_node_after_another_kind_pays_at_least_its_kind_in_turn_and_an_nd_linear_its_own_kind():
+    costed, profile = _mlp()
+    # hot: relu 1 us, 2-D linear 3 us, linear on a 3-D input 4 us, view 1.5 us; in turn: relu 2, linear_nd 5, view 2.5
+    machine = MachineModel(
+        overhead_curve=FLAT_2US,
+        overhead_by_kind={"relu": 1e-6, "linear": 3e-6, "linear_nd": 4e-6, "view": 1.5e-6},
+        overhead_mixed={"relu": 2e-6, "linear_nd": 5e-6, "view": 2.5e-6},
+    )
+    eager = evaluate(costed, profile, node_timer=cache_timer(costed, profile, machine, eager=True))
+    plain = evaluate(costed, profile, node_timer=cache_timer(costed, profile, machine))
+    # the MLP runs flatten, linear, relu, linear_1, relu_1, linear_2: no node follows its own kind
+    # (flatten follows linear_2, cyclically), so each pays its kind in turn, the larger of it and the hot figure
+    assert eager.node("flatten").time_s == pytest.approx(2.5e-6)  # max(1.5, 2.5)
+    for name in ("linear", "linear_1", "linear_2"):  # (1, 1, 784) and (1, 1, 512) inputs: linear_nd, max(4, 5)
+        assert eager.node(name).overhead_s == pytest.approx(5e-6)
+        assert plain.node(name).overhead_s == pytest.approx(3e-6)  # compiled: Inductor calls addmm on 2-D operands
+    for name in ("relu", "relu_1"):  # max(1, 2)
+        assert eager.node(name).overhead_s == pytest.approx(2e-6)
+        assert plain.node(name).overhead_s == pytest.approx(1e-6)
+    # end to end: 2.5 (the view) + 3 x (5 - 3) + 2 x (2 - 1) = 10.5 us more than the compiled-style timing
+    assert eager.serial_time_s == pytest.approx(plain.serial_time_s + 10.5e-6)
+
+
 def test_an_eager_view_right_after_a_gemm_pays_the_after_gemm_fixed_part():
     costed, profile = _mlp()
     # the fixed part of the line through (1,000 B, 20 us) and (5,000 B, 60 us): 10 ns per byte, 20 - 10 = 10 us,

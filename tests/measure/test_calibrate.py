@@ -129,6 +129,15 @@ def test_json_tables_read_back_as_a_machine_model(cal):
     assert len(m.gemm_table) == 80 and set(m.vector_flop_per_s) == set(cal.vector_rates)  # 5 rows x 4 k x 4 n
     assert len(m.attention_rates) == 6 and len(m.conv_points) == 7 and m.overhead_by_kind == dict(cal.overhead_by_kind)
     assert m.overhead_curve == tuple(sorted(cal.overhead_curve))
+    assert m.overhead_mixed == dict(cal.overhead_mixed)
+
+
+def test_per_kind_overheads_hot_and_in_turn(cal):
+    kinds = {"add", "relu", "gelu", "softmax", "layer_norm", "linear", "conv2d", "batch_norm", "attention"}
+    # the hot loop's kinds, and beside them a view and a linear on a 3-D input (kept out of the median)
+    assert set(cal.overhead_by_kind) == kinds | {"view", "linear_nd"}
+    assert set(cal.overhead_mixed) == kinds | {"view", "linear_nd"}
+    assert all(1e-8 < v < 1e-2 for v in (*cal.overhead_by_kind.values(), *cal.overhead_mixed.values()))
 
 
 def test_cold_gemm_and_after_gemm_tables(cal):

@@ -344,6 +344,7 @@ class Calibrated(_Strict):
 
     overhead_curve: tuple[OverheadPoint, ...] = ()
     overhead_by_kind: dict[str, Seconds] = Field(default_factory=dict)
+    overhead_mixed: dict[str, Seconds] = Field(default_factory=dict)  # added 2026-12-01: tiny calls in turn
     vector_rates: dict[str, FlopPerS] = Field(default_factory=dict)
     gemm_dtype: str = "float32"  # the dtype of the GEMM, attention and convolution tables
     gemm_table: tuple[GemmPoint, ...] = ()

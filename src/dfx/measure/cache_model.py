@@ -125,6 +125,13 @@ def cache_timer(
         work[node.name] = (compute_s, _traffic(node, costed, timing, levels, fallback, off, cold))
     order = [n for n in costed.nodes if n.name in work]
     kinds = [op_kind(n) for n in order]
+    fixed_kinds = [_eager_kind(n, machine) if eager else overhead_kind(n) for n in order]
+    floors = [0.0] * len(order)
+    if eager:  # the node before each one counts views: their dispatches run between too
+        run = [n for n in costed.nodes if n.name in work or _is_view(n, base[n.name])]
+        fixed = dict(zip((n.name for n in order), fixed_kinds))
+        mixed = _mixed_floors([op_kind(n) for n in run], [fixed.get(n.name) for n in run], machine)
+        floors = [f for n, f in zip(run, mixed) if n.name in work]
     work_s = [max(c, _memory_s(traffic)) for c, traffic in (work[n.name] for n in order)]
     after = _after_gemm_s(costed, order, {n: w[1] for n, w in work.items()}, levels, machine)
     overheads = [0.0] * len(order)
@@ -132,16 +139,16 @@ def cache_timer(
         totals = [w + o for w, o in zip(work_s, overheads)]
         gaps = _reuse_gaps(kinds, totals)
         overheads = [
-            _overhead(machine, g, base[n.name].overhead_s, overhead_kind(n), after.get(n.name))
-            for n, g in zip(order, gaps)
+            max(floor, _overhead(machine, g, base[n.name].overhead_s, kind, after.get(n.name)))
+            for n, g, kind, floor in zip(order, gaps, fixed_kinds, floors)
         ]
     timed = {n.name: _retime(base[n.name], work[n.name][0], work[n.name][1], o) for n, o in zip(order, overheads)}
     per_byte = machine.cold_write_s_per_byte() if eager and cold else 0.0
     if per_byte:  # every output is a block the allocator hands back, last touched before the cache turned over
-        for n in order:
+        for n, kind in zip(order, fixed_kinds):
             extra = per_byte * sum(spec.nbytes for spec in n.node.outputs)
             t = timed[n.name]
-            hot = machine.overhead_s(0.0, base[n.name].overhead_s, overhead_kind(n))
+            hot = machine.overhead_s(0.0, base[n.name].overhead_s, kind)
             new = max(t.overhead_s, hot + extra)  # the same kind of cost as the curve's and after_gemm's: the larger
             timed[n.name] = replace(t, time_s=t.time_s - t.overhead_s + new, overhead_s=new)
     view_s = machine.view_s() if eager else None
@@ -150,8 +157,8 @@ def cache_timer(
         for j, n in enumerate(run):
             if n.name in work:
                 continue
-            cost = view_s
             before = run[(j - 1) % len(run)]  # cyclically: the graph runs again and again
+            cost = view_s if before.name not in work else max(view_s, machine.mixed_s("view") or 0.0)
             if machine.after_gemm and before is not n and _is_gemm(before):
                 cost += machine.after_gemm_fixed_s(sum(work[before.name][1].values())) or 0.0
             timed[n.name] = replace(base[n.name], time_s=cost, overhead_s=cost)
@@ -160,6 +167,38 @@ def cache_timer(
         return timed.get(node.name, timing)
 
     return calibrated
+
+
+def _eager_kind(node: CostedNode, machine: MachineModel) -> str | None:
+    """:func:`overhead_kind`, but ``linear_nd`` for an ``aten.linear`` on an input of more than two
+    dimensions when the machine measured it: eager ``aten.linear`` flattens such an input, calls
+    ``addmm`` and views the result back, which the 2-D tiny linear does not pay. (Inductor calls
+    ``addmm`` on 2-D operands itself, so a compiled program keeps ``linear``.)"""
+    kind = overhead_kind(node)
+    if kind != "linear" or "linear_nd" not in machine.overhead_by_kind or not node.node.outputs:
+        return kind
+    linear = node.node.target.startswith("aten.linear")  # a linear's output has as many dims as its input
+    return "linear_nd" if linear and len(node.node.outputs[0].shape) > 2 else kind
+
+
+def _mixed_floors(
+    kinds: list[tuple[str, ...]], fixed_kinds: list[str | None], machine: MachineModel
+) -> list[float]:
+    """For each working node, the least fixed cost it pays in an eager run: :meth:`MachineModel.mixed_s`
+    of its kind when the node before it (cyclically: the graph runs again and again) is of another
+    kind (other aten calls), else 0 (it follows itself, as in the hot loop). Seconds.
+
+    Examples
+    --------
+    >>> m = MachineModel(overhead_mixed={"add": 2e-6, "relu": 3e-6})
+    >>> _mixed_floors([("add",), ("add",), ("relu",)], ["add", "add", "relu"], m)  # the first add follows the relu
+    [2e-06, 0.0, 3e-06]
+    """
+    count = len(kinds)
+    return [
+        (machine.mixed_s(fixed) or 0.0) if count > 1 and kinds[(j - 1) % count] != kind else 0.0
+        for j, (kind, fixed) in enumerate(zip(kinds, fixed_kinds))
+    ]
 
 
 def _overhead(machine: MachineModel, gap_s: float, default_s: float, kind: str | None, after_s: float | None) -> float:

@@ -12,6 +12,7 @@ and, in the profile's ``calibrated`` section (so that ``dfx analyze --hw my-cpu.
 them) and in the JSON document, the tables of the calibrated prediction (:mod:`dfx.measure.machine`):
 
 - ``overhead_by_kind``: each tiny op's own time in a hot loop (add, linear, layer norm, ...);
+- ``overhead_mixed``: each tiny op's time when the kinds run in turn, as a graph's nodes do;
 - ``overhead_curve``: the per-op overhead against the time since an op of the same kind last ran;
 - ``vector_rates``: the FLOP rate of GELU, tanh-GELU, softmax, layer norm and batch norm (CPU);
 - ``gemm_table``: GEMM FLOP/s over rows x k x n;
@@ -54,6 +55,7 @@ from dfx.measure.microbench import (
     gemm_cold_points,
     gemm_flop_per_s,
     gemm_table,
+    mixed_overheads,
     op_overhead_s,
     overhead_curve,
     resident_bytes,
@@ -82,6 +84,7 @@ DEFAULT_BUDGET_S = 45.0
 _SHARE = {
     "overhead": 0.04,
     "overhead_curve": 0.08,
+    "overhead_mixed": 0.01,
     "gemm": 0.06,
     "table": 0.26,
     "cold_write": 0.02,
@@ -125,6 +128,7 @@ class Calibration:
     overhead: Sample
     # the tables of dfx.measure.machine (the profile's `calibrated` section)
     overhead_by_kind: Mapping[str, float] = field(default_factory=dict)  # tiny-op kind -> hot seconds
+    overhead_mixed: Mapping[str, float] = field(default_factory=dict)  # tiny-op kind -> seconds, the kinds in turn
     overhead_curve: tuple[tuple[float, float], ...] = ()  # (seconds since the kind last ran, overhead seconds)
     vector_rates: Mapping[str, Sample] = field(default_factory=dict)  # family -> FLOP/s (fp32, CPU)
     gemm_table: tuple[GemmRate, ...] = ()  # fp32 GEMM FLOP/s by rows x k x n
@@ -209,6 +213,7 @@ class Calibration:
         return CalibrationTables(
             overhead_curve=tuple(OverheadPointRecord(gap_s=g, overhead_s=o) for g, o in self.overhead_curve),
             overhead_by_kind=MappingProxyType(dict(self.overhead_by_kind)),
+            overhead_mixed=MappingProxyType(dict(self.overhead_mixed)),
             vector_rates=MappingProxyType({f: v.value for f, v in self.vector_rates.items()}),
             gemm_dtype="float32",
             gemm_table=tuple(
@@ -509,6 +514,7 @@ def calibrate(
     last = list(caches.values())[-1] if caches else None
     families: list[tuple[str, str, Callable[[], Any]]] = [
         ("per-op overhead", "overhead", lambda: op_overhead_s(device, budget_s * _SHARE["overhead"], sync)),
+        ("per-op overhead, kinds in turn", "overhead_mixed", lambda: mixed_overheads(device, budget_s * _SHARE["overhead_mixed"], sync)),
         (
             "overhead after other work",
             "overhead_curve",
@@ -614,6 +620,7 @@ def calibrate(
         if not contradictions:
             break
     overhead, by_kind = got["overhead"]
+    mixed: dict[str, float] = got.get("overhead_mixed", {})
     curve, peaks, bandwidth, table = got["overhead_curve"], got["gemm"], got["stream"], got["table"]
     attention, convs, reference = got["attention"], got["conv"], got["reference"]
     vectors: dict[str, Sample] = got.get("vector", {})
@@ -637,6 +644,7 @@ def calibrate(
         capacities=caches,
         overhead=overhead,
         overhead_by_kind=by_kind,
+        overhead_mixed=mixed,
         overhead_curve=curve,
         vector_rates=vectors,
         gemm_table=table,

@@ -145,6 +145,8 @@ class ColdWritePoint:
         return max(0.0, self.cold_s - self.hot_s) / self.bytes
 
 
+_SIDE_KINDS = ("view", "linear_nd")  # measured beside the tiny ops, not a kernel's own fixed cost (view) or a second path (linear_nd)
+
 CURVE_KN = 512  # the table's k = n column kept as a single FLOP-indexed curve (``gemm_curve``)
 
 
@@ -206,7 +208,10 @@ class MachineModel:
         the first point (smallest gap) is the hot loop.
     overhead_by_kind : mapping of str to float
         Tiny-op kind (:func:`overhead_kind`) -> its fixed cost in a hot loop, seconds; ``view``:
-        an ``aten.view`` call's (:meth:`view_s`).
+        an ``aten.view`` call's (:meth:`view_s`); ``linear_nd``: a linear on a 3-D input's.
+    overhead_mixed : mapping of str to float
+        The same kinds' fixed costs when the tiny calls run in turn, each after the others, as a
+        graph's nodes do (:meth:`mixed_s`), seconds.
     vector_flop_per_s : mapping of str to float
         Family (:func:`vector_family`) -> FLOP/s.
     gemm_table : sequence of GemmRate
@@ -229,6 +234,7 @@ class MachineModel:
 
     overhead_curve: tuple[tuple[float, float], ...] = ()
     overhead_by_kind: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
+    overhead_mixed: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
     vector_flop_per_s: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
     gemm_table: tuple[GemmRate, ...] = ()
     gemm_dtype: str = "float32"
@@ -245,6 +251,7 @@ class MachineModel:
         object.__setattr__(self, "overhead_curve", tuple(sorted((float(g), float(o)) for g, o in self.overhead_curve)))
         checks = [("overhead_curve", v) for point in self.overhead_curve for v in point]
         checks += [(f"overhead_by_kind.{k}", v) for k, v in dict(self.overhead_by_kind).items()]
+        checks += [(f"overhead_mixed.{k}", v) for k, v in dict(self.overhead_mixed).items()]
         checks += [(f"vector_rates.{k}", v) for k, v in dict(self.vector_flop_per_s).items()]
         checks += [("gemm_table", p.flop_per_s) for p in self.gemm_table] + [
             ("conv_points", p.flop_per_s) for p in self.conv_points
@@ -266,6 +273,7 @@ class MachineModel:
                 raise ValueError(f"{name} must hold positive finite numbers, got {value!r}")
         object.__setattr__(self, "vector_flop_per_s", MappingProxyType(dict(self.vector_flop_per_s)))
         object.__setattr__(self, "overhead_by_kind", MappingProxyType(dict(self.overhead_by_kind)))
+        object.__setattr__(self, "overhead_mixed", MappingProxyType(dict(self.overhead_mixed)))
         object.__setattr__(self, "gemm_table", tuple(self.gemm_table))
         object.__setattr__(self, "gemm_cold", tuple(sorted(self.gemm_cold, key=lambda p: p.rows)))
         object.__setattr__(
@@ -298,6 +306,7 @@ class MachineModel:
         return cls(
             overhead_curve=tuple((p.gap_s, p.overhead_s) for p in t.overhead_curve),
             overhead_by_kind=dict(t.overhead_by_kind),
+            overhead_mixed=dict(t.overhead_mixed),
             vector_flop_per_s=dict(t.vector_rates),
             gemm_table=tuple(GemmRate(p.rows, p.k, p.n, p.flop_per_s) for p in t.gemm_table),
             gemm_dtype=t.gemm_dtype,
@@ -365,6 +374,19 @@ class MachineModel:
         """
         return self.overhead_by_kind.get("view")
 
+    def mixed_s(self, kind: str | None) -> float | None:
+        """What a call of ``kind`` costs at least when other kinds ran since it last did (a graph node
+        that does not follow a node of its own kind): ``overhead_mixed[kind]``, seconds; ``None``
+        when not measured.
+
+        Examples
+        --------
+        >>> m = MachineModel(overhead_mixed={"relu": 2.1e-6})
+        >>> m.mixed_s("relu"), m.mixed_s("add"), m.mixed_s(None)
+        (2.1e-06, None, None)
+        """
+        return self.overhead_mixed.get(kind) if kind else None
+
     def work_overheads(self) -> list[float]:
         """The hot costs of the kinds of op that run a kernel (``overhead_by_kind`` without ``view``), seconds.
 
@@ -373,7 +395,7 @@ class MachineModel:
         >>> MachineModel(overhead_by_kind={"add": 3e-6, "view": 1.2e-6}).work_overheads()
         [3e-06]
         """
-        return [v for k, v in self.overhead_by_kind.items() if k != "view"]
+        return [v for k, v in self.overhead_by_kind.items() if k not in _SIDE_KINDS]
 
     def gemm_flop_per_s(self, rows: float, k: float, n: float) -> float | None:
         """FLOP/s of a GEMM ``[rows, k] x [k, n]``: trilinear in log-log over the table, flat beyond its edges.

@@ -155,6 +155,8 @@ class CalibrationTables(Record):
 
     overhead_curve: tuple[OverheadPointRecord, ...] = nested_list(OverheadPointRecord, absent=())
     overhead_by_kind: Mapping[str, float] = key(_float_map, absent=MappingProxyType({}))
+    # each tiny call's seconds when the calls run in turn (a node after other kinds); added 2026-12-01
+    overhead_mixed: Mapping[str, float] = key(_float_map, absent=MappingProxyType({}))
     vector_rates: Mapping[str, float] = key(_float_map, absent=MappingProxyType({}))
     gemm_dtype: str = key(as_str, absent="float32")  # the dtype of the GEMM, attention and convolution tables
     gemm_table: tuple[GemmPointRecord, ...] = nested_list(GemmPointRecord, absent=())
@@ -178,6 +180,7 @@ def _empty(value: Any) -> bool:
 TABLE_NAMES = (
     "overhead_curve",
     "overhead_by_kind",
+    "overhead_mixed",
     "vector_rates",
     "gemm_table",
     "attention_rates",
