@@ -193,6 +193,19 @@ def _is_param_root(costed: CostedGraph, key: TensorKey) -> bool:
 _CACHE: dict[int, tuple[weakref.ref, Dataflow]] = {}
 
 
+def purge_dead(cache: dict) -> None:
+    """Drop the entries of ``cache`` (values ``(weak reference, ...)``) whose object is gone.
+
+    Walks the cache only when its size is a power of two, so a miss costs amortised O(1), not a walk
+    of every entry; a dead entry left meanwhile answers nothing, since every look-up checks that its
+    reference still gives the object asked about. (Call it before inserting.)
+    """
+    n = len(cache)
+    if n & (n - 1) == 0:
+        for key in [k for k, v in cache.items() if v[0]() is None]:
+            del cache[key]
+
+
 def dataflow(costed: CostedGraph) -> Dataflow:
     """The tensor-level data flow of ``costed`` (working nodes only), computed once per costed graph.
 
@@ -205,8 +218,7 @@ def dataflow(costed: CostedGraph) -> Dataflow:
     if hit is not None and hit[0]() is costed:
         return hit[1]
     flow = _dataflow(costed)
-    for key in [k for k, (ref, _) in _CACHE.items() if ref() is None]:
-        del _CACHE[key]
+    purge_dead(_CACHE)
     _CACHE[id(costed)] = (weakref.ref(costed), flow)
     return flow
 

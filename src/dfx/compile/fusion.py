@@ -25,7 +25,7 @@ import weakref
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from dfx.compile.dataflow import Dataflow, TensorKey, dataflow
+from dfx.compile.dataflow import Dataflow, TensorKey, dataflow, purge_dead
 from dfx.compile.lower import producer_kernels, unknown_cost_note
 from dfx.compile.passes import PassResult
 from dfx.compile.program import Kernel, KernelKind, Program
@@ -388,7 +388,7 @@ def _start(flow: Dataflow) -> _Start:
     if hit is not None and hit[0]() is flow:
         return hit[1]
     start = _Start(flow)
-    _purge(_STARTS)
+    purge_dead(_STARTS)
     _STARTS[id(flow)] = (weakref.ref(flow), start)
     return start
 
@@ -569,11 +569,6 @@ def _with_reason(kernel: Kernel, reason: str) -> Kernel:
     return kernel if reason == kernel.reason else kernel.with_(reason=reason)
 
 
-def _purge(cache: dict) -> None:
-    for k in [k for k, v in cache.items() if v[0]() is None]:
-        del cache[k]
-
-
 def fusion_pass(rules: FusionRules):
     """The fusion pass for ``rules``: ``run(program, costed, profile) -> PassResult``.
 
@@ -613,10 +608,10 @@ def fusion_pass(rules: FusionRules):
             probe = _CapacityProbe(rules) if by_capacity else rules
             outputs = _fuse_program(program, costed, probe)
             if cacheable:
-                _purge(_FUSED)
+                purge_dead(_FUSED)
                 _FUSED[(id(costed), rules)] = (weakref.ref(costed), program.kernels, outputs)
             if by_capacity:
-                _purge(_BY_CAPACITY)
+                purge_dead(_BY_CAPACITY)
                 _BY_CAPACITY[(id(costed), family)] = (
                     weakref.ref(costed),
                     program.kernels,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import weakref
 
-from dfx.compile.dataflow import dataflow, does_work
+from dfx.compile.dataflow import dataflow, does_work, purge_dead
 from dfx.compile.program import Kernel, Program
 from dfx.costs.record import CostedGraph
 from dfx.hardware import HardwareProfile
@@ -104,7 +104,6 @@ def _eager_kernels(costed: CostedGraph) -> tuple[Kernel, ...]:
         )
         for n in working
     )
-    for key in [k for k, (ref, _) in _EAGER.items() if ref() is None]:
-        del _EAGER[key]
+    purge_dead(_EAGER)
     _EAGER[id(costed)] = (weakref.ref(costed), kernels)
     return kernels

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import weakref
 
-from dfx.compile.dataflow import dataflow
+from dfx.compile.dataflow import dataflow, purge_dead
 from dfx.compile.passes import Pass, PassResult
 from dfx.compile.program import Program
 from dfx.costs.record import CostedGraph
@@ -71,8 +71,7 @@ def _onchip(costed: CostedGraph, flow, units: tuple[tuple[str, ...], ...]) -> di
     """:func:`_units_onchip` of ``units`` (node names per unit, in program order), once per graph and units."""
     hit = _ONCHIP.get(id(costed))
     if hit is None or hit[0]() is not costed:
-        for key in [k for k, (ref, _) in _ONCHIP.items() if ref() is None]:
-            del _ONCHIP[key]
+        purge_dead(_ONCHIP)
         hit = _ONCHIP[id(costed)] = (weakref.ref(costed), {})
     found = hit[1].get(units)
     if found is None:

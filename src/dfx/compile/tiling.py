@@ -30,7 +30,7 @@ import weakref
 from dataclasses import dataclass
 from functools import lru_cache
 
-from dfx.compile.dataflow import dataflow
+from dfx.compile.dataflow import dataflow, purge_dead
 from dfx.compile.ops import OpInfo
 from dfx.compile.passes import PassResult
 from dfx.compile.program import Kernel, KernelKind, Program
@@ -159,8 +159,7 @@ def _shapes(costed: CostedGraph) -> _GraphShapes:
     if hit is not None and hit[0]() is costed:
         return hit[1]
     shapes = _GraphShapes(costed, dataflow(costed).ops)
-    for key in [k for k, (ref, _) in _SHAPES.items() if ref() is None]:
-        del _SHAPES[key]
+    purge_dead(_SHAPES)
     _SHAPES[id(costed)] = (weakref.ref(costed), shapes)
     return shapes
 
