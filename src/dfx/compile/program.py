@@ -229,9 +229,12 @@ class Program:
 
     def record(self, name: str, modified: bool, notes: tuple[str, ...] = ()) -> StageRecord:
         """This program's :class:`StageRecord` after the pass ``name``."""
-        return StageRecord(
-            name, self.node_count, len(self.kernels), self.tile_count, self.offchip_bytes, modified, notes
-        )
+        nodes = tiles = offchip = 0
+        for k in self.kernels:  # node_count, tile_count and offchip_bytes in one walk
+            nodes += len(k.nodes)
+            tiles += k.tiles
+            offchip += k.offchip_bytes
+        return StageRecord(name, nodes, len(self.kernels), tiles, offchip, modified, notes)
 
     def to_record(self) -> CompileDoc:
         """The ``dfx.compile/1`` document as its record (``dfx.schema.compile``)."""
