@@ -28,6 +28,9 @@ With a machine model (``dfx calibrate --json``), the calibrated prediction::
     overhead    = the node's kind's hot-loop cost (a tiny linear, add, layer norm, ...) plus what
                   the overhead curve adds at the predicted time since a node of the same kind (the
                   same aten calls) last ran, cyclically: the graph runs again and again
+                  (eager: a linear on an input of more than two dimensions is of kind
+                  ``linear_nd``; and a node after a node of other aten calls pays at least its kind's
+                  cost when the tiny calls run in turn, ``overhead_mixed``)
     after GEMM  = a node that is not a GEMM or convolution, moves bytes at the closest cache and
                   is one of the two working nodes right after a GEMM takes the larger of the curve's
                   increment and after_gemm(those bytes, the bytes that GEMM moved): what an add
