@@ -407,3 +407,50 @@ def test_a_model_that_leaves_the_cache_writes_its_eager_outputs_into_cold_blocks
             ),
         )
         assert other.node("relu_1").time_s == pytest.approx(again.node("relu_1").time_s)
+
+
+def test_a_compiled_cnn_runs_its_convolutions_channels_last_and_pays_inductors_layout_copies():
+    from dataclasses import replace
+
+    from dfx.measure.cache_model import kernel_timer
+
+    graph, _ = capture_spec("resnet-block", seq=28)
+    costed, profile = annotate(graph), parse_profile(PROFILE)
+    nchw = MachineModel(
+        gemm_table=_flat_table(1e10),
+        conv_points=(GemmRate(784, 256, 64, 5e9), GemmRate(784, 576, 64, 9e9)),  # 1x1 at 0.5 of the table, 3x3 at 0.9
+        overhead_curve=FLAT_2US,
+    )
+    # channels-last: 1x1 at 0.8 of the table, 3x3 at 1.0; Inductor's copy 20 us per 1,000,000 B moved: 2e-11 s/B
+    cl = replace(
+        nchw,
+        conv_points_cl=(GemmRate(784, 256, 64, 8e9), GemmRate(784, 576, 64, 1e10)),
+        layout_copy=((1_000_000, 2e-5),),
+    )
+
+    def kernels(machine):
+        result = evaluate(
+            costed,
+            profile,
+            execution_model="compiled",
+            node_timer=cache_timer(costed, profile, machine),
+            kernel_timer=kernel_timer(costed, profile, machine),
+        )
+        return {n: k for k in result.program.kernels for n in k.nodes}
+
+    before, after = kernels(nchw), kernels(cl)
+    # conv2d: 1x1 256 -> 64 on 28 x 28, 2*784*256*64 = 25,690,112 FLOPs; at 5e9 NCHW, 8e9 channels-last
+    assert before["conv2d"].compute_time_s == pytest.approx(25_690_112 / 5e9)
+    assert after["conv2d"].compute_time_s == pytest.approx(25_690_112 / 8e9)
+    # conv2d_1: 3x3 64 -> 64, 2*784*576*64 = 57,802,752 FLOPs at 9e9, then 1e10
+    assert after["conv2d_1"].compute_time_s == pytest.approx(57_802_752 / 1e10)
+    assert before["conv2d_1"].compute_time_s == pytest.approx(57_802_752 / 9e9)
+    # conv2d's input is the graph's input, [1, 256, 28, 28] fp32 = 802,816 B, copied into channels-last
+    # (read and written): 2 * 802,816 * 2e-11 s = 32.11264 us on top of the kernel's time
+    copy_s = 2 * 802_816 * 2e-11
+    assert after["conv2d"].memory_time_s - before["conv2d"].memory_time_s == pytest.approx(copy_s)
+    # relu_2 writes the graph's output, [1, 256, 28, 28], from conv2d_2's channels-last data: reads it across
+    # (802,816 B at the copy's cost per byte, 16.05632 us); the NCHW write is its kernel's own
+    assert after["relu_2"].time_s - before["relu_2"].time_s == pytest.approx(802_816 * 2e-11)
+    # the batch norm between two convolutions converts nothing: its kernel is timed the same
+    assert after["batch_norm_1"].time_s == pytest.approx(before["batch_norm_1"].time_s)

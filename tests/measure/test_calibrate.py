@@ -110,6 +110,53 @@ def test_attention_and_convolution_rates_are_plausible(cal):
     assert len(cal.convs) == 7 and all(1e6 < p.flop_per_s < 1e13 for p in cal.convs)
     # the first conv is 1x1, 256 -> 64 on 28 x 28: its implicit GEMM is [784, 256] x [256, 64]
     assert (cal.convs[0].rows, cal.convs[0].k, cal.convs[0].n) == (784, 256, 64)
+    # the same seven in channels-last (Inductor's layout on a CPU), the same implicit GEMMs
+    assert [(p.rows, p.k, p.n) for p in cal.convs_cl] == [(p.rows, p.k, p.n) for p in cal.convs]
+    assert all(1e6 < p.flop_per_s < 1e13 for p in cal.convs_cl)
+    # Inductor's compile does not fit a 0.5 s budget: the layout copy is not measured, and the document says so
+    assert cal.layout_copy == () and "layout_copy" in _missing_tables(cal)
+
+
+def _missing_tables(cal):
+    from dfx.schema.calibration import read_calibration
+
+    return read_calibration(cal.to_dict()).missing()
+
+
+def test_layout_copy_points_time_the_compiled_copy_with_what_the_compile_left_of_the_budget():
+    from dfx.measure.microbench import layout_copy_points
+
+    seen = {}
+    ticks = iter([0.0, 0.25])  # the compile takes 0.25 s of the 0.3 s budget
+
+    def fake_compile(fn, example):
+        seen["shape"] = tuple(example.shape)
+        seen["channels_last"] = fn(example).is_contiguous(memory_format=torch.channels_last)
+        return fn
+
+    ((nbytes, seconds),) = layout_copy_points("cpu", 0.3, compile_fn=fake_compile, clock=lambda: next(ticks))
+    # [1, 128, 56, 56] fp32 = 401,408 elements, 1,605,632 B, read once and written once: 3,211,264 B
+    assert seen == {"shape": (1, 128, 56, 56), "channels_last": True} and nbytes == 3_211_264
+    assert 0 < seconds < 1
+    assert layout_copy_points("cuda", 0.3, compile_fn=fake_compile) == ()  # a GPU runs no C++ kernel
+
+
+def test_the_layout_copy_family_compiles_first_and_then_only_times(monkeypatch):
+    import dfx.measure.calibration as calibration
+
+    compiled = []
+
+    def fake_compile():
+        compiled.append(1)
+        return lambda x: x.contiguous(memory_format=torch.channels_last)
+
+    monkeypatch.setattr(calibration, "compile_layout_copy", fake_compile)
+    steps = []
+    label, key, measure = calibration._layout_copy_family(0.3, None, steps.append)
+    # compiled when the family is made, before calibrate runs (and watches) any family
+    assert compiled == [1] and steps == ["compiling Inductor's channels-last copy"] and key == "layout_copy"
+    ((nbytes, seconds),) = measure()
+    assert nbytes == 2 * 4 * 128 * 56 * 56 and compiled == [1]  # timing it compiles nothing more
 
 
 def test_overhead_curve_and_residency(cal):

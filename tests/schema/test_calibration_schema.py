@@ -34,6 +34,8 @@ DOC = {
     "gemm_cold": [{"rows": 16, "k": 4096, "n": 4096, "hot_s": 4e-3, "cold_s": 7e-3}],
     "after_gemm": [{"bytes": 589824, "streamed_bytes": 1310720, "hot_s": 5e-6, "after_s": 1e-5}],
     "cold_write": [{"bytes": 1048576, "hot_s": 2e-5, "cold_s": 7.7e-5}],
+    "conv_points_channels_last": [{"rows": 64, "k": 27, "n": 16, "flop_per_s": 1.5e10}],
+    "layout_copy": [{"bytes": 3211264, "time_s": 1.2e-4}],
     "vector_flop_per_s": 1e9,
     "gemm_curve": [{"flops": 524288, "flop_per_s": 2e10}],
     "measurements": {"op_overhead_s": {"value": 4e-6, "median_s": 4e-6, "reps": 100, "how": "torch.add"}},

@@ -327,6 +327,13 @@ class ColdWritePoint(_Strict):
     cold_s: Seconds
 
 
+class LayoutCopyPoint(_Strict):
+    """Inductor's generated NCHW -> channels-last copy moving ``bytes`` (read + written) in ``time_s`` seconds."""
+
+    bytes: Bytes
+    time_s: Seconds
+
+
 class OverheadPoint(_Strict):
     """An op's fixed cost ``overhead_s`` when ``gap_s`` seconds passed since an op of its kind last ran."""
 
@@ -355,6 +362,8 @@ class Calibrated(_Strict):
     gemm_cold: tuple[ColdGemmPoint, ...] = ()  # added 2026-12-01: a large weight from DRAM, by rows
     after_gemm: tuple[AfterGemmPoint, ...] = ()  # added 2026-12-01: a small op right after a large GEMM
     cold_write: tuple[ColdWritePoint, ...] = ()  # added 2026-12-01: an output written into a block not in cache
+    conv_points_channels_last: tuple[GemmPoint, ...] = ()  # added 2026-12-01: conv_points in channels-last (Inductor's CPU layout)
+    layout_copy: tuple[LayoutCopyPoint, ...] = ()  # added 2026-12-01: Inductor's NCHW -> channels-last copy kernel
 
 
 class Interconnect(_Strict):

@@ -247,7 +247,10 @@ _AFTER_WITHIN = 2  # a GEMM's aftermath reaches the two working nodes after it (
 
 
 def _after_gemm_streamed(
-    order: list[CostedNode], moved: Mapping[str, int], within: int = _AFTER_WITHIN
+    order: list[CostedNode],
+    moved: Mapping[str, int],
+    within: int = _AFTER_WITHIN,
+    streams: Callable[[CostedNode], bool] | None = None,
 ) -> dict[str, int]:
     """For each node of ``order``, the bytes ``moved`` by the closest GEMM among the ``within`` nodes
     before it (cyclically: the graph runs again and again), or 0 when none of them is a GEMM.
@@ -255,7 +258,8 @@ def _after_gemm_streamed(
     A chain of ``[64, 4096]`` multiplies right after a 64 MiB GEMM took 88, 54, 24, 19, 17, 16 us
     against 19, 19, 19, 16, 16, 16 in a hot loop (``docs/validation.md``): the first two ops after
     the GEMM pay, whether or not their inputs are fresh, the third hardly. ``order`` holds the
-    nodes that do work (views are not counted).
+    nodes that do work (views are not counted). ``streams`` says which nodes count as the GEMM
+    (default :func:`_is_gemm`; the compiled prediction counts convolutions too).
 
     Examples
     --------
@@ -269,13 +273,14 @@ def _after_gemm_streamed(
     {'linear': 7, 'relu': 100, 'add': 100, 'mul': 0, 'linear_1': 0, 'gelu': 7}
     >>> cm._is_gemm = real
     """
+    streams = streams or _is_gemm
     out: dict[str, int] = {}
     count = len(order)
     for j, node in enumerate(order):
         value = 0
         for back in range(1, min(within, count - 1) + 1):
             before = order[(j - back) % count]
-            if _is_gemm(before):
+            if streams(before):
                 value = moved[before.name]
                 break
         out[node.name] = value
@@ -308,9 +313,10 @@ def _after_gemm_s(
     return out
 
 
-def _compute_s(node: CostedNode, timing: NodeTiming, machine: MachineModel) -> float:
+def _compute_s(node: CostedNode, timing: NodeTiming, machine: MachineModel, channels_last: bool = False) -> float:
     """Seconds of the node's FLOPs at the rate the machine model gives it (the profile's peak otherwise);
-    a convolution's rate is the table's times :meth:`MachineModel.conv_factor_at` its implicit GEMM."""
+    a convolution's rate is the table's times :meth:`MachineModel.conv_factor_at` its implicit GEMM
+    (``channels_last``: the channels-last points', as Inductor runs it on a CPU)."""
     rate = None
     category = node.category.value
     attention = attention_call(node) if category == "matmul" else None
@@ -322,7 +328,7 @@ def _compute_s(node: CostedNode, timing: NodeTiming, machine: MachineModel) -> f
             dims = (max(1.0, timing.flops / (2 * _SQUARE_K * _SQUARE_K)), _SQUARE_K, _SQUARE_K)
         rate = machine.gemm_flop_per_s(*dims)
         if rate is not None and is_convolution(node):
-            factor = machine.conv_factor_at(*dims)
+            factor = machine.conv_factor_at(*dims, channels_last=channels_last)
             rate *= factor if factor is not None else 1.0
         if rate is not None and timing.peak_flop_per_s:
             rate = min(rate, timing.peak_flop_per_s)
@@ -409,6 +415,94 @@ _LIBRARY_KINDS = (
 )  # Inductor calls these from Python as ATen ops (extern_kernels.addmm, SDPA), as eager does
 
 
+def _streams(node: CostedNode) -> bool:
+    """A node whose run streams its operands through the caches as a GEMM does: a GEMM or a convolution.
+
+    Timed alone, a generated batch-norm kernel on a ``[1, 64, 56, 56]`` channels-last tensor took
+    37 us in a hot loop and 45 us right after a 1x1 convolution, an eager add on it 10 and 41 us
+    (``docs/validation.md``, 2026-12-01 20:00): a convolution leaves the next op the aftermath a
+    GEMM does, and :meth:`MachineModel.after_gemm_s` (measured after GEMMs) is read at its bytes.
+    """
+    return _is_gemm(node) or is_convolution(node)
+
+
+def _channels_last_delta_s(
+    order: list[CostedNode], base: Mapping[str, NodeTiming], machine: MachineModel
+) -> dict[str, float]:
+    """For each convolution of ``order``: its compute seconds channels-last minus NCHW (:func:`_compute_s`
+    of its roofline timing in ``base``), seconds; empty without the channels-last table.
+
+    Inductor runs every convolution channels-last on a CPU where oneDNN is available
+    (``torch._inductor.graph.GraphLowering.decide_layout_opt``); eager torch runs them NCHW.
+    """
+    if not machine.conv_points_cl:
+        return {}
+    return {
+        n.name: _compute_s(n, base[n.name], machine, channels_last=True) - _compute_s(n, base[n.name], machine)
+        for n in order
+        if is_convolution(n)
+    }
+
+
+_CHANNELS_LAST_FOLLOWERS = ("elementwise", "normalization", "view")  # take their input's layout in Inductor
+
+
+def layout_copy_bytes(costed: CostedGraph) -> dict[str, int]:
+    """The tensors Inductor converts between NCHW and channels-last on a CPU: node name -> bytes
+    its kernel moves for the conversions, at the cost per byte of Inductor's copy kernel
+    (:meth:`MachineModel.layout_copy_s_per_byte`); empty for a graph without convolutions.
+
+    Inductor runs every convolution channels-last on a CPU (``decide_layout_opt``), and a
+    pointwise or normalization node on a channels-last tensor writes channels-last; the graph's
+    inputs arrive NCHW, and its outputs leave with eager torch's strides (``keep_output_stride``):
+
+    - a convolution whose input is a graph input is charged twice that input's bytes: Inductor
+      copies it into channels-last first (``cpp_fused_convolution_0``, a kernel dfx's program
+      does not have, paired with the convolution's unit), reading and writing it;
+    - a node that writes a graph output from a channels-last tensor (a convolution's output, or
+      what a pointwise chain made of it) is charged that output's bytes once: its kernel reads
+      the channels-last data across, the copy's read, and writes NCHW in its own pass (its write
+      is the kernel's own, already charged). In the ResNet block's runs the last kernel took 90
+      to 140 us more than dfx's plain kernel; a whole copy of its 3.2 MB is 230 to 260 us.
+
+    Approximations: a graph input that reaches a convolution through other nodes is not
+    counted (Inductor fuses its conversion into them); each 3x3 weight's conversion (Inductor
+    copies it into channels-last on every run, 147 KB for a 64-channel 3x3) is left out.
+
+    Examples
+    --------
+    A graph input of 4 x 8 x 8 floats (1,024 B) into a convolution whose relu output (4 x 8 x 8
+    again) is the graph output: 1,024 B copied on the way in (2,048 B moved), read across on the way out.
+
+    >>> import torch
+    >>> from dfx.capture import capture
+    >>> from dfx.costs import annotate
+    >>> net = torch.nn.Sequential(torch.nn.Conv2d(4, 4, 1), torch.nn.ReLU())
+    >>> g = annotate(capture(net, (torch.ones(1, 4, 8, 8),), method="export"))
+    >>> sorted(layout_copy_bytes(g).items())
+    [('conv2d', 2048), ('relu', 1024)]
+    """
+    cats = {n.name: n.category.value for n in costed.nodes}
+    convs = {n.name for n in costed.nodes if is_convolution(n)}
+    if not convs:
+        return {}
+    graph = costed.graph
+    channels_last = set(convs)
+    out: dict[str, int] = {}
+    for node in graph.nodes:
+        if node.name in convs and node.inputs:
+            src = graph.node(node.inputs[0].src)
+            if src.op == "placeholder" and src.input_kind not in _STATE_KINDS:
+                out[node.name] = out.get(node.name, 0) + 2 * src.outputs[node.inputs[0].index].nbytes
+        elif cats.get(node.name) in _CHANNELS_LAST_FOLLOWERS and any(e.src in channels_last for e in node.inputs):
+            channels_last.add(node.name)
+        elif node.op == "output":
+            for e in node.inputs:
+                if e.src in channels_last:
+                    out[e.src] = out.get(e.src, 0) + graph.node(e.src).outputs[e.index].nbytes
+    return out
+
+
 def kernel_timer(costed: CostedGraph, profile: HardwareProfile, machine: MachineModel) -> Callable[[Any, Any], Any]:
     """A ``kernel_timer`` for :func:`dfx.roofline.evaluate` (compiled): a compiled kernel on a calibrated cache machine.
 
@@ -444,7 +538,10 @@ def kernel_timer(costed: CostedGraph, profile: HardwareProfile, machine: Machine
     generated_s = min(machine.work_overheads(), default=profile.op_overhead_s)
     order = [n for n in costed.nodes if calibrated[n.name].bound is not Bound.NONE]
     moved = {n.name: calibrated[n.name].bytes for n in order}
-    streamed = _after_gemm_streamed(order, moved) if machine.after_gemm else {}
+    streamed = _after_gemm_streamed(order, moved, streams=_streams) if machine.after_gemm else {}
+    conv_cl_s = _channels_last_delta_s(order, {t.name: t for t in evaluate(costed, profile).nodes}, machine)
+    per_byte = machine.layout_copy_s_per_byte()
+    converted = layout_copy_bytes(costed) if per_byte else {}
 
     def timed(kernel: Any, timing: Any) -> Any:
         if timing.bound is Bound.NONE or not levels:
@@ -477,11 +574,13 @@ def kernel_timer(costed: CostedGraph, profile: HardwareProfile, machine: Machine
                 far = max((streamed.get(n, 0) for n in kernel.nodes), default=0)
                 overhead += machine.after_gemm_s(near, far) or 0.0
         share = core_total / kernel.cores if kernel.cores else 1.0
-        compute = timing.compute_time_s
+        compute = timing.compute_time_s + sum(conv_cl_s.get(n, 0.0) for n in kernel.nodes)
+        layout = per_byte * sum(converted.get(n, 0) for n in kernel.nodes)
         return replace(
             timing,
-            time_s=max(compute, memory) * share + overhead,
-            memory_time_s=memory,
+            time_s=max(compute, memory) * share + overhead + layout,
+            compute_time_s=compute,
+            memory_time_s=memory + layout,
             overhead_s=overhead,
             bound=Bound.COMPUTE if compute >= memory else Bound.MEMORY,
         )

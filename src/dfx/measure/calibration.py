@@ -18,6 +18,9 @@ them) and in the JSON document, the tables of the calibrated prediction (:mod:`d
 - ``gemm_table``: GEMM FLOP/s over rows x k x n;
 - ``attention_rates``: fused attention's FLOP/s by sequence length, causal and not;
 - ``conv_points``: ResNet-shaped convolutions' FLOP/s, as implicit GEMMs;
+- ``conv_points_channels_last``: the same in channels-last, as Inductor runs them on a CPU;
+- ``layout_copy``: Inductor's NCHW -> channels-last copy kernel, compiled and timed (CPU, a budget
+  of at least ``LAYOUT_MIN_S / _SHARE["layout_copy"]``, 40 s: the compile takes about 3.6 s);
 - ``resident_bytes``: the largest working set the last-level cache keeps (CPU);
 - ``gemm_cold``: a 4096 x 4096 weight's GEMM with the weight in cache and read from DRAM, by rows (CPU);
 - ``after_gemm``: an add in a hot loop and right after GEMMs with 1 to 64 MiB weights, at two sizes;
@@ -34,6 +37,7 @@ import datetime as _dt
 import os
 import platform
 import statistics
+import time
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from types import MappingProxyType
@@ -56,6 +60,9 @@ from dfx.measure.microbench import (
     gemm_flop_per_s,
     gemm_table,
     mixed_overheads,
+    LAYOUT_MIN_S,
+    compile_layout_copy,
+    layout_copy_points,
     op_overhead_s,
     overhead_curve,
     resident_bytes,
@@ -71,6 +78,7 @@ from dfx.schema.calibration import (
     CalibrationTables,
     GemmCurvePointRecord,
     GemmPointRecord,
+    LayoutCopyPointRecord,
     MeasurementRecord,
     OverheadPointRecord,
     VerdictRecord,
@@ -86,15 +94,17 @@ _SHARE = {
     "overhead_curve": 0.08,
     "overhead_mixed": 0.01,
     "gemm": 0.06,
-    "table": 0.26,
+    "table": 0.21,
     "cold_write": 0.02,
     "gemm_cold": 0.05,
     "after_gemm": 0.04,
-    "stream": 0.13,
-    "resident": 0.06,
-    "vector": 0.1,
+    "stream": 0.10,
+    "resident": 0.05,
+    "vector": 0.09,
     "attention": 0.07,
-    "conv": 0.07,
+    "conv": 0.05,
+    "conv_channels_last": 0.03,
+    "layout_copy": 0.10,
 }
 _WORKING_SET_FRACTION = {"L2": 0.5, "L3": 0.25}  # of a cache's capacity: leaves room for everything else
 _DRAM_MIN_BYTES = 64 * 2**20  # a DRAM working set well past any L3
@@ -134,6 +144,8 @@ class Calibration:
     gemm_table: tuple[GemmRate, ...] = ()  # fp32 GEMM FLOP/s by rows x k x n
     attention: tuple[tuple[bool, int, float], ...] = ()  # (causal, sequence length, FLOP/s) of fused attention
     convs: tuple[GemmRate, ...] = ()  # convolutions as their implicit GEMMs, FLOP/s
+    convs_cl: tuple[GemmRate, ...] = ()  # the same, channels-last (Inductor's layout on a CPU)
+    layout_copy: tuple[tuple[int, float], ...] = ()  # Inductor's NCHW -> channels-last copy: (bytes moved, seconds)
     resident: Sample | None = None  # bytes the last-level cache keeps (CPU)
     reference_flop_per_s: float | None = None  # the reference GEMM dfx validate measures again
     gemm_cold: tuple[ColdGemmPoint, ...] = ()  # a large weight's GEMM hot and from DRAM, by rows (CPU)
@@ -233,6 +245,10 @@ class Calibration:
             cold_write=tuple(
                 ColdWritePointRecord(bytes=p.bytes, hot_s=p.hot_s, cold_s=p.cold_s) for p in self.cold_write
             ),
+            conv_points_channels_last=tuple(
+                GemmPointRecord(rows=p.rows, k=p.k, n=p.n, flop_per_s=p.flop_per_s) for p in self.convs_cl
+            ),
+            layout_copy=tuple(LayoutCopyPointRecord(bytes=b, time_s=t) for b, t in self.layout_copy),
         )
 
     def tables(self) -> dict[str, Any]:
@@ -468,6 +484,26 @@ def _consistency_warnings(
     return out
 
 
+def _layout_copy_family(
+    budget_s: float, sync: Callable[[], None] | None, step: Callable[[str], None]
+) -> tuple[str, str, Callable[[], Any]]:
+    """The ``layout_copy`` family, its kernel compiled now (``budget_s`` covers the compile and the timing).
+
+    The compile runs before the families, outside the busy watch: Inductor's import and lowering
+    use CPU in processes of their own, which the watch would count as another tenant's (it
+    measured the family again on a quiet machine when the compile was inside it).
+    """
+    step("compiling Inductor's channels-last copy")
+    start = time.perf_counter()
+    compiled = compile_layout_copy()
+    left = budget_s - (time.perf_counter() - start)
+    return (
+        "Inductor's channels-last copy (compiled)",
+        "layout_copy",
+        lambda: layout_copy_points("cpu", left, sync, compile_fn=lambda fn, example: compiled),
+    )
+
+
 def calibrate(
     device: str = "cpu",
     dtypes: tuple[str, ...] = ("float32",),
@@ -547,6 +583,16 @@ def calibrate(
         ("attention", "attention", lambda: attention_rates(device, budget_s * _SHARE["attention"], sync)),
         ("convolutions", "conv", lambda: conv_points(device, budget_s * _SHARE["conv"], sync)),
     ]
+    if device == "cpu":  # Inductor's layout for convolutions on a CPU (dfx.measure.cache_model.kernel_timer)
+        families.append(
+            (
+                "convolutions, channels-last",
+                "conv_cl",
+                lambda: conv_points(device, budget_s * _SHARE["conv_channels_last"], sync, channels_last=True),
+            )
+        )
+        if budget_s * _SHARE["layout_copy"] >= LAYOUT_MIN_S:  # a smaller budget cannot hold Inductor's compile
+            families.append(_layout_copy_family(budget_s * _SHARE["layout_copy"], sync, step))
     if device == "cpu":
         families.append(("vector ops", "vector", lambda: vector_rates(device, budget_s * _SHARE["vector"], sync)))
         if last is not None:
@@ -623,6 +669,8 @@ def calibrate(
     mixed: dict[str, float] = got.get("overhead_mixed", {})
     curve, peaks, bandwidth, table = got["overhead_curve"], got["gemm"], got["stream"], got["table"]
     attention, convs, reference = got["attention"], got["conv"], got["reference"]
+    convs_cl: tuple[GemmRate, ...] = got.get("conv_cl", ())
+    layout_copy: tuple[tuple[int, float], ...] = got.get("layout_copy", ())
     vectors: dict[str, Sample] = got.get("vector", {})
     resident = got.get("resident")
     cold: tuple[ColdGemmPoint, ...] = got.get("gemm_cold", ())
@@ -650,6 +698,8 @@ def calibrate(
         gemm_table=table,
         attention=attention,
         convs=convs,
+        convs_cl=convs_cl,
+        layout_copy=layout_copy,
         resident=resident,
         reference_flop_per_s=reference,
         gemm_cold=cold,

@@ -34,6 +34,17 @@ depends on the node, and ``dfx calibrate --json`` measures how (``docs/validatio
     An element-wise op writing its output into one buffer and cycling through buffers that left
     the cache: what writing an output into a block not in cache adds per byte
     (:meth:`MachineModel.cold_write_s_per_byte`).
+``conv_points_channels_last``
+    The same convolutions with channels-last input and weight: the layout Inductor runs every
+    convolution in on a CPU (``torch._inductor.graph.GraphLowering.decide_layout_opt``: always,
+    when oneDNN is available), read by the compiled prediction (``channels_last=True`` of
+    :meth:`MachineModel.conv_factor_at`). On the machine of ``docs/validation.md`` the 1x1 layers
+    run 1.6 to 1.8 times faster than in NCHW, the 3x3 ones 1.3 times.
+``layout_copy``
+    Inductor's generated copy of an NCHW tensor into channels-last (the kernel it runs before a
+    convolution whose input is the graph's NCHW input), timed: seconds per byte moved
+    (:meth:`MachineModel.layout_copy_s_per_byte`). A strided, transposing pass: on the machine of
+    ``docs/validation.md`` about 30 GB/s where a plain copy of the same bytes in the L3 runs at 50.
 
 Everything here is pure arithmetic on those tables, so it is tested with hand-computed values.
 """
@@ -230,6 +241,12 @@ class MachineModel:
         A large-weight GEMM hot and cold, by rows (:func:`dfx.measure.microbench.gemm_cold_points`).
     after_gemm : sequence of AfterGemmPoint
         An add hot and right after a GEMM, by bytes and bytes streamed (:func:`dfx.measure.microbench.after_gemm_points`).
+    cold_write : sequence of ColdWritePoint
+        An output written into one buffer and into buffers not in cache (:func:`dfx.measure.microbench.cold_write_points`).
+    conv_points_cl : sequence of GemmRate
+        ``conv_points`` measured channels-last (input and weight), as Inductor runs convolutions on a CPU.
+    layout_copy : sequence of (bytes, time_s)
+        Inductor's NCHW -> channels-last copy: bytes moved (read + written), seconds (:func:`dfx.measure.microbench.layout_copy_points`).
     """
 
     overhead_curve: tuple[tuple[float, float], ...] = ()
@@ -245,6 +262,8 @@ class MachineModel:
     gemm_cold: tuple[ColdGemmPoint, ...] = ()
     after_gemm: tuple[AfterGemmPoint, ...] = ()
     cold_write: tuple[ColdWritePoint, ...] = ()
+    conv_points_cl: tuple[GemmRate, ...] = ()
+    layout_copy: tuple[tuple[int, float], ...] = ()
 
     def __post_init__(self) -> None:
         """Normalise the tables and check every figure is a positive, finite number (``ValueError`` naming the table)."""
@@ -256,6 +275,8 @@ class MachineModel:
         checks += [("gemm_table", p.flop_per_s) for p in self.gemm_table] + [
             ("conv_points", p.flop_per_s) for p in self.conv_points
         ]
+        checks += [("conv_points_channels_last", p.flop_per_s) for p in self.conv_points_cl]
+        checks += [("layout_copy", v) for point in self.layout_copy for v in point]
         checks += [("attention_rates", r) for _, _, r in self.attention_rates]
         checks += [("gemm_cold", v) for p in self.gemm_cold for v in (p.rows, p.k, p.n, p.hot_s, p.cold_s)]
         checks += [("after_gemm", v) for p in self.after_gemm for v in (p.bytes, p.streamed_bytes, p.hot_s, p.after_s)]
@@ -317,6 +338,8 @@ class MachineModel:
             gemm_cold=tuple(ColdGemmPoint(p.rows, p.k, p.n, p.hot_s, p.cold_s) for p in t.gemm_cold),
             after_gemm=tuple(AfterGemmPoint(p.bytes, p.streamed_bytes, p.hot_s, p.after_s) for p in t.after_gemm),
             cold_write=tuple(ColdWritePoint(p.bytes, p.hot_s, p.cold_s) for p in t.cold_write),
+            conv_points_cl=tuple(GemmRate(p.rows, p.k, p.n, p.flop_per_s) for p in t.conv_points_channels_last),
+            layout_copy=tuple((p.bytes, p.time_s) for p in t.layout_copy),
         )
 
     @classmethod
@@ -360,6 +383,20 @@ class MachineModel:
         if not self.cold_write:
             return 0.0
         return statistics.median(p.extra_s_per_byte for p in self.cold_write)
+
+    def layout_copy_s_per_byte(self) -> float:
+        """Seconds per byte moved (read + written) by Inductor's NCHW -> channels-last copy: the median
+        over ``layout_copy`` of ``time_s / bytes``; 0 without the table.
+
+        Examples
+        --------
+        >>> m = MachineModel(layout_copy=((3_000_000, 100e-6), (3_000_000, 200e-6), (6_000_000, 240e-6)))
+        >>> round(m.layout_copy_s_per_byte() * 1e12, 6)  # 33.3, 66.7 and 40 ps per byte: the median
+        40.0
+        """
+        if not self.layout_copy:
+            return 0.0
+        return statistics.median(t / b for b, t in self.layout_copy)
 
     def view_s(self) -> float | None:
         """What a view node (``aten.view``, ``permute``, ``expand``, ...) costs in an eager run: the
@@ -508,8 +545,11 @@ class MachineModel:
         ratios = [p.flop_per_s / rate for p in self.conv_points if (rate := self.gemm_flop_per_s(p.rows, p.k, p.n))]
         return statistics.median(ratios) if ratios else None
 
-    def conv_factor_at(self, rows: float, k: float, n: float) -> float | None:
+    def conv_factor_at(self, rows: float, k: float, n: float, channels_last: bool = False) -> float | None:
         """The conv-to-GEMM ratio of the measured convolution nearest ``(rows, k, n)``; ``None`` without both tables.
+
+        ``channels_last``: from ``conv_points_cl`` (the layout Inductor runs convolutions in on a
+        CPU), falling back to ``conv_points`` when that table is empty (a document written before it).
 
         Nearest by the squared distance of ``log rows``, ``log k`` and ``log n``. A 1x1 convolution
         and a 3x3 one of the same channels differ in ``k`` by 9x, and in their ratio too (on the
@@ -523,9 +563,11 @@ class MachineModel:
         >>> m = MachineModel(gemm_table=table, conv_points=(GemmRate(100, 64, 64, 5e10), GemmRate(100, 576, 64, 9e10)))
         >>> round(m.conv_factor_at(400, 64, 64), 6), round(m.conv_factor_at(400, 500, 64), 6)  # nearest in k: 64, 576
         (0.5, 0.9)
+        >>> round(m.conv_factor_at(400, 64, 64, channels_last=True), 6)  # no channels-last table: the NCHW one
+        0.5
         """
         best = None
-        for p in self.conv_points:
+        for p in (self.conv_points_cl or self.conv_points) if channels_last else self.conv_points:
             rate = self.gemm_flop_per_s(p.rows, p.k, p.n)
             if not rate:
                 continue

@@ -33,6 +33,9 @@ __all__ = [
     "gemm_flop_per_s",
     "gemm_table",
     "mixed_overheads",
+    "compile_layout_copy",
+    "inductor_compile",
+    "layout_copy_points",
     "op_overhead_s",
     "overhead_curve",
     "resident_bytes",
@@ -650,7 +653,7 @@ _CONV_SHAPES = (
 )
 
 
-def conv_points(device: str, budget_s: float, sync=None) -> tuple[GemmRate, ...]:
+def conv_points(device: str, budget_s: float, sync=None, channels_last: bool = False) -> tuple[GemmRate, ...]:
     """FLOP/s of ``aten.convolution`` (fp32, NCHW, as a model calls it) at ResNet-shaped 1x1 and 3x3 layers.
 
     Each is reported as its implicit GEMM (rows = output pixels, k = C_in x kernel elements, n =
@@ -658,6 +661,11 @@ def conv_points(device: str, budget_s: float, sync=None) -> tuple[GemmRate, ...]
     the same shape: convolutions pay layout reorders and im2col-style work a GEMM does not. FLOPs
     are ``2 * rows * k * n`` (dfx's convention, no bias); the tiny conv's own time is taken out,
     at most half.
+
+    ``channels_last``: input and weight in ``torch.channels_last``, the layout Inductor runs every
+    convolution in on a CPU (it converts the graph's NCHW input first, and each 3x3 weight).
+    oneDNN then skips its own reorders: on the machine of ``docs/validation.md`` the 56 x 56 1x1
+    layers take 312 and 321 us against 520 to 550 in NCHW, the 3x3 one 601 against 770.
     """
     conv = torch.ops.aten.convolution.default
     img, one = torch.ones(1, 1, 2, 2, device=device), torch.ones(1, 1, 1, 1, device=device)
@@ -666,9 +674,10 @@ def conv_points(device: str, budget_s: float, sync=None) -> tuple[GemmRate, ...]
     )
     share = budget_s * 0.95 / len(_CONV_SHAPES)
     points = []
+    layout = torch.channels_last if channels_last else torch.contiguous_format
     for batch, c_in, side, c_out, kernel in _CONV_SHAPES:
-        x = torch.randn(batch, c_in, side, side, device=device)
-        w = torch.randn(c_out, c_in, kernel, kernel, device=device)
+        x = torch.randn(batch, c_in, side, side, device=device).contiguous(memory_format=layout)
+        w = torch.randn(c_out, c_in, kernel, kernel, device=device).contiguous(memory_format=layout)
         pad = kernel // 2
         t, _ = time_call(
             lambda: conv(x, w, None, [1, 1], [pad, pad], [1, 1], False, [0, 0], 1), share, sync, max_reps=500
@@ -676,6 +685,65 @@ def conv_points(device: str, budget_s: float, sync=None) -> tuple[GemmRate, ...]
         rows, k = batch * side * side, c_in * kernel * kernel
         points.append(GemmRate(rows, k, c_out, _net_rate(FMA_FLOPS * rows * k * c_out, t, fixed)))
     return tuple(points)
+
+
+_LAYOUT_SHAPE = (1, 128, 56, 56)  # 1.6 MB fp32: between the 64- and 256-channel maps of ResNet-50's first stage
+LAYOUT_MIN_S = 4.0  # importing Inductor and compiling one kernel: 3.6 s here with its C++ in the on-disk cache
+_LAYOUT_TIMING_MIN_S = 0.25  # timed for at least this long whatever the compile took: the first calls fault pages in
+
+
+def _to_channels_last(x: torch.Tensor) -> torch.Tensor:
+    return x.contiguous(memory_format=torch.channels_last)
+
+
+def inductor_compile(fn: Callable[[torch.Tensor], torch.Tensor], example: torch.Tensor) -> Callable[..., object]:
+    """``fn`` traced (``torch.fx.symbolic_trace``) and compiled by Inductor for ``example`` (C++ on the CPU).
+
+    Inductor's graph cache is on, and its C++ cache is on disk: a second calibration loads the
+    kernel instead of building it again (3.6 s with Inductor's import against about 10 on the machine
+    of ``docs/validation.md``). One compile thread: no worker processes, whose CPU time the busy
+    watch (:func:`dfx.measure.busy.left_share`) would count as another tenant's.
+    """
+    import torch._inductor.config as inductor_config
+    from torch._inductor.compile_fx import compile_fx
+
+    with inductor_config.patch({"fx_graph_cache": True, "compile_threads": 1}), torch.no_grad():
+        return compile_fx(torch.fx.symbolic_trace(fn), [example])
+
+
+def compile_layout_copy() -> Callable[..., object]:
+    """Inductor's NCHW -> channels-last copy of a ``_LAYOUT_SHAPE`` fp32 tensor, compiled (:func:`inductor_compile`)."""
+    return inductor_compile(_to_channels_last, torch.empty(*_LAYOUT_SHAPE))
+
+
+def layout_copy_points(
+    device: str,
+    budget_s: float,
+    sync=None,
+    compile_fn: Callable[..., Callable[..., object]] | None = None,
+    clock: Callable[[], float] = time.perf_counter,
+) -> tuple[tuple[int, float], ...]:
+    """What Inductor's generated NCHW -> channels-last copy costs: ``((bytes, seconds),)``, bytes read + written.
+
+    Inductor runs every convolution channels-last on a CPU, so it copies a graph's NCHW input
+    into channels-last before the first convolution (``cpp_fused_convolution_0``: a kernel of its
+    own, 16 x 16 blocks transposed), which neither eager torch nor dfx's compiled program runs.
+    ``x.contiguous(memory_format=torch.channels_last)`` on ``_LAYOUT_SHAPE`` fp32 is compiled by
+    ``compile_fn`` (default :func:`inductor_compile`; the compile time counts against
+    ``budget_s``) and the compiled call (its output allocated, as in a run) timed with the rest
+    of the budget, at least ``_LAYOUT_TIMING_MIN_S`` (the first calls of a new 1.6 MB output fault
+    its pages in: 780 us against 125 us when only three calls were left). Eager torch's own copy is no stand-in: ATen's strided
+    copy took 406 us where Inductor's kernel took 204 to 229 us on a ``[1, 256, 56, 56]`` tensor.
+    Empty on a GPU.
+    """
+    if device != "cpu":
+        return ()
+    start = clock()
+    x = torch.randn(*_LAYOUT_SHAPE)
+    compiled = (compile_fn or inductor_compile)(_to_channels_last, x)
+    left = max(_LAYOUT_TIMING_MIN_S, budget_s - (clock() - start))
+    t, _ = time_call(lambda: compiled(x), left, sync, max_reps=2_000)
+    return ((2 * x.numel() * x.element_size(), t),)
 
 
 _SWEEP_FRACTIONS = (1 / 8, 1 / 4, 3 / 8, 1 / 2, 3 / 4, 1.0, 3 / 2, 2.0)  # of the last-level cache's capacity

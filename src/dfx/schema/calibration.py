@@ -117,6 +117,14 @@ class ColdWritePointRecord(Record):
 
 
 @_record
+class LayoutCopyPointRecord(Record):
+    """``layout_copy[]``: Inductor's generated NCHW -> channels-last copy moving ``bytes`` (read + written) in ``time_s`` seconds."""
+
+    bytes: int = key(as_int)
+    time_s: float = key(as_float)
+
+
+@_record
 class GemmCurvePointRecord(Record):
     """``gemm_curve[]`` (the first version's single curve): FLOP/s against a GEMM's FLOPs."""
 
@@ -167,6 +175,9 @@ class CalibrationTables(Record):
     gemm_cold: tuple[ColdGemmPointRecord, ...] = nested_list(ColdGemmPointRecord, absent=())  # added 2026-12-01
     after_gemm: tuple[AfterGemmPointRecord, ...] = nested_list(AfterGemmPointRecord, absent=())  # added 2026-12-01
     cold_write: tuple[ColdWritePointRecord, ...] = nested_list(ColdWritePointRecord, absent=())  # added 2026-12-01
+    # added 2026-12-01: the same convolutions in channels-last, the layout Inductor runs them in on a CPU
+    conv_points_channels_last: tuple[GemmPointRecord, ...] = nested_list(GemmPointRecord, absent=())
+    layout_copy: tuple[LayoutCopyPointRecord, ...] = nested_list(LayoutCopyPointRecord, absent=())  # added 2026-12-01
 
     def missing(self) -> tuple[str, ...]:
         """The tables this document lacks or holds empty (their nodes are predicted from the profile's figures)."""
@@ -190,6 +201,8 @@ TABLE_NAMES = (
     "gemm_cold",
     "after_gemm",
     "cold_write",
+    "conv_points_channels_last",
+    "layout_copy",
 )
 _HEADER = ("schema", "device", "threads", "torch_version", "date", "profile")
 
