@@ -191,54 +191,76 @@ def kernel_timing(
     the roofline or an architecture model). ``operator_times``: the nodes' times are an architecture
     model's whole-operator times, and the kernel's time is their sum.
     """
-    mine = [nodes[n] for n in kernel.nodes if n in nodes]
-    total = core_count(profile)
-    if operator_times and kernel.kind is not KernelKind.COLLECTIVE:
-        time_s = sum(t.time_s for t in mine)
-        compute, memory = sum(t.compute_time_s for t in mine), sum(t.memory_time_s for t in mine)
-        bound = Bound.NONE if not time_s else (Bound.COMPUTE if compute >= memory else Bound.MEMORY)
-        return _timed(kernel, bound, time_s, compute, memory, sum(t.overhead_s for t in mine), kernel.cores)
-    if kernel.kind is KernelKind.COLLECTIVE:
-        time_s = sum(t.time_s for t in mine)
-        return _timed(kernel, Bound.MEMORY if time_s else Bound.NONE, time_s, 0.0, time_s, 0.0, 0)
-    compute = sum(t.compute_time_s for t in mine)
-    off, on = home_level(profile), profile.on_chip_level()
-    memory = max(
-        _level_time(kernel.offchip_bytes, off.bandwidth_bytes_per_s),
-        _level_time(kernel.onchip_bytes, on.bandwidth_bytes_per_s if on else None),
-    )
-    work = compute or memory or kernel.flops or kernel.bytes
-    overhead = profile.op_overhead_s if work else 0.0
-    share = total / kernel.cores if kernel.cores else 1.0
-    if not (compute or memory):
-        bound = Bound.NONE if not (kernel.flops or kernel.bytes) else Bound.COMPUTE
-    else:
-        bound = Bound.COMPUTE if compute >= memory else Bound.MEMORY
-    time_s = max(compute, memory) * share + overhead
-    if kernel.tile_time_s is not None:  # a tile model's waves (GPU: dfx.arch.gpu) only add time: tail, masked tiles
-        time_s = max(time_s, kernel.tile_time_s)
-    return _timed(kernel, bound, time_s, compute, memory, overhead, kernel.cores)
+    return _KernelClock(profile, operator_times).time(kernel, nodes)
+
+
+class _KernelClock:
+    """What :func:`kernel_timing` reads of the profile (cores, the home and on-chip levels), looked up once."""
+
+    def __init__(self, profile: HardwareProfile, operator_times: bool) -> None:
+        self.operator_times = operator_times
+        self.total = core_count(profile)
+        off, on = home_level(profile), profile.on_chip_level()
+        self.off_bandwidth = off.bandwidth_bytes_per_s
+        self.on_bandwidth = on.bandwidth_bytes_per_s if on else None
+        self.op_overhead_s = profile.op_overhead_s
+
+    def time(self, kernel: Kernel, nodes: Mapping[str, NodeTiming]) -> KernelTiming:
+        """:func:`kernel_timing` of ``kernel``."""
+        mine = [nodes[n] for n in kernel.nodes if n in nodes]
+        if self.operator_times and kernel.kind is not KernelKind.COLLECTIVE:
+            time_s = sum(t.time_s for t in mine)
+            compute, memory = sum(t.compute_time_s for t in mine), sum(t.memory_time_s for t in mine)
+            bound = Bound.NONE if not time_s else (Bound.COMPUTE if compute >= memory else Bound.MEMORY)
+            return _timed(kernel, bound, time_s, compute, memory, sum(t.overhead_s for t in mine), kernel.cores)
+        if kernel.kind is KernelKind.COLLECTIVE:
+            time_s = sum(t.time_s for t in mine)
+            return _timed(kernel, Bound.MEMORY if time_s else Bound.NONE, time_s, 0.0, time_s, 0.0, 0)
+        compute = sum(t.compute_time_s for t in mine)
+        memory = max(
+            _level_time(kernel.offchip_bytes, self.off_bandwidth), _level_time(kernel.onchip_bytes, self.on_bandwidth)
+        )
+        work = compute or memory or kernel.flops or kernel.bytes
+        overhead = self.op_overhead_s if work else 0.0
+        share = self.total / kernel.cores if kernel.cores else 1.0
+        if not (compute or memory):
+            bound = Bound.NONE if not (kernel.flops or kernel.bytes) else Bound.COMPUTE
+        else:
+            bound = Bound.COMPUTE if compute >= memory else Bound.MEMORY
+        time_s = max(compute, memory) * share + overhead
+        if kernel.tile_time_s is not None:  # a tile model's waves (GPU: dfx.arch.gpu) only add time: tail, masked tiles
+            time_s = max(time_s, kernel.tile_time_s)
+        return _timed(kernel, bound, time_s, compute, memory, overhead, kernel.cores)
 
 
 def _timed(
     kernel: Kernel, bound: Bound, time_s: float, compute_s: float, memory_s: float, overhead_s: float, cores: int
 ) -> KernelTiming:
-    """A :class:`KernelTiming` of ``kernel``: the times given, its name, nodes, tiles, FLOPs and bytes its own."""
-    return KernelTiming(
-        kernel.name,
-        kernel.kind.value,
-        kernel.nodes,
-        bound,
-        time_s,
-        compute_s,
-        memory_s,
-        overhead_s,
-        cores,
-        kernel.tiles,
-        kernel.flops,
-        kernel.offchip_bytes,
-        kernel.onchip_bytes,
+    """A :class:`KernelTiming` of ``kernel``: the times given, its name, nodes, tiles, FLOPs and bytes its own.
+
+    Filled without the frozen dataclass's per-field ``object.__setattr__`` (one per kernel and
+    profile): every field is given here, and the class has no ``__post_init__``.
+    """
+    timing = object.__new__(KernelTiming)
+    timing.__dict__.update(
+        name=kernel.name,
+        kind=kernel.kind.value,
+        nodes=kernel.nodes,
+        bound=bound,
+        time_s=time_s,
+        compute_time_s=compute_s,
+        memory_time_s=memory_s,
+        overhead_s=overhead_s,
+        cores=cores,
+        tiles=kernel.tiles,
+        flops=kernel.flops,
+        offchip_bytes=kernel.offchip_bytes,
+        onchip_bytes=kernel.onchip_bytes,
+        start_s=0.0,
+        end_s=0.0,
+        deps=(),
     )
+    return timing
 
 
 def _critical_path(program: Program, times: Mapping[str, float]) -> CriticalPath:
@@ -291,11 +313,15 @@ def evaluate_program(
     """
     by_name = MappingProxyType({t.name: t for t in nodes})
     total = core_count(profile)
-    placed = replace(
-        program,
-        kernels=tuple(k if k.cores or k.kind is KernelKind.COLLECTIVE else k.with_(cores=1) for k in program.kernels),
-    )
-    timings = [kernel_timing(k, by_name, profile, operator_times) for k in placed.kernels]
+    placed = program
+    if not all(k.cores or k.kind is KernelKind.COLLECTIVE for k in program.kernels):
+        placed = program.with_(
+            kernels=tuple(
+                k if k.cores or k.kind is KernelKind.COLLECTIVE else k.with_(cores=1) for k in program.kernels
+            )
+        )
+    clock = _KernelClock(profile, operator_times)
+    timings = [clock.time(k, by_name) for k in placed.kernels]
     if kernel_timer is not None:
         timings = [kernel_timer(k, t) for k, t in zip(placed.kernels, timings)]
     durations = {t.name: t.time_s for t in timings}
