@@ -196,3 +196,17 @@ def test_waves_that_share_a_time_read_the_same_panels(m, n, batch, block):
         per_wave, group = sizes[0], 8 * pid_n
         assert len(sizes) > 500
         assert len(first_seen) <= group // math.gcd(per_wave, group) + 1  # + the tail wave
+
+
+def test_a_wave_holding_whole_matrices_reads_each_panel_once_per_matrix():
+    # 3 x 4 tiles per matrix, GROUP_M = 2, 2 matrices: a wave of all 24 programs reads every A row
+    # panel and every B column panel of each matrix once: 2 * 3 = 6 row panels, 2 * 4 = 8 column panels
+    # (the closed form _wave_panels takes for whole matrices from offset 0)
+    from dfx.arch.gpu.kernel import _wave_panels
+
+    assert _wave_panels(0, 24, 12, 3, 4, 2) == (6, 8)
+    # the same matrices walked group by group (from offset 12, the second matrix alone): 3 and 4;
+    # groups of 2 and 1 row blocks (Triton's grouped order), each spanning the 4 column blocks
+    assert _wave_panels(12, 24, 12, 3, 4, 2) == (3, 4)
+    # part of a matrix: programs 0..5 are the first group (rows 0-1) over columns 0-2: 2 and 3
+    assert _wave_panels(0, 6, 12, 3, 4, 2) == (2, 3)

@@ -181,6 +181,10 @@ def _union_length(intervals: list[tuple[int, int]]) -> int:
 
 def _wave_panels(lo: int, hi: int, tiles: int, pid_m: int, pid_n: int, group_m: int) -> tuple[int, int]:
     """Unique A row panels and B column panels read by programs ``lo..hi-1`` (batch outermost)."""
+    if lo == 0 and hi % tiles == 0:  # whole matrices (one wave holding the grid: a small GEMM's only wave)
+        # each matrix's grouped order visits every row block once (the groups' sizes add up to pid_m) and
+        # every column block (each group spans columns 0..pid_n-1): what the walk below counts
+        return hi // tiles * pid_m, hi // tiles * pid_n
     rows = cols = 0
     pid = lo
     while pid < hi:
@@ -308,11 +312,12 @@ def _l2_reads(shared: float, unshared: float, l2_bytes: float) -> float:
 
 
 def _gemm_waves(
-    m: int, k: int, n: int, batch: int, elem_bytes: int, c: GemmConfig, w: Waves, mach: _Machine
+    m: int, k: int, n: int, batch: int, elem_bytes: int, c: GemmConfig, w: Waves, mach: _Machine, rows=None
 ) -> tuple[WaveTime, ...]:
+    """Each wave's :class:`WaveTime`, from ``rows`` where the autotuner already made them (:func:`_gemm_wave_rows`)."""
     made: dict[int, WaveTime] = {}  # a repeated wave's row is one tuple, and its WaveTime one object
     out = []
-    for row in _gemm_wave_rows(m, k, n, batch, elem_bytes, c, w, mach):
+    for row in _gemm_wave_rows(m, k, n, batch, elem_bytes, c, w, mach) if rows is None else rows:
         wt = made.get(id(row))
         if wt is None:
             wt = made[id(row)] = WaveTime(*row)
@@ -509,7 +514,9 @@ def _launch(m, n, batch, profile, c: GemmConfig, regs, env) -> tuple[int, int, O
     return regs, smem, occ, waves(programs, spec.sms, occ.blocks_per_sm)
 
 
-def _evaluate(m, k, n, batch, dtype, profile, c: GemmConfig, regs, chosen_from, env=None, launch=None) -> GemmKernel:
+def _evaluate(
+    m, k, n, batch, dtype, profile, c: GemmConfig, regs, chosen_from, env=None, launch=None, rows=None
+) -> GemmKernel:
     env = _env(profile, dtype) if env is None else env
     spec, name, elem, mach = env
     regs, smem, occ, w = _launch(m, n, batch, profile, c, regs, env) if launch is None else launch
@@ -526,7 +533,7 @@ def _evaluate(m, k, n, batch, dtype, profile, c: GemmConfig, regs, chosen_from, 
         smem,
         occ,
         w,
-        _gemm_waves(m, k, n, batch, elem, c, w, mach),
+        _gemm_waves(m, k, n, batch, elem, c, w, mach, rows),
         mach.overhead_s,
         mach.peak_flop_per_s,
         spec.sms,
@@ -589,30 +596,32 @@ def autotune_gemm(
     launches = [_launch(m, n, batch, profile, c, None, env) for c in configs]
     hbm_floor_s = batch * (m * k + k * n + m * n) * elem / mach.hbm_bytes_per_s
     per_sm_peak = mach.peak_flop_per_s / mach.sms
-    floors = []
+    floors, splits = [], []
     for c, (_, _, _, w) in zip(configs, launches):
         rounds = -(-w.programs // mach.sms)
         k_pad = -(-k // c.block_k) * c.block_k
         split = split_of(w.programs, c.block_k, mach.sms)
+        splits.append(split)
         compute_s = rounds * (FMA_FLOPS * c.block_m * c.block_n * k_pad) / per_sm_peak / split
         smem_bw = mach.smem_bytes_per_s_per_sm
         smem_s = rounds * ((c.block_m + c.block_n) * k_pad * elem) / smem_bw / split if smem_bw else 0.0
         floors.append(max(compute_s, smem_s, hbm_floor_s) * _FLOOR_MARGIN + mach.overhead_s)
     best = math.inf
     timed: dict[int, tuple[int, float]] = {}
+    rows: dict[int, list] = {}  # each timed config's wave rows: the winner's become its WaveTimes
     for i in sorted(range(len(configs)), key=floors.__getitem__):
         if floors[i] > best * (1 + _TIE_TOLERANCE):
             break  # every later floor is larger still
-        w = launches[i][3]
-        split = split_of(w.programs, configs[i].block_k, mach.sms)
-        rows = _gemm_wave_rows(m, k, n, batch, elem, configs[i], w, mach)
+        split = splits[i]
+        rows[i] = _gemm_wave_rows(m, k, n, batch, elem, configs[i], launches[i][3], mach)
         partial = 2 * (split - 1) * batch * m * n * partial_sum_bytes_per_element
-        seconds = split_seconds([r[2:5] for r in rows], split, partial, mach.hbm_bytes_per_s, mach.overhead_s)
+        seconds = split_seconds([r[2:5] for r in rows[i]], split, partial, mach.hbm_bytes_per_s, mach.overhead_s)
         timed[i] = (split, seconds)
         best = min(best, seconds)
     order = sorted(timed)
     win = order[autotune_pick([(timed[i][1], configs[i]) for i in order])]
-    return _evaluate(m, k, n, batch, dtype, profile, configs[win], None, 1, env, launches[win]), timed[win]
+    kern = _evaluate(m, k, n, batch, dtype, profile, configs[win], None, 1, env, launches[win], rows[win])
+    return kern, timed[win]
 
 
 _FITTING: dict[tuple, tuple[HardwareProfile, list[GemmConfig]]] = {}  # as _LAUNCHES, by size hints
