@@ -521,9 +521,14 @@ def kernel_timer(costed: CostedGraph, profile: HardwareProfile, machine: Machine
                    a generated C++ kernel: the cheapest tiny op's hot-loop time, an approximation
                    (a direct call with no argument parsing or dispatch, plus the threads' fork and
                    join; calibrate does not build a C++ kernel to measure it), plus
-                   after_gemm(its bytes at the closest cache, the bytes of a GEMM among the two
-                   nodes before any of its nodes), as :func:`cache_timer`
-        time     = max(compute, bytes / bandwidth) x (all cores / its cores) + overhead
+                   after_gemm(its bytes at the closest cache, the bytes of a GEMM or convolution
+                   among the two nodes before any of its nodes), as :func:`cache_timer`
+        layout   = Inductor's layout conversions in a graph with convolutions (:func:`layout_copy_bytes`):
+                   the bytes they move x :meth:`MachineModel.layout_copy_s_per_byte`; 0 without the table
+        time     = max(compute, bytes / bandwidth) x (all cores / its cores) + overhead + layout
+
+    A convolution's compute is at the channels-last points (``conv_points_cl``, Inductor's layout
+    on a CPU) when the machine model has them.
 
     Times are seconds.
     """
