@@ -123,6 +123,21 @@ class FusionDecision:
     reason: str
     shared_bytes: int
 
+    @classmethod
+    def of(cls, a: str, b: str, vertical: bool, fused: bool, reason: str, shared_bytes: int) -> FusionDecision:
+        """``FusionDecision(a, b, vertical, fused, reason, shared_bytes)`` without the frozen ``__init__``'s
+        ``object.__setattr__`` per field (a fusion run records a decision per pair asked; no validation
+        is skipped: the class has none)."""
+        new = object.__new__(cls)
+        new.__dict__.update(a=a, b=b, vertical=vertical, fused=fused, reason=reason, shared_bytes=shared_bytes)
+        return new
+
+    def with_reason(self, reason: str) -> FusionDecision:
+        """A copy with ``reason`` (the others' fields as they are)."""
+        new = object.__new__(type(self))
+        new.__dict__.update(self.__dict__, reason=reason)
+        return new
+
     def __str__(self) -> str:
         verb = "fuse" if self.fused else "keep apart"
         how = "producer->consumer" if self.vertical else "siblings"
@@ -154,21 +169,23 @@ def crossing_bytes(a: Group, b: Group) -> int:
     )
 
 
-def _shared(a: Group, b: Group) -> tuple[int, bool]:
-    """Bytes the two groups share (one writes what the other reads, or both read it), and whether vertical."""
+def _shared(a: Group, b: Group) -> tuple[int, bool, int]:
+    """Bytes the two groups share (one writes what the other reads, or both read it), whether vertical,
+    and the crossing bytes (:func:`crossing_bytes`: what fusing them keeps on chip)."""
     vertical = crossing_bytes(a, b)
     siblings = sum(a.reads[k] for k in a.reads.keys() & b.reads.keys())
-    return vertical + siblings, vertical > 0
+    return vertical + siblings, vertical > 0, vertical
 
 
-def _absorb(a: Group, b: Group, reason: str, pos: dict[str, int]) -> Group:
+def _absorb(a: Group, b: Group, reason: str, pos: dict[str, int], internal: int | None = None) -> Group:
     """``a`` and ``b`` (``a`` first) as one group, built in place in the larger one's containers.
 
     The same group as merging into fresh containers: nodes in topological order; of a tensor both
     read (or write), ``b``'s bytes; ``a``'s reasons first. The groups given are used up, except a
     group of one node: that is a flow's shared singleton (:class:`_Start`), so its containers are copied.
+    ``internal``: ``crossing_bytes(a, b)`` where the caller has it.
     """
-    internal = crossing_bytes(a, b)
+    internal = crossing_bytes(a, b) if internal is None else internal
     red = a if a.rnumel > 1 else b
     a_is_big = len(a.reads) + len(a.writes) >= len(b.reads) + len(b.writes)
     big, small = (a, b) if a_is_big else (b, a)
@@ -251,11 +268,11 @@ class _State:
                         stack.append(s)
         return None
 
-    def union(self, a: str, b: str, reason: str) -> None:
-        """Merge ``b``'s group into ``a``'s; ``a`` stays the root."""
+    def union(self, a: str, b: str, reason: str, crossing: int | None = None) -> None:
+        """Merge ``b``'s group into ``a``'s; ``a`` stays the root. ``crossing``: their crossing bytes, if known."""
         ga, gb = self.groups[a], self.groups[b]
         first, second = (ga, gb) if ga.first <= gb.first else (gb, ga)
-        self.groups[a] = _absorb(first, second, reason, self.pos)
+        self.groups[a] = _absorb(first, second, reason, self.pos, crossing)  # crossing_bytes is symmetric
         self.parent[b] = a
         del self.groups[b]
         succ, pred = self.succ, self.pred
@@ -297,9 +314,9 @@ def fuse(flow: Dataflow, rules: FusionRules) -> tuple[list[Group], list[FusionDe
     # a group only grows and its root never changes, so (root, size) names its node set at any time:
     # the key of a pair already asked, and of a pair's shared bytes (pairs of unchanged groups recur)
     asked: set[tuple[str, int, str, int]] = set()
-    shared_of: dict[tuple[str, int, str, int], tuple[int, bool]] = dict(start.shared)
+    shared_of: dict[tuple[str, int, str, int], tuple[int, bool, int]] = dict(start.shared)
 
-    def shared_bytes(a: str, ga: Group, b: str, gb: Group) -> tuple[int, bool]:
+    def shared_bytes(a: str, ga: Group, b: str, gb: Group) -> tuple[int, bool, int]:
         key = (a, len(ga.nodes), b, len(gb.nodes))
         hit = shared_of.get(key)
         if hit is None:
@@ -320,11 +337,11 @@ def fuse(flow: Dataflow, rules: FusionRules) -> tuple[list[Group], list[FusionDe
             if key in asked:
                 continue
             asked.add(key)
-            shared, vertical = shared_bytes(a, ga, b, gb)
+            shared, vertical, crossing = shared_bytes(a, ga, b, gb)
             ok, reason = _decide(state, a, b, vertical, rules)
-            decisions.append(FusionDecision(ga.label(), gb.label(), vertical, ok, reason, shared))
+            decisions.append(FusionDecision.of(ga.label(), gb.label(), vertical, ok, reason, shared))
             if ok:
-                state.union(a, b, reason)
+                state.union(a, b, reason, crossing)
                 fused_any = True
         if not fused_any:
             break
@@ -339,7 +356,7 @@ def _scored(state: _State, pairs: list[tuple[str, str]], shared_bytes) -> list[t
         if a == b:
             continue
         ga, gb = state.groups[a], state.groups[b]
-        shared, vertical = shared_bytes(a, ga, b, gb)
+        shared = shared_bytes(a, ga, b, gb)[0]
         if shared == 0:
             continue
         # Inductor's score_fusion: same reduction-ness and shared memory, then bytes, then proximity
@@ -353,7 +370,9 @@ class _Start:
     """Where every fusion run of one data flow starts, whatever its rules: one group per working node,
     the group DAG's edges, the candidate pairs, and the first round's scored pairs (no group has grown
     yet, so the scores read the flow alone) with each pair's shared bytes. Made once per flow (:func:`_start`) for the GPU, TPU and
-    dataflow runs of one graph; a run copies the edges, and a group before it grows it (:func:`_absorb`)."""
+    dataflow runs of one graph; a run copies the edges, and a group before it grows it (:func:`_absorb`).
+    It also keeps, as runs build their kernels, what a kernel of a given node set carries
+    (:func:`_kernel_facts`): the GPU and TPU runs share their unfused and equally fused kernels."""
 
     def __init__(self, flow: Dataflow) -> None:
         self.pos = {n: op.pos for n, op in flow.ops.items()}
@@ -368,9 +387,10 @@ class _Start:
         first = _State.__new__(_State)  # the groups before any union, read only
         first.parent = {n: n for n in flow.ops}
         first.groups = self.singletons
-        self.shared: dict[tuple[str, int, str, int], tuple[int, bool]] = {}  # as fuse's shared_of
+        self.shared: dict[tuple[str, int, str, int], tuple[int, bool, int]] = {}  # as fuse's shared_of
+        self.kernel_facts: dict[tuple[str, ...], tuple] = {}  # node names -> _kernel_facts (kernels_from_groups)
 
-        def shared_bytes(a: str, ga: Group, b: str, gb: Group) -> tuple[int, bool]:
+        def shared_bytes(a: str, ga: Group, b: str, gb: Group) -> tuple[int, bool, int]:
             hit = self.shared[a, 1, b, 1] = _shared(ga, gb)
             return hit
 
@@ -439,6 +459,21 @@ def _kind(group: Group) -> KernelKind:
     return next(k for k in _KIND_ORDER if k in group.kinds)
 
 
+def _kernel_facts(costed: CostedGraph, flow: Dataflow, g: Group) -> tuple:
+    """What a kernel of ``g``'s nodes carries that its node set alone decides: kind, FLOPs, off-chip and
+    on-chip bytes, dtype, and the note naming its nodes' ops with no cost rule."""
+    dtype_node = max(g.nodes, key=lambda n: costed[n].cost.flops)
+    onchip = flow.onchip_bytes(set(g.nodes))
+    return (
+        _kind(g),
+        sum(costed[n].cost.flops for n in g.nodes),
+        sum(flow.traffic[n] for n in g.nodes) - onchip,
+        onchip,
+        costed[dtype_node].dtype,
+        unknown_cost_note(costed, g.nodes),
+    )
+
+
 def kernels_from_groups(costed: CostedGraph, flow: Dataflow, groups: list[Group], source: str) -> tuple[Kernel, ...]:
     """One :class:`Kernel` per group: FLOPs summed, off-chip and on-chip bytes from ``flow``."""
     kernel_of = {}
@@ -448,28 +483,31 @@ def kernels_from_groups(costed: CostedGraph, flow: Dataflow, groups: list[Group]
         names.append(name)
         kernel_of.update(dict.fromkeys(g.nodes, name))
     deps = producer_kernels(costed, kernel_of)
+    made = _start(flow).kernel_facts  # shared by the runs of this flow (the GPU's and the TPU's)
     kernels = []
     for name, g in zip(names, groups):
-        members = set(g.nodes)
+        nodes = tuple(g.nodes)
+        facts = made.get(nodes)
+        if facts is None:
+            facts = made[nodes] = _kernel_facts(costed, flow, g)
+        kind, flops, offchip, onchip, dtype, note = facts
         kdeps: dict[str, None] = {}
         for n in g.nodes:
             kdeps.update(dict.fromkeys(d for d in deps[n] if d != name))
-        dtype_node = max(g.nodes, key=lambda n: costed[n].cost.flops)
-        onchip = flow.onchip_bytes(members)
         reason = g.reasons[0] if g.reasons else f"{source}: runs alone"
         if len(g.reasons) > 1:
             reason += f" (+{len(g.reasons) - 1} more fusions)"
-        reason += unknown_cost_note(costed, g.nodes)
+        reason += note
         kernels.append(
-            Kernel(
+            Kernel.of(
                 name=name,
-                nodes=tuple(g.nodes),
-                kind=_kind(g),
-                flops=sum(costed[n].cost.flops for n in g.nodes),
-                offchip_bytes=sum(flow.traffic[n] for n in g.nodes) - onchip,
+                nodes=nodes,
+                kind=kind,
+                flops=flops,
+                offchip_bytes=offchip,
                 onchip_bytes=onchip,
                 deps=tuple(kdeps),
-                dtype=costed[dtype_node].dtype,
+                dtype=dtype,
                 reason=reason,
             )
         )
@@ -492,7 +530,7 @@ def streaming_kernels(costed: CostedGraph, flow: Dataflow, groups: list[Group], 
         why = g.reasons[0] if g.reasons else f"{source}: a region of one operator"
         for n in g.nodes:
             kernels.append(
-                Kernel(
+                Kernel.of(
                     name=kernel_of[n],
                     nodes=(n,),
                     kind=flow.ops[n].kind,
@@ -557,10 +595,7 @@ def _requoted(outputs: tuple, program: Program, source, rules) -> tuple:
     """A run's outputs under ``source`` rules, as the same run under ``rules`` (another capacity) writes them."""
     kernels, decisions, notes, _ = outputs
     kernels = tuple(_with_reason(k, source.requote(k.reason, rules)) for k in kernels)
-    decisions = tuple(
-        FusionDecision(d.a, d.b, d.vertical, d.fused, source.requote(d.reason, rules), d.shared_bytes)
-        for d in decisions
-    )
+    decisions = tuple(d.with_reason(source.requote(d.reason, rules)) for d in decisions)
     return kernels, decisions, notes, kernels != program.kernels
 
 

@@ -92,7 +92,7 @@ def _eager_kernels(costed: CostedGraph) -> tuple[Kernel, ...]:
     kernel_of = {n.name: f"k{i}_{n.name}" for i, n in enumerate(working)}
     deps = producer_kernels(costed, kernel_of)
     kernels = tuple(
-        Kernel(
+        Kernel.of(
             name=kernel_of[n.name],
             nodes=(n.name,),
             kind=ops[n.name].kind,

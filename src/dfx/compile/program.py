@@ -11,7 +11,7 @@ through off-chip memory (:func:`dfx.compile.lower.lower_eager`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import MISSING, dataclass, field, fields, replace
 from enum import Enum
 from typing import Any
 
@@ -105,6 +105,17 @@ class Kernel:
         """All bytes the kernel's nodes move, on chip and off."""
         return self.offchip_bytes + self.onchip_bytes
 
+    @classmethod
+    def of(cls, **values: Any) -> Kernel:
+        """``Kernel(**values)`` (keywords only) without the frozen ``__init__``'s ``object.__setattr__`` per
+        field: the compile stage makes a kernel per operator per fusion run. Omitted fields take their
+        defaults; an unknown or missing field raises ``Kernel``'s own ``TypeError``."""
+        if not (_KERNEL_REQUIRED <= values.keys() <= _KERNEL_FIELDS):
+            return cls(**values)
+        new = object.__new__(cls)
+        new.__dict__.update(_KERNEL_DEFAULTS, **values)
+        return new
+
     def with_(self, **changes: Any) -> Kernel:
         """A copy with ``changes`` applied (kernels are frozen).
 
@@ -143,6 +154,8 @@ class Kernel:
 
 
 _KERNEL_FIELDS = frozenset(f.name for f in fields(Kernel))
+_KERNEL_DEFAULTS = {f.name: f.default for f in fields(Kernel) if f.default is not MISSING}  # all immutable
+_KERNEL_REQUIRED = _KERNEL_FIELDS - _KERNEL_DEFAULTS.keys()
 
 
 @dataclass(frozen=True)
