@@ -219,12 +219,19 @@ class _Roofline:
             bw_share = flop_share = 1.0
         overhead = self.overhead
         peak_flop_per_s = peak.flop_per_s
-        memory_time = max((b / (levels[n].bandwidth_bytes_per_s * bw_share) for n, b in traffic.items()), default=0.0)
+        # memory time: the slowest level (max(), as a loop over the one or two levels); memory-bound if
+        # classify() says so against any level (work at a level: flops * bandwidth < bytes * peak)
+        memory_time, memory_bound = None, False
+        for n, b in traffic.items():
+            bandwidth = levels[n].bandwidth_bytes_per_s
+            level_time = b / (bandwidth * bw_share)
+            if memory_time is None or level_time > memory_time:
+                memory_time = level_time
+            if (flops or b) and not flops * bandwidth >= b * peak_flop_per_s:
+                memory_bound = True
+        if memory_time is None:
+            memory_time = 0.0
         compute_time = flops / (peak_flop_per_s * flop_share)
-        memory_bound = any(
-            classify(flops, b, peak_flop_per_s, levels[n].bandwidth_bytes_per_s) is Bound.MEMORY
-            for n, b in traffic.items()
-        )
         # NodeTiming(...) by keyword, without a frozen dataclass's per-field object.__setattr__ (one per
         # node and profile); every field is given here, and the class has no __post_init__
         timing = object.__new__(NodeTiming)
