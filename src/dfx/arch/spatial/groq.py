@@ -114,18 +114,27 @@ def input_crossings(
     return out
 
 
-def _timing(cycles: NodeCycles, link_s: float, org: TspOrganisation, base: NodeTiming) -> NodeTiming:
-    """``base`` re-timed: cycles / clock, plus the chip-to-chip crossings (in ``overhead_s`` with the fill)."""
+def _timing(
+    cycles: NodeCycles,
+    link_s: float,
+    org: TspOrganisation,
+    base: NodeTiming,
+    bytes_by_level: dict[str, int] | None = None,
+) -> NodeTiming:
+    """``base`` re-timed: cycles / clock, plus the chip-to-chip crossings (in ``overhead_s`` with the fill);
+    its bytes by level replaced by ``bytes_by_level`` if given."""
     if cycles.slice is None:
         return base
     clock = org.clock_hz
     overhead = cycles.fill / clock + link_s
+    levels = {} if bytes_by_level is None else {"bytes_by_level": MappingProxyType(bytes_by_level)}
     return base.with_(
         bound=Bound.COMPUTE if cycles.compute_bound else Bound.MEMORY,
         time_s=cycles.total / clock + link_s,
         compute_time_s=max(cycles.mxm, cycles.vxm) / clock,
         memory_time_s=max(cycles.mem, cycles.c2c) / clock,
         overhead_s=overhead,
+        **levels,
     )
 
 
@@ -198,12 +207,12 @@ def groq_node_timer(costed: CostedGraph, profile: HardwareProfile) -> Callable[[
         return ready - plain
 
     def timer(cn: CostedNode, base: NodeTiming) -> NodeTiming:
-        cycles, gather = plan.cycles[cn.name], plan.gather_s[cn.name]  # tsp_cycles, as the schedule used them
-        link_cycles = math.ceil(gather * org.clock_hz) + wait_cycles(cn)  # whole cycles, as the schedule counts
-        timing = _timing(cycles, link_cycles / org.clock_hz, org, base)
-        if cycles.slice is None:
-            return timing
-        return timing.with_(bytes_by_level=MappingProxyType({on: cn.cost.bytes}))  # all in SRAM
+        name = cn.name
+        cycles = plan.cycles[name]  # tsp_cycles, as the schedule used them
+        if cycles.slice is None:  # no work: the roofline's timing stands (_timing)
+            return base
+        link_cycles = math.ceil(plan.gather_s[name] * org.clock_hz) + wait_cycles(cn)  # whole cycles, as scheduled
+        return _timing(cycles, link_cycles / org.clock_hz, org, base, {on: cn.cost.bytes})  # all in SRAM
 
     return timer
 

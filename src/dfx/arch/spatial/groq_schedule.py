@@ -134,22 +134,25 @@ def tsp_plan(costed: CostedGraph, profile: HardwareProfile) -> TspPlan:
 
 def _make_plan(costed: CostedGraph, org: TspOrganisation) -> TspPlan:
     chips = chip_assignment(costed, org.sram_bytes)
+    one_chip = max(chips.values(), default=0) == 0  # nothing crosses between chips
+    clock = org.clock_hz
     end: dict[str, int] = {}
     free: dict[tuple[int, Slice], int] = {}
     out = []
     cycles_by, gather_by, links_by = {}, {}, {}
     for cn in costed.nodes:
-        links = links_by[cn.name] = input_crossings(cn, chips, costed, org)
-        ready = max(
-            (end[e.src] + math.ceil(links.get(e.src, 0.0) * org.clock_hz) for e in cn.node.inputs),
-            default=0,
-        )
-        cycles, gather = cycles_by[cn.name], gather_by[cn.name] = tsp_cycles(cn, costed, org)
-        chip, unit = chips[cn.name], cycles.slice
+        name, inputs = cn.name, cn.node.inputs
+        links = links_by[name] = {} if one_chip else input_crossings(cn, chips, costed, org)
+        if links:
+            ready = max(end[e.src] + math.ceil(links.get(e.src, 0.0) * clock) for e in inputs)
+        else:  # no crossing: each input is there when its producer ends
+            ready = max((end[e.src] for e in inputs), default=0)
+        cycles, gather = cycles_by[name], gather_by[name] = tsp_cycles(cn, costed, org)
+        chip, unit = chips[name], cycles.slice
         start = ready if unit is None else max(ready, free.get((chip, unit), 0))
-        end[cn.name] = start + cycles.total + math.ceil(gather * org.clock_hz)
+        finish = end[name] = start + cycles.total + math.ceil(gather * clock)
         if unit is not None:
-            free[(chip, unit)] = end[cn.name]
-        out.append(ScheduledNode(cn.name, chip, unit, start, end[cn.name]))
+            free[(chip, unit)] = finish
+        out.append(ScheduledNode(name, chip, unit, start, finish))
     schedule = TspSchedule(tuple(out), org.clock_hz, max(chips.values(), default=0) + 1)
     return TspPlan(schedule, org, chips, cycles_by, gather_by, links_by)

@@ -220,13 +220,16 @@ def slice_of(costed: CostedNode) -> Slice | None:
     """The slice a node's category runs on; ``None`` for a node with no work."""
     if costed.cost.flops == 0 and costed.cost.bytes == 0:
         return None
-    return {
-        Category.MATMUL: Slice.MXM,
-        Category.ELEMENTWISE: Slice.VXM,
-        Category.NORMALIZATION: Slice.VXM,
-        Category.MEMORY: Slice.SXM,
-        Category.VIEW: Slice.SXM,
-    }.get(costed.category, Slice.MEM)
+    return _SLICES.get(costed.category, Slice.MEM)
+
+
+_SLICES = {  # a node's category -> the slice it runs on (any other category: MEM)
+    Category.MATMUL: Slice.MXM,
+    Category.ELEMENTWISE: Slice.VXM,
+    Category.NORMALIZATION: Slice.VXM,
+    Category.MEMORY: Slice.SXM,
+    Category.VIEW: Slice.SXM,
+}
 
 
 def node_cycles(
