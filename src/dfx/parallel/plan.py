@@ -39,6 +39,7 @@ from typing import Any
 from dfx.costs.record import CostedGraph
 from dfx.errors import DfxError
 from dfx.hardware import HardwareProfile
+from dfx.roofline.per_graph import per_graph
 
 __all__ = [
     "ParallelPlan",
@@ -141,38 +142,37 @@ def _input_bytes(costed: CostedGraph) -> int:
     )
 
 
-# The peak live activation bytes of the last graph asked: they do not depend on the profile, and a
-# sweep (or dfx analyze on several machines) asks for one graph on profile after profile. Held with
-# a strong reference to the graph, so an ``is`` match cannot be a recycled object.
-_LAST_PEAK: list[tuple[CostedGraph, int]] = []
-
-
 def _peak_activation_bytes(costed: CostedGraph) -> int:
+    """The graph's peak live activation bytes, made once per graph (:func:`dfx.roofline.per_graph.per_graph`):
+    they do not depend on the profile, and a sweep (or dfx analyze on several machines) asks for one graph
+    on profile after profile."""
+    return per_graph(costed, _model_bytes)[2]
+
+
+def _model_bytes(costed: CostedGraph) -> tuple[int, int, int, int]:
+    """What :func:`fewest_chips` reads of a graph, none of it the profile's (a per-graph fact): its parameter
+    count and bytes, its peak live activation bytes and its user inputs' bytes."""
     from dfx.arch.memory.lifetime import lifetime
 
-    for graph, peak in _LAST_PEAK:
-        if graph is costed:
-            return peak
     peak = lifetime(costed.graph, math.inf, {n.name: n.category.value for n in costed.nodes}).peak_bytes
-    _LAST_PEAK[:] = [(costed, peak)]
-    return peak
+    return costed.unique_parameter_count(), costed.unique_parameter_bytes(), peak, _input_bytes(costed)
 
 
 def fewest_chips(costed: CostedGraph, profile: HardwareProfile) -> int:
     """The fewest chips of ``profile`` that hold ``costed``'s model (module docstring), at least 1."""
     from dfx.arch.memory.capacity import capacity_report
 
-    activations = _peak_activation_bytes(costed)
+    parameter_count, parameter_bytes, activations, inputs = per_graph(costed, _model_bytes)
     report = capacity_report(
         profile,
         model=costed.graph.name,
         dtype="",
         batch=1,
         seq=1,
-        parameter_count=costed.unique_parameter_count(),
-        parameter_bytes=costed.unique_parameter_bytes(),
+        parameter_count=parameter_count,
+        parameter_bytes=parameter_bytes,
         activation_bytes=activations,
-        kv_cache_bytes=_input_bytes(costed),
+        kv_cache_bytes=inputs,
     )
     link = profile.interconnect
     if link is not None and link.weights_on_chip:

@@ -143,6 +143,9 @@ class ProgramResult:
         share: dict[str, tuple[Bound, float]] = {}
         by_name = {t.name: t for t in base}
         for k in self.kernels:
+            if len(k.nodes) == 1:  # its whole time, as the share below gives it (x 1.0, exactly)
+                share[k.nodes[0]] = (k.bound, k.time_s * 1.0)
+                continue
             work = [max(0.0, by_name[n].time_s - by_name[n].overhead_s) if n in by_name else 0.0 for n in k.nodes]
             total = sum(work)
             for n, w in zip(k.nodes, work):
