@@ -177,13 +177,17 @@ def test_json_tables_read_back_as_a_machine_model(cal):
     assert len(m.attention_rates) == 6 and len(m.conv_points) == 7 and m.overhead_by_kind == dict(cal.overhead_by_kind)
     assert m.overhead_curve == tuple(sorted(cal.overhead_curve))
     assert m.overhead_mixed == dict(cal.overhead_mixed)
+    # mean and cat each keep their own curve, at the median curve's gaps
+    assert set(m.overhead_curve_by_kind) == {"mean", "cat"}
+    assert all([g for g, _ in c] == [g for g, _ in m.overhead_curve] for c in m.overhead_curve_by_kind.values())
 
 
 def test_per_kind_overheads_hot_and_in_turn(cal):
     kinds = {"add", "relu", "gelu", "softmax", "layer_norm", "linear", "conv2d", "batch_norm", "attention"}
-    # the hot loop's kinds, and beside them a view and a linear on a 3-D input (kept out of the median)
-    assert set(cal.overhead_by_kind) == kinds | {"view", "linear_nd"}
-    assert set(cal.overhead_mixed) == kinds | {"view", "linear_nd"}
+    # the hot loop's kinds, and beside them a view, a linear on a 3-D input, a mean and a cat (kept out of the median)
+    side = {"view", "linear_nd", "mean", "cat"}
+    assert set(cal.overhead_by_kind) == kinds | side
+    assert set(cal.overhead_mixed) == kinds | side
     assert all(1e-8 < v < 1e-2 for v in (*cal.overhead_by_kind.values(), *cal.overhead_mixed.values()))
 
 

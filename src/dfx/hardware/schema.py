@@ -341,6 +341,14 @@ class OverheadPoint(_Strict):
     overhead_s: Seconds
 
 
+class KindOverheadPoint(_Strict):
+    """One tiny-op kind's own fixed cost ``overhead_s`` when ``gap_s`` seconds passed since it last ran."""
+
+    kind: str
+    gap_s: Seconds
+    overhead_s: Seconds
+
+
 class Calibrated(_Strict):
     """The calibrated machine model's tables (``dfx calibrate``; ``dfx.measure.machine``, ``docs/validation.md``).
 
@@ -352,6 +360,7 @@ class Calibrated(_Strict):
     overhead_curve: tuple[OverheadPoint, ...] = ()
     overhead_by_kind: dict[str, Seconds] = Field(default_factory=dict)
     overhead_mixed: dict[str, Seconds] = Field(default_factory=dict)  # added 2026-12-01: tiny calls in turn
+    overhead_curve_by_kind: tuple[KindOverheadPoint, ...] = ()  # added 2026-12-01: mean's and cat's own curves
     vector_rates: dict[str, FlopPerS] = Field(default_factory=dict)
     gemm_dtype: str = "float32"  # the dtype of the GEMM, attention and convolution tables
     gemm_table: tuple[GemmPoint, ...] = ()

@@ -64,7 +64,7 @@ from dfx.measure.microbench import (
     compile_layout_copy,
     layout_copy_points,
     op_overhead_s,
-    overhead_curve,
+    overhead_curves,
     resident_bytes,
     stream_bytes_per_s,
     vector_rates,
@@ -78,6 +78,7 @@ from dfx.schema.calibration import (
     CalibrationTables,
     GemmCurvePointRecord,
     GemmPointRecord,
+    KindOverheadPointRecord,
     LayoutCopyPointRecord,
     MeasurementRecord,
     OverheadPointRecord,
@@ -91,14 +92,14 @@ DEFAULT_BUDGET_S = 45.0
 # of the budget, per kind of benchmark
 _SHARE = {
     "overhead": 0.04,
-    "overhead_curve": 0.08,
+    "overhead_curve": 0.12,  # 10 calls per kind at the 30 ms gap (5 at 0.08: its point moved 66 to 113 us)
     "overhead_mixed": 0.01,
-    "gemm": 0.06,
+    "gemm": 0.04,
     "table": 0.21,
     "cold_write": 0.02,
     "gemm_cold": 0.05,
     "after_gemm": 0.04,
-    "stream": 0.10,
+    "stream": 0.08,
     "resident": 0.05,
     "vector": 0.09,
     "attention": 0.07,
@@ -140,6 +141,8 @@ class Calibration:
     overhead_by_kind: Mapping[str, float] = field(default_factory=dict)  # tiny-op kind -> hot seconds
     overhead_mixed: Mapping[str, float] = field(default_factory=dict)  # tiny-op kind -> seconds, the kinds in turn
     overhead_curve: tuple[tuple[float, float], ...] = ()  # (seconds since the kind last ran, overhead seconds)
+    # kind -> its own (gap seconds, overhead seconds): the kinds kept out of the curve's median (mean, cat)
+    overhead_curve_by_kind: Mapping[str, tuple[tuple[float, float], ...]] = field(default_factory=dict)
     vector_rates: Mapping[str, Sample] = field(default_factory=dict)  # family -> FLOP/s (fp32, CPU)
     gemm_table: tuple[GemmRate, ...] = ()  # fp32 GEMM FLOP/s by rows x k x n
     attention: tuple[tuple[bool, int, float], ...] = ()  # (causal, sequence length, FLOP/s) of fused attention
@@ -226,6 +229,11 @@ class Calibration:
             overhead_curve=tuple(OverheadPointRecord(gap_s=g, overhead_s=o) for g, o in self.overhead_curve),
             overhead_by_kind=MappingProxyType(dict(self.overhead_by_kind)),
             overhead_mixed=MappingProxyType(dict(self.overhead_mixed)),
+            overhead_curve_by_kind=tuple(
+                KindOverheadPointRecord(kind=k, gap_s=g, overhead_s=o)
+                for k, curve in self.overhead_curve_by_kind.items()
+                for g, o in curve
+            ),
             vector_rates=MappingProxyType({f: v.value for f, v in self.vector_rates.items()}),
             gemm_dtype="float32",
             gemm_table=tuple(
@@ -554,7 +562,7 @@ def calibrate(
         (
             "overhead after other work",
             "overhead_curve",
-            lambda: overhead_curve(device, budget_s * _SHARE["overhead_curve"], sync),
+            lambda: overhead_curves(device, budget_s * _SHARE["overhead_curve"], sync),
         ),
         (
             f"GEMM {', '.join(dtypes)}",
@@ -667,7 +675,8 @@ def calibrate(
             break
     overhead, by_kind = got["overhead"]
     mixed: dict[str, float] = got.get("overhead_mixed", {})
-    curve, peaks, bandwidth, table = got["overhead_curve"], got["gemm"], got["stream"], got["table"]
+    (curve, curve_by_kind), peaks = got["overhead_curve"], got["gemm"]
+    bandwidth, table = got["stream"], got["table"]
     attention, convs, reference = got["attention"], got["conv"], got["reference"]
     convs_cl: tuple[GemmRate, ...] = got.get("conv_cl", ())
     layout_copy: tuple[tuple[int, float], ...] = got.get("layout_copy", ())
@@ -694,6 +703,7 @@ def calibrate(
         overhead_by_kind=by_kind,
         overhead_mixed=mixed,
         overhead_curve=curve,
+        overhead_curve_by_kind=curve_by_kind,
         vector_rates=vectors,
         gemm_table=table,
         attention=attention,

@@ -57,7 +57,7 @@ import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from dfx.costs.record import CostedNode
 from dfx.costs.terms import FMA_FLOPS
@@ -156,7 +156,9 @@ class ColdWritePoint:
         return max(0.0, self.cold_s - self.hot_s) / self.bytes
 
 
-_SIDE_KINDS = ("view", "linear_nd")  # measured beside the tiny ops, not a kernel's own fixed cost (view) or a second path (linear_nd)
+# measured beside the tiny ops, kept out of their median: not a kernel's own fixed cost (view), a second
+# path (linear_nd), or a kind only some models run (mean, cat: microbench._side_ops)
+_SIDE_KINDS = ("view", "linear_nd", "mean", "cat")
 
 CURVE_KN = 512  # the table's k = n column kept as a single FLOP-indexed curve (``gemm_curve``)
 
@@ -208,6 +210,20 @@ def _interp_log(xs: Sequence[float], ys: Sequence[float], x: float) -> float:
     return math.exp(math.log(y0) + w * (math.log(y1) - math.log(y0)))
 
 
+def _kind_curves(points: Iterable[tuple[str, float, float]]) -> dict[str, tuple[tuple[float, float], ...]]:
+    """``(kind, gap_s, overhead_s)`` rows grouped into each kind's curve.
+
+    Examples
+    --------
+    >>> _kind_curves([("mean", 1e-3, 5e-5), ("cat", 1e-5, 2e-6), ("mean", 1e-5, 4e-6)])
+    {'mean': ((0.001, 5e-05), (1e-05, 4e-06)), 'cat': ((1e-05, 2e-06),)}
+    """
+    curves: dict[str, list[tuple[float, float]]] = {}
+    for kind, gap, cost in points:
+        curves.setdefault(kind, []).append((gap, cost))
+    return {k: tuple(c) for k, c in curves.items()}
+
+
 @dataclass(frozen=True)
 class MachineModel:
     """The measured tables of one machine (``dfx calibrate --json``); see the module docstring.
@@ -223,6 +239,10 @@ class MachineModel:
     overhead_mixed : mapping of str to float
         The same kinds' fixed costs when the tiny calls run in turn, each after the others, as a
         graph's nodes do (:meth:`mixed_s`), seconds.
+    overhead_curve_by_kind : mapping of str to sequence of (gap_s, overhead_s)
+        A kind's own curve, for the kinds kept out of the curve's median (``mean``, ``cat``:
+        :func:`dfx.measure.microbench.overhead_curves`), seconds; :meth:`overhead_s` reads it in
+        place of the median curve.
     vector_flop_per_s : mapping of str to float
         Family (:func:`vector_family`) -> FLOP/s.
     gemm_table : sequence of GemmRate
@@ -252,6 +272,9 @@ class MachineModel:
     overhead_curve: tuple[tuple[float, float], ...] = ()
     overhead_by_kind: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
     overhead_mixed: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
+    overhead_curve_by_kind: Mapping[str, tuple[tuple[float, float], ...]] = field(
+        default_factory=lambda: MappingProxyType({})
+    )
     vector_flop_per_s: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
     gemm_table: tuple[GemmRate, ...] = ()
     gemm_dtype: str = "float32"
@@ -271,6 +294,9 @@ class MachineModel:
         checks = [("overhead_curve", v) for point in self.overhead_curve for v in point]
         checks += [(f"overhead_by_kind.{k}", v) for k, v in dict(self.overhead_by_kind).items()]
         checks += [(f"overhead_mixed.{k}", v) for k, v in dict(self.overhead_mixed).items()]
+        own = {k: tuple(sorted((float(g), float(o)) for g, o in c)) for k, c in dict(self.overhead_curve_by_kind).items()}
+        checks += [(f"overhead_curve_by_kind.{k}", v) for k, c in own.items() for point in c for v in point]
+        object.__setattr__(self, "overhead_curve_by_kind", MappingProxyType(own))
         checks += [(f"vector_rates.{k}", v) for k, v in dict(self.vector_flop_per_s).items()]
         checks += [("gemm_table", p.flop_per_s) for p in self.gemm_table] + [
             ("conv_points", p.flop_per_s) for p in self.conv_points
@@ -328,6 +354,7 @@ class MachineModel:
             overhead_curve=tuple((p.gap_s, p.overhead_s) for p in t.overhead_curve),
             overhead_by_kind=dict(t.overhead_by_kind),
             overhead_mixed=dict(t.overhead_mixed),
+            overhead_curve_by_kind=_kind_curves((p.kind, p.gap_s, p.overhead_s) for p in t.overhead_curve_by_kind),
             vector_flop_per_s=dict(t.vector_rates),
             gemm_table=tuple(GemmRate(p.rows, p.k, p.n, p.flop_per_s) for p in t.gemm_table),
             gemm_dtype=t.gemm_dtype,
@@ -362,7 +389,14 @@ class MachineModel:
         15.811388
         >>> round(m.overhead_s(1e-4, 0.0, "linear") * 1e6, 6)  # 9 us + (15.81 - 5) us
         19.811388
+        >>> own = MachineModel(overhead_curve=m.overhead_curve, overhead_curve_by_kind={"mean": ((1e-5, 4e-6), (1e-3, 1.6e-4))})
+        >>> round(own.overhead_s(1e-4, 0.0, "mean") * 1e6, 6)  # its own curve: the geometric mean of 4 and 160 us
+        25.298221
         """
+        mine = self.overhead_curve_by_kind.get(kind) if kind else None
+        if mine:
+            gaps, costs = zip(*mine)
+            return _interp_log(gaps, costs, max(gap_s, 1e-12))
         if not self.overhead_curve:
             return self.overhead_by_kind.get(kind, default_s) if kind else default_s
         gaps, costs = zip(*self.overhead_curve)
@@ -670,6 +704,8 @@ _OVERHEAD_KINDS = (  # aten packet -> the tiny op of dfx.measure.microbench that
     (("aten.addmm", "aten.mm", "aten.linear", "aten._addmm_activation"), "linear"),
     (("aten.convolution", "aten.conv1d", "aten.conv2d", "aten.conv3d"), "conv2d"),
     (("aten.scaled_dot_product_attention", "aten._scaled_dot_product_flash_attention_for_cpu"), "attention"),
+    (("aten.mean",), "mean"),
+    (("aten.cat",), "cat"),
 )
 
 

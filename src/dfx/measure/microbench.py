@@ -15,7 +15,7 @@ from __future__ import annotations
 import statistics
 import time
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Sequence
 
 import torch
 
@@ -121,9 +121,19 @@ def _tiny_linear_nd(device: str) -> Callable[[], object]:
 
 
 def _side_ops(device: str) -> dict[str, Callable[[], object]]:
-    """The tiny calls measured beside :func:`_tiny_ops` but kept out of its median: ``view`` (no kernel)
-    and ``linear_nd`` (a second path of a kind already in it)."""
-    return {"view": _tiny_view(device), "linear_nd": _tiny_linear_nd(device)}
+    """The tiny calls measured beside :func:`_tiny_ops` but kept out of its median: ``view`` (no kernel),
+    ``linear_nd`` (a second path of a kind already in it), and two kinds every decoder layer runs
+    that are none of the tiny kinds: ``mean`` (RMSNorm's ``x.pow(2).mean(-1, keepdim=True)``, a
+    reduction) and ``cat`` (the rotary embedding's ``cat((-x2, x1), -1)``). Kept out of the median
+    so that the figure every other node is charged stays what it was."""
+    aten = torch.ops.aten
+    x = torch.ones(1, 8, device=device)
+    return {
+        "view": _tiny_view(device),
+        "linear_nd": _tiny_linear_nd(device),
+        "mean": lambda: aten.mean.dim(x, [-1], True),
+        "cat": lambda: aten.cat.default([x, x], -1),
+    }
 
 
 def op_overhead_s(device: str, budget_s: float, sync=None) -> tuple[Sample, dict[str, float]]:
@@ -284,39 +294,75 @@ def stream_bytes_per_s(working_set_bytes: int, device: str, budget_s: float, syn
 _GAPS_S = (1e-4, 1e-3, 3e-3, 1e-2, 3e-2)
 _GAP_K = 512  # the work in the gap is [m, 512] x [512, 512] GEMMs, m sized so that one takes about 0.1 ms
 _GAP_REPS = (5, 25)  # per op kind and gap, fewest and most: the median over kinds of each kind's median
+_GAP_CHEAP = 0.01  # a gap whose most reps cost under this share of the budget gets them (the short gaps)
 
 
-def overhead_curve(device: str, budget_s: float, sync=None) -> tuple[tuple[float, float], ...]:
-    """Per-op overhead as a function of the time since an op of the same kind last ran: ``((gap_s, overhead_s), ...)``.
+def _gap_reps(cost_s: float, costs_s: Sequence[float], budget_s: float) -> int:
+    """Calls per kind at a gap whose one call of every kind costs ``cost_s``, among gaps costing ``costs_s``.
 
-    A tiny op (1 to 8 elements, the seven kinds of :func:`op_overhead_s`) costs a few microseconds
+    Every gap gets the same count, as many as ``budget_s`` holds (between ``_GAP_REPS``), so the
+    longest gaps, the dearest, are measured as often as the others (they set what a node that runs
+    once per model run is charged); a gap whose most calls cost under ``_GAP_CHEAP`` of the
+    budget gets them.
+
+    Examples
+    --------
+    >>> _gap_reps(0.03, [0.001, 0.03], 0.62)  # 0.62 s / 0.031 s = 20 rounds of both gaps
+    20
+    >>> _gap_reps(0.001, [0.001, 0.03], 3.0), _gap_reps(0.03, [0.001, 0.03], 0.05)  # cheap: the most; the least
+    (25, 5)
+    """
+    low, high = _GAP_REPS
+    if cost_s * high <= _GAP_CHEAP * budget_s:
+        return high
+    return max(low, min(high, int(budget_s / sum(costs_s))))
+
+
+_CURVE_SIDE = ("mean", "cat")  # side kinds timed at every gap too, each kept as its own curve
+
+
+def overhead_curves(
+    device: str, budget_s: float, sync=None
+) -> tuple[tuple[tuple[float, float], ...], dict[str, tuple[tuple[float, float], ...]]]:
+    """Per-op overhead as a function of the time since an op of the same kind last ran: ``((gap_s,
+    overhead_s), ...)``, and the same curve for each kind of ``_CURVE_SIDE``, seconds.
+
+    A tiny op (1 to 8 elements, the nine kinds of :func:`op_overhead_s`) costs a few microseconds
     when it follows itself in a hot loop, and several times more when other work ran since it
     last ran: that work evicted its code path (argument parsing, dispatch, kernel set-up) from
     the caches and predictors, and on a virtual machine the host may have run other tenants on
     the core. In a model run, most nodes are the only one of their kind for many microseconds.
 
     Measured as: for each gap in ``_GAPS_S`` and each kind, ``[m,512] x [512,512]`` GEMMs for
-    about the gap, then the tiny op, timed. A point is ``(median gap from
-    the end of the kind's previous call to the start of this one, median over kinds of each kind's
-    median time)``. The first point is the hot loop: each kind right after itself.
+    about the gap, then the tiny op, timed; every gap as many times (:func:`_gap_reps`). A point
+    is ``(median gap from the end of the kind's previous call to the start of this one, median
+    over kinds of each kind's median time)``. The first point is the hot loop: each kind right
+    after itself. The side kinds ``mean`` and ``cat`` (:func:`_side_ops`) are timed the same way
+    and kept out of the median: each is its own curve, ``(the same gap, its median)``. On the
+    machine of ``docs/validation.md`` a tiny ``mean`` took 145 us after 30 ms of GEMMs (the Llama
+    layer's RMS-norm ``mean`` 131 to 151 us in the runs), ``cat`` 72, where the median kind took 116.
     """
     sync = sync or (lambda: None)
+    side = _side_ops(device)
     ops = list(_tiny_ops(device).values())
-    hot = [time_call(fn, budget_s * 0.05 / len(ops), sync, max_reps=2_000)[0] for fn in ops]
-    points = [(statistics.median(hot), statistics.median(hot))]
+    own = [side[k] for k in _CURVE_SIDE]
+    every = ops + own
+    hot = [time_call(fn, budget_s * 0.05 / len(every), sync, max_reps=2_000)[0] for fn in every]
+    points = [(statistics.median(hot[: len(ops)]), statistics.median(hot[: len(ops)]))]
+    sides: dict[str, list[tuple[float, float]]] = {k: [(points[0][0], t)] for k, t in zip(_CURVE_SIDE, hot[len(ops) :])}
     b = torch.randn(_GAP_K, _GAP_K, device=device)
     probe = torch.randn(512, _GAP_K, device=device)
     t512, _ = time_call(lambda: torch.mm(probe, b), 0.0, sync)
     a = torch.randn(max(1, min(4096, round(512 * 1e-4 / max(t512, 1e-9)))), _GAP_K, device=device)
     low, high = _GAP_REPS
-    planned = sum(_GAPS_S) * len(ops) * low
+    planned = sum(_GAPS_S) * len(every) * low
     scale = min(1.0, budget_s * 0.95 / planned)  # a small budget shortens the longest gaps, never drops them
-    per_gap = budget_s * 0.95 / len(_GAPS_S)
-    for gap in _GAPS_S:
-        reps = max(low, min(high, int(per_gap / ((gap * scale + 2e-5) * len(ops)))))
+    per_rep = [(gap * scale + 2e-5) * len(every) for gap in _GAPS_S]  # one call of every kind after the gap
+    for gap, cost in zip(_GAPS_S, per_rep):
+        reps = _gap_reps(cost, per_rep, budget_s * 0.95)
         gaps: list[float] = []
         kinds: list[float] = []
-        for fn in ops:
+        for fn in every:
             fn()
             times = []
             for _ in range(reps):
@@ -332,8 +378,16 @@ def overhead_curve(device: str, budget_s: float, sync=None) -> tuple[tuple[float
                 gaps.append(start - last)
                 times.append(end - start)
             kinds.append(statistics.median(times))
-        points.append((statistics.median(gaps), statistics.median(kinds)))
-    return tuple(sorted(points))
+        at = statistics.median(gaps)
+        points.append((at, statistics.median(kinds[: len(ops)])))
+        for name, t in zip(_CURVE_SIDE, kinds[len(ops) :]):
+            sides[name].append((at, t))
+    return tuple(sorted(points)), {k: tuple(sorted(c)) for k, c in sides.items()}
+
+
+def overhead_curve(device: str, budget_s: float, sync=None) -> tuple[tuple[float, float], ...]:
+    """The median kind's curve of :func:`overhead_curves`, alone."""
+    return overhead_curves(device, budget_s, sync)[0]
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ __all__ = [
     "CalibrationTables",
     "GemmCurvePointRecord",
     "GemmPointRecord",
+    "KindOverheadPointRecord",
     "MeasurementRecord",
     "OverheadPointRecord",
     "TABLE_NAMES",
@@ -62,6 +63,15 @@ def _opt_int(v: Any) -> int | None:
 class OverheadPointRecord(Record):
     """``overhead_curve[]``: a tiny op's fixed cost ``overhead_s`` when ``gap_s`` passed since its kind last ran."""
 
+    gap_s: float = key(as_float)
+    overhead_s: float = key(as_float)
+
+
+@_record
+class KindOverheadPointRecord(Record):
+    """``overhead_curve_by_kind[]``: one kind's own fixed cost ``overhead_s`` when ``gap_s`` passed since it last ran."""
+
+    kind: str = key(as_str)
     gap_s: float = key(as_float)
     overhead_s: float = key(as_float)
 
@@ -165,6 +175,8 @@ class CalibrationTables(Record):
     overhead_by_kind: Mapping[str, float] = key(_float_map, absent=MappingProxyType({}))
     # each tiny call's seconds when the calls run in turn (a node after other kinds); added 2026-12-01
     overhead_mixed: Mapping[str, float] = key(_float_map, absent=MappingProxyType({}))
+    # added 2026-12-01: the curve of each kind kept out of the curve's median (mean, cat), by kind and gap
+    overhead_curve_by_kind: tuple[KindOverheadPointRecord, ...] = nested_list(KindOverheadPointRecord, absent=())
     vector_rates: Mapping[str, float] = key(_float_map, absent=MappingProxyType({}))
     gemm_dtype: str = key(as_str, absent="float32")  # the dtype of the GEMM, attention and convolution tables
     gemm_table: tuple[GemmPointRecord, ...] = nested_list(GemmPointRecord, absent=())
@@ -192,6 +204,7 @@ TABLE_NAMES = (
     "overhead_curve",
     "overhead_by_kind",
     "overhead_mixed",
+    "overhead_curve_by_kind",
     "vector_rates",
     "gemm_table",
     "attention_rates",
