@@ -594,8 +594,9 @@ class _CapacityProbe:
 def _requoted(outputs: tuple, program: Program, source, rules) -> tuple:
     """A run's outputs under ``source`` rules, as the same run under ``rules`` (another capacity) writes them."""
     kernels, decisions, notes, _ = outputs
-    kernels = tuple(_with_reason(k, source.requote(k.reason, rules)) for k in kernels)
-    decisions = tuple(d.with_reason(source.requote(d.reason, rules)) for d in decisions)
+    requote = source.requoter(rules) if hasattr(source, "requoter") else lambda text: source.requote(text, rules)
+    kernels = tuple(_with_reason(k, requote(k.reason)) for k in kernels)
+    decisions = tuple(d.with_reason(requote(d.reason)) for d in decisions)
     return kernels, decisions, notes, kernels != program.kernels
 
 

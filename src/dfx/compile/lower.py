@@ -12,7 +12,7 @@ from __future__ import annotations
 import weakref
 
 from dfx.compile.dataflow import dataflow, does_work, purge_dead
-from dfx.compile.program import Kernel, Program
+from dfx.compile.program import Kernel, Program, StageRecord
 from dfx.costs.record import CostedGraph
 from dfx.hardware import HardwareProfile
 
@@ -62,20 +62,21 @@ def lower_eager(costed: CostedGraph, profile: HardwareProfile) -> Program:
     >>> (program.target, len(program.kernels))
     ('eager', 0)
     """
-    kernels = _eager_kernels(costed)
-    program = Program(
+    kernels, stage = _eager(costed)
+    return Program(
         graph_name=costed.graph.name,
         profile_id=profile.id,
         target="eager",
         commitment=profile.scheduling.commitment.value,
         kernels=kernels,
+        stages=(stage,),
     )
-    return program.with_(stages=(program.record("lower", True, (f"{len(kernels)} kernels, one per operator",)),))
 
 
-# id(costed) -> (weak reference to it, its eager kernels): they read nothing of the profile, so every
-# profile compiling one costed graph starts from the same tuple (and the fusion pass's cache sees it)
-_EAGER: dict[int, tuple[weakref.ref, tuple[Kernel, ...]]] = {}
+# id(costed) -> (weak reference to it, its eager kernels, the "lower" stage's record): they read nothing
+# of the profile, so every profile compiling one costed graph starts from the same tuple (and the
+# fusion pass's cache sees it), and the same record (it counts the kernels' nodes, tiles and bytes)
+_EAGER: dict[int, tuple[weakref.ref, tuple[Kernel, ...], StageRecord]] = {}
 
 
 def clear_eager_kernels() -> None:
@@ -83,10 +84,10 @@ def clear_eager_kernels() -> None:
     _EAGER.clear()
 
 
-def _eager_kernels(costed: CostedGraph) -> tuple[Kernel, ...]:
+def _eager(costed: CostedGraph) -> tuple[tuple[Kernel, ...], StageRecord]:
     hit = _EAGER.get(id(costed))
     if hit is not None and hit[0]() is costed:
-        return hit[1]
+        return hit[1], hit[2]
     working = [n for n in costed.nodes if does_work(n)]
     ops = dataflow(costed).ops  # each kernel's kind as fusion sees it (a sum is a reduction, not pointwise)
     kernel_of = {n.name: f"k{i}_{n.name}" for i, n in enumerate(working)}
@@ -104,6 +105,8 @@ def _eager_kernels(costed: CostedGraph) -> tuple[Kernel, ...]:
         )
         for n in working
     )
+    unplaced = Program(graph_name="", profile_id="", target="eager", commitment="", kernels=kernels)
+    stage = unplaced.record("lower", True, (f"{len(kernels)} kernels, one per operator",))
     purge_dead(_EAGER)
-    _EAGER[id(costed)] = (weakref.ref(costed), kernels)
-    return kernels
+    _EAGER[id(costed)] = (weakref.ref(costed), kernels, stage)
+    return kernels, stage

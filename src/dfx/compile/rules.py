@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Callable
 
 from dfx.compile.dataflow import Dataflow
 from dfx.compile.fusion import Group, crossing_bytes
@@ -128,6 +129,10 @@ class XlaRules:
         return True, f"xla: elementwise consumer fused into {dot} (output fusion, kOutput) [{XLA_SOURCE}]"
 
 
+def _same(text: str) -> str:
+    return text
+
+
 @dataclass(frozen=True)
 class DataflowRules:
     """Dataflow chips: producer and consumer stream on chip while the region's intermediates fit.
@@ -158,12 +163,17 @@ class DataflowRules:
         """``text`` (a reason :meth:`can_fuse` wrote, or one built on it) as ``other`` writes it:
         its quotes of this capacity become ``other``'s. The two phrases that quote it are rewritten
         only where they stand whole, so a node name or a size is never touched."""
+        return self.requoter(other)(text)
+
+    def requoter(self, other: DataflowRules) -> Callable[[str], str]:
+        """:meth:`requote` to ``other`` as a function of the text, its phrases formatted once (a
+        reused fusion run requotes every kernel's and every decision's reason)."""
         mine, theirs = f"{self.capacity_bytes:.3g}", f"{other.capacity_bytes:.3g}"
         if mine == theirs:
-            return text
-        return text.replace(f" exceed on-chip {mine} B", f" exceed on-chip {theirs} B").replace(
-            f" B of {mine} B) [{DATAFLOW_SOURCE}]", f" B of {theirs} B) [{DATAFLOW_SOURCE}]"
-        )
+            return _same
+        exceed, exceed_to = f" exceed on-chip {mine} B", f" exceed on-chip {theirs} B"
+        of, of_to = f" B of {mine} B) [{DATAFLOW_SOURCE}]", f" B of {theirs} B) [{DATAFLOW_SOURCE}]"
+        return lambda text: text.replace(exceed, exceed_to).replace(of, of_to)
 
     def can_fuse(self, a: Group, b: Group, vertical: bool, flow: Dataflow) -> tuple[bool, str]:
         need = self.region_need(a, b)
