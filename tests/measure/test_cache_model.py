@@ -109,6 +109,17 @@ def test_matmuls_run_at_the_gemm_table_rate():
     assert dict(result.node("linear").bytes_by_level) == {"L3": 1_612_864}
 
 
+def test_a_gemm_with_a_bias_takes_the_nearest_bias_point_addmm_over_mm():
+    costed, profile = _mlp()
+    # (1, 784, 512) is nearest (1, 512, 512): net of the tiny pair's 1 and 2 us, addmm (112 - 2) / (101 - 1) = 1.1 x
+    # mm; (64, 2048, 2048), 1.5 x, is far from every linear
+    bias = ((1, 8, 8, 1e-6, 2e-6), (1, 512, 512, 101e-6, 112e-6), (64, 2048, 2048, 1e-3, 1.5e-3))
+    machine = MachineModel(gemm_table=_flat_table(1e9), overhead_curve=FLAT_2US, resident_bytes=10**9, gemm_bias=bias)
+    result = evaluate(costed, profile, node_timer=cache_timer(costed, profile, machine))
+    # nn.Linear with its bias: 803,328 FLOPs at 1e9 / 1.1 FLOP/s
+    assert result.node("linear").time_s == pytest.approx(803_328 * 1.1 / 1e9 + 2e-6)
+
+
 def test_a_model_larger_than_the_resident_bytes_reads_weights_from_dram():
     costed, profile = _mlp()
     machine = MachineModel(gemm_table=_flat_table(1e12), overhead_curve=FLAT_2US, resident_bytes=1000)

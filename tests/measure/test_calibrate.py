@@ -177,6 +177,10 @@ def test_json_tables_read_back_as_a_machine_model(cal):
     assert len(m.attention_rates) == 6 and len(m.conv_points) == 7 and m.overhead_by_kind == dict(cal.overhead_by_kind)
     assert m.overhead_curve == tuple(sorted(cal.overhead_curve))
     assert m.overhead_mixed == dict(cal.overhead_mixed)
+    # the tiny (1, 8, 8) pair, then rows 1, 64, 256 x (k, n) in (512, 512), (512, 2048), (2048, 512), (2048, 2048)
+    assert [p[:3] for p in m.gemm_bias] == [(1, 8, 8)] + [
+        (r, k, n) for k, n in ((512, 512), (512, 2048), (2048, 512), (2048, 2048)) for r in (1, 64, 256)
+    ]
     # mean and cat each keep their own curve, at the median curve's gaps
     assert set(m.overhead_curve_by_kind) == {"mean", "cat"}
     assert all([g for g, _ in c] == [g for g, _ in m.overhead_curve] for c in m.overhead_curve_by_kind.values())

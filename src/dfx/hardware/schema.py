@@ -341,6 +341,16 @@ class OverheadPoint(_Strict):
     overhead_s: Seconds
 
 
+class GemmBiasPoint(_Strict):
+    """``[rows, k] x [k, n]`` timed as ``mm`` and as ``addmm`` with a bias, seconds."""
+
+    rows: Count
+    k: Count
+    n: Count
+    mm_s: Seconds
+    addmm_s: Seconds
+
+
 class KindOverheadPoint(_Strict):
     """One tiny-op kind's own fixed cost ``overhead_s`` when ``gap_s`` seconds passed since it last ran."""
 
@@ -373,6 +383,7 @@ class Calibrated(_Strict):
     cold_write: tuple[ColdWritePoint, ...] = ()  # added 2026-12-01: an output written into a block not in cache
     conv_points_channels_last: tuple[GemmPoint, ...] = ()  # added 2026-12-01: conv_points in channels-last (Inductor's CPU layout)
     layout_copy: tuple[LayoutCopyPoint, ...] = ()  # added 2026-12-01: Inductor's NCHW -> channels-last copy kernel
+    gemm_bias: tuple[GemmBiasPoint, ...] = ()  # added 2026-12-01: the table's GEMM as mm and as addmm with a bias
 
 
 class Interconnect(_Strict):

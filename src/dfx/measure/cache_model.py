@@ -19,7 +19,8 @@ With a machine model (``dfx calibrate --json``), the calibrated prediction::
                   activations' working set
     peak        = a matmul: the measured GEMM rate at its rows, k and n (a convolution: at its
                   implicit GEMM, times the convolution-to-GEMM ratio of the nearest measured
-                  convolution); when cold, a GEMM's
+                  convolution; with a bias, divided by the nearest gemm_bias point's addmm / mm);
+                  when cold, a GEMM's
                   compute time grows by weight bytes x the time its DRAM read adds per byte at its
                   rows (gemm_cold: the part the library does not hide behind the multiplication);
                   attention: the measured attention rate at its sequence length;
@@ -55,6 +56,7 @@ from dfx.measure.machine import (
     MachineModel,
     attention_call,
     gemm_dims,
+    has_bias,
     is_convolution,
     model_footprint_bytes,
     op_kind,
@@ -330,6 +332,8 @@ def _compute_s(node: CostedNode, timing: NodeTiming, machine: MachineModel, chan
         if rate is not None and is_convolution(node):
             factor = machine.conv_factor_at(*dims, channels_last=channels_last)
             rate *= factor if factor is not None else 1.0
+        elif rate is not None and attention is None and has_bias(node):  # the table times mm; a bias costs more
+            rate /= machine.bias_factor_at(*dims) or 1.0
         if rate is not None and timing.peak_flop_per_s:
             rate = min(rate, timing.peak_flop_per_s)
     elif category in ("elementwise", "normalization"):

@@ -57,6 +57,7 @@ from dfx.measure.microbench import (
     reference_flop_per_s,
     conv_points,
     gemm_cold_points,
+    gemm_bias_points,
     gemm_flop_per_s,
     gemm_table,
     mixed_overheads,
@@ -76,6 +77,7 @@ from dfx.schema.calibration import (
     ColdWritePointRecord,
     CalibrationDoc,
     CalibrationTables,
+    GemmBiasPointRecord,
     GemmCurvePointRecord,
     GemmPointRecord,
     KindOverheadPointRecord,
@@ -100,7 +102,8 @@ _SHARE = {
     "gemm_cold": 0.05,
     "after_gemm": 0.04,
     "stream": 0.08,
-    "resident": 0.05,
+    "resident": 0.03,
+    "gemm_bias": 0.02,
     "vector": 0.09,
     "attention": 0.07,
     "conv": 0.05,
@@ -149,6 +152,7 @@ class Calibration:
     convs: tuple[GemmRate, ...] = ()  # convolutions as their implicit GEMMs, FLOP/s
     convs_cl: tuple[GemmRate, ...] = ()  # the same, channels-last (Inductor's layout on a CPU)
     layout_copy: tuple[tuple[int, float], ...] = ()  # Inductor's NCHW -> channels-last copy: (bytes moved, seconds)
+    gemm_bias: tuple[tuple[int, int, int, float, float], ...] = ()  # (rows, k, n, mm seconds, addmm seconds)
     resident: Sample | None = None  # bytes the last-level cache keeps (CPU)
     reference_flop_per_s: float | None = None  # the reference GEMM dfx validate measures again
     gemm_cold: tuple[ColdGemmPoint, ...] = ()  # a large weight's GEMM hot and from DRAM, by rows (CPU)
@@ -257,6 +261,9 @@ class Calibration:
                 GemmPointRecord(rows=p.rows, k=p.k, n=p.n, flop_per_s=p.flop_per_s) for p in self.convs_cl
             ),
             layout_copy=tuple(LayoutCopyPointRecord(bytes=b, time_s=t) for b, t in self.layout_copy),
+            gemm_bias=tuple(
+                GemmBiasPointRecord(rows=r, k=k, n=n, mm_s=mm, addmm_s=add) for r, k, n, mm, add in self.gemm_bias
+            ),
         )
 
     def tables(self) -> dict[str, Any]:
@@ -588,6 +595,7 @@ def calibrate(
                 peak_flop_per_s=got["gemm"]["float32"].value if "float32" in got["gemm"] else None,
             ),
         ),
+        ("GEMM with a bias", "gemm_bias", lambda: gemm_bias_points(device, budget_s * _SHARE["gemm_bias"], sync)),
         ("attention", "attention", lambda: attention_rates(device, budget_s * _SHARE["attention"], sync)),
         ("convolutions", "conv", lambda: conv_points(device, budget_s * _SHARE["conv"], sync)),
     ]
@@ -680,6 +688,7 @@ def calibrate(
     attention, convs, reference = got["attention"], got["conv"], got["reference"]
     convs_cl: tuple[GemmRate, ...] = got.get("conv_cl", ())
     layout_copy: tuple[tuple[int, float], ...] = got.get("layout_copy", ())
+    gemm_bias: tuple[tuple[int, int, int, float, float], ...] = got.get("gemm_bias", ())
     vectors: dict[str, Sample] = got.get("vector", {})
     resident = got.get("resident")
     cold: tuple[ColdGemmPoint, ...] = got.get("gemm_cold", ())
@@ -710,6 +719,7 @@ def calibrate(
         convs=convs,
         convs_cl=convs_cl,
         layout_copy=layout_copy,
+        gemm_bias=gemm_bias,
         resident=resident,
         reference_flop_per_s=reference,
         gemm_cold=cold,

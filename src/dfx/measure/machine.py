@@ -40,6 +40,10 @@ depends on the node, and ``dfx calibrate --json`` measures how (``docs/validatio
     when oneDNN is available), read by the compiled prediction (``channels_last=True`` of
     :meth:`MachineModel.conv_factor_at`). On the machine of ``docs/validation.md`` the 1x1 layers
     run 1.6 to 1.8 times faster than in NCHW, the 3x3 ones 1.3 times.
+``gemm_bias``
+    The table's GEMM without and with a bias (``mm`` and ``addmm``, as a linear with a bias calls
+    it, eager or from Inductor's code), at three row counts and four ``(k, n)``: a GEMM node with a
+    bias takes the nearest point's ``addmm / mm`` times its compute (:meth:`MachineModel.bias_factor_at`).
 ``layout_copy``
     Inductor's generated copy of an NCHW tensor into channels-last (the kernel it runs before a
     convolution whose input is the graph's NCHW input), timed: seconds per byte moved
@@ -73,6 +77,7 @@ __all__ = [
     "attention_call",
     "gemm_curve",
     "gemm_dims",
+    "has_bias",
     "is_convolution",
     "model_footprint_bytes",
     "op_kind",
@@ -267,6 +272,8 @@ class MachineModel:
         ``conv_points`` measured channels-last (input and weight), as Inductor runs convolutions on a CPU.
     layout_copy : sequence of (bytes, time_s)
         Inductor's NCHW -> channels-last copy: bytes moved (read + written), seconds (:func:`dfx.measure.microbench.layout_copy_points`).
+    gemm_bias : sequence of (rows, k, n, mm_s, addmm_s)
+        A GEMM without and with a bias, seconds (:func:`dfx.measure.microbench.gemm_bias_points`).
     """
 
     overhead_curve: tuple[tuple[float, float], ...] = ()
@@ -287,6 +294,7 @@ class MachineModel:
     cold_write: tuple[ColdWritePoint, ...] = ()
     conv_points_cl: tuple[GemmRate, ...] = ()
     layout_copy: tuple[tuple[int, float], ...] = ()
+    gemm_bias: tuple[tuple[int, int, int, float, float], ...] = ()
 
     def __post_init__(self) -> None:
         """Normalise the tables and check every figure is a positive, finite number (``ValueError`` naming the table)."""
@@ -303,6 +311,7 @@ class MachineModel:
         ]
         checks += [("conv_points_channels_last", p.flop_per_s) for p in self.conv_points_cl]
         checks += [("layout_copy", v) for point in self.layout_copy for v in point]
+        checks += [("gemm_bias", v) for point in self.gemm_bias for v in point]
         checks += [("attention_rates", r) for _, _, r in self.attention_rates]
         checks += [("gemm_cold", v) for p in self.gemm_cold for v in (p.rows, p.k, p.n, p.hot_s, p.cold_s)]
         checks += [("after_gemm", v) for p in self.after_gemm for v in (p.bytes, p.streamed_bytes, p.hot_s, p.after_s)]
@@ -367,6 +376,7 @@ class MachineModel:
             cold_write=tuple(ColdWritePoint(p.bytes, p.hot_s, p.cold_s) for p in t.cold_write),
             conv_points_cl=tuple(GemmRate(p.rows, p.k, p.n, p.flop_per_s) for p in t.conv_points_channels_last),
             layout_copy=tuple((p.bytes, p.time_s) for p in t.layout_copy),
+            gemm_bias=tuple((p.rows, p.k, p.n, p.mm_s, p.addmm_s) for p in t.gemm_bias),
         )
 
     @classmethod
@@ -610,6 +620,34 @@ class MachineModel:
                 best = (d, p.flop_per_s / rate)
         return None if best is None else best[1]
 
+    def bias_factor_at(self, rows: float, k: float, n: float) -> float | None:
+        """What a bias costs a GEMM over the ``mm`` the table times: ``(addmm_s - tiny addmm_s) /
+        (mm_s - tiny mm_s)`` of the ``gemm_bias`` point nearest ``(rows, k, n)`` (squared distance of
+        their logs, as :meth:`conv_factor_at`), the tiny point being the one of fewest ``rows x k x
+        n`` (the calls' fixed costs: a node pays its kind's). At least half of each time is kept
+        (:func:`dfx.measure.microbench._net_rate`'s guard); ``None`` with fewer than two points.
+
+        Examples
+        --------
+        >>> tiny = (1, 8, 8, 1e-6, 2e-6)  # mm 1 us, addmm 2 us: fixed costs
+        >>> m = MachineModel(gemm_bias=(tiny, (64, 512, 512, 101e-6, 104e-6), (64, 512, 2048, 401e-6, 434e-6)))
+        >>> round(m.bias_factor_at(64, 768, 768), 6), round(m.bias_factor_at(64, 768, 2304), 6)  # 102 / 100, 432 / 400
+        (1.02, 1.08)
+        """
+        if len(self.gemm_bias) < 2:
+            return None
+        tiny = min(self.gemm_bias, key=lambda p: p[0] * p[1] * p[2])
+        best = None
+        for point in self.gemm_bias:
+            if point is tiny:
+                continue
+            r, pk, pn, mm_s, addmm_s = point
+            d = sum((math.log(a) - math.log(b)) ** 2 for a, b in ((rows, r), (k, pk), (n, pn)))
+            if best is None or d < best[0]:
+                net_mm, net_addmm = max(mm_s - tiny[3], mm_s / 2), max(addmm_s - tiny[4], addmm_s / 2)
+                best = (d, net_addmm / net_mm)
+        return None if best is None else best[1]
+
     def attention_flop_per_s(self, seq: int, causal: bool) -> float | None:
         """FLOP/s of fused attention at query length ``seq`` (log-log in ``seq``, flat beyond); ``None`` if not measured."""
         points = sorted((n, r) for c, n, r in self.attention_rates if c == causal)
@@ -723,6 +761,18 @@ def overhead_kind(node: CostedNode) -> str | None:
 def op_kind(node: CostedNode) -> tuple[str, ...]:
     """What makes two nodes "the same kind of op" for the overhead curve: their aten calls' names, in order."""
     return tuple(call.op for call in node.node.aten_calls)
+
+
+def has_bias(node: CostedNode) -> bool:
+    """Whether the node's GEMM adds a bias: an ``addmm`` (its first operand), or an ``aten.linear``
+    with a third tensor. A convolution's bias is not counted (``conv_points`` time it with none)."""
+    for call in node.node.aten_calls:
+        tensors = [a for a in call.args if hasattr(a, "shape")]
+        if call.packet in ("aten.addmm", "aten._addmm_activation"):
+            return True
+        if call.packet == "aten.linear":
+            return len(tensors) >= 3
+    return False
 
 
 def model_footprint_bytes(graph: Graph) -> int:

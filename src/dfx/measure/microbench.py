@@ -550,6 +550,54 @@ def gemm_table(
     return tuple(points)
 
 
+_BIAS_ROWS = (1, 64, 256)  # one token, a 64-token block, a larger batch
+_BIAS_KN = ((512, 512), (512, 2048), (2048, 512), (2048, 2048))  # (k, n): the table's, around GPT-2's 768 and 3072
+_BIAS_TINY = (1, 8, 8)  # the fixed costs of mm and addmm, taken out of the others
+
+
+def gemm_bias_points(
+    device: str, budget_s: float, sync=None, clock: Callable[[], float] = time.perf_counter
+) -> tuple[tuple[int, int, int, float, float], ...]:
+    """A GEMM without and with a bias, as a linear calls it: ``((rows, k, n, mm_s, addmm_s), ...)``, seconds.
+
+    ``torch.mm(a, w.t())`` (what :func:`gemm_table` times) and ``torch.addmm(b, a, w.t())`` (what
+    an ``nn.Linear`` with a bias runs, eager, and what Inductor calls for one), in alternation, each
+    pair's median kept, over ``_BIAS_ROWS`` x ``_BIAS_KN``, after the tiny ``(1, 8, 8)`` pair: the
+    two calls' fixed costs, which :meth:`~dfx.measure.machine.MachineModel.bias_factor_at` takes
+    out (as :func:`gemm_table` takes out the tiny ``mm``; a node's own fixed cost is its kind's). On the machine of ``docs/validation.md``
+    addmm took 1.02 to 1.08 of mm on GPT-2's shapes: the bias is broadcast into the output before
+    the GEMM accumulates onto it, a pass that scales with neither the FLOPs nor the output alone.
+
+    Examples
+    --------
+    >>> t = iter(range(10**6))
+    >>> got = gemm_bias_points("cpu", 0.0, clock=lambda: float(next(t)))  # a fake clock: each call 1 tick
+    >>> len(got), got[:2]  # the tiny pair, then 3 rows x 4 (k, n); every call 1 tick
+    (13, ((1, 8, 8, 1.0, 1.0), (1, 512, 512, 1.0, 1.0)))
+    """
+    sync = sync or (lambda: None)
+    shapes = [_BIAS_TINY] + [(rows, k, n) for k, n in _BIAS_KN for rows in _BIAS_ROWS]
+    points = []
+    for rows, k, n in shapes:
+        a = torch.ones(rows, k, device=device)
+        w = torch.ones(n, k, device=device).t()
+        b = torch.ones(n, device=device)
+        calls = (lambda: torch.mm(a, w), lambda: torch.addmm(b, a, w))
+        for fn in calls:
+            fn()
+        times: tuple[list[float], list[float]] = ([], [])
+        deadline = time.perf_counter() + budget_s / len(shapes)
+        while len(times[0]) < _MIN_REPS or (len(times[0]) < _MAX_REPS and time.perf_counter() < deadline):
+            for fn, ts in zip(calls, times):
+                sync()
+                start = clock()
+                fn()
+                sync()
+                ts.append(clock() - start)
+        points.append((rows, k, n, statistics.median(times[0]), statistics.median(times[1])))
+    return tuple(points)
+
+
 _COLD_ROWS = (1, 16, 64, 256)  # a GEMV to a prompt's worth of tokens
 _COLD_KN = 4096  # a [4096, 4096] fp32 weight: 64 MiB, a 7B model's attention projection
 _COLD_REPS = (3, 9)  # fewest and most cold calls per rows value

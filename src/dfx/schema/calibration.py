@@ -26,6 +26,7 @@ __all__ = [
     "CalibrationDoc",
     "CalibrationTables",
     "GemmCurvePointRecord",
+    "GemmBiasPointRecord",
     "GemmPointRecord",
     "KindOverheadPointRecord",
     "MeasurementRecord",
@@ -74,6 +75,17 @@ class KindOverheadPointRecord(Record):
     kind: str = key(as_str)
     gap_s: float = key(as_float)
     overhead_s: float = key(as_float)
+
+
+@_record
+class GemmBiasPointRecord(Record):
+    """``gemm_bias[]``: ``[rows, k] x [k, n]`` timed as ``mm`` (``mm_s``) and as ``addmm`` with a bias (``addmm_s``)."""
+
+    rows: int = key(as_int)
+    k: int = key(as_int)
+    n: int = key(as_int)
+    mm_s: float = key(as_float)
+    addmm_s: float = key(as_float)
 
 
 @_record
@@ -190,6 +202,7 @@ class CalibrationTables(Record):
     # added 2026-12-01: the same convolutions in channels-last, the layout Inductor runs them in on a CPU
     conv_points_channels_last: tuple[GemmPointRecord, ...] = nested_list(GemmPointRecord, absent=())
     layout_copy: tuple[LayoutCopyPointRecord, ...] = nested_list(LayoutCopyPointRecord, absent=())  # added 2026-12-01
+    gemm_bias: tuple[GemmBiasPointRecord, ...] = nested_list(GemmBiasPointRecord, absent=())  # added 2026-12-01
 
     def missing(self) -> tuple[str, ...]:
         """The tables this document lacks or holds empty (their nodes are predicted from the profile's figures)."""
@@ -216,6 +229,7 @@ TABLE_NAMES = (
     "cold_write",
     "conv_points_channels_last",
     "layout_copy",
+    "gemm_bias",
 )
 _HEADER = ("schema", "device", "threads", "torch_version", "date", "profile")
 
