@@ -88,6 +88,14 @@ class Slot:
     cores: int
     chip: int = 0
 
+    @classmethod
+    def of(cls, kernel: str, start_s: float, end_s: float, cores: int, chip: int) -> Slot:
+        """``Slot(kernel, start_s, end_s, cores, chip)`` without the frozen ``__init__``'s
+        ``object.__setattr__`` per field (a schedule makes one per kernel; the class validates nothing)."""
+        new = object.__new__(cls)
+        new.__dict__.update(kernel=kernel, start_s=start_s, end_s=end_s, cores=cores, chip=chip)
+        return new
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "kernel": self.kernel,
@@ -276,7 +284,7 @@ def list_schedule(
     order = _by_rank(_upward_rank(d, deps))  # priority_order, the durations and deps read once
     run = _static if policy is Policy.STATIC else _dynamic
     times = run(program, d, deps, cores, chips, cores_per_chip, order)
-    slots = tuple(Slot(k.name, s, e, k.cores, k.chip) for k, (s, e) in zip(kernels, times))
+    slots = tuple(Slot.of(k.name, s, e, k.cores, k.chip) for k, (s, e) in zip(kernels, times))
     return KernelSchedule(policy, cores_per_chip, slots)
 
 
