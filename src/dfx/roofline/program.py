@@ -270,8 +270,11 @@ def _critical_path(program: Program, times: Mapping[str, float]) -> CriticalPath
     finish: dict[str, float] = {}
     via: dict[str, str | None] = {}
     for k in program.kernels:
-        best = max((d for d in k.deps if d in finish), key=lambda d: finish[d], default=None)
-        finish[k.name] = times[k.name] + (finish[best] if best is not None else 0.0)
+        best, best_s = None, 0.0  # the dependency that finishes last (the first of equals, as max() picks)
+        for d in k.deps:
+            if d in finish and (best is None or finish[d] > best_s):
+                best, best_s = d, finish[d]
+        finish[k.name] = times[k.name] + best_s
         via[k.name] = best
     if not finish:
         return CriticalPath(0.0, ())

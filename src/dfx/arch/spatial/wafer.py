@@ -226,18 +226,27 @@ def _allocate(works: Sequence[float], floors: Sequence[int], cores: int) -> list
     bottleneck; here no stage's time exceeds ``T``.
     """
 
-    def need(t: float) -> int:
-        return sum(max(f, math.ceil(w / t - 1e-9)) for w, f in zip(works, floors))
+    pairs = list(zip(works, floors))
+
+    def fits(t: float) -> bool:
+        """Whether ``sum(max(floor_i, ceil(work_i / t)))`` is at most ``cores`` (stops once it is not)."""
+        need = 0
+        for w, f in pairs:
+            c = math.ceil(w / t - 1e-9)
+            need += f if f >= c else c
+            if need > cores:
+                return False
+        return True
 
     if not any(works):
         return list(floors)
     lo = sum(works) / cores  # every core busy: no cycle is shorter
     hi = max(w / f for w, f in zip(works, floors))  # every stage on its floor
-    if need(hi) > cores:
+    if not fits(hi):
         return list(floors)
     for _ in range(100):
         mid = (lo + hi) / 2
-        step = (lo, mid) if need(mid) <= cores else (mid, hi)
+        step = (lo, mid) if fits(mid) else (mid, hi)
         if step == (lo, hi):  # a fixed point (mid is lo or hi): every later step would repeat it
             break
         lo, hi = step
