@@ -333,10 +333,16 @@ def evaluate_program(
     durations = {t.name: t.time_s for t in timings}
     chosen = policy_for(profile.scheduling.commitment) if policy is None else Policy(policy)
     schedule = list_schedule(placed, durations, total, chosen)
-    timings = [
-        t.with_(start_s=s.start_s, end_s=s.end_s, deps=k.deps)
-        for t, s, k in zip(timings, schedule.slots, placed.kernels)
-    ]
+    if kernel_timer is None:
+        # the records are this call's own, made above and seen by nobody yet: their schedule fields are
+        # filled in as the last step of their construction, instead of a copy of each
+        for t, s, k in zip(timings, schedule.slots, placed.kernels):
+            t.__dict__.update(start_s=s.start_s, end_s=s.end_s, deps=k.deps)
+    else:  # a timer's records may be its own or shared: copied
+        timings = [
+            t.with_(start_s=s.start_s, end_s=s.end_s, deps=k.deps)
+            for t, s, k in zip(timings, schedule.slots, placed.kernels)
+        ]
     return ProgramResult(
         program=placed,
         kernels=tuple(timings),
