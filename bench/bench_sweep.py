@@ -32,16 +32,16 @@ columns: the code at 337e554 (after the 18:05 changes) measured again, and the w
 (no networkx or numpy imported to evaluate a point), one bench run each; the 864-point rows from three
 interleaved fresh-process runs each:
 
-=====================================================  ==============  ==========  ==========  ==========  ==========  ==========  ==========
+=====================================================  ==============  ==========  ==========  ==========  ==========  ==========  =============
 figure (points per second)                             17:15, f04c48e  18:05       18:20 bef.  18:20 aft.  19:10       21:05 bef.  21:05 aft.
-=====================================================  ==============  ==========  ==========  ==========  ==========  ==========  ==========
-2. after capture, 1 process (plan caches emptied)      273 to 281      506 to 528  505         505         524, 531    469         593
-5. dfx sweep, 576 points, --workers 1 (fresh process)  206 to 207      344 to 345  350         387         399, 395    360         409
-5. dfx sweep, 576 points, --workers 2 (fresh process)  338             547 to 552  549         668         658, 677    589         687
-5. dfx sweep, 864 points, --workers 1 (fresh process)                              350 to 354  381 to 385  397, 392    337         422
+=====================================================  ==============  ==========  ==========  ==========  ==========  ==========  =============
+2. after capture, 1 process (plan caches emptied)      273 to 281      506 to 528  505         505         524, 531    469         593, 641
+5. dfx sweep, 576 points, --workers 1 (fresh process)  206 to 207      344 to 345  350         387         399, 395    360         409, 415
+5. dfx sweep, 576 points, --workers 2 (fresh process)  338             547 to 552  549         668         658, 677    589         687, 657
+5. dfx sweep, 864 points, --workers 1 (fresh process)                              350 to 354  381 to 385  397, 392    337         422, 414
 5. dfx sweep, 864 points, --workers 2 (fresh process)                              596 to 608  697 to 703  753, 747    601 to 627  744 to 778
-5. a worker's first group / a later one (ms)                                       267 / 12    150 / 11    153 / 11    171 / 12    193 / 10
-=====================================================  ==============  ==========  ==========  ==========  ==========  ==========  ==========
+5. a worker's first group / a later one (ms)                                       267 / 12    150 / 11    153 / 11    171 / 12    193, 180 / 10
+=====================================================  ==============  ==========  ==========  ==========  ==========  ==========  =============
 
 The 19:10 column: the GPU GEMM autotune made cheaper (6c37d9d: candidates timed without a kernel
 record, occupancy and fitting configs memoized, branch and bound), two runs; the code before it
@@ -51,11 +51,12 @@ record, occupancy and fitting configs memoized, branch and bound), two runs; the
 The two 21:05 columns: the code of 19:36 (bd34d10) and main at fb4719e (the evaluation side made
 cheaper, docs/sweeps.md "Night: the evaluation side", with the compile-side changes merged beside it),
 one bench run each, back to back, on a machine then about a fifth slower than at 19:10 (bd34d10 had
-measured 521 in 1 process); the 864-point, 2-worker cells add three interleaved fresh-process runs each.
+measured 521 in 1 process), and a second run of main at 21:15 (d76144f, one more program-timing
+change); the 864-point, 2-worker cells add three interleaved fresh-process runs each.
 A worker's first group is the same in both (183 and 186 ms in two runs each; the 171 / 193 of one
 bench run each is noise): imports.
 
-The goal of 1,000 points per second is not met on this machine, in 1 process (about 600 at 21:05) or
+The goal of 1,000 points per second is not met on this machine, in 1 process (600 to 640 at 21:05) or
 with 2 workers (about 760 on 864 points at 21:05, against about 615 for the 19:36 code run beside it;
 this machine sets PYTHONDONTWRITEBYTECODE).
 """
