@@ -232,7 +232,9 @@ def tile_kernel(
     kernel: Kernel, costed: CostedGraph, ops: dict[str, OpInfo], mem: CoreMemory, profile: HardwareProfile
 ) -> Kernel:
     """``kernel`` with its tiles, tile shape and tiled traffic on ``profile`` (see the module docstring)."""
-    return _tile_kernel(kernel, _shapes(costed) if ops is dataflow(costed).ops else _GraphShapes(costed, ops), mem, profile)
+    return _tile_kernel(
+        kernel, _shapes(costed) if ops is dataflow(costed).ops else _GraphShapes(costed, ops), mem, profile
+    )
 
 
 def _tile_kernel(kernel: Kernel, shapes: _GraphShapes, mem: CoreMemory, profile: HardwareProfile) -> Kernel:
@@ -261,7 +263,9 @@ def _gpu_tiles(program: Program, costed: CostedGraph, profile: HardwareProfile) 
     shapes = _shapes(costed)
     kernels, tiled, cache = [], 0, profile_plans(profile)
     for k in program.kernels:
-        plan = kernel_plan(k.kind.value, [costed[n] for n in k.nodes], k.offchip_bytes, k.flops, k.dtype, profile, cache)
+        plan = kernel_plan(
+            k.kind.value, [costed[n] for n in k.nodes], k.offchip_bytes, k.flops, k.dtype, profile, cache
+        )
         if plan is None:
             kernels.append(k.with_(tile_traffic_bytes=k.offchip_bytes))
             continue

@@ -381,7 +381,9 @@ class Calibrated(_Strict):
     gemm_cold: tuple[ColdGemmPoint, ...] = ()  # added 2026-12-01: a large weight from DRAM, by rows
     after_gemm: tuple[AfterGemmPoint, ...] = ()  # added 2026-12-01: a small op right after a large GEMM
     cold_write: tuple[ColdWritePoint, ...] = ()  # added 2026-12-01: an output written into a block not in cache
-    conv_points_channels_last: tuple[GemmPoint, ...] = ()  # added 2026-12-01: conv_points in channels-last (Inductor's CPU layout)
+    conv_points_channels_last: tuple[
+        GemmPoint, ...
+    ] = ()  # added 2026-12-01: conv_points in channels-last (Inductor's CPU layout)
     layout_copy: tuple[LayoutCopyPoint, ...] = ()  # added 2026-12-01: Inductor's NCHW -> channels-last copy kernel
     gemm_bias: tuple[GemmBiasPoint, ...] = ()  # added 2026-12-01: the table's GEMM as mm and as addmm with a bias
 

@@ -186,9 +186,7 @@ def _eager_kind(node: CostedNode, machine: MachineModel) -> str | None:
     return "linear_nd" if linear and len(node.node.outputs[0].shape) > 2 else kind
 
 
-def _mixed_floors(
-    kinds: list[tuple[str, ...]], fixed_kinds: list[str | None], machine: MachineModel
-) -> list[float]:
+def _mixed_floors(kinds: list[tuple[str, ...]], fixed_kinds: list[str | None], machine: MachineModel) -> list[float]:
     """For each working node, the least fixed cost it pays in an eager run: :meth:`MachineModel.mixed_s`
     of its kind when the node before it (cyclically: the graph runs again and again) is of another
     kind (other aten calls), else 0 (it follows itself, as in the hot loop). Seconds.

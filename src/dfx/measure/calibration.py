@@ -565,7 +565,11 @@ def calibrate(
     last = list(caches.values())[-1] if caches else None
     families: list[tuple[str, str, Callable[[], Any]]] = [
         ("per-op overhead", "overhead", lambda: op_overhead_s(device, budget_s * _SHARE["overhead"], sync)),
-        ("per-op overhead, kinds in turn", "overhead_mixed", lambda: mixed_overheads(device, budget_s * _SHARE["overhead_mixed"], sync)),
+        (
+            "per-op overhead, kinds in turn",
+            "overhead_mixed",
+            lambda: mixed_overheads(device, budget_s * _SHARE["overhead_mixed"], sync),
+        ),
         (
             "overhead after other work",
             "overhead_curve",

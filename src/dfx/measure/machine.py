@@ -302,7 +302,9 @@ class MachineModel:
         checks = [("overhead_curve", v) for point in self.overhead_curve for v in point]
         checks += [(f"overhead_by_kind.{k}", v) for k, v in dict(self.overhead_by_kind).items()]
         checks += [(f"overhead_mixed.{k}", v) for k, v in dict(self.overhead_mixed).items()]
-        own = {k: tuple(sorted((float(g), float(o)) for g, o in c)) for k, c in dict(self.overhead_curve_by_kind).items()}
+        own = {
+            k: tuple(sorted((float(g), float(o)) for g, o in c)) for k, c in dict(self.overhead_curve_by_kind).items()
+        }
         checks += [(f"overhead_curve_by_kind.{k}", v) for k, c in own.items() for point in c for v in point]
         object.__setattr__(self, "overhead_curve_by_kind", MappingProxyType(own))
         checks += [(f"vector_rates.{k}", v) for k, v in dict(self.vector_flop_per_s).items()]
