@@ -208,3 +208,15 @@ def test_cold_gemm_and_after_gemm_tables(cal):
     }
     m = MachineModel.from_calibration(cal.to_dict())
     assert len(m.gemm_cold) == 4 and len(m.after_gemm) == 8
+
+
+def test_the_l3_is_streamed_at_the_geometric_mean_of_the_l2_and_the_l3(monkeypatch):
+    from dfx.measure import calibration
+    from dfx.measure.calibration import CacheLevel
+
+    caches = {"L2": CacheLevel("L2", 4 * 2**20, 2), "L3": CacheLevel("L3", 400 * 2**20, 1)}
+    monkeypatch.setattr(calibration, "host_caches", lambda: caches)
+    _, sets, _, _ = calibration._plan("cpu")
+    # L2: half of 4 MiB; L3: sqrt(4 MiB x 400 MiB) = 40 MiB (a quarter would be 100 MiB);
+    # DRAM: 4 x 400 MiB
+    assert sets == {"L2": 2 * 2**20, "L3": 40 * 2**20, "DRAM": 1600 * 2**20}
