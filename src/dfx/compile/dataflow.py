@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import weakref
 from dataclasses import dataclass
+from typing import Any, Callable, TypeVar
 from functools import cached_property
 
 from dfx.compile.ops import OpInfo, op_info
@@ -193,6 +194,9 @@ def _is_param_root(costed: CostedGraph, key: TensorKey) -> bool:
 _CACHE: dict[int, tuple[weakref.ref, Dataflow]] = {}
 
 
+T = TypeVar("T")
+
+
 def purge_dead(cache: dict) -> None:
     """Drop the entries of ``cache`` (values ``(weak reference, ...)``) whose object is gone.
 
@@ -206,6 +210,25 @@ def purge_dead(cache: dict) -> None:
             del cache[key]
 
 
+def weak_memo(cache: dict, obj: Any, make: Callable[[Any], T]) -> T:
+    """``make(obj)``, made once per living object: kept in ``cache`` under ``id(obj)`` beside a weak
+    reference to ``obj``, so a recycled id never answers for another object (each hit checks that the
+    reference still gives ``obj``) and a dead object's entry is dropped (:func:`purge_dead`).
+
+    >>> class G: pass
+    >>> cache, g = {}, G()
+    >>> weak_memo(cache, g, lambda o: [o]) is weak_memo(cache, g, lambda o: [])  # made once
+    True
+    """
+    hit = cache.get(id(obj))
+    if hit is not None and hit[0]() is obj:
+        return hit[1]
+    value = make(obj)
+    purge_dead(cache)
+    cache[id(obj)] = (weakref.ref(obj), value)
+    return value
+
+
 def dataflow(costed: CostedGraph) -> Dataflow:
     """The tensor-level data flow of ``costed`` (working nodes only), computed once per costed graph.
 
@@ -214,13 +237,7 @@ def dataflow(costed: CostedGraph) -> Dataflow:
     >>> dataflow(annotate(Graph(name="empty", nodes=()))).ops
     {}
     """
-    hit = _CACHE.get(id(costed))
-    if hit is not None and hit[0]() is costed:
-        return hit[1]
-    flow = _dataflow(costed)
-    purge_dead(_CACHE)
-    _CACHE[id(costed)] = (weakref.ref(costed), flow)
-    return flow
+    return weak_memo(_CACHE, costed, _dataflow)
 
 
 def _dataflow(costed: CostedGraph) -> Dataflow:

@@ -25,7 +25,7 @@ import weakref
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from dfx.compile.dataflow import Dataflow, TensorKey, dataflow, purge_dead
+from dfx.compile.dataflow import Dataflow, TensorKey, dataflow, purge_dead, weak_memo
 from dfx.compile.lower import producer_kernels, unknown_cost_note
 from dfx.compile.passes import PassResult
 from dfx.compile.program import Kernel, KernelKind, Program
@@ -404,13 +404,7 @@ _STARTS: dict[int, tuple[weakref.ref, _Start]] = {}
 
 
 def _start(flow: Dataflow) -> _Start:
-    hit = _STARTS.get(id(flow))
-    if hit is not None and hit[0]() is flow:
-        return hit[1]
-    start = _Start(flow)
-    purge_dead(_STARTS)
-    _STARTS[id(flow)] = (weakref.ref(flow), start)
-    return start
+    return weak_memo(_STARTS, flow, _Start)
 
 
 def _decide(state: _State, a: str, b: str, vertical: bool, rules: FusionRules) -> tuple[bool, str]:

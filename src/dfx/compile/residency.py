@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import weakref
 
-from dfx.compile.dataflow import dataflow, purge_dead
+from dfx.compile.dataflow import dataflow, weak_memo
 from dfx.compile.passes import Pass, PassResult
 from dfx.compile.program import Program
 from dfx.costs.record import CostedGraph
@@ -69,13 +69,10 @@ def clear_residency() -> None:
 
 def _onchip(costed: CostedGraph, flow, units: tuple[tuple[str, ...], ...]) -> dict[str, int]:
     """:func:`_units_onchip` of ``units`` (node names per unit, in program order), once per graph and units."""
-    hit = _ONCHIP.get(id(costed))
-    if hit is None or hit[0]() is not costed:
-        purge_dead(_ONCHIP)
-        hit = _ONCHIP[id(costed)] = (weakref.ref(costed), {})
-    found = hit[1].get(units)
+    by_units = weak_memo(_ONCHIP, costed, lambda _: {})
+    found = by_units.get(units)
     if found is None:
-        found = hit[1][units] = _units_onchip(flow, units)
+        found = by_units[units] = _units_onchip(flow, units)
     return found
 
 

@@ -30,7 +30,7 @@ import weakref
 from dataclasses import dataclass
 from functools import lru_cache
 
-from dfx.compile.dataflow import dataflow, purge_dead
+from dfx.compile.dataflow import dataflow, weak_memo
 from dfx.compile.ops import OpInfo
 from dfx.compile.passes import PassResult
 from dfx.compile.program import Kernel, KernelKind, Program
@@ -155,13 +155,7 @@ _SHAPES: dict[int, tuple[weakref.ref, _GraphShapes]] = {}
 
 
 def _shapes(costed: CostedGraph) -> _GraphShapes:
-    hit = _SHAPES.get(id(costed))
-    if hit is not None and hit[0]() is costed:
-        return hit[1]
-    shapes = _GraphShapes(costed, dataflow(costed).ops)
-    purge_dead(_SHAPES)
-    _SHAPES[id(costed)] = (weakref.ref(costed), shapes)
-    return shapes
+    return weak_memo(_SHAPES, costed, lambda c: _GraphShapes(c, dataflow(c).ops))
 
 
 def _tile_gemm(kernel: Kernel, gemm, mem: CoreMemory) -> Kernel:
