@@ -30,6 +30,7 @@ from dfx.compile.lower import producer_kernels, unknown_cost_note
 from dfx.compile.passes import PassResult
 from dfx.compile.program import Kernel, KernelKind, Program
 from dfx.costs.record import CostedGraph
+from dfx.frozen import copy_with
 from dfx.hardware import HardwareProfile
 
 __all__ = [
@@ -134,9 +135,7 @@ class FusionDecision:
 
     def with_reason(self, reason: str) -> FusionDecision:
         """A copy with ``reason`` (the others' fields as they are)."""
-        new = object.__new__(type(self))
-        new.__dict__.update(self.__dict__, reason=reason)
-        return new
+        return copy_with(self, {"reason": reason})
 
     def __str__(self) -> str:
         verb = "fuse" if self.fused else "keep apart"

@@ -11,10 +11,11 @@ through off-chip memory (:func:`dfx.compile.lower.lower_eager`).
 
 from __future__ import annotations
 
-from dataclasses import MISSING, dataclass, field, fields, replace
+from dataclasses import MISSING, dataclass, field, fields
 from enum import Enum
 from typing import Any
 
+from dfx.frozen import copy_with
 from dfx.schema.analysis import StageRecord as StageDoc
 from dfx.schema.compile import CompileDoc, CompileKernelRecord, CompileTotalsRecord
 from dfx.schema.ids import COMPILE_SCHEMA
@@ -122,11 +123,7 @@ class Kernel:
         ``dataclasses.replace`` without its per-field walk: every pass copies every kernel, and a
         Kernel has no ``__post_init__``; an unknown field still raises replace's ``TypeError``.
         """
-        if not changes.keys() <= _KERNEL_FIELDS:
-            return replace(self, **changes)
-        new = object.__new__(type(self))
-        new.__dict__.update(self.__dict__, **changes)
-        return new
+        return copy_with(self, changes)
 
     def to_record(self) -> CompileKernelRecord:
         """The document's kernel record (``kernels[]`` of ``dfx.compile/1``)."""
@@ -207,11 +204,7 @@ class Program:
     def with_(self, **changes: Any) -> Program:
         """A copy with ``changes`` applied (programs are frozen): ``dataclasses.replace`` without its
         per-field walk, as :meth:`Kernel.with_` (every pass copies the program; no ``__post_init__``)."""
-        if not changes.keys() <= _PROGRAM_FIELDS:
-            return replace(self, **changes)
-        new = object.__new__(type(self))
-        new.__dict__.update(self.__dict__, **changes)
-        return new
+        return copy_with(self, changes)
 
     def kernel(self, name: str) -> Kernel:
         """The kernel called ``name``; ``KeyError`` naming it if absent."""
@@ -271,6 +264,3 @@ class Program:
     def to_dict(self) -> dict[str, Any]:
         """The ``dfx.compile/1`` document (see ``docs/export-format.md``)."""
         return self.to_record().to_dict()
-
-
-_PROGRAM_FIELDS = frozenset(f.name for f in fields(Program))

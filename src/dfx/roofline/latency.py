@@ -19,11 +19,12 @@ overhead: nothing is launched for it. Its bound is ``none``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Mapping
 
 from dfx.costs.record import CostedGraph, CostedNode
+from dfx.frozen import copy_with
 from dfx.hardware import HardwareProfile, MemoryLevel
 from dfx.hardware.schema import Efficiency
 from dfx.ir import Graph
@@ -69,11 +70,7 @@ class NodeTiming:
         evaluation copies every node's timing, and a NodeTiming has no ``__post_init__``; an unknown
         field still raises replace's ``TypeError``.
         """
-        if not changes.keys() <= _NODE_TIMING_FIELDS:
-            return replace(self, **changes)
-        new = object.__new__(type(self))
-        new.__dict__.update(self.__dict__, **changes)
-        return new
+        return copy_with(self, changes)
 
     @property
     def intensity(self) -> float:
@@ -102,9 +99,6 @@ class NodeTiming:
 
     def to_dict(self) -> dict[str, Any]:
         return self.to_record().to_dict()
-
-
-_NODE_TIMING_FIELDS = frozenset(f.name for f in fields(NodeTiming))
 
 
 def _against(level: MemoryLevel | None, flops: int, nbytes: int, peak: float) -> Bound | None:

@@ -39,13 +39,14 @@ longest dependency chain of kernel times.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Mapping
 
 from dfx.compile import KernelKind, Program, core_count, list_schedule, policy_for
 from dfx.compile.program import Kernel
 from dfx.compile.schedule import KernelSchedule, Policy
+from dfx.frozen import copy_with
 from dfx.hardware import HardwareProfile
 from dfx.roofline.bound import Bound
 from dfx.roofline.execution import home_level
@@ -80,11 +81,7 @@ class KernelTiming:
     def with_(self, **changes: Any) -> KernelTiming:
         """A copy with ``changes`` applied, without ``dataclasses.replace``'s per-field walk
         (as :meth:`dfx.compile.Kernel.with_`); an unknown field still raises replace's ``TypeError``."""
-        if not changes.keys() <= _KERNEL_TIMING_FIELDS:
-            return replace(self, **changes)
-        new = object.__new__(type(self))
-        new.__dict__.update(self.__dict__, **changes)
-        return new
+        return copy_with(self, changes)
 
     def to_record(self) -> KernelRecord:
         """The document's ``program.kernels[]`` record (:mod:`dfx.schema.analysis`)."""
@@ -109,9 +106,6 @@ class KernelTiming:
 
     def to_dict(self) -> dict[str, Any]:
         return self.to_record().to_dict()
-
-
-_KERNEL_TIMING_FIELDS = frozenset(f.name for f in fields(KernelTiming))
 
 
 @dataclass(frozen=True)
