@@ -78,7 +78,42 @@ def test_skipped_configs_are_slower_than_the_tie_tolerance(monkeypatch) -> None:
         kernels = K.gemm_kernels(m, k, n, profile, configs, dtype="bfloat16", batch=batch)
         full = {c: _split_k(kern, profile)[1] for c, kern in zip(configs, kernels)}
         best = min(full.values())
+        winner = configs[K.autotune_pick([(full[c], c) for c in configs])]
+
+        def tie_break(c):  # autotune_pick's: largest output tile, then largest BLOCK_K, then the order given
+            return (-c.block_m * c.block_n, -c.block_k, configs.index(c))
+
         for c, t in full.items():
-            if c not in timed:  # skipped: slower than the best by more than the tie tolerance
-                assert t > best * 1.01, (profile.id, m, k, n, c)
+            if c not in timed:  # skipped: slower than the best by more than the tie tolerance, or tied
+                # with it but after the winner in the tie-break order (so it could not be picked)
+                assert t > best * 1.01 or tie_break(c) > tie_break(winner), (profile.id, m, k, n, c)
     assert pruned_any  # the bound does prune
+
+
+@pytest.mark.skipif(not GPUS, reason="no GPU profile with a simt section")
+def test_one_wave_gemm_times_at_most_two_configs(monkeypatch) -> None:
+    # M = 8, K = N = 768 (a GPT-2 projection at 8 tokens), bf16 on an H100: every fitting config's grid
+    # (at most ceil(8/16) * ceil(768/32) = 24 programs) runs in one wave on 132 SMs, so each floor is
+    # that wave's time (less the 1e-6 margin); the least floor is the best time, and the search walks
+    # the tie-break order from there: the least floor's config is timed, then the first config of
+    # that order whose floor ties with it (its time ties too: it is the pick), if it is another.
+    h100 = next(p for p in GPUS if p.id == "nvidia-h100-sxm")
+    built: list = []
+    rows = K._gemm_wave_rows
+    monkeypatch.setattr(K, "_gemm_wave_rows", lambda *a: built.append(a[5]) or rows(*a))
+    configs = K.fitting_gemm_configs(8, 768, 768, "bfloat16", h100)
+    kern, _ = K.autotune_gemm(
+        8,
+        768,
+        768,
+        h100,
+        configs,
+        dtype="bfloat16",
+        split_of=lambda programs, block_k, sms: split_k_factor(programs, 768, block_k, sms),
+        partial_sum_bytes_per_element=4,
+    )
+    timed = len(built)
+    kernels = K.gemm_kernels(8, 768, 768, h100, configs, dtype="bfloat16")
+    assert all(kern_.waves.count == 1 for kern_ in kernels)
+    assert kern.config == configs[K.autotune_pick([(_split_k(k_, h100)[1], c) for k_, c in zip(kernels, configs)])]
+    assert timed <= 2 < len(configs)

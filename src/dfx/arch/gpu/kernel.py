@@ -45,6 +45,7 @@ from dfx.arch.gpu.configs import (
     reduction_candidates,
 )
 from dfx.arch.gpu.simt import (
+    MAX_WAVES,
     Occupancy,
     SimtSpec,
     Waves,
@@ -559,17 +560,31 @@ def autotune_gemm(
     split_of,
     partial_sum_bytes_per_element: int,
 ) -> tuple[GemmKernel, tuple[int, float]]:
-    """The kernel :func:`autotune_pick` keeps among ``configs``, without timing the configs that cannot win.
+    """The kernel :func:`autotune_pick` keeps among ``configs``, timing only the configs needed to know it.
 
     Same answer as ``kernels = gemm_kernels(...)``, each timed split ``split_of`` ways
-    (:func:`split_seconds`), then :func:`autotune_pick` (branch and bound), without building a
-    kernel record per candidate: a config's time is bounded below, before its waves are
-    built, by ``overhead + max(R * tile FLOPs / per-SM peak, R * tile shared-memory bytes / per-SM
-    shared-memory bandwidth, ...) / split`` and ``batch * (M*K + K*N + M*N) * elem bytes / HBM bandwidth``,
-    with ``R = ceil(programs / SMs)`` (every wave's rounds are ``ceil(size / SMs)``, and they add up
-    to at least ``R``; every program's panels are read and its C tile written once at least). A
-    config whose floor exceeds the best time found so far by more than the tie tolerance is neither
-    the fastest nor tied with it, so it is skipped; configs are timed in order of their floors.
+    (:func:`split_seconds`), then :func:`autotune_pick`, without building a kernel record per
+    candidate. A config's time is bounded below, before its waves are built, by its *floor*:
+    ``overhead + max(R * tile FLOPs / per-SM peak / split, R * tile shared-memory bytes / per-SM
+    shared-memory bandwidth / split, HBM bytes / HBM bandwidth) + partial-sum bytes / HBM bandwidth``
+    (:func:`split_seconds`), with ``R = ceil(programs / SMs)`` (every wave's rounds are
+    ``ceil(size / SMs)``, and they add up to at least ``R``). The HBM bytes: every A and B panel read
+    and every C tile written once, ``batch * (M*K + K*N + M*N) * elem``; where the whole grid runs in
+    one wave, that wave's bytes as :func:`_gemm_wave_rows` counts them (its panels beyond L2 read
+    again, :func:`_l2_reads`), so a one-wave config's floor is its time (less the margin).
+
+    The pick is the first config, in the tie-break order (largest ``BM * BN``, then largest
+    ``BLOCK_K``, then the order given), whose time is within the tie tolerance of the best time
+    ``best``. The config with the least floor is timed first; then the search walks the tie-break
+    order and settles each config with two bounds on ``best``: an upper one ``U`` (the least time
+    found so far) and a lower one ``L`` (the least of the times found and of the floors of the
+    configs not timed). A config whose floor, or time, exceeds ``U * (1 + tol)`` cannot tie; one
+    whose time is at most ``L * (1 + tol)`` surely ties, and is the pick. In between, the untimed
+    config with the least floor is timed (raising ``L`` or lowering ``U``) until one of the two
+    holds. On the bench sweep's 432 GEMMs this times 1.6 configs a GEMM of 18.9 (one where the
+    least floor is the pick). Floating point: ``L <= best <= U`` hold as floats (each floor is
+    below its time: :data:`_FLOOR_MARGIN`), and ``x * (1 + tol)`` is monotone in ``x``, so each
+    comparison agrees with :func:`autotune_pick`'s ``t <= best * (1 + tol)``.
 
     Parameters
     ----------
@@ -593,33 +608,72 @@ def autotune_gemm(
         raise DfxError(f"GEMM sizes must be >= 1, got M={m}, K={k}, N={n}, batch={batch}")
     env = _env(profile, dtype)
     _, _, elem, mach = env
-    launches = [_launch(m, n, batch, profile, c, None, env) for c in configs]
+    sms = mach.sms
+    occupied = []
+    for c in configs:  # the launch checks of _launch, without building every config's Waves
+        occ = _occupied(profile, c, None, env)
+        blocks = occ[2].blocks_per_sm
+        programs = batch * -(-m // c.block_m) * -(-n // c.block_n)
+        if blocks < 1 or sms < 1 or -(-programs // (sms * blocks)) > MAX_WAVES:
+            _launch(m, n, batch, profile, c, None, env)  # raises, naming the config and the limit
+        occupied.append((occ, programs))
     hbm_floor_s = batch * (m * k + k * n + m * n) * elem / mach.hbm_bytes_per_s
-    per_sm_peak = mach.peak_flop_per_s / mach.sms
+    per_sm_peak = mach.peak_flop_per_s / sms
+    smem_bw = mach.smem_bytes_per_s_per_sm
+    partial_unit = 2 * batch * m * n * partial_sum_bytes_per_element  # a split's fp32 partial sums, per extra slice
+    panels = batch * (m + n) * k * elem  # every A row panel and B column panel once
     floors, splits = [], []
-    for c, (_, _, _, w) in zip(configs, launches):
-        rounds = -(-w.programs // mach.sms)
+    for c, ((_, _, occ), programs) in zip(configs, occupied):
+        rounds = -(-programs // sms)
         k_pad = -(-k // c.block_k) * c.block_k
-        split = split_of(w.programs, c.block_k, mach.sms)
+        split = split_of(programs, c.block_k, sms)
         splits.append(split)
         compute_s = rounds * (FMA_FLOPS * c.block_m * c.block_n * k_pad) / per_sm_peak / split
-        smem_bw = mach.smem_bytes_per_s_per_sm
         smem_s = rounds * ((c.block_m + c.block_n) * k_pad * elem) / smem_bw / split if smem_bw else 0.0
-        floors.append(max(compute_s, smem_s, hbm_floor_s) * _FLOOR_MARGIN + mach.overhead_s)
-    best = math.inf
+        hbm_s = hbm_floor_s
+        if programs <= sms * occ.blocks_per_sm:  # one wave holding the grid: _gemm_wave_rows' wave, its L2 spill too
+            unshared = batch * (m * k * -(-n // c.block_n) + k * n * -(-m // c.block_m)) * elem
+            hbm_s = (_l2_reads(panels, unshared, mach.l2_bytes) + batch * m * n * elem) / mach.hbm_bytes_per_s
+        partial_s = (split - 1) * partial_unit / mach.hbm_bytes_per_s  # split_seconds adds it whole
+        floors.append((max(compute_s, smem_s, hbm_s) + partial_s) * _FLOOR_MARGIN + mach.overhead_s)
     timed: dict[int, tuple[int, float]] = {}
     rows: dict[int, list] = {}  # each timed config's wave rows: the winner's become its WaveTimes
-    for i in sorted(range(len(configs)), key=floors.__getitem__):
-        if floors[i] > best * (1 + _TIE_TOLERANCE):
-            break  # every later floor is larger still
-        split = splits[i]
+    launches: dict[int, tuple] = {}
+
+    def time(i: int) -> float:
+        (regs, smem, occ), programs = occupied[i]
+        launches[i] = (regs, smem, occ, waves(programs, sms, occ.blocks_per_sm))
         rows[i] = _gemm_wave_rows(m, k, n, batch, elem, configs[i], launches[i][3], mach)
-        partial = 2 * (split - 1) * batch * m * n * partial_sum_bytes_per_element
-        seconds = split_seconds([r[2:5] for r in rows[i]], split, partial, mach.hbm_bytes_per_s, mach.overhead_s)
+        split = splits[i]
+        seconds = split_seconds(
+            [r[2:5] for r in rows[i]], split, (split - 1) * partial_unit, mach.hbm_bytes_per_s, mach.overhead_s
+        )
         timed[i] = (split, seconds)
-        best = min(best, seconds)
-    order = sorted(timed)
-    win = order[autotune_pick([(timed[i][1], configs[i]) for i in order])]
+        return seconds
+
+    def tie_break(i: int) -> tuple[int, int]:  # autotune_pick's order (sorted is stable: the order given last)
+        return -configs[i].block_m * configs[i].block_n, -configs[i].block_k
+
+    tol = 1 + _TIE_TOLERANCE
+    by_floor = sorted(range(len(configs)), key=lambda i: (floors[i], tie_break(i)))
+    least = 0  # by_floor[least:] holds every config not timed (and some timed ones)
+    best = time(by_floor[0])  # U: the least time found (the least floor's first: often the best)
+    win = None
+    for i in sorted(range(len(configs)), key=tie_break):
+        if floors[i] > best * tol:
+            continue  # slower than the best found by more than the tolerance: cannot tie
+        t = timed[i][1] if i in timed else time(i)
+        best = min(best, t)
+        while t <= best * tol:
+            while least < len(by_floor) and by_floor[least] in timed:
+                least += 1
+            low = best if least == len(by_floor) else min(best, floors[by_floor[least]])  # L
+            if t <= low * tol:
+                win = i  # within the tolerance of every time there is: ties, and nothing before it does
+                break
+            best = min(best, time(by_floor[least]))
+        if win is not None:
+            break
     kern = _evaluate(m, k, n, batch, dtype, profile, configs[win], None, 1, env, launches[win], rows[win])
     return kern, timed[win]
 
