@@ -213,3 +213,40 @@ def test_a_dataflow_fusion_is_reused_at_another_capacity_only_where_no_decision_
     # the re-quoted reasons name the capacity of the chip asked, as a fresh run writes them
     decisions = fresh(2e11).program.meta["fusion_decisions"]
     assert decisions and all("2e+11 B" in d.reason for d in decisions if d.fused)
+
+
+def test_pool_chunks_shrink_to_single_groups_and_keep_every_task_in_order():
+    from dfx.sweep.runner import _chunks
+
+    # 10 tasks, 2 workers: ceil(10 / 8) = 2, then 8 left, ceil(8 / 8) = 1 each
+    assert [len(c) for c in _chunks(list(range(10)), 2)] == [2, 1, 1, 1, 1, 1, 1, 1, 1]
+    # 144 groups (the bench's 864-point sweep), 2 workers: ceil(144 / 8) = 18, ceil(126 / 8) = 16,
+    # ceil(110 / 8) = 14, ceil(96 / 8) = 12, ...; the last 8 tasks go one at a time
+    chunks = _chunks(list(range(144)), 2)
+    sizes = [len(c) for c in chunks]
+    assert sizes[:4] == [18, 16, 14, 12] and sizes[-8:] == [1] * 8 and len(sizes) == 27
+    assert [t for c in chunks for t in c] == list(range(144))
+    assert _chunks([], 2) == []
+
+
+def test_a_worker_freezes_what_it_inherits_and_runs_a_cached_group_with_the_collector_off(tmp_path):
+    import subprocess
+    import sys
+
+    # a group whose graph is cached runs with the collector off, then collects and freezes once;
+    # the collector is on again afterwards, and the rows are run_group's
+    code = (
+        "import gc, json, sys; from dfx.heap import start_worker; "
+        "from dfx.sweep.evaluate import run_group, graph_on_disk; from dfx.sweep import runner, load_spec; "
+        "assert gc.get_freeze_count() == 0; start_worker(); frozen = gc.get_freeze_count(); assert frozen > 0; "
+        "spec = load_spec(None, {'models': ['gpt2-block'], 'hardware': ['ibm-spyre'], 'seq': [8], 'batch': [1]}); "
+        "task = spec.groups()[0].to_task(); cache = sys.argv[1]; seen = []; inner = runner.run_group; "
+        "runner.run_group = lambda t, c: seen.append(gc.isenabled()) or inner(t, c); "
+        "first = runner._run_in_worker(task, cache); assert graph_on_disk(task, cache); "  # a capture: gc on
+        "before = gc.get_freeze_count(); again = runner._run_in_worker(task, cache); "
+        "assert seen == [True, False] and gc.isenabled(), seen; "  # the cached group: off, and on again after
+        "assert gc.get_freeze_count() > before; "  # what the group made was collected, then frozen
+        "assert json.dumps(again, sort_keys=True) == json.dumps(first, sort_keys=True) "
+        "== json.dumps(run_group(task, cache), sort_keys=True)"
+    )
+    subprocess.run([sys.executable, "-c", code, str(tmp_path / "graphs")], check=True)

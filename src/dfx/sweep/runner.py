@@ -7,7 +7,9 @@ than one group), or Ray (``ray=True`` starts a local Ray; ``ray_address`` joins 
 
 from __future__ import annotations
 
+import gc
 import json
+import math
 import os
 import time
 from dataclasses import dataclass
@@ -16,6 +18,7 @@ from types import MappingProxyType
 from typing import Any, Callable, Iterator, Mapping
 
 from dfx.errors import DfxError
+from dfx.heap import after_capture, start_worker
 from dfx.schema.errors import SchemaError
 from dfx.schema.ids import SWEEP_SCHEMA
 from dfx.schema.sweep import SweepDoc, read_sweep
@@ -144,31 +147,65 @@ def _pool(tasks: list[dict[str, Any]], cache: str, workers: int) -> Iterator[lis
         for i in sorted(warm):
             yield run_group(tasks[i], cache)
         tasks = [t for i, t in enumerate(tasks) if i not in warm]
-    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_worker_start) as pool:
-        futures = [pool.submit(run_group, t, cache) for t in tasks]
+    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=start_worker) as pool:
+        futures = [pool.submit(_run_chunk, chunk, cache) for chunk in _chunks(tasks, workers)]
         try:
             for f in as_completed(futures):
-                yield f.result()
+                yield from f.result()
         finally:
             for f in futures:
                 f.cancel()
 
 
-def _worker_start() -> None:
-    """A worker process's start: it owns its collector, so it freezes what each capture leaves (dfx.heap)."""
-    from dfx.heap import freeze_after_capture
+def _chunks(tasks: list[dict[str, Any]], workers: int) -> list[list[dict[str, Any]]]:
+    """The tasks in consecutive chunks, one future each, shrinking as the queue empties (guided scheduling).
 
-    freeze_after_capture()
+    Each chunk is a quarter of one worker's share of the tasks left (``ceil(left / (4 x workers))``),
+    so the early futures are large and the last ones single groups that even out the workers'
+    finish: 144 groups on 2 workers make 27 futures (18, 16, 14, ..., 1). A future per group
+    cost the sweep's process about 0.3 ms of CPU each (pickling, the executor's threads), taken from
+    the workers on a machine with a core per worker (docs/sweeps.md, "Speed").
+    """
+    out, i = [], 0
+    while i < len(tasks):
+        n = max(1, math.ceil((len(tasks) - i) / (4 * workers)))
+        out.append(tasks[i : i + n])
+        i += n
+    return out
+
+
+def _run_chunk(tasks: list[dict[str, Any]], cache: str) -> list[list[dict[str, Any]]]:
+    """A worker's chunk: each group's rows, in the chunk's order."""
+    return [_run_in_worker(t, cache) for t in tasks]
+
+
+def _run_in_worker(task: dict[str, Any], cache: str) -> list[dict[str, Any]]:
+    """:func:`run_group` in a worker process (pool or Ray actor), which owns its collector (dfx.heap).
+
+    A forward group whose graph is in the cache folder captures nothing: it runs with the cyclic
+    collector off, then collects once and freezes what survives (:func:`dfx.heap.after_capture`),
+    so the graph read and the plans made are scanned once instead of by the collections their
+    allocations would trigger. A group that captures runs with the collector on (a capture's garbage
+    is large).
+    """
+    if not graph_on_disk(task, cache):
+        return run_group(task, cache)
+    gc.disable()
+    try:
+        return run_group(task, cache)
+    finally:
+        gc.enable()
+        after_capture()
 
 
 class _RayWorker:
     """A Ray actor running :func:`run_group` (the same function as the local executors)."""
 
     def __init__(self) -> None:
-        _worker_start()
+        start_worker()
 
     def run(self, task: dict[str, Any], cache: str) -> list[dict[str, Any]]:
-        return run_group(task, cache)
+        return _run_in_worker(task, cache)
 
 
 def _ray(tasks: list[dict[str, Any]], cache: str, workers: int, address: str | None) -> Iterator[list[dict[str, Any]]]:
