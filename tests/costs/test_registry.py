@@ -117,3 +117,32 @@ avg_pool2d.default _adaptive_avg_pool2d.default
 @pytest.mark.parametrize("op", REQUIRED.split())
 def test_every_required_op_has_a_rule(op):
     assert rule_for(f"aten.{op}") is not None, op
+
+
+def test_a_rule_registered_after_a_lookup_is_found():
+    # rule_for remembers its answers; a registration must not leave a stale "no rule" (or a less
+    # specific rule) behind
+    reg = Registry()
+    assert reg.rule_for("aten.neg_.default") is None
+    reg.register("aten.neg", category=Category.ELEMENTWISE)(_rule)
+    assert reg.rule_for("aten.neg_.default").key == "aten.neg"  # the in-place op's functional packet
+    reg.register("aten.neg_.default", category=Category.ELEMENTWISE)(_rule)
+    assert reg.rule_for("aten.neg_.default").key == "aten.neg_.default"  # the exact overload now
+
+
+def test_a_plain_cost_and_a_one_category_mapping_give_the_same_call_cost():
+    from dfx.costs import CallCost
+
+    reg = Registry()
+    reg.register("aten.mm", category=Category.MATMUL)(lambda c: Cost(10, 4, 6))
+    reg.register("aten.bmm", category=Category.MATMUL)(lambda c: {Category.MATMUL: Cost(10, 4, 6)})
+    reg.register("aten.t", category=Category.VIEW)(lambda c: Cost(0, 0, 0))
+    mm, bmm = reg.rule_for("aten.mm.default"), reg.rule_for("aten.bmm.default")
+    assert mm(call("aten.mm.default")) == CallCost(
+        "aten.mm.default", Category.MATMUL, Cost(10, 4, 6), (("matmul", 10),)
+    )
+    assert bmm(call("aten.bmm.default")) == CallCost(
+        "aten.bmm.default", Category.MATMUL, Cost(10, 4, 6), (("matmul", 10),)
+    )
+    # no FLOPs: no entry in the split
+    assert reg.rule_for("aten.t.default")(call("aten.t.default")).flops_by_category == ()

@@ -73,16 +73,27 @@ def _cost_calls(node: Node, registry: Registry, unknowns: _Unknowns) -> Iterator
 def _cost_node(node: Node, registry: Registry, unknowns: _Unknowns) -> CostedNode:
     if node.op in _NO_COST_OPCODES:
         return CostedNode(node, Cost.zeros(), Category.NONE)
-    results = list(_cost_calls(node, registry, unknowns))
-    calls = tuple(r for r in results if isinstance(r, CallCost))
-    unknown = tuple(dict.fromkeys(r for r in results if isinstance(r, str)))
+    calls: list[CallCost] = []
+    unknown: dict[str, None] = {}  # op names not costed, in first-seen order
+    for call in node.aten_calls:  # _cost_calls, inlined: this runs once per node of every graph read
+        rule = registry.rule_for(call.op)
+        if rule is None:
+            unknowns.add(call.op, node.name, "no cost rule")
+            unknown[call.op] = None
+            continue
+        try:
+            calls.append(rule(call))
+        except Exception as exc:  # a rule that cannot read these arguments: report, never crash
+            unknowns.add(call.op, node.name, f"cost rule {rule.key!r} failed: {type(exc).__name__}: {exc}")
+            unknown[call.op] = None
     category = max((c.category for c in calls), key=CATEGORY_RANK.__getitem__, default=Category.NONE)
     by_category: dict[str, int] = {}
-    for c in calls:
+    total = Cost.zeros()
+    for c in calls:  # the totals in call order, as sum(costs, Cost.zeros()) adds them
+        total = total + c.cost
         for cat, flops in c.flops_by_category:
             by_category[cat] = by_category.get(cat, 0) + flops
-    total = sum((c.cost for c in calls), Cost.zeros())
-    return CostedNode(node, total, category, tuple(by_category.items()), unknown, calls)
+    return CostedNode(node, total, category, tuple(by_category.items()), tuple(unknown), tuple(calls))
 
 
 def _warn(unknown: tuple[UnknownOp, ...]) -> None:

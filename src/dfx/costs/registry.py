@@ -47,6 +47,10 @@ class CostRule:
         gives a node the highest-ranked category among its calls).
         """
         result = self.fn(call)
+        if isinstance(result, Cost) and isinstance(self.category, Category):
+            # the usual case, a plain Cost: what the general path below makes of {category: result}
+            split = ((self.category.value, result.flops),) if result.flops else ()
+            return CallCost(call.op, self.category, Cost.zeros() + result, split)
         parts = {self.category: result} if isinstance(result, Cost) else {}
         parts = dict(result) if isinstance(result, Mapping) else parts
         if not parts or not all(isinstance(c, Category) and isinstance(v, Cost) for c, v in parts.items()):
@@ -76,6 +80,7 @@ class Registry:
 
     def __init__(self) -> None:
         self._rules: dict[str, CostRule] = {}
+        self._found: dict[str, CostRule | None] = {}  # rule_for's answers by op, emptied on register
 
     def register(self, ops: str | Iterable[str], *, category: Category) -> Callable[[RuleFn], RuleFn]:
         """Decorator registering a rule for each op name in ``ops`` (a string or a list of them).
@@ -109,17 +114,24 @@ class Registry:
         def decorate(fn: RuleFn) -> RuleFn:
             for key in keys:
                 self._rules[key] = CostRule(key, category, fn)
+            self._found.clear()
             return fn
 
         return decorate
 
     def rule_for(self, op: str) -> CostRule | None:
         """The rule for aten op ``op``, following :func:`lookup_keys`; ``None`` if there is none."""
+        try:
+            return self._found[op]
+        except KeyError:
+            pass
+        found = None
         for key in lookup_keys(op):
-            rule = self._rules.get(key)
-            if rule is not None:
-                return rule
-        return None
+            found = self._rules.get(key)
+            if found is not None:
+                break
+        self._found[op] = found
+        return found
 
     def keys(self) -> tuple[str, ...]:
         return tuple(self._rules)

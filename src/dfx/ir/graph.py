@@ -36,12 +36,14 @@ def _encode_arg(value: ArgValue) -> Any:
 
 
 def _decode_arg(value: Any) -> ArgValue:
-    if isinstance(value, dict) and "tensor" in value:
-        return TensorSpec.from_dict(value["tensor"])
-    if isinstance(value, dict) and "float" in value:
-        return float(value["float"])
+    if isinstance(value, dict):
+        if "tensor" in value:
+            return TensorSpec.from_dict(value["tensor"])
+        if "float" in value:
+            return float(value["float"])
+        return value
     if isinstance(value, list):
-        return tuple(_decode_arg(v) for v in value)
+        return tuple([_decode_arg(v) for v in value])
     return value
 
 
@@ -111,11 +113,13 @@ class AtenCall:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> AtenCall:
+        kwargs = data.get("kwargs")
+        spec = TensorSpec.from_dict
         return cls(
-            op=data["op"],
-            args=tuple(_decode_arg(a) for a in data.get("args", [])),
-            kwargs=tuple(sorted((k, _decode_arg(v)) for k, v in data.get("kwargs", {}).items())),
-            outputs=tuple(TensorSpec.from_dict(o) for o in data.get("outputs", [])),
+            data["op"],
+            tuple([_decode_arg(a) for a in data.get("args", ())]),
+            tuple(sorted([(k, _decode_arg(v)) for k, v in kwargs.items()])) if kwargs else (),
+            tuple([spec(o) for o in data.get("outputs", ())]),
         )
 
 
@@ -212,17 +216,18 @@ class Node:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Node:
-        return cls(
-            name=data["name"],
-            op=data["op"],
-            target=data["target"],
-            module_path=data.get("module_path", ""),
-            inputs=tuple(Edge(src, idx) for src, idx in data.get("inputs", [])),
-            outputs=tuple(TensorSpec.from_dict(o) for o in data.get("outputs", [])),
-            params=tuple(data.get("params", ())),
-            aten_calls=tuple(AtenCall.from_dict(c) for c in data.get("aten_calls", [])),
-            args_repr=data.get("args_repr", ""),
-            input_kind=data.get("input_kind", ""),
+        get, spec, call = data.get, TensorSpec.from_dict, AtenCall.from_dict
+        return cls(  # positional, in the fields' order: a graph read builds one per node
+            data["name"],
+            data["op"],
+            data["target"],
+            get("module_path", ""),
+            tuple([Edge(src, idx) for src, idx in get("inputs", ())]),
+            tuple([spec(o) for o in get("outputs", ())]),
+            tuple(get("params", ())),
+            tuple([call(c) for c in get("aten_calls", ())]),
+            get("args_repr", ""),
+            get("input_kind", ""),
         )
 
 
@@ -352,8 +357,8 @@ class Graph:
         if data.get("schema") != GRAPH_SCHEMA:
             raise ValueError(f"not a dfx graph: schema is {data.get('schema')!r}, expected {GRAPH_SCHEMA!r}")
         return cls(
-            nodes=tuple(Node.from_dict(n) for n in data["nodes"]),
-            parameters=tuple(ParameterInfo.from_dict(p) for p in data.get("parameters", [])),
+            nodes=tuple([Node.from_dict(n) for n in data["nodes"]]),
+            parameters=tuple([ParameterInfo.from_dict(p) for p in data.get("parameters", [])]),
             name=data.get("name", "model"),
             capture_method=data.get("capture_method", ""),
             meta=tuple(sorted(data.get("meta", {}).items())),
