@@ -259,3 +259,50 @@ def test_a_family_measured_while_another_process_ran_is_measured_again(monkeypat
         assert cal.verdict.reasons == (
             "other processes left our threads 50% of a CPU while the overhead benchmarks ran (under 80%)",
         )
+
+
+# A 4096 x 4096 fp32 weight (67,108,864 B) read at the fake DRAM's 2e10 B/s takes 3.355 ms; refused over
+# 1.5 x that, 5.03 ms over the hot time.
+_COLD_OK = (64, 4096, 4096, 9e-3, 10e-3)  # 1 ms exposed
+_COLD_STALLED = (64, 4096, 4096, 9e-3, 15e-3)  # 6 ms exposed: more than the weight's whole read
+
+
+def _with_cold_points(monkeypatch, answers):
+    """:func:`_fake_benchmarks` with an L3, so that ``gemm_cold`` runs; it answers ``answers`` in turn."""
+    import dfx.measure.calibration as calibration
+    from dfx.measure.calibration import CacheLevel
+
+    calls = _fake_benchmarks(monkeypatch, iter([NORMAL] * 3))
+    monkeypatch.setattr(
+        calibration, "_plan", lambda device: ({"L3": CacheLevel("L3", 2**25, 1)}, {"L3": 2**23, "DRAM": 2**26}, "fake", None)
+    )
+    monkeypatch.setattr(calibration, "resident_bytes", lambda *a: calibration.Sample(2**24, 1e-3, 5, "fake"))
+    cold = iter(answers)
+    calls["cold"] = 0
+
+    def gemm_cold_points(*args):
+        calls["cold"] += 1
+        return (next(cold),)
+
+    monkeypatch.setattr(calibration, "gemm_cold_points", gemm_cold_points)
+    return calls
+
+
+def test_a_cold_gemm_slower_than_its_weight_read_is_measured_again_and_kept_when_it_recovers(monkeypatch):
+    from dfx.measure.calibration import calibrate
+
+    calls = _with_cold_points(monkeypatch, [_COLD_STALLED, _COLD_OK])
+    cal = calibrate(budget_s=1.0)
+    assert calls["cold"] == 2
+    assert [(p.hot_s, p.cold_s) for p in cal.gemm_cold] == [(9e-3, 10e-3)] and cal.warnings == ()
+
+
+def test_a_cold_gemm_that_stays_too_slow_is_capped_at_its_weight_read_with_a_warning(monkeypatch):
+    from dfx.measure.calibration import calibrate
+
+    calls = _with_cold_points(monkeypatch, [_COLD_STALLED] * 3)
+    cal = calibrate(budget_s=1.0)
+    assert calls["cold"] == 3  # the first try and two more
+    (point,) = cal.gemm_cold
+    assert point.cold_s == pytest.approx(9e-3 + 67_108_864 / 2e10)  # hot + the whole read: 12.355 ms
+    assert any("with its weight from DRAM took 15 ms, 6 ms over its hot time" in w for w in cal.warnings)
