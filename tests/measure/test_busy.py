@@ -274,7 +274,9 @@ def _with_cold_points(monkeypatch, answers):
 
     calls = _fake_benchmarks(monkeypatch, iter([NORMAL] * 3))
     monkeypatch.setattr(
-        calibration, "_plan", lambda device: ({"L3": CacheLevel("L3", 2**25, 1)}, {"L3": 2**23, "DRAM": 2**26}, "fake", None)
+        calibration,
+        "_plan",
+        lambda device: ({"L3": CacheLevel("L3", 2**25, 1)}, {"L3": 2**23, "DRAM": 2**26}, "fake", None),
     )
     monkeypatch.setattr(calibration, "resident_bytes", lambda *a: calibration.Sample(2**24, 1e-3, 5, "fake"))
     cold = iter(answers)
