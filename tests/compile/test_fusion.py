@@ -357,3 +357,32 @@ def test_a_gather_then_a_whole_read_of_one_table_load_it_once_in_a_region():
     # the gather reads ids (32 B) and 4 rows of w (128 B); lm reads the other 6 rows (192 B), writes 160 B.
     # Before: the gather was taken to have loaded 288 B of w (its whole traffic, its write included): 352 B
     assert [k.offchip_bytes for k in program.kernels] == [32 + 128, 192 + 160]
+
+
+def test_kernel_deps_are_producer_kernels_of_the_fused_groups():
+    # The fusion pass derives each kernel's dependencies from the flow's working producers, worked out
+    # once per graph (fusion._Start.producers); the reference is lower.producer_kernels on the run's own
+    # node -> kernel map, walked afresh. Every target's rules, on the stored tiny Llama (views,
+    # getitems and parameters to look through).
+    from pathlib import Path
+
+    from dfx.compile.dataflow import dataflow
+    from dfx.compile.fusion import clear_fusion_cache, fuse, kernels_from_groups, streaming_kernels
+    from dfx.compile.lower import producer_kernels
+
+    graph = Graph.from_json((Path(__file__).parent / "data" / "tiny_llama.graph.json").read_text())
+    costed = _annotate_quietly(graph)
+    flow = dataflow(costed)
+    clear_fusion_cache()
+    for rules in (InductorRules(), XlaRules(), DataflowRules(capacity_bytes=1e5)):
+        groups, _ = fuse(flow, rules)
+        build = streaming_kernels if rules.streams else kernels_from_groups
+        kernels = build(costed, flow, groups, rules.target)
+        kernel_of = {n: k.name for k in kernels for n in k.nodes}
+        deps = producer_kernels(costed, kernel_of)
+        for k in kernels:
+            want = tuple(dict.fromkeys(d for n in k.nodes for d in deps[n] if d != k.name))
+            assert k.deps == want, (rules.target, k.name)
+        assert any(k.deps for k in kernels)
+        # a run that fused: some kernel (GPU, TPU) or region (dataflow) holds several nodes
+        assert max(len(g.nodes) for g in groups) > 1

@@ -96,6 +96,11 @@ class Dataflow:
         return {key: name for name, outs in self.outputs.items() for key in outs}
 
     @cached_property
+    def _position(self) -> dict[str, int]:
+        """Working node name -> its topological position (``ops[name].pos``)."""
+        return {name: op.pos for name, op in self.ops.items()}
+
+    @cached_property
     def _successors(self) -> dict[str, tuple[str, ...]]:
         out = {}
         for name, outs in self.outputs.items():
@@ -119,17 +124,21 @@ class Dataflow:
         """
         out: dict[str, int] = {}
         loaded: dict[TensorKey, int] = {}  # bytes of each tensor already brought on chip
-        for name in sorted(members, key=lambda n: self.ops[n].pos):
+        producer, consumers, graph_outputs = self.producer, self.consumers, self.graph_outputs
+        for name in sorted(members, key=self._position.__getitem__):
             saved = self.repeats.get(name, 0)  # a storage read twice by one node: loaded once
+            params = self.params[name]
             for key, nbytes in self.loads[name].items():
-                if self.producer.get(key) in members or (weights_on_chip and key in self.params[name]):
+                had = loaded.get(key, 0)
+                if producer.get(key) in members or (weights_on_chip and key in params):
                     saved += nbytes
                 else:  # a gather loads only its rows: a later whole read loads the rest
-                    saved += min(nbytes, loaded.get(key, 0))
-                loaded[key] = max(loaded.get(key, 0), nbytes)
+                    saved += nbytes if nbytes < had else had
+                if nbytes > had:  # loaded[key] = max(had, nbytes); a tensor absent reads as 0
+                    loaded[key] = nbytes
             for key, nbytes in self.outputs[name].items():
-                readers = self.consumers.get(key, ())
-                if key not in self.graph_outputs and readers and all(r in members for r in readers):
+                readers = consumers.get(key, ())
+                if readers and key not in graph_outputs and members.issuperset(readers):
                     saved += nbytes
             out[name] = min(saved, self.traffic[name])
         return out

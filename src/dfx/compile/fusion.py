@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 import weakref
+from operator import itemgetter
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -204,7 +205,8 @@ def _absorb(a: Group, b: Group, reason: str, pos: dict[str, int], internal: int 
     consumers = big.consumers
     consumers |= small.consumers
     consumers.difference_update(a.nodes, b.nodes)
-    return Group(
+    new = object.__new__(Group)  # every field given: the dataclass __init__ would only assign them
+    new.__dict__.update(
         nodes=nodes,
         kinds=a.kinds | b.kinds,
         numel=red.numel,
@@ -217,8 +219,9 @@ def _absorb(a: Group, b: Group, reason: str, pos: dict[str, int], internal: int 
         internal_bytes=a.internal_bytes + b.internal_bytes + internal,
         reasons=a.reasons + b.reasons + [reason],
         consumers=consumers,
-        unknown=tuple(dict.fromkeys(a.unknown + b.unknown)),
+        unknown=tuple(dict.fromkeys(a.unknown + b.unknown)) if a.unknown or b.unknown else (),
     )
+    return new
 
 
 class _State:
@@ -252,19 +255,22 @@ class _State:
         groups, succ = self.groups, self.succ
         for src, dst in ((a, b), (b, a)):
             last = groups[dst].last
-            stack = [s for s in succ[src] if s != dst]
+            # a group whose every node comes after dst's last has no path back into dst: never walked
+            # (left out of the stack where met, in the order met: the walk visits the others as before)
+            stack = [s for s in succ[src] if s != dst and groups[s].first <= last]
+            if not stack:
+                continue
             seen = set(stack)
             while stack:
                 g = stack.pop()
-                if groups[g].first > last:
-                    continue  # every node of g comes after dst's last: no path back into dst
                 out = succ[g]
                 if dst in out:
                     return groups[g].label()
                 for s in out:
                     if s not in seen:
                         seen.add(s)
-                        stack.append(s)
+                        if groups[s].first <= last:
+                            stack.append(s)
         return None
 
     def union(self, a: str, b: str, reason: str, crossing: int | None = None) -> None:
@@ -322,25 +328,31 @@ def fuse(flow: Dataflow, rules: FusionRules) -> tuple[list[Group], list[FusionDe
             hit = shared_of[key] = _shared(ga, gb)
         return hit
 
+    parent, groups, find = state.parent, state.groups, state.find
+    decide, union, append = _decide, state.union, decisions.append
     for round_ in range(_MAX_ROUNDS):
         scored = start.scored if round_ == 0 else _scored(state, pairs, shared_bytes)
         fused_any = False
-        for (_, shared, _), x, y in scored:
-            a, b = state.find(x), state.find(y)
+        for _, x, y in scored:
+            a = x if parent[x] == x else find(x)
+            b = y if parent[y] == y else find(y)
             if a == b:
                 continue
-            ga, gb = state.groups[a], state.groups[b]
+            ga, gb = groups[a], groups[b]
             if gb.first < ga.first:
                 a, b, ga, gb = b, a, gb, ga
             key = (a, len(ga.nodes), b, len(gb.nodes))
             if key in asked:
                 continue
             asked.add(key)
-            shared, vertical, crossing = shared_bytes(a, ga, b, gb)
-            ok, reason = _decide(state, a, b, vertical, rules)
-            decisions.append(FusionDecision.of(ga.label(), gb.label(), vertical, ok, reason, shared))
+            hit = shared_of.get(key)
+            if hit is None:
+                hit = shared_of[key] = _shared(ga, gb)
+            shared, vertical, crossing = hit
+            ok, reason = decide(state, a, b, vertical, rules)
+            append(FusionDecision.of(ga.label(), gb.label(), vertical, ok, reason, shared))
             if ok:
-                state.union(a, b, reason, crossing)
+                union(a, b, reason, crossing)
                 fused_any = True
         if not fused_any:
             break
@@ -350,19 +362,24 @@ def fuse(flow: Dataflow, rules: FusionRules) -> tuple[list[Group], list[FusionDe
 def _scored(state: _State, pairs: list[tuple[str, str]], shared_bytes) -> list[tuple[tuple, str, str]]:
     """The candidate pairs of different groups sharing bytes, best first: ``(score, x, y)``."""
     scored = []
+    parent, groups, find = state.parent, state.groups, state.find
     for x, y in pairs:
-        a, b = state.find(x), state.find(y)
+        a = x if parent[x] == x else find(x)
+        b = y if parent[y] == y else find(y)
         if a == b:
             continue
-        ga, gb = state.groups[a], state.groups[b]
+        ga, gb = groups[a], groups[b]
         shared = shared_bytes(a, ga, b, gb)[0]
         if shared == 0:
             continue
         # Inductor's score_fusion: same reduction-ness and shared memory, then bytes, then proximity
         proximity = -max(abs(ga.first - gb.last), abs(gb.first - ga.last))
         scored.append(((ga.is_reduction == gb.is_reduction, shared, proximity), x, y))
-    scored.sort(key=lambda t: t[0], reverse=True)
+    scored.sort(key=_first, reverse=True)
     return scored
+
+
+_first = itemgetter(0)
 
 
 class _Start:
@@ -388,12 +405,25 @@ class _Start:
         first.groups = self.singletons
         self.shared: dict[tuple[str, int, str, int], tuple[int, bool, int]] = {}  # as fuse's shared_of
         self.kernel_facts: dict[tuple[str, ...], tuple] = {}  # node names -> _kernel_facts (kernels_from_groups)
+        self._producers: dict[str, tuple[str, ...]] | None = None
 
         def shared_bytes(a: str, ga: Group, b: str, gb: Group) -> tuple[int, bool, int]:
             hit = self.shared[a, 1, b, 1] = _shared(ga, gb)
             return hit
 
         self.scored = _scored(first, self.pairs, shared_bytes)
+
+    def producers(self, costed: CostedGraph) -> dict[str, tuple[str, ...]]:
+        """Per node, the working nodes producing its inputs: :func:`producer_kernels` with each working
+        node its own kernel, worked out once per flow (``costed``: the graph the flow was made of).
+
+        A run's kernel dependencies follow from it: where ``kernel_of`` maps every working node to its
+        kernel, ``producer_kernels(costed, kernel_of)[n]`` is ``kernel_of`` of these, in their order,
+        without repeats (both look through the same non-working nodes in the same order, and dropping
+        repeats before or after mapping names to kernels keeps the same first appearances)."""
+        if self._producers is None:
+            self._producers = producer_kernels(costed, {n: n for n in self.pos})
+        return self._producers
 
 
 # id(flow) -> (weak reference to the flow, its start): a flow is frozen and made once per costed graph
@@ -475,8 +505,9 @@ def kernels_from_groups(costed: CostedGraph, flow: Dataflow, groups: list[Group]
         name = f"k{i}_{g.nodes[0]}" if len(g.nodes) == 1 else f"k{i}_fused_{g.nodes[0]}"
         names.append(name)
         kernel_of.update(dict.fromkeys(g.nodes, name))
-    deps = producer_kernels(costed, kernel_of)
-    made = _start(flow).kernel_facts  # shared by the runs of this flow (the GPU's and the TPU's)
+    start = _start(flow)
+    producers = start.producers(costed)
+    made = start.kernel_facts  # shared by the runs of this flow (the GPU's and the TPU's)
     kernels = []
     for name, g in zip(names, groups):
         nodes = tuple(g.nodes)
@@ -484,9 +515,12 @@ def kernels_from_groups(costed: CostedGraph, flow: Dataflow, groups: list[Group]
         if facts is None:
             facts = made[nodes] = _kernel_facts(costed, flow, g)
         kind, flops, offchip, onchip, dtype, note = facts
-        kdeps: dict[str, None] = {}
+        kdeps: dict[str, None] = {}  # producer_kernels(costed, kernel_of) of its nodes, less itself
         for n in g.nodes:
-            kdeps.update(dict.fromkeys(d for d in deps[n] if d != name))
+            for w in producers[n]:
+                d = kernel_of[w]
+                if d != name:
+                    kdeps[d] = None
         reason = g.reasons[0] if g.reasons else f"{source}: runs alone"
         if len(g.reasons) > 1:
             reason += f" (+{len(g.reasons) - 1} more fusions)"
@@ -516,7 +550,8 @@ def streaming_kernels(costed: CostedGraph, flow: Dataflow, groups: list[Group], 
     """
     order = [n for g in groups for n in g.nodes]
     kernel_of = {n: f"k{i}_{n}" for i, n in enumerate(order)}
-    deps = producer_kernels(costed, kernel_of)
+    producers = _start(flow).producers(costed)
+    deps = {n: tuple(dict.fromkeys(kernel_of[w] for w in producers[n])) for n in order}  # producer_kernels'
     kernels = []
     for r, g in enumerate(groups):
         onchip = flow.onchip_by_node(set(g.nodes))

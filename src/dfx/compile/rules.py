@@ -70,7 +70,7 @@ class InductorRules:
                 False,
                 f"inductor: {lib.label()} is a library call (cuBLAS/flash attention); extern kernels never fuse",
             )
-        if vertical and a.pointwise_only and any(k in b.reads for k in a.writes):
+        if vertical and a.pointwise_only and not b.reads.keys().isdisjoint(a.writes):  # b reads what a writes
             return True, (
                 f"inductor: pointwise {a.label()} inlined into its consumer (lowering composes Pointwise "
                 f"inner_fns; torch/_inductor/ir.py, graph.py realize only reused or extern inputs)"
