@@ -69,3 +69,22 @@ def test_a_bad_chip_count_is_named_as_chips(tmp_path):
         r.returncode == 2 and r.stderr.strip() == "error: --chips 'x': expected chip counts such as 1,2,4,8 (or auto)"
     )
     assert not (tmp_path / "s").exists()
+
+
+def test_a_sweep_on_cached_graphs_never_imports_torch(full_sweep, tmp_path):
+    # every graph of the sweep is in its folder: nothing to capture, so no model check that needs torch
+    out = tmp_path / "cached"
+    shutil.copytree(full_sweep[0] / CACHE_DIR, out / CACHE_DIR)
+    code = (
+        "import sys, dfx.cli; sys.argv = ['dfx', 'sweep', '-m', 'gpt2-block,bert-layer', '--hw', 'h100,groq', "
+        "'--batch', '1,2', '--seq', '8,16', '--workers', '1', '--no-report', '--out', sys.argv[1]]\n"
+        "try:\n    dfx.cli.main()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
+        "assert 'torch' not in sys.modules, 'torch imported'\n"
+        "print('ok')"
+    )
+    r = subprocess.run([sys.executable, "-c", code, str(out)], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0 and r.stdout.endswith("ok\n"), r.stderr
+    assert "ran 16 points (0 already done)" in r.stdout  # 2 models x 2 profiles x 2 batch x 2 seq
+    # a model with a graph to capture is still checked first: a typo is refused before any point runs
+    r = dfx("sweep", "-m", "gpt2-block,bert-layr", "--hw", "h100", "--seq", "8", "--out", str(tmp_path / "t"))
+    assert r.returncode != 0 and "unknown model 'bert-layr'" in r.stderr and not (tmp_path / "t").exists()
