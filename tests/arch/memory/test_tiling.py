@@ -175,3 +175,29 @@ def test_chosen_tile_is_the_least_of_every_fitting_record(m, k, n, batch, cores,
     except DfxError:
         return  # not even one granule fits: nothing to compare
     assert (chosen.tm, chosen.tn) == _choose_by_records(gemm, machine)[:2]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    m=st.integers(1, 300),
+    k=st.integers(1, 300),
+    n=st.integers(1, 300),
+    cores=st.integers(1, 40),
+    granule=st.sampled_from([1, 8, 16]),
+    scratch=st.integers(64, 300_000),
+    fraction=st.sampled_from([0.25, 0.5, 0.999]),
+)
+def test_a_fractional_scratchpad_fits_what_its_whole_bytes_fit(m, k, n, cores, granule, scratch, fraction):
+    """A working set is a whole number of bytes, so it fits ``scratch + fraction`` exactly when it fits
+    ``scratch``: the search (which takes the fitting prefix of a row in closed form, to the floor of
+    the scratchpad) picks the same tile on both."""
+    gemm = Gemm(m, k, n)
+
+    def pick(capacity):
+        try:
+            t = choose_tile(gemm, Machine(capacity, cores, 1e12, 1e11, granule, granule, granule))
+        except DfxError:
+            return None
+        return t.tm, t.tn, t.tk
+
+    assert pick(scratch + fraction) == pick(scratch)

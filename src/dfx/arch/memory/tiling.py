@@ -282,7 +282,7 @@ def _least_traffic(gemm: Gemm, machine: Machine, double_buffer: bool) -> tuple[i
     DfxError
         If no tile fits, or the candidates exceed :data:`TILE_SEARCH_BUDGET`.
     """
-    from bisect import bisect_left
+    from bisect import bisect_left, bisect_right
 
     b, eb, m, k, n = gemm.batch, gemm.elem_bytes, gemm.m, gemm.k, gemm.n
     cores, bandwidth, scratch = machine.cores, machine.offchip_bytes_per_s, machine.scratchpad_bytes
@@ -309,13 +309,27 @@ def _least_traffic(gemm: Gemm, machine: Machine, double_buffer: bool) -> tuple[i
             start -= 1
         return min((key(tm, j), j) for j in range(start, end))  # the first least key of the run
 
+    # In whole numbers (sizes, element bytes and cores are integers), both prefixes' ends are closed
+    # forms: the working set elem * (buffers * tm*tk + tn * (buffers*tk + tm)) is at most the scratchpad
+    # (at most floor(scratch), being an integer) for tn <= (floor(scratch) - elem*buffers*tm*tk) //
+    # (elem * (buffers*tk + tm)); and rows_m * blocks < cores for blocks < ceil(cores / rows_m).
+    exact = all(type(v) is int for v in (b, eb, m, n, tk, cores)) and eb > 0
+    buffers = 2 if double_buffer else 1
+    room = math.floor(scratch) if exact and math.isfinite(scratch) else None
+    negated_blocks = [-blocks for blocks in blocks_n]  # ascending
     best: dict[bool, tuple[tuple[int, float, int], int, int] | None] = {True: None, False: None}  # busy?
     for tm in sides_m:
-        fit = bisect_left(sides_n, True, key=lambda tn: working_set_bytes(tm, tn, tk, eb, double_buffer) > scratch)
+        if room is not None:
+            fit = bisect_right(sides_n, (room - eb * buffers * tm * tk) // (eb * (buffers * tk + tm)))
+        else:
+            fit = bisect_left(sides_n, True, key=lambda tn: working_set_bytes(tm, tn, tk, eb, double_buffer) > scratch)
         if fit == 0:
             break  # the working set grows with tm too: no later row fits
         rows_m = b * math.ceil(m / tm)
-        busy = min(fit, bisect_left(blocks_n, True, key=lambda blocks: rows_m * blocks < cores))
+        if exact:
+            busy = min(fit, bisect_right(negated_blocks, -cores // rows_m))  # -ceil(cores / rows_m)
+        else:
+            busy = min(fit, bisect_left(blocks_n, True, key=lambda blocks: rows_m * blocks < cores))
         for is_busy, end in ((True, busy), (False, fit)):
             if end:
                 (row_key, j) = row_best(tm, end)

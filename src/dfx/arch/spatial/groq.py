@@ -143,15 +143,17 @@ def working_set(costed: CostedNode, costed_graph: CostedGraph) -> int:
 
     A weight that also arrives as an input edge (a parameter placeholder) is counted once.
     """
-    graph = costed_graph.graph
+    graph, node = costed_graph.graph, costed.node
     inputs = 0
-    for src, index in dict.fromkeys((e.src, e.index) for e in costed.node.inputs):
+    for src, index in {(e.src, e.index): None for e in node.inputs}:  # each tensor once, in order
         producer = graph.node(src)
         if not _is_state(producer) and index < len(producer.outputs):
             inputs += producer.outputs[index].nbytes
-    outputs = sum(spec.nbytes for spec in costed.node.outputs)
+    outputs = sum(spec.nbytes for spec in node.outputs)
+    if not node.params:
+        return inputs + outputs
     params = graph.parameter_index
-    return inputs + outputs + sum(params[p].spec.nbytes for p in dict.fromkeys(costed.node.params))
+    return inputs + outputs + sum(params[p].spec.nbytes for p in dict.fromkeys(node.params))
 
 
 def split_ways(costed: CostedNode, costed_graph: CostedGraph, org: TspOrganisation) -> int:

@@ -153,6 +153,8 @@ def _make_plan(costed: CostedGraph, org: TspOrganisation) -> TspPlan:
         finish = end[name] = start + cycles.total + math.ceil(gather * clock)
         if unit is not None:
             free[(chip, unit)] = finish
-        out.append(ScheduledNode(name, chip, unit, start, finish))
+        scheduled = object.__new__(ScheduledNode)  # the frozen __init__ would only set the fields
+        scheduled.__dict__.update(name=name, chip=chip, slice=unit, start_cycle=start, end_cycle=finish)
+        out.append(scheduled)
     schedule = TspSchedule(tuple(out), org.clock_hz, max(chips.values(), default=0) + 1)
     return TspPlan(schedule, org, chips, cycles_by, gather_by, links_by)

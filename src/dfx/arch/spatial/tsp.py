@@ -241,11 +241,13 @@ def node_cycles(
     ``1/ways`` of the MXM, VXM and MEM work: ``ceil(cycles / ways)``.
     """
     unit = slice_of(costed)
+    new = object.__new__(NodeCycles)  # the frozen __init__ would only set each field (it validates nothing)
     if unit is None:
-        return NodeCycles(costed.name, None)
+        new.__dict__.update(name=costed.name, slice=None, mxm=0, vxm=0, mem=0, c2c=0, fill=0)
+        return new
     matmul_flops = dict(costed.flops_by_category).get(Category.MATMUL.value, 0)
     vector_flops = costed.cost.flops - matmul_flops
-    return NodeCycles(
+    new.__dict__.update(
         name=costed.name,
         slice=unit,
         mxm=math.ceil(mxm_cycles(costed, org) / ways),
@@ -254,3 +256,4 @@ def node_cycles(
         c2c=org.cycles_for_bytes(c2c_bytes, org.c2c_bytes_per_s),
         fill=org.fill_cycles,
     )
+    return new

@@ -102,12 +102,22 @@ _RULES: dict[str, Callable[[AtenCall], list[Gemm]]] = {
 }
 
 
+# aten op name -> its rule (None: not a contraction dfx maps), as call_gemms resolves it from the op's
+# packet: a sweep asks the same few dozen ops for every node of every graph
+_RULE_OF_OP: dict[str, Callable[[AtenCall], list[Gemm]] | None] = {}
+
+
 def call_gemms(call: AtenCall) -> list[Gemm]:
     """The GEMMs of one aten call (empty when it is not a contraction dfx maps)."""
-    rule = _RULES.get(call.packet)
-    if rule is None and "scaled_dot_product" in call.packet:
-        rule = _sdpa
-    return [g for g in (rule(call) if rule else []) if min(g) >= 1]
+    try:
+        rule = _RULE_OF_OP[call.op]
+    except KeyError:
+        packet = call.packet
+        rule = _RULES.get(packet)
+        if rule is None and "scaled_dot_product" in packet:
+            rule = _sdpa
+        _RULE_OF_OP[call.op] = rule
+    return [g for g in rule(call) if min(g) >= 1] if rule is not None else []
 
 
 def node_gemms(calls: tuple[AtenCall, ...]) -> list[Gemm]:
