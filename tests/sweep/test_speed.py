@@ -220,13 +220,17 @@ def test_pool_chunks_shrink_to_single_groups_and_keep_every_task_in_order():
 
     # 10 tasks, 2 workers: ceil(10 / 8) = 2, then 8 left, ceil(8 / 8) = 1 each
     assert [len(c) for c in _chunks(list(range(10)), 2)] == [2, 1, 1, 1, 1, 1, 1, 1, 1]
-    # 144 groups (the bench's 864-point sweep), 2 workers: ceil(144 / 8) = 18, ceil(126 / 8) = 16,
-    # ceil(110 / 8) = 14, ceil(96 / 8) = 12, ...; the last 8 tasks go one at a time
+    # 144 groups (the bench's 864-point sweep), 2 workers: ceil(144 / 8) = 18, capped at 16; then
+    # ceil(128 / 8) = 16, ceil(112 / 8) = 14, ceil(98 / 8) = 13, ...; the last 8 tasks go one at a time
     chunks = _chunks(list(range(144)), 2)
     sizes = [len(c) for c in chunks]
-    assert sizes[:4] == [18, 16, 14, 12] and sizes[-8:] == [1] * 8 and len(sizes) == 27
+    assert sizes[:4] == [16, 16, 14, 13] and sizes[-8:] == [1] * 8 and len(sizes) == 27
     assert [t for c in chunks for t in c] == list(range(144))
     assert _chunks([], 2) == []
+    # a task that captures (not cached) goes alone, and the chunk before it stops short: 20 tasks,
+    # 1 worker, task 3 to capture: ceil(20 / 4) = 5 cut to 0..2; [3]; ceil(16 / 4) = 4; ceil(12 / 4) = 3; ...
+    cached = [i != 3 for i in range(20)]
+    assert [len(c) for c in _chunks(list(range(20)), 1, cached)] == [3, 1, 4, 3, 3, 2, 1, 1, 1, 1]
 
 
 def test_a_worker_freezes_what_it_inherits_and_runs_a_cached_group_with_the_collector_off(tmp_path):

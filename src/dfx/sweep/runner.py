@@ -133,22 +133,25 @@ def _pool(tasks: list[dict[str, Any]], cache: str, workers: int) -> Iterator[lis
     # fork: the workers start with dfx (and torch, if imported) already loaded; capture runs on
     # fake tensors, so nothing a forked child inherits is in use
     ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
+    # Groups whose graphs are already in the cache folder capture nothing: they need no warm-up, and
+    # they are quick enough to travel several to a future (_chunks)
+    cached = [graph_on_disk(t, cache) for t in tasks]
     if ctx is not None and tasks:
         # The first capture in a process pays torch.export's one-time warm-up (about 20 s here), and
         # each bucket's symbolic export is made once by whoever meets it first (dfx.sweep.graphs):
         # run the first group of each model's buckets here, so the forked workers start warm and
         # share those exports instead of making one each.
-        # Groups whose graphs are already in the cache folder capture nothing: they need no warm-up.
         first = {}
         for i, t in enumerate(tasks):
-            if not graph_on_disk(t, cache):
+            if not cached[i]:
                 first.setdefault((t["model"], t["dtype"], t["phase"], t["batch"] == 1, t["seq"] == 1), i)
         warm = set(first.values())
         for i in sorted(warm):
             yield run_group(tasks[i], cache)
+        cached = [c for i, c in enumerate(cached) if i not in warm]
         tasks = [t for i, t in enumerate(tasks) if i not in warm]
     with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=start_worker) as pool:
-        futures = [pool.submit(_run_chunk, chunk, cache) for chunk in _chunks(tasks, workers)]
+        futures = [pool.submit(_run_chunk, chunk, cache) for chunk in _chunks(tasks, workers, cached)]
         try:
             for f in as_completed(futures):
                 yield from f.result()
@@ -157,18 +160,28 @@ def _pool(tasks: list[dict[str, Any]], cache: str, workers: int) -> Iterator[lis
                 f.cancel()
 
 
-def _chunks(tasks: list[dict[str, Any]], workers: int) -> list[list[dict[str, Any]]]:
+_CHUNK_MAX = 16  # groups a future carries at most: a stopped sweep waits for the chunks already running
+
+
+def _chunks(tasks: list[dict[str, Any]], workers: int, cached: list[bool] | None = None) -> list[list[dict[str, Any]]]:
     """The tasks in consecutive chunks, one future each, shrinking as the queue empties (guided scheduling).
 
     Each chunk is a quarter of one worker's share of the tasks left (``ceil(left / (4 x workers))``),
-    so the early futures are large and the last ones single groups that even out the workers'
-    finish: 144 groups on 2 workers make 27 futures (18, 16, 14, ..., 1). A future per group
-    cost the sweep's process about 0.3 ms of CPU each (pickling, the executor's threads), taken from
-    the workers on a machine with a core per worker (docs/sweeps.md, "Speed").
+    at most :data:`_CHUNK_MAX`, so the early futures are large and the last ones single groups that
+    even out the workers' finish: 144 groups on 2 workers make 27 futures (16, 16, 14, 13, ..., 1). A
+    future per group cost the sweep's process about 0.3 ms of CPU each (pickling, the executor's
+    threads), taken from the workers on a machine with a core per worker (docs/sweeps.md, "Speed").
+    A task whose ``cached`` is false (its graph is to be captured: seconds, not milliseconds) is a
+    chunk of its own.
     """
-    out, i = [], 0
+    out: list[list[dict[str, Any]]] = []
+    i = 0
     while i < len(tasks):
-        n = max(1, math.ceil((len(tasks) - i) / (4 * workers)))
+        n = min(_CHUNK_MAX, max(1, math.ceil((len(tasks) - i) / (4 * workers))))
+        if cached is not None:  # the chunk ends before the first task to capture, which goes alone
+            capture = next((j for j in range(i, min(i + n, len(tasks))) if not cached[j]), None)
+            if capture is not None:
+                n = max(1, capture - i)
         out.append(tasks[i : i + n])
         i += n
     return out
