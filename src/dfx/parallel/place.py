@@ -41,6 +41,7 @@ from typing import Any
 
 from dfx.costs.record import Category, CostedGraph
 from dfx.errors import DfxError
+from dfx.frozen import copy_with
 from dfx.parallel.collectives import Collective, collective_s, interconnect_of
 from dfx.parallel.plan import ParallelPlan
 
@@ -333,18 +334,18 @@ def place(result, costed: CostedGraph, plan: ParallelPlan, training: Any = None,
     elif result.arch_model == "cerebras-wafer":
         placed = _wafers(result, costed, plan)
     elif plan.chips == 1:
-        return replace(result, extras=MappingProxyType({**dict(result.extras), "chips": 1}))
+        return copy_with(result, {"extras": MappingProxyType({**result.extras, "chips": 1})})
     else:
         placed = _tensor_pipeline(result, costed, plan) if plan.model_chips > 1 else _one_replica(result, plan)
         if plan.dp > 1:
             placed = _data_parallel(placed, result, costed, plan, training)
     if memory is not None:
         placed = replace(placed, memory=memory)
-    extras = {**dict(result.extras), "chips": placed.plan.chips, "parallel": placed.to_dict()}
+    extras = {**result.extras, "chips": placed.plan.chips, "parallel": placed.to_dict()}
     latency = placed.latency_s
     if result.arch_model in _OPERATOR_PLACEMENTS and result.program is not None:
         # the architecture model's latency, never below the program's critical path over the same
         # operator times (a wafer stage takes the larger of its operators' summed compute and summed
         # traffic, so a chain of differently bound operators inside one stage can take longer)
         latency = max(latency, result.critical_path.time_s)
-    return replace(result, makespan_s=latency, extras=MappingProxyType(extras))
+    return copy_with(result, {"makespan_s": latency, "extras": MappingProxyType(extras)})

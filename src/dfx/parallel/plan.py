@@ -152,9 +152,9 @@ def _peak_activation_bytes(costed: CostedGraph) -> int:
 def _model_bytes(costed: CostedGraph) -> tuple[int, int, int, int]:
     """What :func:`fewest_chips` reads of a graph, none of it the profile's (a per-graph fact): its parameter
     count and bytes, its peak live activation bytes and its user inputs' bytes."""
-    from dfx.arch.memory.lifetime import lifetime
+    from dfx.arch.memory.lifetime import peak_live_bytes
 
-    peak = lifetime(costed.graph, math.inf, {n.name: n.category.value for n in costed.nodes}).peak_bytes
+    peak = peak_live_bytes(costed.graph, {n.name: n.category.value for n in costed.nodes})
     return costed.unique_parameter_count(), costed.unique_parameter_bytes(), peak, _input_bytes(costed)
 
 

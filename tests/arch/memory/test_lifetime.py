@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from dfx.arch.memory.lifetime import lifetime, live_ranges
+from dfx.arch.memory.lifetime import lifetime, live_ranges, peak_live_bytes
 from dfx.ir import Edge, Graph, Node, ParameterInfo, TensorSpec
 
 from tests.arch.memory.conftest import chain
@@ -60,3 +60,12 @@ def test_model_peak_is_no_more_than_all_activations(gpt2_small):
     assert 0 < lt.peak_onchip_bytes <= 2e6
     assert lt.peak_bytes <= total
     assert lt.spilled_bytes == sum(r.nbytes for r in lt.ranges if not r.on_chip)
+
+
+def test_peak_live_bytes_by_hand_and_as_the_placement_counts_it(gpt2_small):
+    # the diamond's peak by hand (test_peak_and_placement_by_hand): 1,600 B at step 4; a chain of four
+    # 2,048 B tensors holds two at a time
+    assert peak_live_bytes(_diamond(), _CATS) == 1600
+    assert peak_live_bytes(chain([1024, 1024, 1024, 1024]).graph) == 4096
+    cats = {cn.name: cn.category.value for cn in gpt2_small.nodes}
+    assert peak_live_bytes(gpt2_small.graph, cats) == lifetime(gpt2_small.graph, math.inf, cats).peak_bytes

@@ -20,7 +20,7 @@ from typing import Any
 
 from dfx.ir import Graph, Node
 
-__all__ = ["LiveRange", "Lifetime", "lifetime", "live_ranges"]
+__all__ = ["LiveRange", "Lifetime", "lifetime", "live_ranges", "peak_live_bytes"]
 
 _ALIAS_CATEGORIES = {"view", "none"}  # outputs share their input's storage
 _WEIGHT_KINDS = {"parameter", "buffer", "constant"}
@@ -140,6 +140,34 @@ def live_ranges(graph: Graph, categories: dict[str, str] | None = None) -> tuple
             )
         )
     return tuple(ranges)
+
+
+def peak_live_bytes(graph: Graph, categories: dict[str, str] | None = None) -> int:
+    """``lifetime(graph, math.inf, categories).peak_bytes`` without placing the ranges: the most
+    activation bytes alive at one step (a range is alive from its start to its end step, both
+    included), from each range's bytes added at its start and taken off after its end (whole bytes,
+    so the running sum is each step's exact total).
+
+    Examples
+    --------
+    >>> from dfx.ir import Edge, Graph, Node, TensorSpec
+    >>> s = TensorSpec((4,), "float32")  # 16 B
+    >>> g = Graph((Node("x", "placeholder", "x", outputs=(s,), input_kind="input"),
+    ...            Node("y", "call_function", "aten.relu.default", inputs=(Edge("x"),), outputs=(s,)),
+    ...            Node("out", "output", "output", inputs=(Edge("y"),))))
+    >>> peak_live_bytes(g)  # at y's step, x (read) and y (written)
+    32
+    """
+    change = [0] * (len(graph.nodes) + 1)
+    for r in live_ranges(graph, categories):
+        change[r.start] += r.nbytes
+        change[r.end + 1] -= r.nbytes
+    peak = total = 0
+    for step in range(len(graph.nodes)):
+        total += change[step]
+        if total > peak:
+            peak = total
+    return peak
 
 
 def lifetime(graph: Graph, capacity_bytes: float, categories: dict[str, str] | None = None) -> Lifetime:
