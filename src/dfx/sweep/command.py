@@ -101,14 +101,12 @@ def sweep(
         TimeRemainingColumn,
     )
 
-    from dfx.errors import DfxError
     from dfx.report.files import check_targets
     from dfx.sweep import load_spec, run_sweep
     from dfx.sweep.report import REPORT_FILES
-    from dfx.sweep.runner import SPEC_FILE
+    from dfx.sweep.runner import SPEC_FILE, check_workers
 
-    if workers is not None and workers <= 0:
-        raise DfxError(f"--workers must be a positive integer, got {workers}")
+    check_workers(workers, ray_address)
     overrides = {
         "models": _words(model),
         "hardware": _words(hw),
@@ -142,6 +140,8 @@ def sweep(
     state = {"task": None, "t0": time.perf_counter(), "n": 0}
 
     def on_start(todo: int, done: int) -> None:
+        progress.start()  # here, not before run_sweep: its refusals (the folder, Ray) print as one line
+        state["started"] = True
         if done:
             err.print(f"resuming: {done:,} of {spec.n_points:,} points already in {out}", highlight=False, markup=False)
         state["task"] = progress.add_task("sweep", total=todo, rate="")
@@ -151,7 +151,7 @@ def sweep(
         rate = state["n"] / max(time.perf_counter() - state["t0"], 1e-9)
         progress.update(state["task"], advance=len(rows), rate=f"{rate:,.1f} points/s")
 
-    with progress:
+    try:
         run = run_sweep(
             spec,
             out,
@@ -162,6 +162,9 @@ def sweep(
             on_rows=on_rows,
             on_start=on_start,
         )
+    finally:
+        if state.get("started"):  # a Progress never started still prints an empty line when stopped
+            progress.stop()
     _finish(spec, run, out, no_report)
 
 
@@ -182,7 +185,7 @@ def _models_to_capture(spec, out: Path) -> list[str]:
 
 
 def _check_models(models) -> None:
-    """Refuse a built-in name that does not exist, or a model file that is not there, before any point runs.
+    """Refuse a built-in name or ``hf:`` config that does not exist, or a model file that is not there, before any point runs.
 
     Every point of such a model would only be refused one by one (an exit status 0 and a table of
     errors written into --out); a typo is the user's to fix first.
@@ -196,7 +199,11 @@ def _check_models(models) -> None:
             path = Path(name.rpartition(":")[0] if ":" in name else name)
             if not path.is_file():
                 raise DfxError(f"model file {str(path)!r} not found (sweep model {name!r})")
-        elif not name.startswith("hf:"):
+        elif name.startswith("hf:"):
+            from dfx.models.hf import load_config
+
+            load_config(name.removeprefix("hf:"))  # an unknown config, named with close matches
+        else:
             describe(name)  # a ModelSpecError naming close matches
 
 

@@ -26,10 +26,12 @@ from dfx.sweep.evaluate import graph_on_disk, run_group
 from dfx.sweep.spec import AUTO, Group, SweepSpec, fingerprint
 from dfx.sweep.table import ResultsTable
 
-__all__ = ["SweepRun", "run_sweep", "SPEC_FILE", "CACHE_DIR"]
+__all__ = ["SweepRun", "run_sweep", "check_workers", "SPEC_FILE", "CACHE_DIR", "MAX_WORKERS_PER_CPU"]
 
 SPEC_FILE = "sweep.json"  # the spec a folder's table belongs to (the union of the sweeps it holds)
 _RAY_STORE_BYTES = 128 * 1024**2  # a local Ray's object store (Ray's minimum is 75 MiB)
+_RAY_CONNECT_S = 5.0  # how long a Ray cluster's address may take to accept a TCP connection
+MAX_WORKERS_PER_CPU = 4  # local workers (pool processes, a local Ray's actors) beyond this are refused
 # Rows are written in batches: a Parquet part file (or a CSV fsync) per group made the table's writes
 # a cost per point comparable with evaluating it. A batch goes out at this many rows or this many
 # seconds after the last, and whatever is buffered when the sweep stops or is interrupted.
@@ -150,6 +152,9 @@ def _pool(tasks: list[dict[str, Any]], cache: str, workers: int) -> Iterator[lis
             yield run_group(tasks[i], cache)
         cached = [c for i, c in enumerate(cached) if i not in warm]
         tasks = [t for i, t in enumerate(tasks) if i not in warm]
+    if not tasks:  # every group was a bucket's first, run above
+        return
+    workers = min(workers, len(tasks))  # what is left after the warm-up: no idle forks
     with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=start_worker) as pool:
         futures = [pool.submit(_run_chunk, chunk, cache) for chunk in _chunks(tasks, workers, cached)]
         try:
@@ -221,11 +226,73 @@ class _RayWorker:
         return _run_in_worker(task, cache)
 
 
-def _ray(tasks: list[dict[str, Any]], cache: str, workers: int, address: str | None) -> Iterator[list[dict[str, Any]]]:
+def check_workers(workers: int | None, ray_address: str | None = None) -> None:
+    """Refuse a worker count that is not positive, or (on this machine) more than :data:`MAX_WORKERS_PER_CPU` per CPU.
+
+    The local pool forks all its workers at once (and a local Ray starts an actor per worker): 100,000
+    workers is a fork bomb, not a sweep. A Ray cluster (``ray_address``) counts its own CPUs.
+
+    Raises
+    ------
+    DfxError
+        One line naming the value and the most this machine takes.
+    """
+    if workers is None:
+        return
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers <= 0:
+        raise DfxError(f"--workers must be a positive integer, got {workers!r}")
+    cpus = os.cpu_count() or 1
+    if ray_address is None and workers > MAX_WORKERS_PER_CPU * cpus:
+        raise DfxError(
+            f"--workers {workers:,} is more than {MAX_WORKERS_PER_CPU} per CPU of this machine "
+            f"({MAX_WORKERS_PER_CPU * cpus} for its {cpus}); give at most {MAX_WORKERS_PER_CPU * cpus} "
+            "(default: one per CPU), or --ray-address for a cluster"
+        )
+
+
+def _ray_endpoint(address: str) -> tuple[str, int] | None:
+    """``(host, port)`` of a Ray address (``ray://host:10001``, ``host:6379``); None for ``auto``/``local``."""
+    text = address.strip()
+    client = text.startswith("ray://")
+    text = text.removeprefix("ray://").split("/", 1)[0]
+    if not text or text in ("auto", "local"):
+        return None
+    host, sep, port = text.rpartition(":") if ":" in text else (text, "", "")
+    if not sep:
+        return host, 10001 if client else 6379  # Ray Client's and the GCS's default ports
     try:
-        import ray
+        return host.strip("[]"), int(port)
+    except ValueError:
+        raise DfxError(f"--ray-address {address!r}: the port {port!r} is not a number; give host:port") from None
+
+
+def _check_ray(address: str | None) -> None:
+    """Ray importable, and a cluster's address reachable, before anything is written.
+
+    ``ray.init`` retries an unreachable address without end (and ignores Ctrl-C while it does), so
+    the address is first tried with a plain TCP connection, :data:`_RAY_CONNECT_S` seconds at most.
+    """
+    import socket
+
+    try:
+        import ray  # noqa: F401
     except ImportError:
         raise DfxError("--ray needs Ray; install it with `pip install dfx[ray]`") from None
+    endpoint = _ray_endpoint(address) if address else None
+    if endpoint is None:
+        return
+    try:
+        socket.create_connection(endpoint, timeout=_RAY_CONNECT_S).close()
+    except OSError as exc:
+        raise DfxError(
+            f"cannot reach Ray at {address!r} ({exc.strerror or exc}); check the head's address "
+            "(host:port of its GCS, or ray://host:10001 for Ray Client) and that it is running"
+        ) from None
+
+
+def _ray(tasks: list[dict[str, Any]], cache: str, workers: int, address: str | None) -> Iterator[list[dict[str, Any]]]:
+    import ray
+
     started = not ray.is_initialized()
     if started:
         env = {"env_vars": {"PYTHONPATH": os.environ.get("PYTHONPATH", "")}}
@@ -282,8 +349,9 @@ def run_sweep(
     out : str or Path
         The sweep's folder: ``sweep.json``, the results table, ``graphs/``.
     workers : int, optional
-        Worker processes (local) or Ray CPUs (``ray=True``). Default: one per CPU, at most one per
-        group; 1 runs in this process.
+        Worker processes (local) or Ray CPUs (``ray=True``). Default: one per CPU; never more than
+        one per group; 1 runs in this process. More than 4 per CPU is refused unless ``ray_address``
+        (:func:`check_workers`).
     ray, ray_address : optional
         Run on a local Ray started here, or on the Ray cluster at ``ray_address``.
     force : bool
@@ -298,9 +366,14 @@ def run_sweep(
     Raises
     ------
     DfxError
-        ``out`` holds another sweep's results (without ``force``), or Ray is missing or unreachable.
+        ``out`` holds another sweep's results (without ``force``), a bad ``workers``, or Ray is missing
+        or its address unreachable (each before anything is written).
     """
     out = Path(out)
+    use_ray = ray or ray_address is not None
+    check_workers(workers, ray_address)
+    if use_ray:
+        _check_ray(ray_address)
     table = _prepare(spec, out, force)
     done = table.done_ids()
     todo = [p for p in spec.points() if p.point_id not in done]
@@ -309,10 +382,8 @@ def run_sweep(
         on_start(len(todo), spec.n_points - len(todo))
     tasks = [g.to_task() for g in groups]
     cache = str(out / CACHE_DIR)
-    n = workers if workers is not None else max(1, min(os.cpu_count() or 1, len(tasks)))
-    if n <= 0:
-        raise DfxError(f"--workers must be a positive integer, got {workers}")
-    use_ray = ray or ray_address is not None
+    # at most one worker per group: a pool forks every worker at its start, busy or not
+    n = max(1, min(workers if workers is not None else os.cpu_count() or 1, len(tasks)))
     if use_ray:
         stream, executor = _ray(tasks, cache, n, ray_address), "ray"
     elif n == 1 or len(tasks) <= 1:

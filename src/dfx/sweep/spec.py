@@ -35,12 +35,14 @@ __all__ = [
 # The refusal threshold: at the measured ~1 ms per evaluated point (bench/bench_sweep.py), 100,000
 # points are minutes of evaluation, before their captures; more is almost always a typo'd axis.
 DEFAULT_MAX_POINTS = 100_000
+MAX_SPEC_BYTES = 2**20  # a sweep file lists axes: a few hundred bytes; a larger one is not a sweep file
 FORWARD = "forward"  # the phase value of a plain forward pass (dfx analyze without --phase)
 PHASES = (FORWARD, "prefill", "decode", "generate")
 EXECUTION_MODELS = ("default", "compiled", "eager", "scratchpad")  # default: analyze's own default
 AXES = ("models", "hardware", "batch", "seq", "dtype", "phase", "execution_model", "parallel")
 AUTO = "auto"  # the parallel value of dfx analyze without --chips/--parallel: the fewest chips that hold the model
 _SCALARS = ("output_len", "method", "max_points")
+CAPTURE_METHODS = ("auto", "export", "fx", "dynamo")  # dfx.capture.CAPTURE_METHODS, without importing torch
 
 
 @dataclass(frozen=True, order=True)
@@ -166,8 +168,9 @@ class SweepSpec:
         Raises
         ------
         DfxError
-            An empty axis, a value of the wrong kind, an unknown dtype/phase/execution model, an
-            unknown hardware profile, or more than ``max_points`` points (one line, with the count).
+            An empty axis, a value of the wrong kind, a batch or seq above 2**31 - 1, an unknown
+            dtype/phase/execution model or capture method, an unknown hardware profile, or more than
+            ``max_points`` points (one line, with the count).
         """
         for axis in AXES:
             values = getattr(self, axis)
@@ -175,10 +178,18 @@ class SweepSpec:
                 raise DfxError(f"sweep axis {axis!r} is empty; give it at least one value")
             if len(set(values)) != len(values):
                 raise DfxError(f"sweep axis {axis!r} repeats a value: {list(values)}; list each value once")
+        from dfx.limits import MAX_DIM
+
         for axis in ("batch", "seq"):
             for v in getattr(self, axis):
                 if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
                     raise DfxError(f"sweep {axis} values must be positive integers, got {v!r}")
+                if v > MAX_DIM:  # each such point would only be refused by dfx.analyze, one by one
+                    raise DfxError(
+                        f"sweep {axis} {v:,} is above dfx's limit of {MAX_DIM:,} (2**31 - 1); give a smaller {axis}"
+                    )
+        if self.method not in CAPTURE_METHODS:  # every point would be refused by capture, one by one
+            raise DfxError(f"unknown sweep method {self.method!r}; expected one of {', '.join(CAPTURE_METHODS)}")
         for axis, allowed in (("phase", PHASES), ("execution_model", EXECUTION_MODELS)):
             bad = [v for v in getattr(self, axis) if v not in allowed]
             if bad:
@@ -404,21 +415,34 @@ def load_spec(path: str | Path | None, overrides: Mapping[str, Any] | None = Non
     Raises
     ------
     DfxError
-        A missing or unreadable file, YAML that is not a mapping, or a bad spec.
+        A missing, unreadable or not regular file, one over :data:`MAX_SPEC_BYTES`, YAML with an alias,
+        a duplicate key or nesting deeper than 64 (:func:`dfx.safe_load.load_yaml`), YAML that is not a
+        mapping, or a bad spec.
     """
     import yaml
+
+    from dfx.errors import one_line
+    from dfx.safe_load import load_yaml
 
     data: dict[str, Any] = {}
     origin = "the flags"
     if path is not None:
         p = Path(path)
         origin = str(p)
+        if not p.exists():
+            raise DfxError(f"sweep file {str(p)!r} does not exist")
+        if not p.is_file():  # a folder, /dev/zero, a FIFO: nothing to read, or no end to it
+            raise DfxError(f"sweep file {str(p)!r} is not a regular file; give a SWEEP.yaml")
+        if p.stat().st_size > MAX_SPEC_BYTES:
+            raise DfxError(
+                f"sweep file {str(p)!r} is {p.stat().st_size:,} bytes, beyond dfx's budget of {MAX_SPEC_BYTES:,} "
+                "for a sweep's axes; give a SWEEP.yaml of axes (docs/sweeps.md)"
+            )
         try:
-            loaded = yaml.safe_load(p.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise DfxError(f"sweep file {str(p)!r} does not exist") from None
-        except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-            raise DfxError(f"sweep file {str(p)!r} cannot be read: {exc}") from None
+            # no aliases (a 500-byte alias bomb is gigabytes of model names), duplicate keys, deep nesting
+            loaded = load_yaml(p.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError) as exc:
+            raise DfxError(f"sweep file {str(p)!r} cannot be read: {one_line(str(exc), 300)}") from None
         if loaded is None:
             loaded = {}
         if not isinstance(loaded, dict):

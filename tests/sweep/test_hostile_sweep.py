@@ -1,0 +1,159 @@
+"""dfx sweep given hostile input: each refused in one line before any work or any file is written."""
+
+import concurrent.futures
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from dfx.errors import DfxError
+from dfx.sweep import load_spec, run_sweep
+from dfx.sweep import runner
+from dfx.sweep.runner import MAX_WORKERS_PER_CPU, check_workers
+
+BASE = {"models": ["mlp"], "hardware": ["h100"]}
+
+
+def dfx(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "dfx.cli", *args], capture_output=True, text=True, timeout=300)
+
+
+def _one_line(message: str) -> bool:
+    return "\n" not in message.strip()
+
+
+def test_an_alias_bomb_is_refused_before_it_expands(tmp_path):
+    # 9 levels of 10 aliases: 10**9 strings once expanded, from a file under 600 bytes (it read 3 GB
+    # and 21 s before the first alias was refused)
+    items = ["&a0 [" + ",".join(['"xxxxxxxxxx"'] * 10) + "]"]
+    items += [f"&a{i} [" + ",".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, 9)]
+    f = tmp_path / "bomb.yaml"
+    f.write_text("hardware: h100\nmodels: [" + ", ".join(items) + "]\n")
+    assert f.stat().st_size < 600
+    start = time.perf_counter()
+    with pytest.raises(DfxError, match=r"cannot be read: line 2: YAML aliases \(\*a0\) are not accepted") as info:
+        load_spec(f)
+    assert time.perf_counter() - start < 5 and _one_line(str(info.value))
+
+
+def test_a_duplicate_key_is_refused_not_silently_the_last(tmp_path):
+    f = tmp_path / "dup.yaml"
+    f.write_text("models: gpt2-block\nhardware: h100\nmodels: bert-layer\n")  # YAML would keep bert-layer alone
+    with pytest.raises(DfxError, match="line 3: duplicate key 'models'") as info:
+        load_spec(f)
+    assert _one_line(str(info.value))
+
+
+def test_a_file_that_is_not_a_sweep_file_is_refused_unread(tmp_path):
+    with pytest.raises(DfxError, match="is not a regular file"):
+        load_spec(tmp_path)  # a folder
+    if os.path.exists("/dev/zero"):
+        with pytest.raises(DfxError, match="is not a regular file"):
+            load_spec("/dev/zero")  # endless: read whole, it ran out of memory
+    big = tmp_path / "big.yaml"
+    big.write_text("models: mlp\n" + "#" * 2**20)  # 2**20 + 12 bytes > the 2**20 budget
+    with pytest.raises(DfxError, match=r"is 1,048,588 bytes, beyond dfx's budget of 1,048,576"):
+        load_spec(big)
+    with pytest.raises(DfxError, match="does not exist"):
+        load_spec(tmp_path / "none.yaml")
+
+
+@pytest.mark.parametrize("axis", ["batch", "seq"])
+def test_sizes_above_int32_are_refused_up_front(axis):
+    # 2**31 - 1 = 2,147,483,647 is dfx's largest size (docs/limits.md); before, each such point was a
+    # row with an error and the sweep exited 0
+    assert getattr(load_spec(None, {**BASE, axis: [2**31 - 1]}), axis) == (2**31 - 1,)
+    with pytest.raises(DfxError, match=f"sweep {axis} 2,147,483,648 is above dfx's limit of 2,147,483,647"):
+        load_spec(None, {**BASE, axis: [1, 2**31]})
+
+
+def test_an_unknown_capture_method_is_refused_up_front():
+    from dfx.capture import CAPTURE_METHODS
+    from dfx.sweep.spec import CAPTURE_METHODS as SWEEP_METHODS
+
+    assert SWEEP_METHODS == CAPTURE_METHODS  # the sweep's copy, kept free of torch, is the capture's list
+    for method in CAPTURE_METHODS:
+        assert load_spec(None, {**BASE, "method": method}).method == method
+    with pytest.raises(DfxError, match="unknown sweep method 'magic'; expected one of auto, export, fx, dynamo"):
+        load_spec(None, {**BASE, "method": "magic"})
+
+
+def test_workers_beyond_four_per_cpu_are_refused_before_anything_is_written(tmp_path):
+    cpus = os.cpu_count() or 1
+    spec = load_spec(None, BASE)
+    for bad, message in (
+        (0, "must be a positive integer, got 0"),
+        (-1, "must be a positive integer, got -1"),
+        (MAX_WORKERS_PER_CPU * cpus + 1, f"more than 4 per CPU of this machine \\({4 * cpus} for its {cpus}\\)"),
+        (100_000, "--workers 100,000 is more than 4 per CPU"),
+    ):
+        with pytest.raises(DfxError, match=message):
+            run_sweep(spec, tmp_path / "s", workers=bad)
+        assert not (tmp_path / "s").exists()
+    check_workers(4 * cpus)
+    check_workers(100_000, "ray://head:10001")  # a cluster counts its own CPUs
+
+
+def test_the_pool_forks_no_more_workers_than_groups_left(tmp_path, monkeypatch):
+    # the fork context starts every worker of a ProcessPoolExecutor at once: --workers 100000 forked
+    # until the machine killed it. Record the pool's size, run the groups in threads instead.
+    sizes = []
+
+    class Recording(concurrent.futures.ThreadPoolExecutor):
+        def __init__(self, max_workers, mp_context=None, initializer=None):
+            sizes.append(max_workers)
+            super().__init__(max_workers=1)
+
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", Recording)
+    # batch 2, 3, 4 at seq 8 are one bucket: its first group (batch 2) runs before the pool, 2 are left
+    spec = load_spec(None, {**BASE, "batch": [2, 3, 4], "seq": [8]})
+    run = run_sweep(spec, tmp_path / "s", workers=4 * (os.cpu_count() or 1))
+    assert sizes == [2] and run.ran == 3
+    assert run.executor == f"processes:{min(4 * (os.cpu_count() or 1), 3)}"
+
+
+@pytest.mark.parametrize(
+    "address, endpoint",
+    [
+        ("ray://head:10001", ("head", 10001)),
+        ("ray://head", ("head", 10001)),  # Ray Client's default port
+        ("head", ("head", 6379)),  # the GCS's default port
+        ("10.0.0.1:6380", ("10.0.0.1", 6380)),
+        ("[::1]:6379", ("::1", 6379)),
+        ("auto", None),
+        ("local", None),
+    ],
+)
+def test_ray_addresses(address, endpoint):
+    assert runner._ray_endpoint(address) == endpoint
+
+
+def test_an_unreachable_ray_cluster_is_refused_not_waited_for(tmp_path):
+    # ray.init retried 127.0.0.1:1 (or any dead address) for 11 minutes, deaf to Ctrl-C
+    pytest.importorskip("ray")
+    start = time.perf_counter()
+    with pytest.raises(DfxError, match=r"cannot reach Ray at '127.0.0.1:1' \(Connection refused\)") as info:
+        run_sweep(load_spec(None, BASE), tmp_path / "s", ray_address="127.0.0.1:1")
+    assert time.perf_counter() - start < 10 and _one_line(str(info.value))
+    assert not (tmp_path / "s").exists()
+    with pytest.raises(DfxError, match="the port 'x' is not a number"):
+        run_sweep(load_spec(None, BASE), tmp_path / "s", ray_address="head:x")
+
+
+def test_cli_refuses_an_unknown_hf_config_and_a_fork_bomb_before_any_point(tmp_path):
+    r = dfx("sweep", "-m", "hf:no-such-config", "--hw", "h100", "--out", str(tmp_path / "s"))
+    assert r.returncode == 2 and r.stderr.startswith("error: no Hugging Face config 'no-such-config'"), r.stderr
+    assert _one_line(r.stderr) and not (tmp_path / "s").exists()
+    r = dfx("sweep", "-m", "mlp", "--hw", "h100", "--workers", "100000", "--out", str(tmp_path / "s"))
+    assert r.returncode == 2 and "--workers 100,000 is more than 4 per CPU" in r.stderr and _one_line(r.stderr)
+    assert not (tmp_path / "s").exists()
+
+
+def test_cli_refuses_an_unreachable_ray_cluster_in_one_line(tmp_path):
+    pytest.importorskip("ray")
+    r = dfx("sweep", "-m", "mlp", "--hw", "h100", "--ray-address", "127.0.0.1:1", "--out", str(tmp_path / "s"))
+    # the progress bar started before the refusal had put an empty line above it
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert r.stderr.startswith("error: cannot reach Ray at '127.0.0.1:1'") and not (tmp_path / "s").exists()
