@@ -46,12 +46,19 @@ _UNBOUNDED_BYTES = 1e30  # a profile with no on-chip capacity: tiles limited by 
 _DOUBLE_BUFFER = 2  # a streaming tile holds the block being computed and the next being loaded
 
 
+_TILING_MODULE = None
+
+
 def _tiling():
     """:mod:`dfx.arch.memory.tiling`, imported on first use: ``dfx.arch``'s package imports the roofline,
-    which imports this stage, so a module-level import would be circular."""
-    from dfx.arch.memory import tiling
+    which imports this stage, so a module-level import would be circular (kept once imported: an
+    import statement costs a look-up per call, and a GEMM kernel's traffic asks for it on every profile)."""
+    global _TILING_MODULE
+    if _TILING_MODULE is None:
+        from dfx.arch.memory import tiling
 
-    return tiling
+        _TILING_MODULE = tiling
+    return _TILING_MODULE
 
 
 @dataclass(frozen=True)
