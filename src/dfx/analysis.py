@@ -10,7 +10,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Sequence
 
@@ -464,7 +464,7 @@ def _split_request(chips: int | None, parallel: str | None) -> Any:
             raise DfxError(
                 f"--chips {chips} disagrees with --parallel {parallel} ({plan.chips} chips); give one of them"
             )
-        return plan
+        return replace(plan, source="--parallel")  # what chose the split, under dfx analyze's table
     return chips
 
 
