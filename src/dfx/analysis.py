@@ -718,7 +718,7 @@ def capture_spec(
     from dfx.capture import capture
     from dfx.models import PRESETS, resolve
 
-    dtype_name = normalize_dtype_or_fail(dtype or "float32")
+    dtype_name = normalize_dtype_or_fail("float32" if dtype is None else dtype)  # --dtype '' is refused, not fp32
     is_file = ":" in spec and not spec.startswith("hf:")
     if is_file and (batch is not None or seq is not None):
         raise DfxError(

@@ -157,3 +157,14 @@ def test_cli_refuses_an_unreachable_ray_cluster_in_one_line(tmp_path):
     # the progress bar started before the refusal had put an empty line above it
     assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
     assert r.stderr.startswith("error: cannot reach Ray at '127.0.0.1:1'") and not (tmp_path / "s").exists()
+
+
+@pytest.mark.parametrize(
+    "flag", ["--hw", "--model", "--dtype", "--phase", "--execution-model", "--chips", "--parallel"]
+)
+def test_cli_refuses_a_flag_given_empty(tmp_path, flag):
+    # `--hw "$UNSET"` read as no --hw: the sweep ran on the default H100 and Spyre and exited 0
+    args = {"--model": "mlp", "--hw": "h100", flag: " , "}
+    r = dfx("sweep", *[w for k, v in args.items() for w in (k, v)], "--out", str(tmp_path / "s"))
+    assert r.returncode == 2 and r.stderr.startswith(f"error: {flag} is empty; give"), r.stderr
+    assert _one_line(r.stderr) and not (tmp_path / "s").exists()

@@ -122,8 +122,9 @@ class Precision:
         act = storage_name(activation, "--dtype")
         if act == "int4":
             raise DfxError("int4 is a weight format; give --weight-dtype int4 with --dtype bf16 (or fp16)")
-        w = storage_name(weight, "--weight-dtype") if weight else act
-        k = storage_name(kv, "--kv-dtype") if kv else act
+        # None is "as the activations"; "" (an unset shell variable) is refused by storage_name
+        w = storage_name(weight, "--weight-dtype") if weight is not None else act
+        k = storage_name(kv, "--kv-dtype") if kv is not None else act
         return cls(act, w, k, act if act in CAPTURE_DTYPES else _CARRIER)
 
     @property

@@ -26,17 +26,23 @@ def _ints(name: str, texts: Optional[List[str]]) -> Optional[list[int]]:
     return out
 
 
-def _words(texts: Optional[List[str]]) -> Optional[list[str]]:
+def _words(texts: Optional[List[str]], name: str) -> Optional[list[str]]:
+    """``--hw h100,spyre`` (or repeated) as words; a flag given only empty (``--hw "$UNSET"``) is refused."""
+    from dfx.errors import DfxError
+
     if not texts:
         return None
-    return [w.strip() for t in texts for w in t.split(",") if w.strip()]
+    words = [w.strip() for t in texts for w in t.split(",") if w.strip()]
+    if not words:  # it read as "flag not given": the default axis, silently
+        raise DfxError(f"{name} is empty; give a value (see dfx sweep --help)")
+    return words
 
 
 def _chip_counts(texts: Optional[List[str]]) -> Optional[list[str]]:
     """``--chips`` words: each ``auto`` or a whole number >= 1, named as ``--chips`` when not."""
     from dfx.errors import DfxError
 
-    words = _words(texts)
+    words = _words(texts, "--chips")
     for w in words or []:
         if w.lower() != "auto" and not (w.isdigit() and int(w) >= 1):
             raise DfxError(f"--chips {w!r}: expected chip counts such as 1,2,4,8 (or auto)")
@@ -101,23 +107,27 @@ def sweep(
         TimeRemainingColumn,
     )
 
+    from dfx.errors import DfxError
     from dfx.report.files import check_targets
     from dfx.sweep import load_spec, run_sweep
     from dfx.sweep.report import REPORT_FILES
     from dfx.sweep.runner import SPEC_FILE, check_workers
 
     check_workers(workers, ray_address)
+    splits = [p.strip() for p in parallel or [] if p.strip(" ,")]
+    if parallel and not splits:
+        raise DfxError("--parallel is empty; give a split such as tp=4,pp=2 (see dfx sweep --help)")
     overrides = {
-        "models": _words(model),
-        "hardware": _words(hw),
+        "models": _words(model, "--model"),
+        "hardware": _words(hw, "--hw"),
         "batch": _ints("--batch", batch),
         "seq": _ints("--seq", seq),
-        "dtype": _words(dtype),
-        "phase": _words(phase),
-        "execution_model": _words(execution_model),
+        "dtype": _words(dtype, "--dtype"),
+        "phase": _words(phase, "--phase"),
+        "execution_model": _words(execution_model, "--execution-model"),
         "output_len": output_len,
         "max_points": max_points,
-        "parallel": (_chip_counts(chips) or []) + [p.strip() for p in parallel or [] if p.strip()] or None,
+        "parallel": (_chip_counts(chips) or []) + splits or None,
     }
     spec = load_spec(spec_file, overrides)
     to_capture = _models_to_capture(spec, out)
