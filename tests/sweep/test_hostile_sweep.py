@@ -168,3 +168,15 @@ def test_cli_refuses_a_flag_given_empty(tmp_path, flag):
     r = dfx("sweep", *[w for k, v in args.items() for w in (k, v)], "--out", str(tmp_path / "s"))
     assert r.returncode == 2 and r.stderr.startswith(f"error: {flag} is empty; give"), r.stderr
     assert _one_line(r.stderr) and not (tmp_path / "s").exists()
+
+
+def test_help_names_the_ray_extra():
+    # rich read "[ray]" as a markup tag: the help said "pip install dfx"
+    r = subprocess.run(
+        [sys.executable, "-m", "dfx.cli", "sweep", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "COLUMNS": "200"},
+    )
+    assert r.returncode == 0 and "(pip install 'dfx[ray]')" in r.stdout

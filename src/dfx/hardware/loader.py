@@ -175,10 +175,17 @@ def load_profile(ref: str | Path) -> HardwareProfile:
     """
     from dfx.hardware.quick import is_quick_spec, quick_profile
 
-    if is_quick_spec(ref):  # "peak=200T,bw=2T,onchip=32M": dfx.hardware.quick
-        return quick_profile(str(ref))
     key = str(ref).strip().lower()
     aliases = _aliases()
+    names = [p.strip() for p in key.split(",")]
+    if len(names) > 1 and all(n in aliases for n in names) and not Path(str(ref)).is_file():
+        # "--hw h100,spyre" (as dfx sweep takes it) read as a quick profile: "cannot tell what 'h100' is"
+        raise HardwareProfileError(
+            f"hardware {str(ref)!r} lists {len(names)} profiles; give one per --hw: "
+            + " ".join(f"--hw {p.strip()}" for p in str(ref).split(","))
+        )
+    if is_quick_spec(ref):  # "peak=200T,bw=2T,onchip=32M": dfx.hardware.quick
+        return quick_profile(str(ref))
     if not _looks_like_path(ref) and key in aliases:
         return _fresh(_shipped()[aliases[key]])
     if _looks_like_path(ref) or Path(ref).is_file():

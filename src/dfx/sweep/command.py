@@ -90,7 +90,9 @@ def sweep(
     workers: Optional[int] = typer.Option(
         None, "--workers", help="Local worker processes (default: one per CPU); 1 runs in this process."
     ),
-    ray: bool = typer.Option(False, "--ray", help="Run on a local Ray started by dfx (pip install dfx[ray])."),
+    ray: bool = typer.Option(
+        False, "--ray", help="Run on a local Ray started by dfx (pip install 'dfx\\[ray]')."
+    ),  # \\[ keeps rich's help from reading [ray] as a markup tag (it printed "pip install dfx")
     ray_address: Optional[str] = typer.Option(None, "--ray-address", help="Run on the Ray cluster at ADDR."),
     no_report: bool = typer.Option(False, "--no-report", help="Skip the summary, pictures and report.html."),
 ) -> None:
