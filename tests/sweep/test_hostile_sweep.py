@@ -180,3 +180,23 @@ def test_help_names_the_ray_extra():
         env={**os.environ, "COLUMNS": "200"},
     )
     assert r.returncode == 0 and "(pip install 'dfx[ray]')" in r.stdout
+
+
+def test_an_out_folder_that_cannot_be_written_is_named(tmp_path, monkeypatch):
+    # it was "internal error: FileNotFoundError: [Errno 2] No such file or directory: '/proc/dfxx'" (exit 1)
+    spec = load_spec(None, BASE)
+    if os.path.isdir("/proc/self"):
+        with pytest.raises(
+            DfxError, match="cannot write into --out /proc/dfx-sweep: .*; choose a folder you can write to"
+        ):
+            run_sweep(spec, "/proc/dfx-sweep")
+    from pathlib import Path
+
+    def read_only(self, *args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(Path, "mkdir", read_only)  # a read-only folder (the tests may run as root)
+    with pytest.raises(
+        DfxError, match=r"cannot write into --out .*ro: Permission denied; choose a folder you can write to$"
+    ):
+        run_sweep(spec, tmp_path / "ro")

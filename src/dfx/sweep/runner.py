@@ -117,9 +117,14 @@ def _prepare(spec: SweepSpec, out: Path, force: bool) -> ResultsTable:
         )
     elif table.path.exists():
         shutil.rmtree(table.path) if table.path.is_dir() else table.path.unlink()
-    out.mkdir(parents=True, exist_ok=True)
     mine = SweepDoc(schema=SWEEP_SCHEMA, fingerprint=fingerprint(mine_spec), spec=MappingProxyType(mine_spec))
-    spec_path.write_text(json.dumps(mine.to_dict(), indent=1) + "\n", encoding="utf-8")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        spec_path.write_text(json.dumps(mine.to_dict(), indent=1) + "\n", encoding="utf-8")
+    except OSError as exc:  # a read-only or missing mount, a full disk: before any point runs
+        raise DfxError(
+            f"cannot write into --out {out}: {exc.strerror or exc}; choose a folder you can write to"
+        ) from None
     return table
 
 
