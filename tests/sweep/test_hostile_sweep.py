@@ -200,3 +200,16 @@ def test_an_out_folder_that_cannot_be_written_is_named(tmp_path, monkeypatch):
         DfxError, match=r"cannot write into --out .*ro: Permission denied; choose a folder you can write to$"
     ):
         run_sweep(spec, tmp_path / "ro")
+
+
+def test_cli_refuses_a_model_file_before_any_point(tmp_path):
+    # every point of a model file was a row refused with "--batch and --seq apply to built-in and
+    # hf: models" (its inputs come from --input-shape), and the sweep exited 0
+    model = tmp_path / "net.py"
+    model.write_text(
+        "import torch\n\nclass Net(torch.nn.Linear):\n    def __init__(self):\n        super().__init__(4, 4)\n"
+    )
+    r = dfx("sweep", "-m", f"{model}:Net", "--hw", "h100", "--out", str(tmp_path / "s"))
+    assert r.returncode == 2 and _one_line(r.stderr), r.stderr
+    assert r.stderr.startswith(f"error: sweep model '{model}:Net' is a model file: its inputs come from --input-shape")
+    assert not (tmp_path / "s").exists()

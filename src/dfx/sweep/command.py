@@ -197,10 +197,12 @@ def _models_to_capture(spec, out: Path) -> list[str]:
 
 
 def _check_models(models) -> None:
-    """Refuse a built-in name or ``hf:`` config that does not exist, or a model file that is not there, before any point runs.
+    """Refuse a built-in name or ``hf:`` config that does not exist, and a model file, before any point runs.
 
     Every point of such a model would only be refused one by one (an exit status 0 and a table of
-    errors written into --out); a typo is the user's to fix first.
+    errors written into --out); a typo is the user's to fix first. A model file's inputs are given
+    by ``--input-shape``, which the sweep's batch and seq axes do not set: every one of its points
+    was refused ("--batch and --seq apply to built-in and hf: models").
     """
     from dfx.errors import DfxError
     from dfx.models.files import is_file_spec
@@ -211,6 +213,11 @@ def _check_models(models) -> None:
             path = Path(name.rpartition(":")[0] if ":" in name else name)
             if not path.is_file():
                 raise DfxError(f"model file {str(path)!r} not found (sweep model {name!r})")
+            raise DfxError(
+                f"sweep model {name!r} is a model file: its inputs come from --input-shape, which the sweep's "
+                f"batch and seq axes do not set; sweep built-in or hf: models, or run dfx analyze {name} "
+                "--input-shape ... per size"
+            )
         elif name.startswith("hf:"):
             from dfx.models.hf import load_config
 
