@@ -149,7 +149,7 @@ def sweep(
         console=err,
         transient=False,
     )
-    state = {"task": None, "t0": time.perf_counter(), "n": 0}
+    state = {"task": None, "t0": time.perf_counter(), "n": 0, "started": False}
 
     def on_start(todo: int, done: int) -> None:
         progress.start()  # here, not before run_sweep: its refusals (the folder, Ray) print as one line
@@ -175,7 +175,7 @@ def sweep(
             on_start=on_start,
         )
     finally:
-        if state.get("started"):  # a Progress never started still prints an empty line when stopped
+        if state["started"]:  # a Progress never started still prints an empty line when stopped
             progress.stop()
     _finish(spec, run, out, no_report)
 
