@@ -12,23 +12,17 @@ import io
 import json
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from dfx.costs import CostedGraph, annotate
 from dfx.costs.terms import FMA_FLOPS
 from dfx.errors import DfxError
 from dfx.ir import Graph
 from dfx.ir.spec import normalize_dtype
-from dfx.schema.analysis import (
-    AnalysisDoc,
-    CoverageRecord,
-    EdgeRecord,
-    NodeRecord,
-    TotalsRecord,
-    UnknownOpRecord,
-    read_analysis,
-)
 from dfx.schema.ids import ANALYSIS_SCHEMA as SCHEMA
+
+if TYPE_CHECKING:  # export records, imported where a record is built: a sweep never builds one
+    from dfx.schema.analysis import AnalysisDoc
 
 __all__ = [
     "Analysis",
@@ -80,6 +74,15 @@ class Analysis:
 
     def to_record(self) -> AnalysisDoc:
         """The export document as its record (:mod:`dfx.schema.analysis`)."""
+        from dfx.schema.analysis import (
+            AnalysisDoc,
+            CoverageRecord,
+            EdgeRecord,
+            NodeRecord,
+            TotalsRecord,
+            UnknownOpRecord,
+        )
+
         from dfx import __version__
 
         costed = self.costed
@@ -156,6 +159,8 @@ class Analysis:
 
         ``doc`` is this analysis's :meth:`to_dict`, when the caller already has it.
         """
+        from dfx.schema.analysis import read_analysis
+
         record = self.to_record() if doc is None else read_analysis(doc)
         buf = io.StringIO()
         cols = [

@@ -13,12 +13,14 @@ from __future__ import annotations
 
 from dataclasses import MISSING, dataclass, field, fields
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dfx.frozen import copy_with
-from dfx.schema.analysis import StageRecord as StageDoc
-from dfx.schema.compile import CompileDoc, CompileKernelRecord, CompileTotalsRecord
 from dfx.schema.ids import COMPILE_SCHEMA
+
+if TYPE_CHECKING:  # export records, imported where a record is built: a sweep never builds one
+    from dfx.schema.analysis import StageRecord as StageDoc
+    from dfx.schema.compile import CompileDoc, CompileKernelRecord
 
 __all__ = ["SCHEMA", "Kernel", "KernelKind", "Program", "StageRecord"]
 
@@ -127,6 +129,8 @@ class Kernel:
 
     def to_record(self) -> CompileKernelRecord:
         """The document's kernel record (``kernels[]`` of ``dfx.compile/1``)."""
+        from dfx.schema.compile import CompileKernelRecord
+
         return CompileKernelRecord(
             name=self.name,
             nodes=tuple(self.nodes),
@@ -169,6 +173,8 @@ class StageRecord:
 
     def to_record(self) -> StageDoc:
         """The documents' stage record (``stages[]`` of ``dfx.compile/1`` and of ``program``)."""
+        from dfx.schema.analysis import StageRecord as StageDoc
+
         return StageDoc(
             name=self.name,
             nodes=self.nodes,
@@ -244,6 +250,8 @@ class Program:
 
     def to_record(self) -> CompileDoc:
         """The ``dfx.compile/1`` document as its record (``dfx.schema.compile``)."""
+        from dfx.schema.compile import CompileDoc, CompileTotalsRecord
+
         return CompileDoc(
             schema=SCHEMA,
             graph_name=self.graph_name,

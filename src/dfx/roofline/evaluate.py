@@ -10,7 +10,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
 from dfx.compile import Program, compile_program
 from dfx.costs.record import CostedGraph, CostedNode
@@ -22,15 +22,12 @@ from dfx.roofline.latency import NodeTiming, node_timings
 from dfx.roofline.per_graph import per_graph
 from dfx.roofline.program import ProgramResult, evaluate_program
 from dfx.schedule import CriticalPath, Parallelism, critical_path, parallelism
-from dfx.schema.analysis import (
-    CriticalPathRecord,
-    EagerRecord,
-    HardwareRecord,
-    ParallelismRecord,
-    ParallelRecord,
-    ShiftRecord,
-)
 from dfx.schema.ids import ANALYSIS_SCHEMA
+
+if TYPE_CHECKING:  # export records, imported where a record is built: a sweep never builds one
+    from dfx.schema.analysis import (
+        HardwareRecord,
+    )
 
 __all__ = ["BoundShift", "HardwareResult", "evaluate", "partition_shift"]
 
@@ -48,6 +45,8 @@ class BoundShift:
     to_bound: Bound  # against the on-chip level
 
     def to_dict(self) -> dict[str, str]:
+        from dfx.schema.analysis import ShiftRecord
+
         return ShiftRecord(node=self.node, from_bound=self.from_bound, to_bound=self.to_bound).to_dict()
 
 
@@ -117,6 +116,15 @@ class HardwareResult:
         ``extras`` (what an architecture model or :mod:`dfx.parallel` adds) go in as they are;
         ``eager``, ``chips`` and ``parallel`` among them are typed by the record.
         """
+        from dfx.schema.analysis import (
+            CriticalPathRecord,
+            EagerRecord,
+            HardwareRecord,
+            ParallelismRecord,
+            ParallelRecord,
+            ShiftRecord,
+        )
+
         on, off = self.profile.on_chip_level(), self.profile.off_chip_level()
         extras = dict(self.extras)
         eager = extras.pop("eager", None)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from dfx.costs.record import CostedGraph, CostedNode
 from dfx.frozen import copy_with
@@ -31,7 +31,9 @@ from dfx.ir import Graph
 from dfx.roofline.bound import Bound, classify
 from dfx.roofline.execution import ExecutionModel, _level_traffic, node_model, working_set_bytes
 from dfx.roofline.per_graph import per_graph
-from dfx.schema.analysis import HwNodeRecord
+
+if TYPE_CHECKING:  # export records, imported where a record is built: a sweep never builds one
+    from dfx.schema.analysis import HwNodeRecord
 
 __all__ = ["NodeTiming", "node_timing", "node_timings"]
 
@@ -79,6 +81,8 @@ class NodeTiming:
 
     def to_record(self) -> HwNodeRecord:
         """This timing as the document's ``hardware.<id>.nodes.<name>`` record (:mod:`dfx.schema.analysis`)."""
+        from dfx.schema.analysis import HwNodeRecord
+
         return HwNodeRecord(
             name=self.name,
             bound=self.bound,

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from dfx.compile import KernelKind, Program, core_count, list_schedule, policy_for
 from dfx.compile.program import Kernel
@@ -52,7 +52,9 @@ from dfx.roofline.bound import Bound
 from dfx.roofline.execution import home_level
 from dfx.roofline.latency import NodeTiming
 from dfx.schedule import CriticalPath
-from dfx.schema.analysis import KernelRecord, ProgramRecord
+
+if TYPE_CHECKING:  # export records, imported where a record is built: a sweep never builds one
+    from dfx.schema.analysis import KernelRecord, ProgramRecord
 
 __all__ = ["KernelTiming", "ProgramResult", "evaluate_program", "kernel_timing"]
 
@@ -85,6 +87,8 @@ class KernelTiming:
 
     def to_record(self) -> KernelRecord:
         """The document's ``program.kernels[]`` record (:mod:`dfx.schema.analysis`)."""
+        from dfx.schema.analysis import KernelRecord
+
         return KernelRecord(
             name=self.name,
             kind=str(self.kind),
@@ -153,6 +157,8 @@ class ProgramResult:
 
     def to_record(self) -> ProgramRecord:
         """The ``program`` export field under ``hardware.<id>`` (``docs/export-format.md``)."""
+        from dfx.schema.analysis import ProgramRecord
+
         program = self.program
         return ProgramRecord(
             target=program.target,

@@ -11,14 +11,35 @@ models. See ``docs/memory.md`` for the formulas, sources and export fields.
 ((512, 1024), 315.1)
 """
 
-from dfx.arch.memory.capacity import CapacityReport, capacity_report, offchip_memory, onchip_memory
-from dfx.arch.memory.casestudy import AttentionBlock, AttentionOnChip, attention_on_chip, render_case_study
-from dfx.arch.memory.energy import EnergyReport, energy_report
-from dfx.arch.memory.flash import flash_accesses, flash_blocks, standard_accesses
+import importlib
+from typing import Any
+
+# name -> the submodule that defines it, loaded on first use (PEP 562), so that a sweep's import of
+# tiling and lifetime does not load the case studies, energy, flash and KV tables. gemms, lifetime and
+# tiling stay eager: two of their names are also submodules' (an import of the submodule would
+# shadow a lazy function), and every compiled point reads tiling.
 from dfx.arch.memory.gemms import gemms
 from dfx.arch.memory.lifetime import Lifetime, LiveRange, lifetime, live_ranges
-from dfx.arch.memory.model_shape import KvGeometry, kv_geometry_from_config, parameter_count_from_config
 from dfx.arch.memory.tiling import Gemm, Machine, TileChoice, choose_tile, evaluate_tile, offchip_elements
+
+_EXPORTS = {
+    "CapacityReport": "capacity",
+    "capacity_report": "capacity",
+    "offchip_memory": "capacity",
+    "onchip_memory": "capacity",
+    "AttentionBlock": "casestudy",
+    "AttentionOnChip": "casestudy",
+    "attention_on_chip": "casestudy",
+    "render_case_study": "casestudy",
+    "EnergyReport": "energy",
+    "energy_report": "energy",
+    "flash_accesses": "flash",
+    "flash_blocks": "flash",
+    "standard_accesses": "flash",
+    "KvGeometry": "model_shape",
+    "kv_geometry_from_config": "model_shape",
+    "parameter_count_from_config": "model_shape",
+}
 
 __all__ = [
     "AttentionBlock",
@@ -49,3 +70,17 @@ __all__ = [
     "render_case_study",
     "standard_accesses",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """A public name of a submodule, imported on first use (``AttributeError`` for any other name)."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])
