@@ -9,7 +9,7 @@ import time
 import pytest
 
 from dfx.errors import DfxError
-from dfx.sweep import load_spec, run_sweep
+from dfx.sweep import ResultsTable, load_spec, run_sweep
 from dfx.sweep import runner
 from dfx.sweep.runner import MAX_WORKERS_PER_CPU, check_workers
 
@@ -213,3 +213,43 @@ def test_cli_refuses_a_model_file_before_any_point(tmp_path):
     assert r.returncode == 2 and _one_line(r.stderr), r.stderr
     assert r.stderr.startswith(f"error: sweep model '{model}:Net' is a model file: its inputs come from --input-shape")
     assert not (tmp_path / "s").exists()
+
+
+def test_quick_profiles_are_swept_not_read_as_paths(tmp_path):
+    # hardware: ["peak=200T,bw=2T"] was made the path /cwd/peak=200T,bw=2T: every point refused
+    spec = load_spec(None, {**BASE, "hardware": ["peak=200T,bw=2T", "quick:peak=100T,bw=1T"], "seq": [8]})
+    assert spec.profile_refs() == {
+        "quick-200tflops-2tbps": "peak=200T,bw=2T",
+        "quick-100tflops-1tbps": "quick:peak=100T,bw=1T",
+    }
+    run = run_sweep(spec, tmp_path / "s", workers=1)
+    rows = {r["hardware"]: r for r in ResultsTable(tmp_path / "s").rows()}
+    assert run.ran == 2 and [r["error"] for r in rows.values()] == ["", ""]
+    # one graph, two machines: the same FLOPs
+    assert rows["quick-200tflops-2tbps"]["flops"] == rows["quick-100tflops-1tbps"]["flops"]
+
+
+def test_cli_keeps_a_quick_profiles_commas(tmp_path):
+    # --hw quick:peak=200T,bw=2T was split at its commas: "quick profile 'quick:peak=200T': bw= is missing"
+    r = dfx(
+        "sweep",
+        "-m",
+        "mlp",
+        "--hw",
+        "quick:peak=200T,bw=2T",
+        "--hw",
+        "h100",
+        "--seq",
+        "8",
+        "--out",
+        str(tmp_path / "s"),
+        "--workers",
+        "1",
+        "--no-report",
+    )
+    assert r.returncode == 0, r.stderr
+    assert "ran 2 points (0 already done)" in r.stdout
+    assert {row["hardware"] for row in ResultsTable(tmp_path / "s").rows()} == {
+        "quick-200tflops-2tbps",
+        "nvidia-h100-sxm",
+    }

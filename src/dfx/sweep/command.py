@@ -32,7 +32,8 @@ def _words(texts: Optional[List[str]], name: str) -> Optional[list[str]]:
 
     if not texts:
         return None
-    words = [w.strip() for t in texts for w in t.split(",") if w.strip()]
+    # a quick profile (--hw quick:peak=200T,bw=2T) is one value: its commas separate its keys
+    words = [w.strip() for t in texts for w in ([t] if name == "--hw" and "=" in t else t.split(",")) if w.strip()]
     if not words:  # it read as "flag not given": the default axis, silently
         raise DfxError(f"{name} is empty; give a value (see dfx sweep --help)")
     return words
@@ -58,7 +59,9 @@ def sweep(
         None, "--model", "-m", help="Model spec; repeat or comma-separate for several."
     ),
     hw: Optional[List[str]] = typer.Option(
-        None, "--hw", help="Hardware profile; repeat or comma-separate for several."
+        None,
+        "--hw",
+        help="Hardware profile; repeat or comma-separate for several (a quick profile, quick:peak=200T,bw=2T, is one value: repeat --hw beside it).",
     ),
     batch: Optional[List[str]] = typer.Option(None, "--batch", help="Batch sizes, e.g. 1,2,4."),
     seq: Optional[List[str]] = typer.Option(

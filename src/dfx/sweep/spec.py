@@ -219,14 +219,16 @@ class SweepSpec:
         if self._ids:
             return dict(self._ids)
         from dfx.hardware import load_profile
+        from dfx.hardware.quick import is_quick_spec
 
         out: dict[str, str] = {}
         for ref in self.hardware:
             pid = load_profile(ref).id
             if pid in out:
                 raise DfxError(f"hardware {ref!r} is profile {pid!r} again; list each profile once")
-            shipped = _is_shipped(ref)
-            out[pid] = pid if shipped else str(Path(ref).resolve()) if not ref.startswith("quick:") else ref
+            # a quick profile is its own reference ("peak=200T,bw=2T" without "quick:" was made a path,
+            # and every point of it refused); a user's file by its absolute path, for the workers
+            out[pid] = pid if _is_shipped(ref) else ref if is_quick_spec(ref) else str(Path(ref).resolve())
         self._ids.update(out)
         return out
 
