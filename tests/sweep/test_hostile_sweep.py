@@ -253,3 +253,33 @@ def test_cli_keeps_a_quick_profiles_commas(tmp_path):
         "quick-200tflops-2tbps",
         "nvidia-h100-sxm",
     }
+
+
+def test_rows_of_an_edited_profile_are_not_resumed(tmp_path):
+    # a profile file edited between two runs: the second found its point "already done" and kept the
+    # rows of the old figures (mlp on an H100 copy, overhead 1.5 -> 150 us: 0.0104 ms shown for 0.753 ms)
+    import json
+    from importlib import resources
+
+    text = (resources.files("dfx.hardware") / "profiles" / "nvidia-h100-sxm.yaml").read_text(encoding="utf-8")
+    text = text.replace("id: nvidia-h100-sxm", "id: my-h100").replace("aliases: [h100, h100-sxm]", "aliases: []")
+    prof = tmp_path / "my.yaml"
+    prof.write_text(text)
+    spec = lambda: load_spec(None, {"models": ["mlp"], "hardware": [str(prof)], "seq": [8]})  # noqa: E731
+    out = tmp_path / "s"
+    assert run_sweep(spec(), out, workers=1).ran == 1
+    assert run_sweep(spec(), out, workers=1).ran == 0  # the same figures: resumed
+    (first,) = ResultsTable(out).rows()
+    assert "op_overhead_s: 1.5 us" in text
+    prof.write_text(text.replace("op_overhead_s: 1.5 us", "op_overhead_s: 150 us"))
+    with pytest.raises(DfxError, match="holds rows of hardware 'my-h100' made with other figures") as info:
+        run_sweep(spec(), out, workers=1)
+    assert _one_line(str(info.value)) and ResultsTable(out).rows() == [first]
+    assert run_sweep(spec(), out, workers=1, force=True).ran == 1
+    (second,) = ResultsTable(out).rows()
+    assert second["latency_s"] > first["latency_s"]  # each kernel now pays 148.5 us more
+    # a folder written before profiles were recorded resumes as it did
+    doc = json.loads((out / "sweep.json").read_text())
+    del doc["spec"]["profiles"]
+    (out / "sweep.json").write_text(json.dumps(doc))
+    assert run_sweep(spec(), out, workers=1).ran == 0

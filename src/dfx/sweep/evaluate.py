@@ -103,8 +103,18 @@ def _write_atomic(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-@lru_cache(maxsize=64)
 def _profile(ref: str):
+    """The profile ``ref`` names, loaded once per process while its file (if a file) is unchanged."""
+    try:
+        st = os.stat(ref)  # a user's profile file: edited between two sweeps of one process, read again
+        stamp = (st.st_mtime_ns, st.st_size)
+    except (OSError, ValueError):  # a shipped id or a quick profile
+        stamp = None
+    return _profile_at(ref, stamp)
+
+
+@lru_cache(maxsize=64)
+def _profile_at(ref: str, stamp: tuple[int, int] | None):
     from dfx.hardware import load_profile
 
     return load_profile(ref)

@@ -65,6 +65,8 @@ def _merged(theirs: Mapping[str, Any], mine: Mapping[str, Any]) -> dict[str, Any
         a, b = theirs.get(k), mine.get(k)
         if isinstance(a, list) or isinstance(b, list):
             out[k] = list(dict.fromkeys([*(a or []), *(b or [])]))
+        elif isinstance(a, Mapping) or isinstance(b, Mapping):  # profiles: id -> digest, mine last
+            out[k] = {**(a or {}), **(b or {})}
     if "parallel" in out and "parallel" not in theirs:  # written only when not just auto (SweepSpec.to_dict)
         out["parallel"] = list(dict.fromkeys([AUTO, *out["parallel"]]))
     if "parallel" in theirs and "parallel" not in mine:
@@ -92,6 +94,16 @@ def _prepare(spec: SweepSpec, out: Path, force: bool) -> ResultsTable:
         except (OSError, ValueError, SchemaError):  # unreadable or another document: not this sweep's
             theirs = None
         differ = [k for k in FIXED_SETTINGS if theirs.spec.get(k) != mine_spec.get(k)] if theirs is not None else ["?"]
+        # a profile whose figures changed since its rows were made (an edited file; older folders say nothing)
+        before = dict(theirs.spec["profiles"]) if theirs is not None and "profiles" in theirs.spec else {}
+        changed = [p for p, d in mine_spec["profiles"].items() if before.get(p, d) != d]
+        if changed and not force:
+            raise DfxError(
+                f"--out {out} holds rows of hardware {changed[0]!r} made with other figures (its profile has "
+                f"changed since; {spec_path}): they would pass for this sweep's; pass --force to replace the "
+                "results, give the changed profile another id, or choose another --out"
+            )
+        differ += changed
         if differ and not force:
             if theirs is None:
                 raise DfxError(

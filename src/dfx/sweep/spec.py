@@ -153,6 +153,7 @@ class SweepSpec:
     method: str = "auto"
     max_points: int = DEFAULT_MAX_POINTS
     _ids: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
+    _digests: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def n_points(self) -> int:
@@ -223,7 +224,9 @@ class SweepSpec:
 
         out: dict[str, str] = {}
         for ref in self.hardware:
-            pid = load_profile(ref).id
+            profile = load_profile(ref)
+            pid = profile.id
+            self._digests[pid] = profile_digest(profile)
             if pid in out:
                 raise DfxError(f"hardware {ref!r} is profile {pid!r} again; list each profile once")
             # a quick profile is its own reference ("peak=200T,bw=2T" without "quick:" was made a path,
@@ -277,6 +280,9 @@ class SweepSpec:
         }
         if self.parallel != (AUTO,):
             out["parallel"] = list(self.parallel)
+        self.profile_refs()
+        # each profile's figures, so that a folder's rows are not resumed after its file was edited
+        out["profiles"] = {pid: self._digests[pid] for pid in self._ids}
         return out
 
     def fingerprint(self) -> str:
@@ -291,6 +297,18 @@ def fingerprint(spec: Mapping[str, Any]) -> str:
     True
     """
     text = repr(sorted((k, sorted(map(str, v)) if isinstance(v, list) else v) for k, v in spec.items()))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def profile_digest(profile: Any) -> str:
+    """A short hash of every figure of a hardware profile (its JSON dump, keys sorted).
+
+    Two loads of one file, or of one shipped profile, give the same digest; an edited figure
+    (a bandwidth, an overhead) gives another.
+    """
+    import json
+
+    text = json.dumps(profile.model_dump(mode="json"), sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
