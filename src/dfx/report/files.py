@@ -8,7 +8,7 @@ from pathlib import Path
 
 from dfx.errors import DfxError
 
-__all__ = ["check_target_file", "check_targets", "write_outputs"]
+__all__ = ["check_target_file", "check_targets", "check_writable", "write_outputs"]
 
 
 def _umask() -> int:
@@ -25,11 +25,13 @@ def check_targets(out_dir: str | Path, names: list[str], *, force: bool = False)
     Raises
     ------
     DfxError
-        If ``out_dir`` is a file, or a target exists and ``force`` is false.
+        If ``out_dir`` is a file, or in a file, or no file can be written there (:func:`check_writable`),
+        or a target exists and ``force`` is false.
     """
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise DfxError(f"--out {out} is a file, not a folder; choose a folder path")
+    check_writable(out)
     targets = [out / name for name in names]
     existing = [t for t in targets if t.exists()]
     if existing and not force:
@@ -38,6 +40,36 @@ def check_targets(out_dir: str | Path, names: list[str], *, force: bool = False)
         verb, pronoun = ("already exists", "it") if len(existing) == 1 else ("already exist", "them")
         raise DfxError(f"{listed} {verb} in {out}; pass --force to overwrite {pronoun} or choose another --out")
     return targets
+
+
+def check_writable(out: str | Path) -> None:
+    """Refuse a folder no file can be written into, before the work (a calibration, a capture) is done.
+
+    The folder itself, or where it does not exist yet its nearest existing parent, gets a temporary
+    file, removed at once: a read-only mount, ``/proc`` or a file in the way fails here instead of
+    after the work (``dfx calibrate --out /proc/x.yaml`` measured for 45 s, then could not write).
+
+    Raises
+    ------
+    DfxError
+        One line naming ``--out`` and the reason.
+    """
+    out = Path(out)
+    probe = out
+    while not probe.exists() and probe.parent != probe:
+        probe = probe.parent
+    if not probe.is_dir():
+        raise DfxError(
+            f"cannot write into --out {out}: {probe} is a file, not a folder; choose a folder you can write to"
+        )
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".dfx-write-check-", dir=probe)
+        os.close(fd)
+        os.unlink(tmp)
+    except OSError as exc:
+        raise DfxError(
+            f"cannot write into --out {out}: {exc.strerror or exc}; choose a folder you can write to"
+        ) from None
 
 
 def check_target_file(path: str | Path, option: str, *, force: bool = False) -> Path:
