@@ -808,8 +808,9 @@ def load_calibration(path: str | Path, hw: str | None = None) -> tuple[Any, Mach
 
     path = Path(path)
     fix = "write it with `dfx calibrate --json > FILE`"
-    if not path.is_file():
-        raise DfxError(f"--calibration {path}: no such file; {fix}")
+    if not path.is_file():  # a folder or a device (/dev/zero) is not "no such file"
+        what = "no such file" if not path.exists() else "a folder" if path.is_dir() else "not a regular file"
+        raise DfxError(f"--calibration {path}: {what}; {fix}")
     if path.suffix in (".yaml", ".yml"):
         raise DfxError(
             f"--calibration {path} is a profile, not a calibration document; pass it as --hw {path}, or {fix}"
