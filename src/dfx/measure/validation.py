@@ -82,9 +82,20 @@ class Measured:
     compiled: bool = False
 
 
+def _check_compiled_device(device: str) -> None:
+    if device != "cpu":
+        raise DfxError(
+            f"--compiled runs Inductor's C++ backend on the CPU only, not --device {device}; drop --compiled or use --device cpu"
+        )
+
+
 def _check_args(repeat: int, warmup: int, device: str) -> None:
-    if repeat < 1 or warmup < 0:
-        raise DfxError(f"--repeat must be at least 1 and warm-up at least 0, got {repeat} and {warmup}")
+    if repeat < 1:
+        raise DfxError(f"--repeat must be at least 1, got {repeat}")
+    if (
+        warmup < 0
+    ):  # the message named --repeat too: "--repeat must be at least 1 and warm-up at least 0, got 10 and -1"
+        raise DfxError(f"--warmup must be at least 0, got {warmup}")
     if device not in ("cpu", "cuda"):
         raise DfxError(f"unknown --device {device!r}; expected cpu or cuda")
     if device == "cuda" and not torch.cuda.is_available():
@@ -248,10 +259,7 @@ def measure_compiled(
     from dfx.measure.compiled import compile_real, time_kernel_calls
     from dfx.measure.timing import time_whole_graph
 
-    if device != "cpu":
-        raise DfxError(
-            f"--compiled runs Inductor's C++ backend on the CPU only, not --device {device}; drop --compiled or use --device cpu"
-        )
+    _check_compiled_device(device)
     before = _probe(device)
     graph, exported, info = _real_export(
         model, dtype, batch, seq, repeat, warmup, device, max_bytes, max_run_s, input_shapes
@@ -435,6 +443,9 @@ def validate(
 
     if prediction not in PREDICTIONS:
         raise DfxError(f"unknown prediction {prediction!r}; expected {' or '.join(PREDICTIONS)}")
+    if compiled:
+        _check_compiled_device(device)
+    _check_args(repeat, warmup, device)  # before the profile's warning: a refusal is one line
     profile = hardware if not isinstance(hardware, str) else load_profile(hardware)  # fail fast, before running
     wanted = "gpu" if device == "cuda" else "cpu"
     kind = profile.kind.value
