@@ -13,16 +13,63 @@ Torch-free: the simulator reads a plain DAG or an analysis export document (``df
 See ``docs/simulation.md``.
 """
 
-from dfx.sim.api import parse_policy, simulate
-from dfx.sim.dag import SimDag, as_sim_dag, dag_from_analysis, dag_from_lists, from_networkx
-from dfx.sim.engine import NodeRun, Policy, Schedule, StaticPlan, plan_static, run_dynamic, run_static
-from dfx.sim.errors import SimulationError
+import importlib
+from typing import Any
+
 from dfx.sim.gantt import gantt, render_gantt
-from dfx.sim.jitter import jittered_durations, lognormal_params
-from dfx.sim.priority import LowerBounds, lower_bounds, priority_order, upward_rank
-from dfx.sim.result import SCHEMA, Comparison, MakespanStats, PolicyResult, SimulationResult
-from dfx.sim.trace import chrome_trace
-from dfx.sim.views import ConcurrencyProfile, MemoryProfile, Step, concurrency, firing_steps, live_bytes
+
+# name -> the submodule that defines it, imported on first use (PEP 562): `import dfx.cli` registers
+# every command and imports this package, and a sweep worker imports it for one model
+_EXPORTS = {
+    "parse_policy": "api",
+    "simulate": "api",
+    "SimDag": "dag",
+    "as_sim_dag": "dag",
+    "dag_from_analysis": "dag",
+    "dag_from_lists": "dag",
+    "from_networkx": "dag",
+    "NodeRun": "engine",
+    "Policy": "engine",
+    "Schedule": "engine",
+    "StaticPlan": "engine",
+    "plan_static": "engine",
+    "run_dynamic": "engine",
+    "run_static": "engine",
+    "SimulationError": "errors",
+    "jittered_durations": "jitter",
+    "lognormal_params": "jitter",
+    "LowerBounds": "priority",
+    "lower_bounds": "priority",
+    "priority_order": "priority",
+    "upward_rank": "priority",
+    "SCHEMA": "result",
+    "Comparison": "result",
+    "MakespanStats": "result",
+    "PolicyResult": "result",
+    "SimulationResult": "result",
+    "chrome_trace": "trace",
+    "ConcurrencyProfile": "views",
+    "MemoryProfile": "views",
+    "Step": "views",
+    "concurrency": "views",
+    "firing_steps": "views",
+    "live_bytes": "views",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """A public name of a submodule, imported on first use (``AttributeError`` for any other name)."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])
+
 
 __all__ = [
     "SCHEMA",

@@ -9,8 +9,12 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 from dfx.sim.errors import SimulationError
-from dfx.sim.result import PolicyResult, SimulationResult
+
+if TYPE_CHECKING:  # annotations only: importing the package (every `dfx` command does) stays light
+    from dfx.sim.result import PolicyResult, SimulationResult
 
 __all__ = ["gantt", "render_gantt"]
 

@@ -8,28 +8,49 @@
 See ``docs/gpu.md``.
 """
 
-from dfx.arch.gpu.configs import GemmConfig, PointwiseConfig, ReductionConfig, gemm_candidates
-from dfx.arch.gpu.kernel import (
-    GemmKernel,
-    SimtKernel,
-    WaveTime,
-    choose_gemm_config,
-    gemm_kernel,
-    gemm_kernel_time_s,
-    pointwise_kernel,
-    reduction_kernel,
-)
-from dfx.arch.gpu.simt import (
-    Limit,
-    Occupancy,
-    SimtSpec,
-    Waves,
-    divergent_warp_cost,
-    masked_fraction,
-    occupancy,
-    simt_spec,
-    waves,
-)
+import importlib
+from typing import Any
+
+# name -> the submodule that defines it, imported on first use (PEP 562): `import dfx.cli` registers
+# every command and imports this package, and a sweep worker imports it for one model
+_EXPORTS = {
+    "GemmConfig": "configs",
+    "PointwiseConfig": "configs",
+    "ReductionConfig": "configs",
+    "gemm_candidates": "configs",
+    "GemmKernel": "kernel",
+    "SimtKernel": "kernel",
+    "WaveTime": "kernel",
+    "choose_gemm_config": "kernel",
+    "gemm_kernel": "kernel",
+    "gemm_kernel_time_s": "kernel",
+    "pointwise_kernel": "kernel",
+    "reduction_kernel": "kernel",
+    "Limit": "simt",
+    "Occupancy": "simt",
+    "SimtSpec": "simt",
+    "Waves": "simt",
+    "divergent_warp_cost": "simt",
+    "masked_fraction": "simt",
+    "occupancy": "simt",
+    "simt_spec": "simt",
+    "waves": "simt",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """A public name of a submodule, imported on first use (``AttributeError`` for any other name)."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])
+
 
 __all__ = [
     "GemmConfig",

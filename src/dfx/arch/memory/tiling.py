@@ -23,7 +23,7 @@ traffic / off-chip bandwidth (shared by every core); time = max of the two.
 
 from __future__ import annotations
 
-from dfx.roofline.bound import Bound
+from dfx.schema.bound import Bound  # the vocabulary itself: dfx.roofline would import the whole roofline
 
 import math
 from dataclasses import dataclass

@@ -9,10 +9,37 @@
 See ``docs/spatial.md``.
 """
 
-from dfx.arch.spatial.groq import GroqModel, chips_needed, decoder_throughput
-from dfx.arch.spatial.groq_schedule import compile_schedule
+import importlib
+from typing import Any
+
 from dfx.arch.spatial.landscape import DIMENSIONS, landscape
-from dfx.arch.spatial.wafer import WaferModel, map_graph, map_layers
+
+# name -> the submodule that defines it, imported on first use (PEP 562): `import dfx.cli` registers
+# every command and imports this package, and a sweep worker imports it for one model
+_EXPORTS = {
+    "GroqModel": "groq",
+    "chips_needed": "groq",
+    "decoder_throughput": "groq",
+    "compile_schedule": "groq_schedule",
+    "WaferModel": "wafer",
+    "map_graph": "wafer",
+    "map_layers": "wafer",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """A public name of a submodule, imported on first use (``AttributeError`` for any other name)."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])
+
 
 __all__ = [
     "DIMENSIONS",

@@ -9,25 +9,50 @@ array), :func:`step` (a functional cycle-level run that computes ``X @ W``), :fu
 
 from __future__ import annotations
 
-from dfx.arch.systolic.chip import ChipGemm, MxuSpec, chip_gemm, mxu_spec
-from dfx.arch.systolic.conv_layer import ConvLayer, conv, parse_conv
-from dfx.arch.systolic.dataflow import Dataflow, Mapping, parse_dataflow
-from dfx.arch.systolic.model import SramKB, SystolicResult, gemm
-from dfx.arch.systolic.nodes import Gemm, node_gemms
-from dfx.arch.systolic.shard import ShardAxis, ShardedGemm, sharded_gemm
-from dfx.arch.systolic.tpu import TPU_SYSTOLIC, SystolicArchModel
+import importlib
+from typing import Any
 
-_STEPSIM = ("Frame", "StepTrace", "step")  # dfx.arch.systolic.stepsim, imported on first use (below)
+# name -> the submodule that defines it, imported on first use (PEP 562): `import dfx.cli` registers
+# every command and imports this package, and a sweep worker imports it for one model
+_EXPORTS = {
+    "ChipGemm": "chip",
+    "MxuSpec": "chip",
+    "chip_gemm": "chip",
+    "mxu_spec": "chip",
+    "ConvLayer": "conv_layer",
+    "conv": "conv_layer",
+    "parse_conv": "conv_layer",
+    "Dataflow": "dataflow",
+    "Mapping": "dataflow",
+    "parse_dataflow": "dataflow",
+    "SramKB": "model",
+    "SystolicResult": "model",
+    "gemm": "model",
+    "Gemm": "nodes",
+    "node_gemms": "nodes",
+    "ShardAxis": "shard",
+    "ShardedGemm": "shard",
+    "sharded_gemm": "shard",
+    "TPU_SYSTOLIC": "tpu",
+    "SystolicArchModel": "tpu",
+    "Frame": "stepsim",
+    "StepTrace": "stepsim",
+    "step": "stepsim",
+}
 
 
-def __getattr__(name: str):
-    """The step simulator's names, imported on first use: it needs numpy (about 0.07 s to import),
-    which timing a TPU node does not, and every sweep worker and ``dfx analyze`` imports this package."""
-    if name in _STEPSIM:
-        from dfx.arch.systolic import stepsim
+def __getattr__(name: str) -> Any:
+    """A public name of a submodule, imported on first use (``AttributeError`` for any other name)."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
 
-        return getattr(stepsim, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])
 
 
 __all__ = [
