@@ -13,13 +13,11 @@ Torch-free: the simulator reads a plain DAG or an analysis export document (``df
 See ``docs/simulation.md``.
 """
 
-import importlib
-from typing import Any
+from dfx.lazy import lazy_exports
 
 from dfx.sim.gantt import gantt, render_gantt
 
-# name -> the submodule that defines it, imported on first use (PEP 562): `import dfx.cli` registers
-# every command and imports this package, and a sweep worker imports it for one model
+# name -> the submodule that defines it, imported on first use (dfx.lazy)
 _EXPORTS = {
     "parse_policy": "api",
     "simulate": "api",
@@ -57,18 +55,7 @@ _EXPORTS = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    """A public name of a submodule, imported on first use (``AttributeError`` for any other name)."""
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_EXPORTS])
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)
 
 
 __all__ = [

@@ -8,11 +8,9 @@
 See ``docs/gpu.md``.
 """
 
-import importlib
-from typing import Any
+from dfx.lazy import lazy_exports
 
-# name -> the submodule that defines it, imported on first use (PEP 562): `import dfx.cli` registers
-# every command and imports this package, and a sweep worker imports it for one model
+# name -> the submodule that defines it, imported on first use (dfx.lazy)
 _EXPORTS = {
     "GemmConfig": "configs",
     "PointwiseConfig": "configs",
@@ -38,18 +36,7 @@ _EXPORTS = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    """A public name of a submodule, imported on first use (``AttributeError`` for any other name)."""
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_EXPORTS])
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)
 
 
 __all__ = [

@@ -11,10 +11,9 @@ models. See ``docs/memory.md`` for the formulas, sources and export fields.
 ((512, 1024), 315.1)
 """
 
-import importlib
-from typing import Any
+from dfx.lazy import lazy_exports
 
-# name -> the submodule that defines it, loaded on first use (PEP 562), so that a sweep's import of
+# name -> the submodule that defines it, loaded on first use (dfx.lazy), so that a sweep's import of
 # tiling and lifetime does not load the case studies, energy, flash and KV tables. gemms, lifetime and
 # tiling stay eager: two of their names are also submodules' (an import of the submodule would
 # shadow a lazy function), and every compiled point reads tiling.
@@ -72,15 +71,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """A public name of a submodule, imported on first use (``AttributeError`` for any other name)."""
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_EXPORTS])
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)
