@@ -110,6 +110,35 @@ def test_tensor_and_pipeline_split_by_hand():
     ]
     with pytest.raises(DfxError, match="pp=5 stages"):  # 4 groups: before, 2 layers, after
         place(one, cg, ParallelPlan(pp=5))
+    # Megatron splits each matmul's output features: both layers have 1,024, so tp=1024 is the most
+    with pytest.raises(DfxError, match=r"tp=2048: the model has 1024 output features .* use tp <= 1024"):
+        place(one, cg, ParallelPlan(tp=2048))
+
+
+def test_tensor_parallelism_cannot_split_heads_that_are_not_there():
+    # An attention node's output is [B, H, S, D]: 12 heads bound tp at 12 (Megatron splits heads).
+    a = load_profile("a100")
+    out = spec(1, 12, 64, 64)
+    sdpa = AtenCall("aten.scaled_dot_product_attention.default", (out, out, out), (), (out,))
+    nodes = (
+        Node("q", "placeholder", "q", outputs=(out,), input_kind="input"),
+        Node(
+            "attn",
+            "call_function",
+            "aten.scaled_dot_product_attention.default",
+            "attn",
+            (Edge("q"), Edge("q"), Edge("q")),
+            (out,),
+            (),
+            (sdpa,),
+        ),
+        Node("output", "output", "output", inputs=(Edge("attn"),)),
+    )
+    cg = annotate(Graph(nodes, (), name="heads"))
+    one = evaluate(cg, a)
+    assert place(one, cg, ParallelPlan(tp=12)).extras["chips"] == 12
+    with pytest.raises(DfxError, match=r"tp=16: the model has 12 attention heads.*use tp <= 12"):
+        place(one, cg, ParallelPlan(tp=16))
 
 
 def test_a_model_without_layers_is_one_layer_and_pays_the_all_reduces():

@@ -156,7 +156,49 @@ def _split_layers(ordered: list[int], pp: int) -> list[list[int]]:
     return out
 
 
+def _tp_limit(costed: CostedGraph) -> tuple[int, str] | None:
+    """The most chips tensor parallelism can split this graph over, and what bounds it.
+
+    Megatron-LM (Shoeybi et al. 2019, section 3) splits attention by heads and each MLP's matmuls
+    by their features: with attention, the fewest heads of any attention node (its output is
+    ``[B, H, S, D]``); without, the widest matmul output's last dimension. ``None`` when the graph
+    has neither (no split to bound).
+
+    >>> from dfx.costs.record import CostedGraph
+    >>> _tp_limit(CostedGraph(graph=None, nodes=())) is None
+    True
+    """
+    heads = [
+        cn.node.outputs[0].shape[-3]
+        for cn in costed.nodes
+        if "scaled_dot_product" in cn.node.target and cn.node.outputs and len(cn.node.outputs[0].shape) == 4
+    ]
+    heads = [h for h in heads if isinstance(h, int)]  # a symbolic size bounds nothing
+    if heads:
+        return min(heads), "attention heads"
+    widths = [
+        cn.node.outputs[0].shape[-1]
+        for cn in costed.nodes
+        if cn.category is Category.MATMUL
+        and cn.node.outputs
+        and cn.node.outputs[0].shape
+        and isinstance(cn.node.outputs[0].shape[-1], int)
+    ]
+    return (max(widths), "output features in its widest matmul") if widths else None
+
+
 def _tensor_pipeline(result, costed: CostedGraph, plan: ParallelPlan) -> ParallelResult:
+    limit = _tp_limit(costed) if plan.tp > 1 else None
+    if limit is not None and plan.tp > limit[0]:
+        raise DfxError(
+            f"tp={plan.tp}: the model has {limit[0]} {limit[1]}, which tensor parallelism splits "
+            f"over the chips; use tp <= {limit[0]}"
+            + (
+                ""
+                if plan.source == "--parallel"
+                else f" (this split came from {plan.source}; choose one with --parallel)"
+            )
+        )
     link = interconnect_of(result.profile)
     layers, out_bytes, real, moe = _layer_groups(costed)
     per_layer: dict[int, float] = {}
