@@ -41,6 +41,20 @@ def test_cli_sweep_report_and_resume(full_sweep, tmp_path):
     assert r.returncode == 0 and "ran 0 points (4 already done)" in r.stdout, r.stderr
 
 
+def test_a_sweep_whose_every_point_is_refused_fails_and_keeps_why(full_sweep, tmp_path):
+    # bert-layer has 12 heads: tp=64 is refused at every point, tp=4 is not
+    out = tmp_path / "s"
+    shutil.copytree(full_sweep[0] / CACHE_DIR, out / CACHE_DIR)
+    args = ("sweep", "-m", "bert-layer", "--hw", "h100", "--batch", "1,2", "--seq", "8", "--workers", "1")
+    r = dfx(*args, "--parallel", "tp=64", "--out", str(out))
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "2 points refused by dfx" in r.stdout and "use tp <= 12" in r.stdout
+    assert "error: all 2 points were refused" in r.stderr and "Traceback" not in r.stderr
+    assert (out / "results.csv").is_file() or (out / "results.parquet").is_dir()  # the refusals are kept
+    r = dfx(*args, "--parallel", "tp=4", "--parallel", "tp=64", "--out", str(tmp_path / "mixed"))
+    assert r.returncode == 0 and "2 points refused by dfx" in r.stdout, r.stderr
+
+
 def test_cli_refuses_a_users_files_and_absurd_sweeps(tmp_path):
     (tmp_path / "report.html").write_text("mine")
     r = dfx("sweep", "-m", "bert-layer", "--hw", "h100", "--seq", "8", "--out", str(tmp_path))

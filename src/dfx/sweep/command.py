@@ -257,7 +257,8 @@ def _finish(spec, run, out: Path, no_report: bool) -> None:
     errors = [r for r in rows if r["error"]]
     if errors:
         console.print(
-            f"{len(errors)} points refused by dfx, e.g. {errors[0]['point_id']}: {errors[0]['error']}",
+            f"{len(errors)} point{'s' if len(errors) != 1 else ''} refused by dfx, "
+            f"e.g. {errors[0]['point_id']}: {errors[0]['error']}",
             highlight=False,
             markup=False,
         )
@@ -270,6 +271,14 @@ def _finish(spec, run, out: Path, no_report: bool) -> None:
     if not no_report:
         written = write_report(rows, out, force=True)
         console.print("wrote " + ", ".join(str(p) for p in written), highlight=False, markup=False)
+    if rows and len(errors) == len(rows):  # nothing to compare: a failure, though the table keeps why
+        Console(stderr=True).print(
+            f"error: {'all ' if len(rows) > 1 else ''}{len(rows):,} point{'s were' if len(rows) > 1 else ' was'} "
+            "refused (see above); change the axes that cause it",
+            highlight=False,
+            markup=False,
+        )
+        raise typer.Exit(1)
 
 
 def register(app: typer.Typer) -> None:
