@@ -55,7 +55,8 @@ def analyze_phase(
         ]
         if given:
             raise DfxError(
-                f"{', '.join(given)} apply to an inference phase; add phase= (--phase prefill, decode or generate)"
+                f"{', '.join(given)} {'apply' if len(given) > 1 else 'applies'} to an inference phase; "
+                "add phase= (--phase prefill, decode or generate)"
             )
         if not isinstance(model, str):
             raise DfxError("weight_dtype= applies to model names (a built-in, file or hf: spec)")
