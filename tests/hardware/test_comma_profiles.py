@@ -21,7 +21,15 @@ def test_a_list_of_profiles_is_named_as_such(ref, fix):
         load_profile(ref)
 
 
+def test_a_list_with_a_misspelt_profile_names_the_typo():
+    # it was read as a quick profile too: "quick profile 'h100,sprye': cannot tell what 'h100' is"
+    with pytest.raises(
+        DfxError, match=r"'sprye' is not a known profile; did you mean 'spyre'\?\); .*--hw h100 --hw spyre$"
+    ):
+        load_profile("h100,sprye")
+
+
 def test_quick_profiles_still_read():
     assert load_profile("peak=200T,bw=2T").compute is not None
-    with pytest.raises(DfxError, match="cannot tell what 'h100' is"):
-        load_profile("h100,sprye")  # not every part a profile: the quick-profile reading, as before
+    with pytest.raises(DfxError, match="cannot tell what '200T' is"):
+        load_profile("200T,2T")  # no part a profile: the quick-profile reading, as before

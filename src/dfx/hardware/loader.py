@@ -178,11 +178,22 @@ def load_profile(ref: str | Path) -> HardwareProfile:
     key = str(ref).strip().lower()
     aliases = _aliases()
     names = [p.strip() for p in key.split(",")]
-    if len(names) > 1 and all(n in aliases for n in names) and not Path(str(ref)).is_file():
+    listed = len(names) > 1 and not key.startswith("quick:") and not any("=" in n for n in names)
+    if listed and any(n in aliases for n in names) and not Path(str(ref)).is_file():
         # "--hw h100,spyre" (as dfx sweep takes it) read as a quick profile: "cannot tell what 'h100' is"
+        unknown = [n for n in names if n not in aliases]
+        typo = ""
+        if unknown:
+            close = difflib.get_close_matches(unknown[0], list(aliases), n=1, cutoff=0.5)
+            typo = f" ({unknown[0]!r} is not a known profile{f'; did you mean {close[0]!r}?' if close else ''})"
+        parts = [p.strip() for p in str(ref).split(",")]
+        fixed = [
+            p if n in aliases else (difflib.get_close_matches(n, list(aliases), n=1, cutoff=0.5) or [p])[0]
+            for p, n in zip(parts, names)
+        ]
         raise HardwareProfileError(
-            f"hardware {str(ref)!r} lists {len(names)} profiles; give one per --hw: "
-            + " ".join(f"--hw {p.strip()}" for p in str(ref).split(","))
+            f"hardware {str(ref)!r} lists {len(names)} profiles{typo}; give one per --hw: "
+            + " ".join(f"--hw {p}" for p in fixed)
         )
     if is_quick_spec(ref):  # "peak=200T,bw=2T,onchip=32M": dfx.hardware.quick
         return quick_profile(str(ref))
