@@ -171,7 +171,7 @@ def test_one_gpu_is_unchanged():
 
 def test_a_profile_without_links_cannot_spread():
     cg = annotate(two_layers())
-    one = evaluate(cg, load_profile("ibm-spyre"), execution_model="eager")
+    one = evaluate(cg, load_profile("host-cpu"), execution_model="eager")
     with pytest.raises(DfxError, match="no interconnect"):
         place(one, cg, ParallelPlan(tp=2))
 
