@@ -145,8 +145,12 @@ class FusionDecision:
 
 
 def _singleton(name: str, flow: Dataflow) -> Group:
+    """The group of ``name`` alone (the fields ``Group(...)`` would set, without the dataclass ``__init__``)."""
     op = flow.ops[name]
-    return Group(
+    consumers = set(flow.successors(name))
+    consumers.discard(name)
+    new = object.__new__(Group)
+    new.__dict__.update(
         nodes=[name],
         kinds={op.kind},
         numel=op.numel,
@@ -156,24 +160,50 @@ def _singleton(name: str, flow: Dataflow) -> Group:
         writes=dict(flow.outputs[name]),
         first=op.pos,
         last=op.pos,
-        consumers=set(flow.successors(name)) - {name},
+        internal_bytes=0,
+        reasons=[],
+        consumers=consumers,
         unknown=op.unknown,
     )
+    return new
 
 
 def crossing_bytes(a: Group, b: Group) -> int:
     """Bytes of the tensors one group writes and the other reads (what fusing them keeps on chip)."""
+    hint = _CROSSING_HINT
+    if hint and hint[0] is a and hint[1] is b:
+        return hint[2]
     # sums over the common keys (dict views intersect by walking the smaller): integers, so any order
     return sum(b.reads[k] for k in a.writes.keys() & b.reads.keys()) + sum(
         a.reads[k] for k in b.writes.keys() & a.reads.keys()
     )
 
 
+# (a, b, crossing_bytes(a, b)) while fuse asks its rules about the groups a and b (empty otherwise): a
+# rule's crossing_bytes of the pair (DataflowRules.region_need) takes the bytes fuse has just summed
+_CROSSING_HINT: list = []
+
+
 def _shared(a: Group, b: Group) -> tuple[int, bool, int]:
     """Bytes the two groups share (one writes what the other reads, or both read it), whether vertical,
     and the crossing bytes (:func:`crossing_bytes`: what fusing them keeps on chip)."""
-    vertical = crossing_bytes(a, b)
-    siblings = sum(a.reads[k] for k in a.reads.keys() & b.reads.keys())
+    ar, br = a.reads, b.reads
+    vertical = 0  # crossing_bytes(a, b), integer sums: any order
+    for k in a.writes:
+        if k in br:
+            vertical += br[k]
+    for k in b.writes:
+        if k in ar:
+            vertical += ar[k]
+    siblings = 0  # of each tensor both read, a's bytes
+    if len(ar) <= len(br):
+        for k in ar:
+            if k in br:
+                siblings += ar[k]
+    else:
+        for k in br:
+            if k in ar:
+                siblings += ar[k]
     return vertical + siblings, vertical > 0, vertical
 
 
@@ -187,24 +217,32 @@ def _absorb(a: Group, b: Group, reason: str, pos: dict[str, int], internal: int 
     """
     internal = crossing_bytes(a, b) if internal is None else internal
     red = a if a.rnumel > 1 else b
-    a_is_big = len(a.reads) + len(a.writes) >= len(b.reads) + len(b.writes)
-    big, small = (a, b) if a_is_big else (b, a)
-    if len(big.nodes) == 1:  # a flow's singleton, shared by every run (_Start): copied, never changed
-        big = big.copy()
-    reads, writes = big.reads, big.writes
-    if a_is_big:  # b's bytes win a clash, as in {**a.reads, **b.reads}
-        reads.update(b.reads)
-        writes.update(b.writes)
-    else:
-        for key, n in a.reads.items():
-            reads.setdefault(key, n)
-        for key, n in a.writes.items():
-            writes.setdefault(key, n)
-    nodes = a.nodes + b.nodes
-    nodes.sort(key=pos.__getitem__)  # two sorted runs: one merge
-    consumers = big.consumers
-    consumers |= small.consumers
-    consumers.difference_update(a.nodes, b.nodes)
+    ar, aw, br, bw = a.reads, a.writes, b.reads, b.writes
+    an, bn = a.nodes, b.nodes
+    if len(ar) + len(aw) >= len(br) + len(bw):  # grow a's containers; b's bytes win a clash
+        if len(an) == 1:  # a flow's singleton, shared by every run (_Start): copied, never changed
+            ar, aw, consumers = dict(ar), dict(aw), set(a.consumers)
+        else:
+            consumers = a.consumers
+        ar.update(br)
+        aw.update(bw)
+        reads, writes = ar, aw
+        consumers |= b.consumers
+    else:  # grow b's: a's bytes only where b has none
+        if len(bn) == 1:
+            br, bw, consumers = dict(br), dict(bw), set(b.consumers)
+        else:
+            consumers = b.consumers
+        for key, n in ar.items():
+            br.setdefault(key, n)
+        for key, n in aw.items():
+            bw.setdefault(key, n)
+        reads, writes = br, bw
+        consumers |= a.consumers
+    consumers.difference_update(an, bn)
+    nodes = an + bn
+    if a.last > b.first:  # two sorted runs interleaved: one merge (else a's nodes all come first)
+        nodes.sort(key=pos.__getitem__)
     new = object.__new__(Group)  # every field given: the dataclass __init__ would only assign them
     new.__dict__.update(
         nodes=nodes,
@@ -214,10 +252,10 @@ def _absorb(a: Group, b: Group, reason: str, pos: dict[str, int], internal: int 
         extern=a.extern + b.extern,
         reads=reads,
         writes=writes,
-        first=min(a.first, b.first),
-        last=max(a.last, b.last),
+        first=a.first if a.first < b.first else b.first,
+        last=a.last if a.last > b.last else b.last,
         internal_bytes=a.internal_bytes + b.internal_bytes + internal,
-        reasons=a.reasons + b.reasons + [reason],
+        reasons=[*a.reasons, *b.reasons, reason],
         consumers=consumers,
         unknown=tuple(dict.fromkeys(a.unknown + b.unknown)) if a.unknown or b.unknown else (),
     )
@@ -225,26 +263,24 @@ def _absorb(a: Group, b: Group, reason: str, pos: dict[str, int], internal: int 
 
 
 class _State:
-    """Union-find over nodes, one :class:`Group` per root, and the group DAG's edges between roots.
+    """Each node's group root, one :class:`Group` per root, and the group DAG's edges between roots.
 
-    ``succ[r]`` is always ``{find(c) for c in groups[r].consumers}``: kept up to date on each union
-    rather than recomputed on each look-up.
+    ``root[n]`` is the root of ``n``'s group (rewritten for the absorbed group's nodes on each union:
+    groups hold at most a few dozen nodes). ``succ[r]`` is always ``{root[c] for c in
+    groups[r].consumers}``: kept up to date on each union rather than recomputed on each look-up.
     """
 
     def __init__(self, flow: Dataflow, start: _Start | None = None) -> None:
         start = _Start(flow) if start is None else start
         self.flow = flow
         self.pos = start.pos
-        self.parent = {n: n for n in flow.ops}
+        self.root = dict(start.roots)
         self.groups = dict(start.singletons)  # shared, read only: _absorb copies a singleton it grows
         self.succ = {n: set(out) for n, out in start.succ.items()}
         self.pred = {n: set(into) for n, into in start.pred.items()}
 
     def find(self, n: str) -> str:
-        while self.parent[n] != n:
-            self.parent[n] = self.parent[self.parent[n]]
-            n = self.parent[n]
-        return n
+        return self.root[n]
 
     def successors(self, root: str) -> set[str]:
         """The roots of the groups reading ``root``'s group (a live set: do not change it)."""
@@ -278,19 +314,27 @@ class _State:
         ga, gb = self.groups[a], self.groups[b]
         first, second = (ga, gb) if ga.first <= gb.first else (gb, ga)
         self.groups[a] = _absorb(first, second, reason, self.pos, crossing)  # crossing_bytes is symmetric
-        self.parent[b] = a
+        root = self.root
+        for n in gb.nodes:
+            root[n] = a
         del self.groups[b]
         succ, pred = self.succ, self.pred
-        for s in succ[b]:
-            pred[s].discard(b)
-            pred[s].add(a)
-        for p in pred[b]:
-            succ[p].discard(b)
-            succ[p].add(a)
-        succ[a] |= succ.pop(b)
-        pred[a] |= pred.pop(b)
-        succ[a].difference_update((a, b))
-        pred[a].difference_update((a, b))
+        sb, pb = succ.pop(b), pred.pop(b)
+        for s in sb:
+            into = pred[s]
+            into.discard(b)
+            into.add(a)
+        for p in pb:
+            out = succ[p]
+            out.discard(b)
+            out.add(a)
+        sa, pa = succ[a], pred[a]
+        sa |= sb
+        pa |= pb
+        sa.discard(a)
+        sa.discard(b)
+        pa.discard(a)
+        pa.discard(b)
 
 
 def _candidate_pairs(flow: Dataflow) -> list[tuple[str, str]]:
@@ -304,6 +348,11 @@ def _candidate_pairs(flow: Dataflow) -> list[tuple[str, str]]:
         for x, y in zip(working, working[1:]):
             pairs[(x, y)] = None
     return list(pairs)
+
+
+def _label(g: Group) -> str:
+    nodes = g.nodes
+    return nodes[0] if len(nodes) == 1 else f"{nodes[0]}+{len(nodes) - 1}"
 
 
 def fuse(flow: Dataflow, rules: FusionRules) -> tuple[list[Group], list[FusionDecision]]:
@@ -328,20 +377,22 @@ def fuse(flow: Dataflow, rules: FusionRules) -> tuple[list[Group], list[FusionDe
             hit = shared_of[key] = _shared(ga, gb)
         return hit
 
-    parent, groups, find = state.parent, state.groups, state.find
-    decide, union, append = _decide, state.union, decisions.append
+    root, groups = state.root, state.groups
+    union, append, can_fuse, creates_cycle = state.union, decisions.append, rules.can_fuse, state.creates_cycle
+    limit, target, hint = rules.limit_nodes, rules.target, _CROSSING_HINT
+    new_decision = object.__new__
     for round_ in range(_MAX_ROUNDS):
         scored = start.scored if round_ == 0 else _scored(state, pairs, shared_bytes)
         fused_any = False
         for _, x, y in scored:
-            a = x if parent[x] == x else find(x)
-            b = y if parent[y] == y else find(y)
+            a, b = root[x], root[y]
             if a == b:
                 continue
             ga, gb = groups[a], groups[b]
             if gb.first < ga.first:
                 a, b, ga, gb = b, a, gb, ga
-            key = (a, len(ga.nodes), b, len(gb.nodes))
+            na, nb = ga.nodes, gb.nodes
+            key = (a, len(na), b, len(nb))
             if key in asked:
                 continue
             asked.add(key)
@@ -349,8 +400,35 @@ def fuse(flow: Dataflow, rules: FusionRules) -> tuple[list[Group], list[FusionDe
             if hit is None:
                 hit = shared_of[key] = _shared(ga, gb)
             shared, vertical, crossing = hit
-            ok, reason = decide(state, a, b, vertical, rules)
-            append(FusionDecision.of(ga.label(), gb.label(), vertical, ok, reason, shared))
+            # the decision (_decide): unknown costs, the node limit, the rules, then the cycle check
+            if ga.unknown or gb.unknown:
+                g = ga if ga.unknown else gb
+                ok, reason = False, (
+                    f"{g.label()}'s cost is unknown (no cost rule for {', '.join(g.unknown)}): "
+                    "what it keeps on chip cannot be known, so it is never fused"
+                )
+            elif len(na) + len(nb) > limit:
+                ok, reason = False, f"{target}: kernel would exceed {limit} nodes"
+            else:
+                hint[:] = ga, gb, crossing
+                try:
+                    ok, reason = can_fuse(ga, gb, vertical, flow)
+                finally:
+                    hint.clear()
+                if ok:
+                    through = creates_cycle(a, b)
+                    if through is not None:
+                        ok, reason = False, f"would create a cycle through {through} (Inductor: will_fusion_create_cycle)"
+            decision = new_decision(FusionDecision)  # FusionDecision.of, inlined
+            decision.__dict__.update(
+                a=na[0] if len(na) == 1 else f"{na[0]}+{len(na) - 1}",
+                b=nb[0] if len(nb) == 1 else f"{nb[0]}+{len(nb) - 1}",
+                vertical=vertical,
+                fused=ok,
+                reason=reason,
+                shared_bytes=shared,
+            )
+            append(decision)
             if ok:
                 union(a, b, reason, crossing)
                 fused_any = True
@@ -362,10 +440,9 @@ def fuse(flow: Dataflow, rules: FusionRules) -> tuple[list[Group], list[FusionDe
 def _scored(state: _State, pairs: list[tuple[str, str]], shared_bytes) -> list[tuple[tuple, str, str]]:
     """The candidate pairs of different groups sharing bytes, best first: ``(score, x, y)``."""
     scored = []
-    parent, groups, find = state.parent, state.groups, state.find
+    root, groups = state.root, state.groups
     for x, y in pairs:
-        a = x if parent[x] == x else find(x)
-        b = y if parent[y] == y else find(y)
+        a, b = root[x], root[y]
         if a == b:
             continue
         ga, gb = groups[a], groups[b]
@@ -392,26 +469,30 @@ class _Start:
 
     def __init__(self, flow: Dataflow) -> None:
         self.pos = {n: op.pos for n, op in flow.ops.items()}
-        self.singletons = {n: _singleton(n, flow) for n in flow.ops}
-        self.succ = {n: frozenset(g.consumers) for n, g in self.singletons.items()}
+        self.roots = {n: n for n in flow.ops}
+        self.singletons = singletons = {n: _singleton(n, flow) for n in flow.ops}
+        self.succ = {n: frozenset(g.consumers) for n, g in singletons.items()}
         pred: dict[str, set[str]] = {n: set() for n in flow.ops}
         for n, out in self.succ.items():
             for s in out:
                 pred[s].add(n)
         self.pred = {n: frozenset(into) for n, into in pred.items()}
         self.pairs = _candidate_pairs(flow)
-        first = _State.__new__(_State)  # the groups before any union, read only
-        first.parent = {n: n for n in flow.ops}
-        first.groups = self.singletons
         self.shared: dict[tuple[str, int, str, int], tuple[int, bool, int]] = {}  # as fuse's shared_of
         self.kernel_facts: dict[tuple[str, ...], tuple] = {}  # node names -> _kernel_facts (kernels_from_groups)
         self._producers: dict[str, tuple[str, ...]] | None = None
-
-        def shared_bytes(a: str, ga: Group, b: str, gb: Group) -> tuple[int, bool, int]:
-            hit = self.shared[a, 1, b, 1] = _shared(ga, gb)
-            return hit
-
-        self.scored = _scored(first, self.pairs, shared_bytes)
+        # the first round's scores (_scored on the singletons): a singleton's first and last are its position
+        scored, shared_of, pos = [], self.shared, self.pos
+        reduction = {n: g.is_reduction for n, g in singletons.items()}
+        for x, y in self.pairs:
+            if x == y:
+                continue
+            hit = shared_of[x, 1, y, 1] = _shared(singletons[x], singletons[y])
+            if hit[0] == 0:
+                continue
+            scored.append(((reduction[x] == reduction[y], hit[0], -abs(pos[x] - pos[y])), x, y))
+        scored.sort(key=_first, reverse=True)
+        self.scored = scored
 
     def producers(self, costed: CostedGraph) -> dict[str, tuple[str, ...]]:
         """Per node, the working nodes producing its inputs: :func:`producer_kernels` with each working
@@ -434,25 +515,6 @@ _STARTS: dict[int, tuple[weakref.ref, _Start]] = {}
 
 def _start(flow: Dataflow) -> _Start:
     return weak_memo(_STARTS, flow, _Start)
-
-
-def _decide(state: _State, a: str, b: str, vertical: bool, rules: FusionRules) -> tuple[bool, str]:
-    ga, gb = state.groups[a], state.groups[b]
-    for g in (ga, gb):
-        if g.unknown:
-            return False, (
-                f"{g.label()}'s cost is unknown (no cost rule for {', '.join(g.unknown)}): "
-                "what it keeps on chip cannot be known, so it is never fused"
-            )
-    if len(ga.nodes) + len(gb.nodes) > rules.limit_nodes:
-        return False, f"{rules.target}: kernel would exceed {rules.limit_nodes} nodes"
-    ok, reason = rules.can_fuse(ga, gb, vertical, state.flow)
-    if not ok:
-        return False, reason
-    through = state.creates_cycle(a, b)
-    if through is not None:
-        return False, f"would create a cycle through {through} (Inductor: will_fusion_create_cycle)"
-    return True, reason
 
 
 def _topological(state: _State) -> list[Group]:
