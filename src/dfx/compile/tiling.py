@@ -136,12 +136,23 @@ class _GraphShapes:
     kernels recur on the profiles sharing its fusion), so each is worked out once per graph.
     """
 
-    __slots__ = ("ops", "costed", "main", "gemms")
+    __slots__ = ("ops", "costed", "main", "gemms", "plan_shapes")
 
     def __init__(self, costed: CostedGraph, ops: dict[str, OpInfo]) -> None:
         self.costed, self.ops = costed, ops
         self.main: dict[tuple[str, ...], str] = {}
         self.gemms: dict[str, object] = {}
+        self.plan_shapes: dict[tuple, tuple | None] = {}  # (kind, nodes) -> dfx.arch.gpu.plan.kernel_shape
+
+    def plan_shape(self, kernel: Kernel, kernel_shape) -> tuple | None:
+        """``kernel_shape(kind, nodes)`` of ``kernel`` (:func:`dfx.arch.gpu.plan.kernel_shape`), once per
+        graph: both GPU profiles of a sweep tile the same fused kernels."""
+        key = (kernel.kind, kernel.nodes)
+        shape = self.plan_shapes.get(key, self)
+        if shape is self:
+            costed = self.costed
+            shape = self.plan_shapes[key] = kernel_shape(kernel.kind.value, [costed[n] for n in kernel.nodes])
+        return shape
 
     def main_node(self, kernel: Kernel) -> str:
         main = self.main.get(kernel.nodes)
@@ -259,25 +270,23 @@ def _gpu_tiles(program: Program, costed: CostedGraph, profile: HardwareProfile) 
     :func:`dfx.arch.gpu.plan.kernel_plan` (docs/gpu.md) gives the grid's program count, the blocks
     and the kernel's time from its waves. Attention, memory and collective kernels stay one tile.
     """
-    from dfx.arch.gpu.plan import kernel_plan, profile_plans
+    from dfx.arch.gpu.plan import kernel_shape, plan_of_shape, profile_plans
 
     shapes = _shapes(costed)
-    kernels, tiled, cache = [], 0, profile_plans(profile)
+    kernels, tiled, cache, GEMM = [], 0, profile_plans(profile), KernelKind.GEMM
     for k in program.kernels:
-        plan = kernel_plan(
-            k.kind.value, [costed[n] for n in k.nodes], k.offchip_bytes, k.flops, k.dtype, profile, cache
-        )
+        plan = plan_of_shape(shapes.plan_shape(k, kernel_shape), k.offchip_bytes, k.flops, k.dtype, profile, cache)
         if plan is None:
             kernels.append(k.with_(tile_traffic_bytes=k.offchip_bytes))
             continue
         tiled += 1
-        k = k.with_(
-            tiles=plan.tiles, tile_shape=plan.tile_shape, tile_time_s=plan.time_s, tile_traffic_bytes=k.offchip_bytes
+        tile_shape, traffic = plan.tile_shape, k.offchip_bytes
+        gemm = shapes.gemm(shapes.main_node(k)) if k.kind is GEMM else None
+        if gemm is not None and len(tile_shape) == 3:
+            traffic = _gemm_traffic(k, gemm, tile_shape[0], tile_shape[1])
+        kernels.append(
+            k.with_(tiles=plan.tiles, tile_shape=tile_shape, tile_time_s=plan.time_s, tile_traffic_bytes=traffic)
         )
-        gemm = shapes.gemm(shapes.main_node(k)) if k.kind is KernelKind.GEMM else None
-        if gemm is not None and len(plan.tile_shape) == 3:
-            k = k.with_(tile_traffic_bytes=_gemm_traffic(k, gemm, plan.tile_shape[0], plan.tile_shape[1]))
-        kernels.append(k)
     notes = (f"{tiled} of {len(kernels)} kernels as Triton programs (Inductor's configs, docs/gpu.md)",)
     return PassResult(program.with_(kernels=tuple(kernels)), modified=tiled > 0, notes=notes)
 

@@ -483,6 +483,7 @@ def clear_launches() -> None:
     """Forget every config's occupancy, and every GEMM's fitting configs, worked out in this process."""
     _LAUNCHES.clear()
     _FITTING.clear()
+    _TABLES.clear()
 
 
 def _occupied(profile, c: GemmConfig, regs, env) -> tuple[int, int, Occupancy]:
@@ -609,30 +610,29 @@ def autotune_gemm(
     env = _env(profile, dtype)
     _, _, elem, mach = env
     sms = mach.sms
-    occupied = []
-    for c in configs:  # the launch checks of _launch, without building every config's Waves
-        occ = _occupied(profile, c, None, env)
-        blocks = occ[2].blocks_per_sm
-        programs = batch * -(-m // c.block_m) * -(-n // c.block_n)
-        if blocks < 1 or sms < 1 or -(-programs // (sms * blocks)) > MAX_WAVES:
-            _launch(m, n, batch, profile, c, None, env)  # raises, naming the config and the limit
-        occupied.append((occ, programs))
+    table = _config_table(profile, configs, env)
     hbm_floor_s = batch * (m * k + k * n + m * n) * elem / mach.hbm_bytes_per_s
     per_sm_peak = mach.peak_flop_per_s / sms
     smem_bw = mach.smem_bytes_per_s_per_sm
     partial_unit = 2 * batch * m * n * partial_sum_bytes_per_element  # a split's fp32 partial sums, per extra slice
     panels = batch * (m + n) * k * elem  # every A row panel and B column panel once
-    floors, splits = [], []
-    for c, ((_, _, occ), programs) in zip(configs, occupied):
+    occupied, floors, splits = [], [], []
+    for c, occ_entry, block_m, block_n, _, blocks, _ in table.rows:
+        programs = batch * -(-m // block_m) * -(-n // block_n)
+        if blocks < 1 or sms < 1 or -(-programs // (sms * blocks)) > MAX_WAVES:
+            _launch(m, n, batch, profile, c, None, env)  # raises, naming the config and the limit
+        occupied.append((occ_entry, programs))
+    # every config's launch is checked, in order, before any is timed (as gemm_kernels builds them)
+    for (_, _, block_m, block_n, block_k, blocks, _), (_, programs) in zip(table.rows, occupied):
         rounds = -(-programs // sms)
-        k_pad = -(-k // c.block_k) * c.block_k
-        split = split_of(programs, c.block_k, sms)
+        k_pad = -(-k // block_k) * block_k
+        split = split_of(programs, block_k, sms)
         splits.append(split)
-        compute_s = rounds * (FMA_FLOPS * c.block_m * c.block_n * k_pad) / per_sm_peak / split
-        smem_s = rounds * ((c.block_m + c.block_n) * k_pad * elem) / smem_bw / split if smem_bw else 0.0
+        compute_s = rounds * (FMA_FLOPS * block_m * block_n * k_pad) / per_sm_peak / split
+        smem_s = rounds * ((block_m + block_n) * k_pad * elem) / smem_bw / split if smem_bw else 0.0
         hbm_s = hbm_floor_s
-        if programs <= sms * occ.blocks_per_sm:  # one wave holding the grid: _gemm_wave_rows' wave, its L2 spill too
-            unshared = batch * (m * k * -(-n // c.block_n) + k * n * -(-m // c.block_m)) * elem
+        if programs <= sms * blocks:  # one wave holding the grid: _gemm_wave_rows' wave, its L2 spill too
+            unshared = batch * (m * k * -(-n // block_n) + k * n * -(-m // block_m)) * elem
             hbm_s = (_l2_reads(panels, unshared, mach.l2_bytes) + batch * m * n * elem) / mach.hbm_bytes_per_s
         partial_s = (split - 1) * partial_unit / mach.hbm_bytes_per_s  # split_seconds adds it whole
         floors.append((max(compute_s, smem_s, hbm_s) + partial_s) * _FLOOR_MARGIN + mach.overhead_s)
@@ -651,15 +651,13 @@ def autotune_gemm(
         timed[i] = (split, seconds)
         return seconds
 
-    def tie_break(i: int) -> tuple[int, int]:  # autotune_pick's order (sorted is stable: the order given last)
-        return -configs[i].block_m * configs[i].block_n, -configs[i].block_k
-
+    ties = table.ties  # autotune_pick's order (sorted is stable: the order given last)
     tol = 1 + _TIE_TOLERANCE
-    by_floor = sorted(range(len(configs)), key=lambda i: (floors[i], tie_break(i)))
+    by_floor = sorted(range(len(configs)), key=lambda i: (floors[i], ties[i]))
     least = 0  # by_floor[least:] holds every config not timed (and some timed ones)
     best = time(by_floor[0])  # U: the least time found (the least floor's first: often the best)
     win = None
-    for i in sorted(range(len(configs)), key=tie_break):
+    for i in table.tie_order:
         if floors[i] > best * tol:
             continue  # slower than the best found by more than the tolerance: cannot tie
         t = timed[i][1] if i in timed else time(i)
@@ -676,6 +674,39 @@ def autotune_gemm(
             break
     kern = _evaluate(m, k, n, batch, dtype, profile, configs[win], None, 1, env, launches[win], rows[win])
     return kern, timed[win]
+
+
+class _ConfigTable:
+    """What :func:`autotune_gemm` reads of its configs on one machine and operand width, whatever the
+    GEMM's sizes: per config ``(config, _occupied's entry, block_m, block_n, block_k, blocks per SM,
+    tie key)``, and the configs in :func:`autotune_pick`'s tie-break order."""
+
+    __slots__ = ("configs", "profile", "rows", "ties", "tie_order")
+
+    def __init__(self, profile: HardwareProfile, configs: Sequence[GemmConfig], env) -> None:
+        self.profile, self.configs = profile, tuple(configs)
+        self.rows = []
+        for c in self.configs:
+            occ = _occupied(profile, c, None, env)
+            tie = (-c.block_m * c.block_n, -c.block_k)
+            self.rows.append((c, occ, c.block_m, c.block_n, c.block_k, occ[2].blocks_per_sm, tie))
+        self.ties = [row[6] for row in self.rows]
+        self.tie_order = sorted(range(len(self.rows)), key=self.ties.__getitem__)
+
+
+# (id(profile), operand bytes, the configs' ids) -> their table; an entry holds the profile and the
+# configs, so no id in its key is recycled while it lives. Cleared with the launches.
+_TABLES: dict[tuple, _ConfigTable] = {}
+
+
+def _config_table(profile: HardwareProfile, configs: Sequence[GemmConfig], env) -> _ConfigTable:
+    key = (id(profile), env[2], *map(id, configs))
+    table = _TABLES.get(key)
+    if table is None or table.profile is not profile:
+        if len(_TABLES) >= _LAUNCHES_MAX:
+            _TABLES.clear()
+        table = _TABLES[key] = _ConfigTable(profile, configs, env)
+    return table
 
 
 _FITTING: dict[tuple, tuple[HardwareProfile, list[GemmConfig]]] = {}  # as _LAUNCHES, by size hints

@@ -43,6 +43,8 @@ __all__ = [
     "clear_gemm_plans",
     "gemm_plan",
     "kernel_plan",
+    "kernel_shape",
+    "plan_of_shape",
     "pointwise_plan",
     "profile_plans",
     "reduction_plan",
@@ -356,14 +358,45 @@ def kernel_plan(
     """
     if profile.simt is None or not nodes:
         return None
-    dtype = dtype or "bfloat16"
+    return plan_of_shape(kernel_shape(kind, nodes), offchip_bytes, flops, dtype, profile, cache)
+
+
+def kernel_shape(kind: str, nodes: Sequence[CostedNode]) -> tuple | None:
+    """What :func:`kernel_plan` reads of a kernel's nodes, which depends on the graph alone (so every
+    GPU profile evaluating one graph's program can share it): ``("gemm", ((M, K, N, batch), ...))``,
+    ``("reduction", (rows, cols))`` or ``("pointwise", numel)``; ``None`` where no plan applies."""
+    if not nodes:
+        return None
     if kind == "gemm":
-        gemms = [g for g in (_gemm_dims(cn) for cn in nodes) if g is not None]
-        if not gemms:
-            return None
+        gemms = tuple(g for g in (_gemm_dims(cn) for cn in nodes) if g is not None)
+        return ("gemm", gemms) if gemms else None
+    if kind == "reduction":
+        shape = _reduced_shape(nodes)
+        if shape is not None:
+            return "reduction", shape
+        kind = "pointwise"
+    if kind == "pointwise":
+        return "pointwise", sum(spec.numel for spec in nodes[-1].node.outputs) or 1
+    return None
+
+
+def plan_of_shape(
+    shape: tuple | None,
+    offchip_bytes: float,
+    flops: float,
+    dtype: str | None,
+    profile: HardwareProfile,
+    cache: dict[tuple, TilePlan] | None = None,
+) -> TilePlan | None:
+    """:func:`kernel_plan` of a kernel whose :func:`kernel_shape` is ``shape`` (same parameters)."""
+    if profile.simt is None or shape is None:
+        return None
+    dtype = dtype or "bfloat16"
+    kind, dims = shape
+    if kind == "gemm":
         plans = [
             _cached(cache, ("gemm", m, k, n, b, dtype), lambda: gemm_plan(m, k, n, dtype, profile, batch=b))
-            for m, k, n, b in gemms
+            for m, k, n, b in dims
         ]
         first = plans[0]
         if len(plans) == 1:
@@ -379,22 +412,16 @@ def kernel_plan(
             first.config,
         )
     if kind == "reduction":
-        shape = _reduced_shape(nodes)
-        if shape is not None:
-            return _cached(
-                cache,
-                ("reduction", *shape, offchip_bytes, flops, dtype),
-                lambda: reduction_plan(*shape, offchip_bytes, flops, dtype, profile),
-            )
-        kind = "pointwise"
-    if kind == "pointwise":
-        numel = sum(spec.numel for spec in nodes[-1].node.outputs) or 1
         return _cached(
             cache,
-            ("pointwise", numel, offchip_bytes, flops, dtype),
-            lambda: pointwise_plan(numel, offchip_bytes, flops, dtype, profile),
+            ("reduction", *dims, offchip_bytes, flops, dtype),
+            lambda: reduction_plan(*dims, offchip_bytes, flops, dtype, profile),
         )
-    return None
+    return _cached(
+        cache,
+        ("pointwise", dims, offchip_bytes, flops, dtype),
+        lambda: pointwise_plan(dims, offchip_bytes, flops, dtype, profile),
+    )
 
 
 def _cached(cache: dict[tuple, TilePlan] | None, key: tuple, make) -> TilePlan:

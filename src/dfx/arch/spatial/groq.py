@@ -204,6 +204,8 @@ def groq_node_timer(costed: CostedGraph, profile: HardwareProfile) -> Callable[[
     def wait_cycles(cn: CostedNode) -> int:
         """Cycles the node's start waits for crossings beyond its last producer's end (0 on one chip)."""
         links = plan.links[cn.name]
+        if not links:  # every input there when its producer ends: ready is the plain maximum
+            return 0
         plain = max((end[e.src] for e in cn.node.inputs), default=0)
         ready = max((end[e.src] + math.ceil(links.get(e.src, 0.0) * org.clock_hz) for e in cn.node.inputs), default=0)
         return ready - plain

@@ -171,8 +171,18 @@ class NodeCycles:
         return max(self.mxm, self.vxm) >= max(self.mem, self.c2c)
 
 
+# aten op (with its overload) -> its matrix operands' positions, or None: the op name parsed once per op
+_POSITIONS: dict[str, tuple[int, int] | None] = {}
+
+
+def _positions(op: str) -> tuple[int, int] | None:
+    if op not in _POSITIONS:
+        _POSITIONS[op] = _MATRIX_OPERANDS.get(op.rsplit(".", 1)[0] if op.count(".") > 1 else op)
+    return _POSITIONS[op]
+
+
 def _operands(call: AtenCall) -> tuple[TensorSpec, TensorSpec] | None:
-    positions = _MATRIX_OPERANDS.get(call.op.rsplit(".", 1)[0] if call.op.count(".") > 1 else call.op)
+    positions = _POSITIONS[call.op] if call.op in _POSITIONS else _positions(call.op)
     if positions is None or len(call.args) <= max(positions):
         return None
     a, b = (call.args[i] for i in positions)
@@ -201,7 +211,11 @@ def contraction_cycles(a: tuple[int, ...], b: tuple[int, ...], org: TspOrganisat
 
 def mxm_cycles(costed: CostedNode, org: TspOrganisation) -> int:
     """MXM cycles of a node's contractions: tiled where a shape is readable, else perfectly packed."""
-    matmul_flops = dict(costed.flops_by_category).get(Category.MATMUL.value, 0)
+    return _mxm_cycles(costed, org, dict(costed.flops_by_category).get(Category.MATMUL.value, 0))
+
+
+def _mxm_cycles(costed: CostedNode, org: TspOrganisation, matmul_flops: int) -> int:
+    """:func:`mxm_cycles` given the node's matmul FLOPs."""
     cycles, covered = 0, 0
     for call in costed.node.aten_calls:
         pair = _operands(call)
@@ -250,7 +264,7 @@ def node_cycles(
     new.__dict__.update(
         name=costed.name,
         slice=unit,
-        mxm=math.ceil(mxm_cycles(costed, org) / ways),
+        mxm=math.ceil(_mxm_cycles(costed, org, matmul_flops) / ways),
         vxm=math.ceil(math.ceil(vector_flops / org.vector_alus) / ways),
         mem=math.ceil(org.cycles_for_bytes(sram_bytes, org.sram_bytes_per_s) / ways),
         c2c=org.cycles_for_bytes(c2c_bytes, org.c2c_bytes_per_s),
