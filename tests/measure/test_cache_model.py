@@ -465,3 +465,71 @@ def test_a_compiled_cnn_runs_its_convolutions_channels_last_and_pays_inductors_l
     assert after["relu_2"].time_s - before["relu_2"].time_s == pytest.approx(802_816 * 2e-11)
     # the batch norm between two convolutions converts nothing: its kernel is timed the same
     assert after["batch_norm_1"].time_s == pytest.approx(before["batch_norm_1"].time_s)
+
+
+class _LinearRmsNorm(__import__("torch").nn.Module):
+    """A linear, then an RMS norm's chain: pow, mean, add of the epsilon, rsqrt, mul."""
+
+    def __init__(self):
+        import torch
+
+        super().__init__()
+        self.proj = torch.nn.Linear(64, 64, bias=False)
+
+    def forward(self, x):
+        y = self.proj(x)
+        return y * (y.pow(2).mean(-1, keepdim=True) + 1e-5).rsqrt()
+
+
+def _rms_chain(tokens: int):
+    import torch
+
+    from dfx.capture import capture
+
+    graph = capture(_LinearRmsNorm(), (torch.ones(1, tokens, 64),), method="export")
+    return annotate(graph), parse_profile(PROFILE)
+
+
+# after a GEMM that moved at least 1,000 B: 100 us first, 40 us second, 25 us from the third on
+CHAIN = ((1, 1000, 100e-6), (2, 1000, 40e-6), (3, 1000, 25e-6))
+
+
+def test_tiny_elementwise_nodes_after_a_gemm_pay_the_chain_at_their_position():
+    costed, profile = _rms_chain(tokens=4)
+    order = [n.name for n in costed.nodes if n.category.value not in ("view", "none")]
+    assert order == ["linear", "pow_1", "mean", "add", "rsqrt", "mul"]
+    # mean has its own curve (4 us): it keeps it
+    machine = MachineModel(overhead_curve=FLAT_2US, overhead_curve_by_kind={"mean": ((1e-9, 4e-6), (1.0, 4e-6))})
+    chained = MachineModel(
+        overhead_curve=FLAT_2US, overhead_curve_by_kind=machine.overhead_curve_by_kind, after_gemm_chain=CHAIN
+    )
+    eager = evaluate(costed, profile, node_timer=cache_timer(costed, profile, chained, eager=True))
+    plain = evaluate(costed, profile, node_timer=cache_timer(costed, profile, machine, eager=True))
+    # the linear moves its 64 x 64 fp32 weight (16,384 B), its input and output (2 x 4 x 64 x 4 = 2,048 B): over 1,000 B
+    # pow_1, first after it: the curve's 2 us (no after_gemm table); mean: its own curve's 4 us
+    assert eager.node("pow_1").overhead_s == pytest.approx(2e-6)
+    assert eager.node("mean").overhead_s == pytest.approx(4e-6)
+    for name in ("add", "rsqrt", "mul"):  # third, fourth and fifth after the linear: the chain's third point on
+        assert eager.node(name).overhead_s == pytest.approx(25e-6)
+        assert plain.node(name).overhead_s == pytest.approx(2e-6)
+    # end to end: 3 x (25 - 2) us more
+    assert eager.serial_time_s == pytest.approx(plain.serial_time_s + 69e-6)
+    # compiled (not eager): a generated kernel dispatches no aten call; nothing changes
+    compiled = evaluate(costed, profile, node_timer=cache_timer(costed, profile, chained))
+    assert compiled.node("rsqrt").overhead_s == pytest.approx(2e-6)
+
+
+def test_the_chain_leaves_parallel_nodes_and_gemms_smaller_than_its_own_alone():
+    costed, profile = _rms_chain(tokens=512)
+    machine = MachineModel(overhead_curve=FLAT_2US, after_gemm_chain=CHAIN)
+    eager = evaluate(costed, profile, node_timer=cache_timer(costed, profile, machine, eager=True))
+    # mul writes 512 x 64 = 32,768 elements, torch's grain: it runs on every thread and does work; not charged.
+    # add and rsqrt on [1, 512, 1] (512 elements) are: mean has no curve of its own here, so it is charged too
+    assert eager.node("mul").overhead_s == pytest.approx(2e-6)
+    assert eager.node("mean").overhead_s == pytest.approx(40e-6)  # second after the linear
+    assert eager.node("add").overhead_s == pytest.approx(25e-6)
+    # after a GEMM that moved less than the chain's (the 16 KiB weight and 256 KiB of activations, under 10 MB)
+    far = tuple((p, 10**7, t) for p, _, t in CHAIN)
+    machine = MachineModel(overhead_curve=FLAT_2US, after_gemm_chain=far)
+    small = evaluate(costed, profile, node_timer=cache_timer(costed, profile, machine, eager=True))
+    assert small.node("add").overhead_s == pytest.approx(2e-6)

@@ -208,6 +208,11 @@ def test_cold_gemm_and_after_gemm_tables(cal):
     }
     m = MachineModel.from_calibration(cal.to_dict())
     assert len(m.gemm_cold) == 4 and len(m.after_gemm) == 8
+    # six tiny element-wise calls after each [64, 4096] x [4096, 4096] GEMM, by position: it moved
+    # 4 x (64 x 4096 + 4096 x 4096 + 64 x 4096) = 69,206,016 B
+    assert [(p, b) for p, b, _ in cal.after_gemm_chain] == [(p, 69_206_016) for p in range(1, 7)]
+    assert all(1e-8 < t < 1e-2 for _, _, t in cal.after_gemm_chain)  # a dispatch: microseconds
+    assert m.after_gemm_chain == cal.after_gemm_chain
 
 
 def test_the_l3_is_streamed_at_the_geometric_mean_of_the_l2_and_the_l3(monkeypatch):

@@ -38,6 +38,7 @@ DOC = {
     "cold_write": [{"bytes": 1048576, "hot_s": 2e-5, "cold_s": 7.7e-5}],
     "conv_points_channels_last": [{"rows": 64, "k": 27, "n": 16, "flop_per_s": 1.5e10}],
     "layout_copy": [{"bytes": 3211264, "time_s": 1.2e-4}],
+    "after_gemm_chain": [{"position": 1, "streamed_bytes": 69206016, "time_s": 1.3e-4}],
     "vector_flop_per_s": 1e9,
     "gemm_curve": [{"flops": 524288, "flop_per_s": 2e10}],
     "measurements": {"op_overhead_s": {"value": 4e-6, "median_s": 4e-6, "reps": 100, "how": "torch.add"}},

@@ -319,6 +319,14 @@ class AfterGemmPoint(_Strict):
     after_s: Seconds
 
 
+class AfterGemmChainPoint(_Strict):
+    """The ``position``-th tiny element-wise call after a GEMM that moved ``streamed_bytes``: its median ``time_s``."""
+
+    position: Count
+    streamed_bytes: Bytes
+    time_s: Seconds
+
+
 class ColdWritePoint(_Strict):
     """An element-wise op writing ``bytes`` of output into one buffer (``hot_s``) and into buffers that left the cache (``cold_s``)."""
 
@@ -386,6 +394,7 @@ class Calibrated(_Strict):
     ] = ()  # added 2026-12-01: conv_points in channels-last (Inductor's CPU layout)
     layout_copy: tuple[LayoutCopyPoint, ...] = ()  # added 2026-12-01: Inductor's NCHW -> channels-last copy kernel
     gemm_bias: tuple[GemmBiasPoint, ...] = ()  # added 2026-12-01: the table's GEMM as mm and as addmm with a bias
+    after_gemm_chain: tuple[AfterGemmChainPoint, ...] = ()  # added 2026-12-02: tiny calls in turn after a GEMM
 
 
 class Interconnect(_Strict):

@@ -139,12 +139,15 @@ def cache_timer(
         floors = [f for n, f in zip(run, mixed) if n.name in work]
     work_s = [max(c, _memory_s(traffic)) for c, traffic in (work[n.name] for n in order)]
     after = _after_gemm_s(costed, order, {n: w[1] for n, w in work.items()}, levels, machine)
+    chain = _chain_s(order, {n: sum(w[1].values()) for n, w in work.items()}, fixed_kinds, machine) if eager else {}
     overheads = [0.0] * len(order)
     for _ in range(_PASSES):
         totals = [w + o for w, o in zip(work_s, overheads)]
         gaps = _reuse_gaps(kinds, totals)
         overheads = [
-            max(floor, _overhead(machine, g, base[n.name].overhead_s, kind, after.get(n.name)))
+            max(floor, chain[n.name])
+            if n.name in chain
+            else max(floor, _overhead(machine, g, base[n.name].overhead_s, kind, after.get(n.name)))
             for n, g, kind, floor in zip(order, gaps, fixed_kinds, floors)
         ]
     timed = {n.name: _retime(base[n.name], work[n.name][0], work[n.name][1], o) for n, o in zip(order, overheads)}
@@ -184,6 +187,68 @@ def _eager_kind(node: CostedNode, machine: MachineModel) -> str | None:
         return kind
     linear = node.node.target.startswith("aten.linear")  # a linear's output has as many dims as its input
     return "linear_nd" if linear and len(node.node.outputs[0].shape) > 2 else kind
+
+
+_PARALLEL_GRAIN = 32_768  # torch's at::internal::GRAIN_SIZE: an element-wise op on fewer elements runs on one thread
+
+
+def _chain_s(
+    order: list[CostedNode], moved: Mapping[str, int], fixed_kinds: list[str | None], machine: MachineModel
+) -> dict[str, float]:
+    """Eager: the fixed cost, seconds, of each tiny element-wise node that runs as the second or a
+    later working node after a GEMM: :meth:`MachineModel.chain_s` at its position after the
+    closest GEMM before it (cyclically: the graph runs again and again) and the bytes that GEMM
+    moved. In the prediction it takes the place of the overhead curve and of ``after_gemm``.
+
+    A node counts when it is ``elementwise``, every output has fewer than ``_PARALLEL_GRAIN``
+    elements (it runs on the calling thread and its kernel has next to nothing to do, as the
+    chain's calls do) and its kind has no curve of its own (``mean``, ``cat``). The curve is what
+    a call pays as the first op after a gap filled with GEMMs: in a model the ops after a GEMM
+    each re-fetch part of what the stream evicted, so the fourth pays far less than the first
+    (the Llama layer's ``add`` of the epsilon and ``rsqrt`` on ``[1, 64, 1]``, fourth and fifth
+    after a GEMM, 17 to 25 us in every run, where the curve charged the ``rsqrt`` 80 to 129 us,
+    its kind having last run 120 ms before, and the ``add`` its hot 2 to 8 us). Empty without
+    ``after_gemm_chain``; a node after a GEMM that moved less than the chain's is not in it.
+
+    Examples
+    --------
+    >>> class N:  # stand-ins: a GEMM is a matmul with a weight, here by name; outputs of 64 elements
+    ...     def __init__(self, name, cat="elementwise"):
+    ...         self.name, self.category = name, type("C", (), {"value": cat})()
+    ...         self.node = type("G", (), {"outputs": (type("S", (), {"numel": 64})(),)})()
+    >>> import dfx.measure.cache_model as cm
+    >>> real, cm._is_gemm = cm._is_gemm, lambda n: n.name.startswith("linear")
+    >>> chain = ((1, 100, 130e-6), (2, 100, 33e-6), (3, 100, 26e-6))
+    >>> m = MachineModel(after_gemm_chain=chain, overhead_curve_by_kind={"mean": ((1e-5, 4e-6),)})
+    >>> order = [N("linear", "matmul"), N("add"), N("mean"), N("rsqrt"), N("mul")]
+    >>> got = cm._chain_s(order, {"linear": 100}, [None, "add", "mean", None, "add"], m)
+    >>> {k: round(v * 1e6, 6) for k, v in got.items()}  # add: first after the GEMM; mean: its own curve
+    {'rsqrt': 26.0, 'mul': 26.0}
+    >>> got = cm._chain_s(order, {"linear": 99}, [None, "add", "mean", None, "add"], m)  # a smaller GEMM: none
+    >>> got
+    {}
+    >>> cm._is_gemm = real
+    """
+    if not machine.after_gemm_chain:
+        return {}
+    own = machine.overhead_curve_by_kind
+    count = len(order)
+    out: dict[str, float] = {}
+    for j, (node, kind) in enumerate(zip(order, fixed_kinds)):
+        if node.category.value != "elementwise" or kind in own or _is_gemm(node):
+            continue
+        if any(spec.numel >= _PARALLEL_GRAIN for spec in node.node.outputs):
+            continue
+        for back in range(2, count):
+            if _is_gemm(order[(j - back + 1) % count]):  # the GEMM is nearer: first after it, or a GEMM itself
+                break
+            before = order[(j - back) % count]
+            if _is_gemm(before):
+                value = machine.chain_s(back, moved.get(before.name, 0))
+                if value is not None:
+                    out[node.name] = value
+                break
+    return out
 
 
 def _mixed_floors(kinds: list[tuple[str, ...]], fixed_kinds: list[str | None], machine: MachineModel) -> list[float]:

@@ -24,6 +24,7 @@ them) and in the JSON document, the tables of the calibrated prediction (:mod:`d
 - ``resident_bytes``: the largest working set the last-level cache keeps (CPU);
 - ``gemm_cold``: a 4096 x 4096 weight's GEMM with the weight in cache and read from DRAM, by rows (CPU);
 - ``after_gemm``: an add in a hot loop and right after GEMMs with 1 to 64 MiB weights, at two sizes;
+- ``after_gemm_chain``: tiny element-wise calls one after another after a 64 MiB GEMM, by position (CPU);
 - ``cold_write``: a ``[64, 4096]`` multiply into one output buffer and cycling through twice the resident bytes of them (CPU);
 - ``reference_flop_per_s``: one reference GEMM, which ``dfx validate`` measures again to see how
   far the machine moved since.
@@ -52,6 +53,7 @@ from dfx.measure.machine import AfterGemmPoint, ColdGemmPoint, ColdWritePoint, G
 from dfx.measure.microbench import (
     REFERENCE_SHAPE,
     Sample,
+    after_gemm_chain_points,
     after_gemm_points,
     cold_write_points,
     attention_rates,
@@ -72,6 +74,7 @@ from dfx.measure.microbench import (
     vector_rates,
 )
 from dfx.schema.calibration import (
+    AfterGemmChainPointRecord,
     AfterGemmPointRecord,
     AttentionPointRecord,
     ColdGemmPointRecord,
@@ -101,7 +104,8 @@ _SHARE = {
     "table": 0.21,
     "cold_write": 0.02,
     "gemm_cold": 0.05,
-    "after_gemm": 0.04,
+    "after_gemm": 0.03,
+    "after_gemm_chain": 0.01,  # since 2026-12-02, from after_gemm's 0.04: 9 to 60 GEMMs and their chains
     "stream": 0.10,  # 0.08 for an hour: the L3 slope then read 28 to 40 GB/s (38 to 49 before)
     "resident": 0.03,
     "gemm_bias": 0.02,
@@ -159,6 +163,7 @@ class Calibration:
     reference_flop_per_s: float | None = None  # the reference GEMM dfx validate measures again
     gemm_cold: tuple[ColdGemmPoint, ...] = ()  # a large weight's GEMM hot and from DRAM, by rows (CPU)
     after_gemm: tuple[AfterGemmPoint, ...] = ()  # an add hot and right after a large GEMM, by bytes (CPU)
+    after_gemm_chain: tuple[tuple[int, int, float], ...] = ()  # (position, GEMM bytes, seconds) of tiny calls after it
     cold_write: tuple[ColdWritePoint, ...] = ()  # an output written into one buffer and into cold ones (CPU)
     budget_s: float = DEFAULT_BUDGET_S
     warnings: tuple[str, ...] = field(default=())
@@ -265,6 +270,9 @@ class Calibration:
             layout_copy=tuple(LayoutCopyPointRecord(bytes=b, time_s=t) for b, t in self.layout_copy),
             gemm_bias=tuple(
                 GemmBiasPointRecord(rows=r, k=k, n=n, mm_s=mm, addmm_s=add) for r, k, n, mm, add in self.gemm_bias
+            ),
+            after_gemm_chain=tuple(
+                AfterGemmChainPointRecord(position=p, streamed_bytes=b, time_s=t) for p, b, t in self.after_gemm_chain
             ),
         )
 
@@ -719,6 +727,13 @@ def calibrate(
                 ),
             )
         )
+        families.append(
+            (
+                "tiny ops one after another after a large GEMM",
+                "after_gemm_chain",
+                lambda: after_gemm_chain_points(device, budget_s * _SHARE["after_gemm_chain"], sync),
+            )
+        )
     if device == "cpu":
         families.append(
             (
@@ -779,6 +794,7 @@ def calibrate(
     resident = got.get("resident")
     cold: tuple[ColdGemmPoint, ...] = got.get("gemm_cold", ())
     after: tuple[AfterGemmPoint, ...] = got.get("after_gemm", ())
+    chain: tuple[tuple[int, int, float], ...] = got.get("after_gemm_chain", ())
     cold_write: tuple[ColdWritePoint, ...] = got.get("cold_write", ())
     probe_after = probe_load(threads) if device == "cpu" else None
     judged = (
@@ -810,6 +826,7 @@ def calibrate(
         reference_flop_per_s=reference,
         gemm_cold=cold,
         after_gemm=after,
+        after_gemm_chain=chain,
         cold_write=cold_write,
         budget_s=budget_s,
         warnings=tuple(warnings),

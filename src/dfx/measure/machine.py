@@ -40,6 +40,14 @@ depends on the node, and ``dfx calibrate --json`` measures how (``docs/validatio
     when oneDNN is available), read by the compiled prediction (``channels_last=True`` of
     :meth:`MachineModel.conv_factor_at`). On the machine of ``docs/validation.md`` the 1x1 layers
     run 1.6 to 1.8 times faster than in NCHW, the 3x3 ones 1.3 times.
+``after_gemm_chain``
+    Tiny element-wise calls run one after another after a GEMM that streamed a 64 MiB weight, each
+    timed by its position: what a call with no work costs as the second, third, ... op after such
+    a GEMM (:meth:`MachineModel.chain_s`). Right after it the call re-fetches the code and data the
+    stream evicted (the first position, as ``after_gemm``); each call re-fetches part of what the
+    next one needs, but a kind that has not run since still fetches its own: on the machine of
+    ``docs/validation.md`` 128 to 135 us at the first position, 31 to 35 at the second, 23 to 31
+    from the third on, against 1.5 to 3 in a hot loop.
 ``gemm_bias``
     The table's GEMM without and with a bias (``mm`` and ``addmm``, as a linear with a bias calls
     it, eager or from Inductor's code), at three row counts and four ``(k, n)``: a GEMM node with a
@@ -274,6 +282,9 @@ class MachineModel:
         Inductor's NCHW -> channels-last copy: bytes moved (read + written), seconds (:func:`dfx.measure.microbench.layout_copy_points`).
     gemm_bias : sequence of (rows, k, n, mm_s, addmm_s)
         A GEMM without and with a bias, seconds (:func:`dfx.measure.microbench.gemm_bias_points`).
+    after_gemm_chain : sequence of (position, streamed_bytes, time_s)
+        The ``position``-th tiny element-wise call after a GEMM that moved ``streamed_bytes``: its
+        median seconds (:func:`dfx.measure.microbench.after_gemm_chain_points`).
     """
 
     overhead_curve: tuple[tuple[float, float], ...] = ()
@@ -295,6 +306,7 @@ class MachineModel:
     conv_points_cl: tuple[GemmRate, ...] = ()
     layout_copy: tuple[tuple[int, float], ...] = ()
     gemm_bias: tuple[tuple[int, int, int, float, float], ...] = ()
+    after_gemm_chain: tuple[tuple[int, int, float], ...] = ()
 
     def __post_init__(self) -> None:
         """Normalise the tables and check every figure is a positive, finite number (``ValueError`` naming the table)."""
@@ -314,6 +326,8 @@ class MachineModel:
         checks += [("conv_points_channels_last", p.flop_per_s) for p in self.conv_points_cl]
         checks += [("layout_copy", v) for point in self.layout_copy for v in point]
         checks += [("gemm_bias", v) for point in self.gemm_bias for v in point]
+        checks += [("after_gemm_chain", v) for point in self.after_gemm_chain for v in point]
+        object.__setattr__(self, "after_gemm_chain", tuple(sorted(tuple(p) for p in self.after_gemm_chain)))
         checks += [("attention_rates", r) for _, _, r in self.attention_rates]
         checks += [("gemm_cold", v) for p in self.gemm_cold for v in (p.rows, p.k, p.n, p.hot_s, p.cold_s)]
         checks += [("after_gemm", v) for p in self.after_gemm for v in (p.bytes, p.streamed_bytes, p.hot_s, p.after_s)]
@@ -379,6 +393,7 @@ class MachineModel:
             conv_points_cl=tuple(GemmRate(p.rows, p.k, p.n, p.flop_per_s) for p in t.conv_points_channels_last),
             layout_copy=tuple((p.bytes, p.time_s) for p in t.layout_copy),
             gemm_bias=tuple((p.rows, p.k, p.n, p.mm_s, p.addmm_s) for p in t.gemm_bias),
+            after_gemm_chain=tuple((p.position, p.streamed_bytes, p.time_s) for p in t.after_gemm_chain),
         )
 
     @classmethod
@@ -577,6 +592,28 @@ class MachineModel:
         i = bisect.bisect_right(axis, streamed_bytes)
         w = (math.log(streamed_bytes) - math.log(axis[i - 1])) / (math.log(axis[i]) - math.log(axis[i - 1]))
         return values[i - 1] + w * (values[i] - values[i - 1])
+
+    def chain_s(self, position: int, streamed_bytes: float) -> float | None:
+        """What a call with no work costs as the ``position``-th working op after a GEMM that moved
+        ``streamed_bytes``, seconds: the ``after_gemm_chain`` point at that position (the last
+        measured position beyond it); ``None`` without the table, for ``position`` under 1, or after
+        a GEMM that moved less than the chain's did (nothing measured there: such a node keeps the
+        other rules).
+
+        Examples
+        --------
+        >>> m = MachineModel(after_gemm_chain=((1, 100, 130e-6), (2, 100, 33e-6), (3, 100, 26e-6)))
+        >>> [round(m.chain_s(p, 100) * 1e6, 6) for p in (1, 2, 3, 7)]  # beyond the third: the third's
+        [130.0, 33.0, 26.0, 26.0]
+        >>> m.chain_s(2, 99), m.chain_s(0, 100), MachineModel().chain_s(2, 100)
+        (None, None, None)
+        """
+        if not self.after_gemm_chain or position < 1:
+            return None
+        if streamed_bytes < max(b for _, b, _ in self.after_gemm_chain):
+            return None
+        measured = [(p, t) for p, _, t in self.after_gemm_chain if p <= position]
+        return max(measured)[1] if measured else None
 
     def conv_factor(self) -> float | None:
         """Median over ``conv_points`` of (convolution FLOP/s) / (GEMM table FLOP/s at its implicit GEMM); ``None`` without both.

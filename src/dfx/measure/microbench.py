@@ -24,6 +24,7 @@ from dfx.measure.machine import GemmRate
 
 __all__ = [
     "Sample",
+    "after_gemm_chain_points",
     "after_gemm_points",
     "cold_write_points",
     "gemm_cold_points",
@@ -691,6 +692,75 @@ def after_gemm_points(device: str, budget_s: float, sync=None) -> tuple[tuple[in
                 times.append(time.perf_counter() - start)
             points.append((_ADD_TENSORS * 4 * elements, streamed, hot[elements], statistics.median(times)))
     return tuple(points)
+
+
+def _tiny_pointwise(device: str) -> dict[str, Callable[[], object]]:
+    """Six element-wise kinds on 8 elements (``aten.add``, ``mul``, ``neg``, ``relu``, ``rsqrt``,
+    ``sigmoid``): what a model's pointwise nodes call, all dispatch and no work."""
+    aten = torch.ops.aten
+    x = torch.ones(1, 8, device=device)
+    return {
+        "add": lambda: aten.add.Tensor(x, x),
+        "mul": lambda: aten.mul.Tensor(x, x),
+        "neg": lambda: aten.neg.default(x),
+        "relu": lambda: aten.relu.default(x),
+        "rsqrt": lambda: aten.rsqrt.default(x),
+        "sigmoid": lambda: aten.sigmoid.default(x),
+    }
+
+
+_CHAIN_GEMM = _AFTER_GEMMS[-1]  # the largest: a 64 MiB weight, as a 7B model's projections stream
+_CHAIN_LENGTH = 6  # tiny calls timed after each GEMM, by position
+_CHAIN_REPS = (9, 45)  # GEMMs, fewest and most: each kind at each position at least once
+
+
+def after_gemm_chain_points(
+    device: str, budget_s: float, sync=None, clock: Callable[[], float] = time.perf_counter
+) -> tuple[tuple[int, int, float], ...]:
+    """What the tiny calls that follow a large GEMM cost, one after another: ``((position, streamed_bytes, seconds), ...)``.
+
+    After each ``[64, 4096] x [4096, 4096]`` GEMM (``_CHAIN_GEMM``, moving ``streamed_bytes``),
+    ``_CHAIN_LENGTH`` tiny calls of :func:`_tiny_ops`'s nine kinds run in turn, each timed; the
+    kinds rotate by one from GEMM to GEMM, so that every position sees every kind. ``seconds`` is
+    the median at a position (1: right after the GEMM) over kinds and GEMMs. Repetitions: as many
+    GEMMs as ``budget_s`` allows, between ``_CHAIN_REPS``.
+
+    :func:`after_gemm_points` times one op right after the GEMM; a model runs a chain of different
+    ops there (a decoder layer's RMS norm: ``pow``, ``mean``, ``add``, ``rsqrt``, ``mul``, ``mul``).
+    Each call re-fetches part of the code and data the GEMM's stream evicted and leaves less for
+    the next one, but a kind that has not run since still fetches its own: timed alone on the
+    machine of ``docs/validation.md`` (2026-12-02), a tiny ``rsqrt`` took 108 to 113 us right after
+    the GEMM, 32 to 37 after it and a 1 MiB ``pow``, 22 with a ``mean`` and a tiny ``mul`` between
+    too (1.5 us in a hot loop); the Llama layer's ``add`` of the epsilon and ``rsqrt``, fourth and
+    fifth after a GEMM, measure 17 to 25 us in every run.
+
+    Examples
+    --------
+    >>> t = iter(range(10**6))
+    >>> got = after_gemm_chain_points("cpu", 0.0, clock=lambda: float(next(t)))  # a fake clock: each call 1 tick
+    >>> [(p, s, v) for p, s, v in got][:2]
+    [(1, 69206016, 1.0), (2, 69206016, 1.0)]
+    """
+    sync = sync or (lambda: None)
+    rows, k, n = _CHAIN_GEMM
+    a, w = torch.randn(rows, k, device=device), torch.ones(n, k, device=device).t()
+    streamed = 4 * (rows * k + k * n + rows * n)
+    ops = list(_tiny_pointwise(device).values())
+    low, high = _CHAIN_REPS
+    times: list[list[float]] = [[] for _ in range(_CHAIN_LENGTH)]
+    deadline = time.perf_counter() + budget_s
+    rep = 0
+    while rep < low or (rep < high and time.perf_counter() < deadline):
+        torch.mm(a, w)
+        for position in range(_CHAIN_LENGTH):
+            fn = ops[(rep + position) % len(ops)]
+            sync()
+            start = clock()
+            fn()
+            sync()
+            times[position].append(clock() - start)
+        rep += 1
+    return tuple((position + 1, streamed, statistics.median(ts)) for position, ts in enumerate(times))
 
 
 _COLD_WRITE_SHAPE = (64, 4096)  # a Llama-7B activation at 64 tokens: 1 MiB in fp32

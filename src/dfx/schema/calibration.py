@@ -27,6 +27,7 @@ __all__ = [
     "CalibrationTables",
     "GemmCurvePointRecord",
     "GemmBiasPointRecord",
+    "AfterGemmChainPointRecord",
     "GemmPointRecord",
     "KindOverheadPointRecord",
     "MeasurementRecord",
@@ -130,6 +131,15 @@ class AfterGemmPointRecord(Record):
 
 
 @_record
+class AfterGemmChainPointRecord(Record):
+    """``after_gemm_chain[]``: the ``position``-th tiny element-wise call after a GEMM that moved ``streamed_bytes``, its median ``time_s``."""
+
+    position: int = key(as_int)
+    streamed_bytes: int = key(as_int)
+    time_s: float = key(as_float)
+
+
+@_record
 class ColdWritePointRecord(Record):
     """``cold_write[]``: an element-wise op writing ``bytes`` of output, into one buffer (``hot_s``) and cycling through buffers that left the cache (``cold_s``), seconds."""
 
@@ -203,6 +213,8 @@ class CalibrationTables(Record):
     conv_points_channels_last: tuple[GemmPointRecord, ...] = nested_list(GemmPointRecord, absent=())
     layout_copy: tuple[LayoutCopyPointRecord, ...] = nested_list(LayoutCopyPointRecord, absent=())  # added 2026-12-01
     gemm_bias: tuple[GemmBiasPointRecord, ...] = nested_list(GemmBiasPointRecord, absent=())  # added 2026-12-01
+    # added 2026-12-02: tiny element-wise calls one after another after a 64 MiB GEMM, by position
+    after_gemm_chain: tuple[AfterGemmChainPointRecord, ...] = nested_list(AfterGemmChainPointRecord, absent=())
 
     def missing(self) -> tuple[str, ...]:
         """The tables this document lacks or holds empty (their nodes are predicted from the profile's figures)."""
@@ -230,6 +242,7 @@ TABLE_NAMES = (
     "conv_points_channels_last",
     "layout_copy",
     "gemm_bias",
+    "after_gemm_chain",
 )
 _HEADER = ("schema", "device", "threads", "torch_version", "date", "profile")
 
