@@ -136,13 +136,14 @@ class _GraphShapes:
     kernels recur on the profiles sharing its fusion), so each is worked out once per graph.
     """
 
-    __slots__ = ("ops", "costed", "main", "gemms", "plan_shapes")
+    __slots__ = ("ops", "costed", "main", "gemms", "plan_shapes", "tile_facts")
 
     def __init__(self, costed: CostedGraph, ops: dict[str, OpInfo]) -> None:
         self.costed, self.ops = costed, ops
         self.main: dict[tuple[str, ...], str] = {}
         self.gemms: dict[str, object] = {}
         self.plan_shapes: dict[tuple, tuple | None] = {}  # (kind, nodes) -> dfx.arch.gpu.plan.kernel_shape
+        self.tile_facts: dict[tuple[str, ...], tuple] = {}  # nodes -> facts()
 
     def plan_shape(self, kernel: Kernel, kernel_shape) -> tuple | None:
         """``kernel_shape(kind, nodes)`` of ``kernel`` (:func:`dfx.arch.gpu.plan.kernel_shape`), once per
@@ -153,6 +154,18 @@ class _GraphShapes:
             costed = self.costed
             shape = self.plan_shapes[key] = kernel_shape(kernel.kind.value, [costed[n] for n in kernel.nodes])
         return shape
+
+    def facts(self, kernel: Kernel) -> tuple[CostedNode, OpInfo, object, int]:
+        """What :func:`_tile_kernel` reads of a kernel's nodes, once per graph (every profile tiles the
+        same kernels): its main node, that node's op, its GEMM (``None`` unless the op is extern) and
+        its output's element bytes (4 without an output)."""
+        facts = self.tile_facts.get(kernel.nodes)
+        if facts is None:
+            main = self.main_node(kernel)
+            node, op = self.costed[main], self.ops[main]
+            itemsize = node.node.outputs[0].itemsize if node.node.outputs else 4
+            facts = self.tile_facts[kernel.nodes] = (node, op, self.gemm(main) if op.extern else None, itemsize)
+        return facts
 
     def main_node(self, kernel: Kernel) -> str:
         main = self.main.get(kernel.nodes)
@@ -250,18 +263,18 @@ def tile_kernel(
 
 
 def _tile_kernel(kernel: Kernel, shapes: _GraphShapes, mem: CoreMemory, profile: HardwareProfile) -> Kernel:
-    if kernel.kind is KernelKind.COLLECTIVE or not kernel.nodes:
+    kind = kernel.kind
+    if kind is _COLLECTIVE or not kernel.nodes:
         return kernel
-    ops = shapes.ops
-    main = shapes.main_node(kernel)
-    node = shapes.costed[main]
-    if kernel.kind is KernelKind.ATTENTION or ops[main].kind is KernelKind.ATTENTION:
+    node, op, gemm, itemsize = shapes.facts(kernel)
+    if kind is _ATTENTION or op.kind is _ATTENTION:
         return _tile_attention(kernel, node, mem)
-    gemm = shapes.gemm(main) if ops[main].extern else None
     if gemm is not None:
         return _tile_gemm(kernel, gemm, mem)
-    itemsize = node.node.outputs[0].itemsize if node.node.outputs else 4
-    return _tile_elementwise(kernel, ops[main], itemsize, mem, profile)
+    return _tile_elementwise(kernel, op, itemsize, mem, profile)
+
+
+_COLLECTIVE, _ATTENTION = KernelKind.COLLECTIVE, KernelKind.ATTENTION
 
 
 def _gpu_tiles(program: Program, costed: CostedGraph, profile: HardwareProfile) -> PassResult:

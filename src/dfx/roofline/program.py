@@ -148,11 +148,18 @@ class ProgramResult:
             total = sum(work)
             for n, w in zip(k.nodes, work):
                 share[n] = (k.bound, k.time_s * (w / total if total > 0 else 1 / len(k.nodes)))
-        out = []
+        out, new, none = [], object.__new__, (Bound.NONE, 0.0)
         for t in base:
-            bound, time_s = share.get(t.name, (Bound.NONE, 0.0))
+            bound, time_s = share.get(t.name, none)
             # the same record where nothing changes (a node with no work outside every kernel)
-            out.append(t if bound is t.bound and time_s == t.time_s else t.with_(bound=bound, time_s=time_s))
+            if bound is t.bound and time_s == t.time_s:
+                out.append(t)
+                continue
+            # t.with_(bound=bound, time_s=time_s) without copy_with's field check (both are fields, and
+            # NodeTiming has no __post_init__): one copy per node and profile
+            copy = new(NodeTiming)
+            copy.__dict__.update(t.__dict__, bound=bound, time_s=time_s)
+            out.append(copy)
         return tuple(out)
 
     def to_record(self) -> ProgramRecord:
