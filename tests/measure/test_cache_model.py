@@ -468,17 +468,18 @@ def test_a_compiled_cnn_runs_its_convolutions_channels_last_and_pays_inductors_l
 
 
 class _LinearRmsNorm(__import__("torch").nn.Module):
-    """A linear, then an RMS norm's chain: pow, mean, add of the epsilon, rsqrt, mul."""
+    """A linear, then an RMS norm's chain: pow, mean, add of the epsilon, rsqrt, mul, mul by its weight."""
 
     def __init__(self):
         import torch
 
         super().__init__()
         self.proj = torch.nn.Linear(64, 64, bias=False)
+        self.weight = torch.nn.Parameter(torch.ones(64))
 
     def forward(self, x):
         y = self.proj(x)
-        return y * (y.pow(2).mean(-1, keepdim=True) + 1e-5).rsqrt()
+        return self.weight * (y * (y.pow(2).mean(-1, keepdim=True) + 1e-5).rsqrt())
 
 
 def _rms_chain(tokens: int):
@@ -497,7 +498,7 @@ CHAIN = ((1, 1000, 100e-6), (2, 1000, 40e-6), (3, 1000, 25e-6))
 def test_tiny_elementwise_nodes_after_a_gemm_pay_the_chain_at_their_position():
     costed, profile = _rms_chain(tokens=4)
     order = [n.name for n in costed.nodes if n.category.value not in ("view", "none")]
-    assert order == ["linear", "pow_1", "mean", "add", "rsqrt", "mul"]
+    assert order == ["linear", "pow_1", "mean", "add", "rsqrt", "mul", "mul_1"]
     # mean has its own curve (4 us): it keeps it
     machine = MachineModel(overhead_curve=FLAT_2US, overhead_curve_by_kind={"mean": ((1e-9, 4e-6), (1.0, 4e-6))})
     chained = MachineModel(
@@ -509,27 +510,40 @@ def test_tiny_elementwise_nodes_after_a_gemm_pay_the_chain_at_their_position():
     # pow_1, first after it: the curve's 2 us (no after_gemm table); mean: its own curve's 4 us
     assert eager.node("pow_1").overhead_s == pytest.approx(2e-6)
     assert eager.node("mean").overhead_s == pytest.approx(4e-6)
-    for name in ("add", "rsqrt", "mul"):  # third, fourth and fifth after the linear: the chain's third point on
+    # third to sixth after the linear, 4 x 64 = 256 elements or fewer each: the chain's third point on,
+    # mul_1 too although a mul ran just before it (a tiny call pays the chain whatever ran)
+    for name in ("add", "rsqrt", "mul", "mul_1"):
         assert eager.node(name).overhead_s == pytest.approx(25e-6)
         assert plain.node(name).overhead_s == pytest.approx(2e-6)
-    # end to end: 3 x (25 - 2) us more
-    assert eager.serial_time_s == pytest.approx(plain.serial_time_s + 69e-6)
+    # end to end: 4 x (25 - 2) us more
+    assert eager.serial_time_s == pytest.approx(plain.serial_time_s + 92e-6)
     # compiled (not eager): a generated kernel dispatches no aten call; nothing changes
     compiled = evaluate(costed, profile, node_timer=cache_timer(costed, profile, chained))
     assert compiled.node("rsqrt").overhead_s == pytest.approx(2e-6)
 
 
-def test_the_chain_leaves_parallel_nodes_and_gemms_smaller_than_its_own_alone():
+def test_a_parallel_node_after_a_gemm_pays_the_chain_unless_its_kind_ran_since_and_a_cold_block_on_top():
+    from dfx.measure.machine import ColdWritePoint
+
     costed, profile = _rms_chain(tokens=512)
-    machine = MachineModel(overhead_curve=FLAT_2US, after_gemm_chain=CHAIN)
+    # resident 1 B: the model leaves the cache, so every eager output is written into a cold block, at
+    # (2 - 1) us / 1,000 B = 1 ns per byte
+    cold = {"resident_bytes": 1, "cold_write": (ColdWritePoint(1000, 1e-6, 2e-6),)}
+    machine = MachineModel(overhead_curve=FLAT_2US, after_gemm_chain=CHAIN, **cold)
     eager = evaluate(costed, profile, node_timer=cache_timer(costed, profile, machine, eager=True))
-    # mul writes 512 x 64 = 32,768 elements, torch's grain: it runs on every thread and does work; not charged.
-    # add and rsqrt on [1, 512, 1] (512 elements) are: mean has no curve of its own here, so it is charged too
-    assert eager.node("mul").overhead_s == pytest.approx(2e-6)
-    assert eager.node("mean").overhead_s == pytest.approx(40e-6)  # second after the linear
-    assert eager.node("add").overhead_s == pytest.approx(25e-6)
+    without = MachineModel(overhead_curve=FLAT_2US, **cold)
+    before = evaluate(costed, profile, node_timer=cache_timer(costed, profile, without, eager=True))
+    # mul and mul_1 write 512 x 64 = 32,768 fp32 elements (torch's grain: they run on every thread), 131,072 B:
+    # 131.072 us of cold block. mul is the first mul since the linear (fifth after it): 25 us + 131.072;
+    # mul_1 follows it: its hot 2 us + 131.072 (without the chain both pay the larger of 2 and 2 + 131.072)
+    assert eager.node("mul").overhead_s == pytest.approx(25e-6 + 131.072e-6)
+    assert eager.node("mul_1").overhead_s == pytest.approx(2e-6 + 131.072e-6)
+    assert before.node("mul").overhead_s == pytest.approx(2e-6 + 131.072e-6)
+    # mean on [1, 512, 64] -> [1, 512, 1] (512 elements; no curve of its own here), second after the
+    # linear: 40 us + its 2,048 B of cold block
+    assert eager.node("mean").overhead_s == pytest.approx(40e-6 + 2.048e-6)
     # after a GEMM that moved less than the chain's (the 16 KiB weight and 256 KiB of activations, under 10 MB)
     far = tuple((p, 10**7, t) for p, _, t in CHAIN)
-    machine = MachineModel(overhead_curve=FLAT_2US, after_gemm_chain=far)
+    machine = MachineModel(overhead_curve=FLAT_2US, after_gemm_chain=far, **cold)
     small = evaluate(costed, profile, node_timer=cache_timer(costed, profile, machine, eager=True))
-    assert small.node("add").overhead_s == pytest.approx(2e-6)
+    assert small.node("mul").overhead_s == pytest.approx(before.node("mul").overhead_s)

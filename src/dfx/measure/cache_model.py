@@ -139,7 +139,9 @@ def cache_timer(
         floors = [f for n, f in zip(run, mixed) if n.name in work]
     work_s = [max(c, _memory_s(traffic)) for c, traffic in (work[n.name] for n in order)]
     after = _after_gemm_s(costed, order, {n: w[1] for n, w in work.items()}, levels, machine)
-    chain = _chain_s(order, {n: sum(w[1].values()) for n, w in work.items()}, fixed_kinds, machine) if eager else {}
+    hot_s = [machine.overhead_s(0.0, base[n.name].overhead_s, kind) for n, kind in zip(order, fixed_kinds)]
+    moved = {n: sum(w[1].values()) for n, w in work.items()}
+    chain = _chain_s(order, moved, fixed_kinds, hot_s, machine) if eager else {}
     overheads = [0.0] * len(order)
     for _ in range(_PASSES):
         totals = [w + o for w, o in zip(work_s, overheads)]
@@ -158,6 +160,8 @@ def cache_timer(
             t = timed[n.name]
             hot = machine.overhead_s(0.0, base[n.name].overhead_s, kind)
             new = max(t.overhead_s, hot + extra)  # the same kind of cost as the curve's and after_gemm's: the larger
+            if n.name in chain:  # code re-fetched after a GEMM (the chain), then the data written: both
+                new = max(t.overhead_s, chain[n.name] + extra)
             timed[n.name] = replace(t, time_s=t.time_s - t.overhead_s + new, overhead_s=new)
     view_s = machine.view_s() if eager else None
     if view_s:
@@ -193,41 +197,55 @@ _PARALLEL_GRAIN = 32_768  # torch's at::internal::GRAIN_SIZE: an element-wise op
 
 
 def _chain_s(
-    order: list[CostedNode], moved: Mapping[str, int], fixed_kinds: list[str | None], machine: MachineModel
+    order: list[CostedNode],
+    moved: Mapping[str, int],
+    fixed_kinds: list[str | None],
+    hot: list[float],
+    machine: MachineModel,
 ) -> dict[str, float]:
-    """Eager: the fixed cost, seconds, of each tiny element-wise node that runs as the second or a
-    later working node after a GEMM: :meth:`MachineModel.chain_s` at its position after the
-    closest GEMM before it (cyclically: the graph runs again and again) and the bytes that GEMM
-    moved. In the prediction it takes the place of the overhead curve and of ``after_gemm``.
+    """Eager: the fixed cost, seconds, of each element-wise node that runs as the second or a later
+    working node after a GEMM that moved at least the chain's GEMM did (cyclically: the graph runs
+    again and again), from :meth:`MachineModel.chain_s` at its position ``p``. In the prediction it
+    takes the place of the overhead curve and of ``after_gemm``; a cold output block
+    (``cold_write``) adds to it rather than competing with it (code re-fetched, then data).
 
-    A node counts when it is ``elementwise``, every output has fewer than ``_PARALLEL_GRAIN``
-    elements (it runs on the calling thread and its kernel has next to nothing to do, as the
-    chain's calls do) and its kind has no curve of its own (``mean``, ``cat``). The curve is what
-    a call pays as the first op after a gap filled with GEMMs: in a model the ops after a GEMM
-    each re-fetch part of what the stream evicted, so the fourth pays far less than the first
-    (the Llama layer's ``add`` of the epsilon and ``rsqrt`` on ``[1, 64, 1]``, fourth and fifth
-    after a GEMM, 17 to 25 us in every run, where the curve charged the ``rsqrt`` 80 to 129 us,
-    its kind having last run 120 ms before, and the ``add`` its hot 2 to 8 us). Empty without
-    ``after_gemm_chain``; a node after a GEMM that moved less than the chain's is not in it.
+    - A tiny node (every output under ``_PARALLEL_GRAIN`` elements: it runs on the calling thread
+      and its kernel has next to nothing to do, as the chain's calls do): the chain at ``p``.
+    - Any other element-wise node: the chain at ``p`` when no node of its aten calls (``op_kind``)
+      ran since the GEMM, else its ``hot`` cost: its own code is still in the caches.
+
+    Nodes whose kind has a curve of its own (``mean``, ``cat``) keep it. The curve is what a call
+    pays as the first op after a gap filled with GEMMs: in a model the ops after a GEMM each
+    re-fetch part of what the stream evicted, so the fourth pays far less than the first (the
+    Llama layer's ``add`` of the epsilon and ``rsqrt`` on ``[1, 64, 1]``, fourth and fifth after a
+    GEMM, 17 to 25 us in every run, where the curve charged the ``rsqrt`` 80 to 129 us, its kind
+    having last run 120 ms before, and the ``add`` its hot 2 to 8 us); its rotary ``mul_3`` to
+    ``mul_5``, each after a ``mul``, pay about their cold output block alone (53 to 63 us over their
+    work against 55), its ``neg``, ``pow_2`` and ``add_1``, the first of their kinds, that and a
+    chain's worth more. A tiny node ignores the kind: an ``add`` of a number after an ``add`` of two
+    tensors still pays the chain. Empty without ``after_gemm_chain``.
 
     Examples
     --------
-    >>> class N:  # stand-ins: a GEMM is a matmul with a weight, here by name; outputs of 64 elements
-    ...     def __init__(self, name, cat="elementwise"):
+    >>> class N:  # stand-ins: a GEMM is a matmul with a weight, here by name; outputs of `numel` elements
+    ...     def __init__(self, name, cat="elementwise", numel=64, op=None):
     ...         self.name, self.category = name, type("C", (), {"value": cat})()
-    ...         self.node = type("G", (), {"outputs": (type("S", (), {"numel": 64})(),)})()
+    ...         self.node = type("G", (), {"outputs": (type("S", (), {"numel": numel})(),)})()
+    ...         self.op = (op or name,)
     >>> import dfx.measure.cache_model as cm
-    >>> real, cm._is_gemm = cm._is_gemm, lambda n: n.name.startswith("linear")
+    >>> real = cm._is_gemm, cm.op_kind
+    >>> cm._is_gemm, cm.op_kind = (lambda n: n.name.startswith("linear")), (lambda n: n.op)
     >>> chain = ((1, 100, 130e-6), (2, 100, 33e-6), (3, 100, 26e-6))
     >>> m = MachineModel(after_gemm_chain=chain, overhead_curve_by_kind={"mean": ((1e-5, 4e-6),)})
-    >>> order = [N("linear", "matmul"), N("add"), N("mean"), N("rsqrt"), N("mul")]
-    >>> got = cm._chain_s(order, {"linear": 100}, [None, "add", "mean", None, "add"], m)
+    >>> order = [N("linear", "matmul"), N("add"), N("mean"), N("rsqrt"), N("mul", numel=10**6),
+    ...          N("mul_1", numel=10**6, op="mul"), N("add_1", numel=10**6, op="add")]
+    >>> kinds, hot = [None, "add", "mean", None, "add", "add", "add"], [3e-6] * 7
+    >>> got = cm._chain_s(order, {"linear": 100}, kinds, hot, m)
     >>> {k: round(v * 1e6, 6) for k, v in got.items()}  # add: first after the GEMM; mean: its own curve
-    {'rsqrt': 26.0, 'mul': 26.0}
-    >>> got = cm._chain_s(order, {"linear": 99}, [None, "add", "mean", None, "add"], m)  # a smaller GEMM: none
-    >>> got
+    {'rsqrt': 26.0, 'mul': 26.0, 'mul_1': 3.0, 'add_1': 3.0}
+    >>> cm._chain_s(order, {"linear": 99}, kinds, hot, m)  # after a GEMM smaller than the chain's: none
     {}
-    >>> cm._is_gemm = real
+    >>> cm._is_gemm, cm.op_kind = real
     """
     if not machine.after_gemm_chain:
         return {}
@@ -237,17 +255,17 @@ def _chain_s(
     for j, (node, kind) in enumerate(zip(order, fixed_kinds)):
         if node.category.value != "elementwise" or kind in own or _is_gemm(node):
             continue
-        if any(spec.numel >= _PARALLEL_GRAIN for spec in node.node.outputs):
-            continue
-        for back in range(2, count):
-            if _is_gemm(order[(j - back + 1) % count]):  # the GEMM is nearer: first after it, or a GEMM itself
-                break
+        tiny = all(spec.numel < _PARALLEL_GRAIN for spec in node.node.outputs)
+        since: set[tuple[str, ...]] = set()  # the aten calls of the nodes between the GEMM and this one
+        for back in range(1, count):
             before = order[(j - back) % count]
-            if _is_gemm(before):
-                value = machine.chain_s(back, moved.get(before.name, 0))
-                if value is not None:
-                    out[node.name] = value
-                break
+            if not _is_gemm(before):
+                since.add(op_kind(before))
+                continue
+            value = machine.chain_s(back, moved.get(before.name, 0)) if back >= 2 else None
+            if value is not None:
+                out[node.name] = value if tiny or op_kind(node) not in since else hot[j]
+            break
     return out
 
 
