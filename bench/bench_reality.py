@@ -218,11 +218,17 @@ def _maxtext_l8b(row) -> Prediction:
     )
     r = a.hardware[0]
     dp = r.extras["parallel"]["data_parallel"]
+    rec = r.extras.get("recompute")
+    remat = (
+        f"full activation recomputation ({rec['kept_bytes'] / 2**30:.1f} of {rec['saved_bytes'] / 2**30:.0f} GiB "
+        f"kept, +{rec['recompute_s']:.3f} s); no host offload modelled"
+        if rec
+        else "no recomputation or host offload modelled"
+    )
     return Prediction(
         batch * seq / r.latency_s,
         f"train step, batch 4 x seq 8192 per chip (the recipe's), bf16, AdamW, fsdp 256, compiled, ideal roofline: "
-        f"{r.latency_s:.3f} s/step, collectives {dp['collective_s']:.3f} s ({dp['exposed_s']:.3f} s exposed); "
-        "no remat or host offload modelled",
+        f"{r.latency_s:.3f} s/step, collectives {dp['collective_s']:.3f} s ({dp['exposed_s']:.3f} s exposed); {remat}",
     )
 
 

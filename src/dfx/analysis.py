@@ -496,12 +496,25 @@ def _placed(result: Any, costed: CostedGraph, profile: Any, split: Any) -> Any:
     elif split is not None:
         plan = plan_for_chips(profile, split)
     elif training is not None:
-        # the fewest FSDP chips whose model state / dp + saved activations fit (docs/parallel.md)
-        plan = default_training_plan(profile, state, saved) or default_plan(costed, profile)
+        # the fewest FSDP chips whose model state / dp + saved activations fit (docs/parallel.md), else
+        # the fewest that fit with full activation recomputation (docs/training.md)
+        plan = default_training_plan(profile, state, saved)
+        if plan is None:
+            from dfx.training.recompute import recompute_kept_bytes
+
+            plan = default_training_plan(profile, state, recompute_kept_bytes(costed, training)[0])
+        plan = plan or default_plan(costed, profile)
     else:
         plan = default_plan(costed, profile)
     if training is not None:
         memory = training_memory(plan, profile, state, saved)
+        if memory.fits is False:
+            # what the frameworks do with a step that does not fit: keep each layer's input, recompute the rest
+            from dfx.training.recompute import full_recompute
+
+            recompute = full_recompute(costed, training, result)
+            result = recompute.apply(result)
+            memory = training_memory(plan, profile, state, recompute.kept_bytes)
         if memory.fits is False:
             import warnings
 
@@ -510,8 +523,9 @@ def _placed(result: Any, costed: CostedGraph, profile: Any, split: Any) -> Any:
             warnings.warn(
                 f"{profile.id}: the training step needs {format_bytes(memory.per_chip_bytes)} per chip under "
                 f"{_plan_words(plan)} (model state {format_bytes(memory.model_state_bytes)} + saved activations "
-                f"{format_bytes(memory.saved_activation_bytes)}), more than its {format_bytes(memory.capacity_bytes)}; "
-                "shard it over more chips (--parallel fsdp=N, or drop --chips for the fewest that fit) or lower --batch",
+                f"{format_bytes(memory.saved_activation_bytes)}, with full activation recomputation), more than its "
+                f"{format_bytes(memory.capacity_bytes)}; shard it over more chips (--parallel fsdp=N, or drop --chips "
+                "for the fewest that fit) or lower --batch",
                 stacklevel=2,
             )
     return place(result, costed, plan, training if plan.dp > 1 else None, memory)

@@ -348,7 +348,7 @@ def test_a_tensor_saved_for_backward_is_not_aliased_through_an_op_of_unknown_cos
 
     from dfx.costs import annotate
     from dfx.ir import AtenCall, Edge, Graph, Node, TensorSpec
-    from dfx.training.step import _base
+    from dfx.training.step import base_tensor as _base
 
     x = TensorSpec((4, 8), "float32", (8, 1))
 

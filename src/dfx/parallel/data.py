@@ -47,7 +47,7 @@ from typing import Any
 from dfx.costs.record import CostedGraph
 from dfx.errors import DfxError
 from dfx.parallel.collectives import Collective, collective_s, interconnect_of
-from dfx.parallel.plan import ParallelPlan
+from dfx.parallel.plan import ParallelPlan, recomputed
 
 __all__ = ["DDP_BUCKET_BYTES", "DataParallelStep", "data_parallel_step", "is_training_graph", "model_state_bytes"]
 
@@ -167,8 +167,10 @@ def data_parallel_step(
         else:
             fwd += timing.time_s
     total = fwd + bwd + opt
-    scale = replica_s / total if total else 0.0
-    fwd, bwd, opt = fwd * scale, bwd * scale, opt * scale
+    # full activation recomputation (dfx.training.recompute) runs the layers' forward again in the backward
+    again = recomputed(result).recompute_s if "recompute" in result.extras else 0.0
+    scale = (replica_s - again) / total if total else 0.0
+    fwd, bwd, opt = fwd * scale, bwd * scale + again, opt * scale
     shard = plan.model_chips
     layers = _layer_bytes(costed, gradients, shard)
     grad_bytes = sum(g for _, g in layers)

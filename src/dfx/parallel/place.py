@@ -43,7 +43,7 @@ from dfx.costs.record import Category, CostedGraph
 from dfx.errors import DfxError
 from dfx.frozen import copy_with
 from dfx.parallel.collectives import Collective, collective_s, interconnect_of
-from dfx.parallel.plan import ParallelPlan
+from dfx.parallel.plan import ParallelPlan, recomputed
 
 __all__ = ["ParallelResult", "Span", "layer_of", "place"]
 
@@ -202,9 +202,13 @@ def _tensor_pipeline(result, costed: CostedGraph, plan: ParallelPlan) -> Paralle
     link = interconnect_of(result.profile)
     layers, out_bytes, real, moe = _layer_groups(costed)
     per_layer: dict[int, float] = {}
+    # a training step under full activation recomputation (dfx.training.recompute) runs each layer's
+    # forward nodes twice: once in the forward, again in the backward
+    again = set(recomputed(result).nodes) if "recompute" in result.extras else set()
     for cn, timing, layer in zip(costed.nodes, result.nodes, layers):
         experts = bool(_EXPERTS.search(cn.node.module_path or ""))
-        per_layer[layer] = per_layer.get(layer, 0.0) + _sharded_s(timing, cn.category.value, plan.tp, plan.ep, experts)
+        node_s = _sharded_s(timing, cn.category.value, plan.tp, plan.ep, experts)
+        per_layer[layer] = per_layer.get(layer, 0.0) + (2 * node_s if cn.node.name in again else node_s)
     ordered = sorted(per_layer)
     stages = _split_layers(ordered, plan.pp)
     spans: list[Span] = []

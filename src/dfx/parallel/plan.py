@@ -49,6 +49,7 @@ __all__ = [
     "fewest_chips",
     "parse_parallel",
     "plan_for_chips",
+    "recomputed",
     "training_memory",
 ]
 
@@ -256,6 +257,20 @@ def training_memory(
     state = model_state_bytes / plan.model_chips / (plan.dp if plan.fsdp else 1)
     saved = saved_activation_bytes / (plan.tp * plan.pp)
     return TrainingMemory(state, saved, _training_capacity(profile))
+
+
+def recomputed(result: Any) -> Any:
+    """The :class:`~dfx.schema.analysis.RecomputeRecord` of a result whose extras carry ``recompute``
+    (a training step charged full activation recomputation, :mod:`dfx.training.recompute`).
+
+    Raises
+    ------
+    KeyError
+        If ``result.extras`` has no ``recompute``: check ``"recompute" in result.extras`` first.
+    """
+    from dfx.schema.analysis import ANALYSIS_SCHEMA, RecomputeRecord
+
+    return RecomputeRecord.from_dict(result.extras["recompute"], ANALYSIS_SCHEMA, "hardware.<id>.recompute")
 
 
 def default_training_plan(

@@ -122,6 +122,7 @@ class HardwareResult:
             HardwareRecord,
             ParallelismRecord,
             ParallelRecord,
+            RecomputeRecord,
             ShiftRecord,
         )
 
@@ -130,6 +131,7 @@ class HardwareResult:
         eager = extras.pop("eager", None)
         chips = extras.pop("chips", None)
         parallel = extras.pop("parallel", None)
+        recompute = extras.pop("recompute", None)
         return HardwareRecord(
             id=self.profile.id,
             execution_model=self.execution_model.value,
@@ -160,6 +162,9 @@ class HardwareResult:
             parallel=None
             if parallel is None
             else ParallelRecord.from_dict(parallel, ANALYSIS_SCHEMA, f"hardware.{self.profile.id}.parallel"),
+            recompute=None
+            if recompute is None
+            else RecomputeRecord.from_dict(recompute, ANALYSIS_SCHEMA, f"hardware.{self.profile.id}.recompute"),
             extras=MappingProxyType(extras),
         )
 

@@ -43,6 +43,7 @@ __all__ = [
     "NodeRecord",
     "DataParallelRecord",
     "ParallelRecord",
+    "RecomputeRecord",
     "ParallelismRecord",
     "PlanRecord",
     "ProgramRecord",
@@ -262,6 +263,19 @@ class TrainingMemoryRecord(Record):
 
 
 @_record
+class RecomputeRecord(Record):
+    """Full activation recomputation of a training step that does not fit (``hardware.<id>.recompute``,
+    ``docs/training.md``, :mod:`dfx.training.recompute`)."""
+
+    policy: str = key(as_str)  # "full": each layer's input kept, the layers' forward run again
+    layers: int = key(as_int)
+    kept_bytes: float = key(as_float)  # kept for backward under recomputation, one replica
+    saved_bytes: float = key(as_float)  # kept without it
+    recompute_s: float = key(as_float)  # the layers' forward again, in the latency
+    nodes: tuple[str, ...] = key(as_str_tuple)  # the forward nodes run again
+
+
+@_record
 class ParallelRecord(Record):
     """A result spread over chips (``hardware.<id>.parallel``, ``docs/parallel.md``); ``more``: the timeline."""
 
@@ -305,6 +319,7 @@ class HardwareRecord(Record):
     eager: EagerRecord | None = nested(EagerRecord, absent=None, omit=None)  # compiled GPUs only
     chips: int | None = key(as_int, absent=None, omit=None)  # set by dfx.parallel.place
     parallel: ParallelRecord | None = nested(ParallelRecord, absent=None, omit=None)  # spread over chips only
+    recompute: RecomputeRecord | None = nested(RecomputeRecord, absent=None, omit=None)  # a step that did not fit
     extras: Mapping[str, Any] = rest()
     id: str = map_key()  # the profile id, the key it is filed under
 

@@ -24,7 +24,7 @@ from dfx.costs import Category, CostedGraph
 from dfx.schema.analysis import TrainingRecord
 from dfx.training.optimizer import OPTIMIZERS, STATE_DTYPE, joint_gradients
 
-__all__ = ["TrainingStep", "training_step"]
+__all__ = ["TrainingStep", "base_tensor", "saved_for_backward", "training_step"]
 
 _RESIDENT = ("parameter", "buffer", "constant")
 
@@ -88,7 +88,7 @@ def _descendants(costed: CostedGraph, start: str) -> set[str]:
     return seen
 
 
-def _base(costed: CostedGraph, src: str, index: int) -> tuple[str, int]:
+def base_tensor(costed: CostedGraph, src: str, index: int) -> tuple[str, int]:
     """The (node, output) holding the data ``src``'s output ``index`` aliases: through nodes that do no work.
 
     A node whose cost is unknown (an aten call with no rule) makes a tensor of its own: not looked through.
@@ -103,6 +103,28 @@ def _base(costed: CostedGraph, src: str, index: int) -> tuple[str, int]:
             return src, index
         edge = node.inputs[0]
         src, index = edge.src, edge.index
+
+
+def _saved(costed: CostedGraph, backward: set[str], loss: str) -> dict[tuple[str, int], int]:
+    """The tensors kept for backward (module docstring): ``(node, output) -> bytes``."""
+    graph = costed.graph
+    saved: dict[tuple[str, int], int] = {}
+    for name in backward:
+        for edge in graph.node(name).inputs:
+            if edge.src in backward:
+                continue
+            src, index = base_tensor(costed, edge.src, edge.index)
+            outs = graph.node(src).outputs
+            if src == loss or graph.node(src).input_kind in _RESIDENT or index >= len(outs):
+                continue
+            saved[(src, index)] = outs[index].nbytes
+    return saved
+
+
+def saved_for_backward(costed: CostedGraph, step: TrainingStep) -> dict[tuple[str, int], int]:
+    """The tensors ``step`` keeps for backward, ``(node, output index) -> bytes``: the inputs among them
+    (placeholders) sum to ``saved_input_bytes``, the rest to ``saved_activation_bytes``."""
+    return _saved(costed, set(step.backward_nodes), step.loss_node)
 
 
 def training_step(costed: CostedGraph) -> TrainingStep:
@@ -128,16 +150,7 @@ def training_step(costed: CostedGraph) -> TrainingStep:
         for cn in costed.nodes
         if cn.node.op == "call_function" and cn.node.name not in backward and cn.node.name != opt_node
     ]
-    saved: dict[tuple[str, int], int] = {}
-    for name in backward:
-        for edge in graph.node(name).inputs:
-            if edge.src in backward:
-                continue
-            src, index = _base(costed, edge.src, edge.index)
-            outs = graph.node(src).outputs
-            if src == loss or graph.node(src).input_kind in _RESIDENT or index >= len(outs):
-                continue
-            saved[(src, index)] = outs[index].nbytes
+    saved = _saved(costed, backward, loss)
     inputs = {key: b for key, b in saved.items() if graph.node(key[0]).op == "placeholder"}
     params = graph.parameter_index
     trained = [params[p].spec for p in gradients]
