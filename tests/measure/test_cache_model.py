@@ -547,3 +547,46 @@ def test_a_parallel_node_after_a_gemm_pays_the_chain_unless_its_kind_ran_since_a
     machine = MachineModel(overhead_curve=FLAT_2US, after_gemm_chain=far, **cold)
     small = evaluate(costed, profile, node_timer=cache_timer(costed, profile, machine, eager=True))
     assert small.node("mul").overhead_s == pytest.approx(before.node("mul").overhead_s)
+def test_compiled_kernels_take_the_measured_compiled_call_costs_and_an_older_calibration_keeps_todays():
+    from dataclasses import replace
+
+    from dfx.measure.cache_model import kernel_timer
+    from dfx.schema.calibration import read_calibration_tables
+
+    costed, profile = _mlp()
+    old = MachineModel(
+        gemm_table=_flat_table(1e10), overhead_curve=FLAT_2US, overhead_by_kind={"linear": 3e-6, "relu": 1e-6}
+    )
+    new = replace(old, compiled_overhead={"generated": 1.8e-6, "addmm": 5e-6, "mm": 4e-6, "first_addmm": 6.5e-6})
+
+    def kernels(machine):
+        result = evaluate(
+            costed,
+            profile,
+            execution_model="compiled",
+            node_timer=cache_timer(costed, profile, machine),
+            kernel_timer=kernel_timer(costed, profile, machine),
+        )
+        return {n: k for k in result.program.kernels for n in k.nodes}
+
+    before, after = kernels(old), kernels(new)
+    # before: a generated kernel pays the cheapest tiny kind's hot cost (relu, 1 us); an extern GEMM its node's
+    # calibrated overhead, the tiny linear's 3 us (the curve is flat: nothing added for the gap)
+    assert before["relu"].overhead_s == pytest.approx(1e-6) and before["linear_1"].overhead_s == pytest.approx(3e-6)
+    # after: the generated ReLUs 1.8 us; the linears (addmm: all three have a bias) 5 us + (3 - 3) us of the curve
+    assert after["relu"].overhead_s == pytest.approx(1.8e-6) and after["relu_1"].overhead_s == pytest.approx(1.8e-6)
+    assert after["linear_1"].overhead_s == pytest.approx(5e-6) and after["linear_2"].overhead_s == pytest.approx(5e-6)
+    # the first linear runs the wrapper's entry too: 6.5 - 5 = 1.5 us more, 6.5 us
+    assert after["linear"].overhead_s == pytest.approx(6.5e-6)
+    # nothing else moves: the kernels' times differ by their overheads alone
+    for name in ("linear", "relu", "linear_1", "relu_1", "linear_2"):
+        assert after[name].time_s - before[name].time_s == pytest.approx(
+            after[name].overhead_s - before[name].overhead_s
+        )
+    # a calibration written before the table (no compiled_overhead key) reads as an empty one, and predicts as before
+    tables = read_calibration_tables({"overhead_by_kind": {"linear": 3e-6, "relu": 1e-6}})
+    assert (
+        "compiled_overhead" in tables.missing() and dict(MachineModel.from_calibration(tables).compiled_overhead) == {}
+    )
+    again = kernels(replace(old, compiled_overhead=MachineModel.from_calibration(tables).compiled_overhead))
+    assert {n: k.time_s for n, k in again.items()} == {n: k.time_s for n, k in before.items()}

@@ -141,22 +141,58 @@ def test_layout_copy_points_time_the_compiled_copy_with_what_the_compile_left_of
     assert layout_copy_points("cuda", 0.3, compile_fn=fake_compile) == ()  # a GPU runs no C++ kernel
 
 
-def test_the_layout_copy_family_compiles_first_and_then_only_times(monkeypatch):
+def test_the_compiled_families_compile_first_and_then_only_time(monkeypatch):
     import dfx.measure.calibration as calibration
 
     compiled = []
 
     def fake_compile():
-        compiled.append(1)
+        compiled.append("copy")
         return lambda x: x.contiguous(memory_format=torch.channels_last)
 
+    def fake_tiny():
+        compiled.append("tiny")
+        return "run", ["inputs"]
+
+    timed = []
     monkeypatch.setattr(calibration, "compile_layout_copy", fake_compile)
+    monkeypatch.setattr(calibration, "compile_tiny_linears", fake_tiny)
+    monkeypatch.setattr(calibration, "compiled_overheads", lambda budget_s, tiny: timed.append(tiny) or {"mm": 1e-6})
     steps = []
-    label, key, measure = calibration._layout_copy_family(0.3, None, steps.append)
-    # compiled when the family is made, before calibrate runs (and watches) any family
-    assert compiled == [1] and steps == ["compiling Inductor's channels-last copy"] and key == "layout_copy"
-    ((nbytes, seconds),) = measure()
-    assert nbytes == 2 * 4 * 128 * 56 * 56 and compiled == [1]  # timing it compiles nothing more
+    (copy_label, copy_key, copy), (_, calls_key, calls) = calibration._compiled_families(0.3, None, steps.append)
+    # both compiled when the families are made, before calibrate runs (and watches) any family
+    assert compiled == ["copy", "tiny"] and steps == [
+        "compiling Inductor's channels-last copy",
+        "compiling a tiny graph of linears",
+    ]
+    assert (copy_key, calls_key) == ("layout_copy", "compiled_overhead")
+    ((nbytes, seconds),) = copy()
+    assert nbytes == 2 * 4 * 128 * 56 * 56 and compiled == ["copy", "tiny"]  # timing it compiles nothing more
+    assert calls() == {"mm": 1e-6} and timed == [("run", ["inputs"])]  # the tiny graph compiled above
+
+
+def test_compiled_overheads_read_each_kind_of_call_off_the_stamped_tiny_graph():
+    from dfx.measure.microbench import compiled_overheads
+
+    class FakeRun:  # the tiny graph's five calls, as dfx.measure.compiled.CompiledRun stamps them
+        calls = (
+            ("extern_kernels.addmm:1", ("linear",)),
+            ("cpp_fused_relu_view_0:2", ("relu",)),
+            ("extern_kernels.addmm:3", ("linear_1",)),
+            ("cpp_fused_relu_view_0:4", ("relu_1",)),
+            ("extern_kernels.mm:5", ("linear_2",)),
+        )
+        readings = [0.0] * 6
+
+        def stamped(self, inputs):
+            # stamps at 0, 6, 7.8, 12.8, 14.4, 18.4 us: calls of 6, 1.8, 5, 1.6 and 4 us
+            self.readings[:] = [0.0, 6e-6, 7.8e-6, 12.8e-6, 14.4e-6, 18.4e-6]
+
+    got = compiled_overheads(0.0, (FakeRun(), []), clock=lambda: 1.0)  # no time left: the three rounds alone
+    assert got == pytest.approx(
+        # the first call, the later addmm, the median of the two ReLUs (1.8 and 1.6: 1.7), the mm
+        {"first_addmm": 6e-6, "addmm": 5e-6, "generated": 1.7e-6, "mm": 4e-6}
+    )
 
 
 def test_overhead_curve_and_residency(cal):

@@ -395,6 +395,8 @@ class Calibrated(_Strict):
     layout_copy: tuple[LayoutCopyPoint, ...] = ()  # added 2026-12-01: Inductor's NCHW -> channels-last copy kernel
     gemm_bias: tuple[GemmBiasPoint, ...] = ()  # added 2026-12-01: the table's GEMM as mm and as addmm with a bias
     after_gemm_chain: tuple[AfterGemmChainPoint, ...] = ()  # added 2026-12-02: tiny calls in turn after a GEMM
+    # added 2026-12-02: a call's fixed cost in Inductor's compiled code: generated, addmm, mm, entry
+    compiled_overhead: dict[str, Seconds] = Field(default_factory=dict)
 
 
 class Interconnect(_Strict):

@@ -588,6 +588,41 @@ def layout_copy_bytes(costed: CostedGraph) -> dict[str, int]:
     return out
 
 
+def _library_overhead(node: CostedNode, eager_s: float, machine: MachineModel) -> float:
+    """The fixed cost of a library call Inductor makes for ``node``, seconds: ``eager_s`` (its node's
+    calibrated overhead, :func:`cache_timer`: its kind's hot-loop cost plus the curve's rise) with the
+    hot-loop cost of the eager tiny linear replaced by the compiled call's own
+    (:meth:`MachineModel.compiled_s` of ``addmm`` for a GEMM with a bias, else ``mm``) when both
+    were measured; ``eager_s`` for anything else (attention, a convolution, an older calibration).
+
+    The compiled call is dearer than the eager one: the wrapper allocates its output and views
+    its operands (``reinterpret_tensor``) in Python around it (on the machine of
+    ``docs/validation.md`` a tiny ``extern_kernels.addmm`` took 5.0 to 5.6 us where a tiny eager
+    linear took 3.3 to 3.5).
+
+    Examples
+    --------
+    >>> class Call:  # a stand-in aten call: an addmm, so a GEMM with a bias
+    ...     packet, args, op = "aten.addmm", (), "aten.addmm.default"
+    >>> class Node:
+    ...     class node: aten_calls = (Call(),)
+    ...     class category: value = "matmul"
+    >>> m = MachineModel(overhead_by_kind={"linear": 3e-6}, compiled_overhead={"addmm": 5e-6})
+    >>> import dfx.measure.cache_model as cm
+    >>> real, cm._is_gemm = cm._is_gemm, lambda n: True
+    >>> round(_library_overhead(Node(), 10e-6, m) * 1e6, 6)  # 10 us = 3 us hot + 7 us of the curve's rise; 5 + 7
+    12.0
+    >>> round(_library_overhead(Node(), 10e-6, MachineModel(overhead_by_kind={"linear": 3e-6})) * 1e6, 6)  # not measured
+    10.0
+    >>> cm._is_gemm = real
+    """
+    compiled = machine.compiled_s("addmm" if has_bias(node) else "mm")
+    hot = machine.overhead_by_kind.get("linear")
+    if compiled is None or hot is None or not _is_gemm(node):
+        return eager_s
+    return compiled + max(0.0, eager_s - hot)
+
+
 def kernel_timer(costed: CostedGraph, profile: HardwareProfile, machine: MachineModel) -> Callable[[Any, Any], Any]:
     """A ``kernel_timer`` for :func:`dfx.roofline.evaluate` (compiled): a compiled kernel on a calibrated cache machine.
 
@@ -602,12 +637,16 @@ def kernel_timer(costed: CostedGraph, profile: HardwareProfile, machine: Machine
                    holding them
         overhead = a library call (a GEMM, attention: ``extern_kernels.addmm``, SDPA, called from
                    Python as eager calls them): its node's calibrated overhead (kind, gap curve,
-                   after-GEMM cost, as :func:`cache_timer`);
-                   a generated C++ kernel: the cheapest tiny op's hot-loop time, an approximation
-                   (a direct call with no argument parsing or dispatch, plus the threads' fork and
-                   join; calibrate does not build a C++ kernel to measure it), plus
-                   after_gemm(its bytes at the closest cache, the bytes of a GEMM or convolution
-                   among the two nodes before any of its nodes), as :func:`cache_timer`
+                   after-GEMM cost, as :func:`cache_timer`), a GEMM's with the tiny eager linear's
+                   hot cost replaced by the compiled ``addmm`` (with a bias) or ``mm`` call's
+                   (``compiled_overhead``, :func:`_library_overhead`);
+                   a generated C++ kernel: ``compiled_overhead["generated"]``, a tiny generated
+                   kernel timed in a compiled graph as ``dfx validate --compiled`` times one (a
+                   calibration written before 2026-12-02: the cheapest tiny op's hot-loop time),
+                   plus after_gemm(its bytes at the closest cache, the bytes of a GEMM or
+                   convolution among the two nodes before any of its nodes), as :func:`cache_timer`;
+                   the kernel of the program's first working node: plus the wrapper's entry
+                   (:meth:`MachineModel.compiled_entry_s`)
         layout   = Inductor's layout conversions in a graph with convolutions (:func:`layout_copy_bytes`):
                    the bytes they move x :meth:`MachineModel.layout_copy_s_per_byte`; 0 without the table
         time     = max(compute, bytes / bandwidth) x (all cores / its cores) + overhead + layout
@@ -625,8 +664,9 @@ def kernel_timer(costed: CostedGraph, profile: HardwareProfile, machine: Machine
     cold = machine.resident_bytes is not None and model_footprint_bytes(costed.graph) > machine.resident_bytes
     nodes = {n.name: n for n in costed.nodes}
     calibrated = {t.name: t for t in evaluate(costed, profile, node_timer=cache_timer(costed, profile, machine)).nodes}
-    generated_s = min(machine.work_overheads(), default=profile.op_overhead_s)
+    generated_s = machine.compiled_s("generated") or min(machine.work_overheads(), default=profile.op_overhead_s)
     order = [n for n in costed.nodes if calibrated[n.name].bound is not Bound.NONE]
+    first = order[0].name if order else None
     moved = {n.name: calibrated[n.name].bytes for n in order}
     streamed = _after_gemm_streamed(order, moved, streams=_streams) if machine.after_gemm else {}
     conv_cl_s = _channels_last_delta_s(order, {t.name: t for t in evaluate(costed, profile).nodes}, machine)
@@ -654,7 +694,11 @@ def kernel_timer(costed: CostedGraph, profile: HardwareProfile, machine: Machine
         memory = _memory_s(traffic)
         if kernel.kind.value in _LIBRARY_KINDS:
             overhead = max(
-                (calibrated[n].overhead_s for n in kernel.nodes if n in calibrated and calibrated[n].flops),
+                (
+                    _library_overhead(nodes[n], calibrated[n].overhead_s, machine)
+                    for n in kernel.nodes
+                    if n in calibrated and calibrated[n].flops
+                ),
                 default=generated_s,
             )
         else:
@@ -666,6 +710,8 @@ def kernel_timer(costed: CostedGraph, profile: HardwareProfile, machine: Machine
         share = core_total / kernel.cores if kernel.cores else 1.0
         compute = timing.compute_time_s + sum(conv_cl_s.get(n, 0.0) for n in kernel.nodes)
         layout = per_byte * sum(converted.get(n, 0) for n in kernel.nodes)
+        if first is not None and first in kernel.nodes:  # the wrapper's entry runs in its first call's window
+            overhead += machine.compiled_entry_s()
         return replace(
             timing,
             time_s=max(compute, memory) * share + overhead + layout,

@@ -21,6 +21,8 @@ them) and in the JSON document, the tables of the calibrated prediction (:mod:`d
 - ``conv_points_channels_last``: the same in channels-last, as Inductor runs them on a CPU;
 - ``layout_copy``: Inductor's NCHW -> channels-last copy kernel, compiled and timed (CPU, a budget
   of at least ``LAYOUT_MIN_S / _SHARE["layout_copy"]``, 40 s: the compile takes about 3.6 s);
+- ``compiled_overhead``: a call's time in a tiny compiled graph of linears (a generated kernel, an
+  extern ``addmm`` and ``mm``, the graph's first call), compiled with the copy and timed in its share;
 - ``resident_bytes``: the largest working set the last-level cache keeps (CPU);
 - ``gemm_cold``: a 4096 x 4096 weight's GEMM with the weight in cache and read from DRAM, by rows (CPU);
 - ``after_gemm``: an add in a hot loop and right after GEMMs with 1 to 64 MiB weights, at two sizes;
@@ -66,6 +68,8 @@ from dfx.measure.microbench import (
     mixed_overheads,
     LAYOUT_MIN_S,
     compile_layout_copy,
+    compile_tiny_linears,
+    compiled_overheads,
     layout_copy_points,
     op_overhead_s,
     overhead_curves,
@@ -158,6 +162,8 @@ class Calibration:
     convs: tuple[GemmRate, ...] = ()  # convolutions as their implicit GEMMs, FLOP/s
     convs_cl: tuple[GemmRate, ...] = ()  # the same, channels-last (Inductor's layout on a CPU)
     layout_copy: tuple[tuple[int, float], ...] = ()  # Inductor's NCHW -> channels-last copy: (bytes moved, seconds)
+    # a call's seconds in Inductor's compiled code: generated, addmm, mm, first_addmm (CPU)
+    compiled_overhead: Mapping[str, float] = field(default_factory=dict)
     gemm_bias: tuple[tuple[int, int, int, float, float], ...] = ()  # (rows, k, n, mm seconds, addmm seconds)
     resident: Sample | None = None  # bytes the last-level cache keeps (CPU)
     reference_flop_per_s: float | None = None  # the reference GEMM dfx validate measures again
@@ -268,6 +274,7 @@ class Calibration:
                 GemmPointRecord(rows=p.rows, k=p.k, n=p.n, flop_per_s=p.flop_per_s) for p in self.convs_cl
             ),
             layout_copy=tuple(LayoutCopyPointRecord(bytes=b, time_s=t) for b, t in self.layout_copy),
+            compiled_overhead=MappingProxyType(dict(self.compiled_overhead)),
             gemm_bias=tuple(
                 GemmBiasPointRecord(rows=r, k=k, n=n, mm_s=mm, addmm_s=add) for r, k, n, mm, add in self.gemm_bias
             ),
@@ -578,24 +585,39 @@ def _capped_cold(points: Sequence[ColdGemmPoint], dram_bytes_per_s: float | None
     return tuple(capped)
 
 
-def _layout_copy_family(
-    budget_s: float, sync: Callable[[], None] | None, step: Callable[[str], None]
-) -> tuple[str, str, Callable[[], Any]]:
-    """The ``layout_copy`` family, its kernel compiled now (``budget_s`` covers the compile and the timing).
+_COMPILED_OVERHEAD_PART = 0.5  # of what the compiles leave of the compiled share: the tiny graph's calls
 
-    The compile runs before the families, outside the busy watch: Inductor's import and lowering
+
+def _compiled_families(
+    budget_s: float, sync: Callable[[], None] | None, step: Callable[[str], None]
+) -> list[tuple[str, str, Callable[[], Any]]]:
+    """The ``layout_copy`` family and the ``compiled_overhead`` one, their graphs compiled now; ``budget_s``
+    covers the compiles and the timing.
+
+    Inductor's copy kernel is compiled first (its import and the compile, about 3.6 s), then the
+    tiny graph of linears (:func:`dfx.measure.microbench.compile_tiny_linears`, about 0.3 s more);
+    what the compiles leave of ``budget_s`` is split between timing the copy and timing the tiny
+    graph's calls (:func:`dfx.measure.microbench.compiled_overheads`), at least 0.25 s and 0.1 s.
+    The compiles run before the families, outside the busy watch: Inductor's import and lowering
     use CPU in processes of their own, which the watch would count as another tenant's (it
     measured the family again on a quiet machine when the compile was inside it).
     """
     step("compiling Inductor's channels-last copy")
     start = time.perf_counter()
-    compiled = compile_layout_copy()
-    left = budget_s - (time.perf_counter() - start)
-    return (
-        "Inductor's channels-last copy (compiled)",
-        "layout_copy",
-        lambda: layout_copy_points("cpu", left, sync, compile_fn=lambda fn, example: compiled),
-    )
+    copy = compile_layout_copy()
+    step("compiling a tiny graph of linears")
+    tiny = compile_tiny_linears()
+    left = max(0.0, budget_s - (time.perf_counter() - start))
+    copy_s = max(0.25, left * (1 - _COMPILED_OVERHEAD_PART))
+    calls_s = max(0.1, left * _COMPILED_OVERHEAD_PART)
+    return [
+        (
+            "Inductor's channels-last copy (compiled)",
+            "layout_copy",
+            lambda: layout_copy_points("cpu", copy_s, sync, compile_fn=lambda fn, example: copy),
+        ),
+        ("Inductor's calls (compiled)", "compiled_overhead", lambda: compiled_overheads(calls_s, tiny)),
+    ]
 
 
 def calibrate(
@@ -691,7 +713,7 @@ def calibrate(
             )
         )
         if budget_s * _SHARE["layout_copy"] >= LAYOUT_MIN_S:  # a smaller budget cannot hold Inductor's compile
-            families.append(_layout_copy_family(budget_s * _SHARE["layout_copy"], sync, step))
+            families += _compiled_families(budget_s * _SHARE["layout_copy"], sync, step)
     if device == "cpu":
         families.append(("vector ops", "vector", lambda: vector_rates(device, budget_s * _SHARE["vector"], sync)))
         if last is not None:
@@ -789,6 +811,7 @@ def calibrate(
     attention, convs, reference = got["attention"], got["conv"], got["reference"]
     convs_cl: tuple[GemmRate, ...] = got.get("conv_cl", ())
     layout_copy: tuple[tuple[int, float], ...] = got.get("layout_copy", ())
+    compiled_overhead: dict[str, float] = got.get("compiled_overhead", {})
     gemm_bias: tuple[tuple[int, int, int, float, float], ...] = got.get("gemm_bias", ())
     vectors: dict[str, Sample] = got.get("vector", {})
     resident = got.get("resident")
@@ -821,6 +844,7 @@ def calibrate(
         convs=convs,
         convs_cl=convs_cl,
         layout_copy=layout_copy,
+        compiled_overhead=compiled_overhead,
         gemm_bias=gemm_bias,
         resident=resident,
         reference_flop_per_s=reference,

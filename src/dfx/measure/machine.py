@@ -57,6 +57,12 @@ depends on the node, and ``dfx calibrate --json`` measures how (``docs/validatio
     convolution whose input is the graph's NCHW input), timed: seconds per byte moved
     (:meth:`MachineModel.layout_copy_s_per_byte`). A strided, transposing pass: on the machine of
     ``docs/validation.md`` about 30 GB/s where a plain copy of the same bytes in the L3 runs at 50.
+``compiled_overhead``
+    What a call costs in Inductor's compiled code, timed in a tiny compiled graph the way ``dfx
+    validate --compiled`` times a model's calls: a generated C++ kernel, an ``extern_kernels.addmm``
+    and ``extern_kernels.mm``, each with the wrapper's glue around it, and the graph's first call
+    (its entry: unpacking and checking the inputs) (:meth:`MachineModel.compiled_s`,
+    :meth:`MachineModel.compiled_entry_s`).
 
 Everything here is pure arithmetic on those tables, so it is tested with hand-computed values.
 """
@@ -285,6 +291,10 @@ class MachineModel:
     after_gemm_chain : sequence of (position, streamed_bytes, time_s)
         The ``position``-th tiny element-wise call after a GEMM that moved ``streamed_bytes``: its
         median seconds (:func:`dfx.measure.microbench.after_gemm_chain_points`).
+    compiled_overhead : mapping of str to float
+        A call's time in a tiny Inductor graph by kind: ``generated`` (a C++ kernel), ``addmm``,
+        ``mm`` (extern GEMMs), ``first_addmm`` (the graph's first call, an addmm), seconds
+        (:func:`dfx.measure.microbench.compiled_overheads`).
     """
 
     overhead_curve: tuple[tuple[float, float], ...] = ()
@@ -307,6 +317,7 @@ class MachineModel:
     layout_copy: tuple[tuple[int, float], ...] = ()
     gemm_bias: tuple[tuple[int, int, int, float, float], ...] = ()
     after_gemm_chain: tuple[tuple[int, int, float], ...] = ()
+    compiled_overhead: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
 
     def __post_init__(self) -> None:
         """Normalise the tables and check every figure is a positive, finite number (``ValueError`` naming the table)."""
@@ -314,6 +325,7 @@ class MachineModel:
         checks = [("overhead_curve", v) for point in self.overhead_curve for v in point]
         checks += [(f"overhead_by_kind.{k}", v) for k, v in dict(self.overhead_by_kind).items()]
         checks += [(f"overhead_mixed.{k}", v) for k, v in dict(self.overhead_mixed).items()]
+        checks += [(f"compiled_overhead.{k}", v) for k, v in dict(self.compiled_overhead).items()]
         own = {
             k: tuple(sorted((float(g), float(o)) for g, o in c)) for k, c in dict(self.overhead_curve_by_kind).items()
         }
@@ -346,6 +358,7 @@ class MachineModel:
         object.__setattr__(self, "vector_flop_per_s", MappingProxyType(dict(self.vector_flop_per_s)))
         object.__setattr__(self, "overhead_by_kind", MappingProxyType(dict(self.overhead_by_kind)))
         object.__setattr__(self, "overhead_mixed", MappingProxyType(dict(self.overhead_mixed)))
+        object.__setattr__(self, "compiled_overhead", MappingProxyType(dict(self.compiled_overhead)))
         object.__setattr__(self, "gemm_table", tuple(self.gemm_table))
         object.__setattr__(self, "gemm_cold", tuple(sorted(self.gemm_cold, key=lambda p: p.rows)))
         object.__setattr__(
@@ -394,6 +407,7 @@ class MachineModel:
             layout_copy=tuple((p.bytes, p.time_s) for p in t.layout_copy),
             gemm_bias=tuple((p.rows, p.k, p.n, p.mm_s, p.addmm_s) for p in t.gemm_bias),
             after_gemm_chain=tuple((p.position, p.streamed_bytes, p.time_s) for p in t.after_gemm_chain),
+            compiled_overhead=dict(t.compiled_overhead),
         )
 
     @classmethod
@@ -430,6 +444,34 @@ class MachineModel:
         value = _interp_log(gaps, costs, max(gap_s, 1e-12))
         hot = self.overhead_by_kind.get(kind) if kind else None
         return value if hot is None else hot + max(0.0, value - costs[0])
+
+    def compiled_s(self, kind: str) -> float | None:
+        """What a call of ``kind`` costs in Inductor's compiled code (``compiled_overhead``): ``generated``
+        (a C++ kernel Inductor wrote), ``addmm`` or ``mm`` (a GEMM it calls from the library), seconds;
+        ``None`` when not measured (a document written before 2026-12-02).
+
+        Examples
+        --------
+        >>> m = MachineModel(compiled_overhead={"generated": 1.9e-6, "addmm": 5.1e-6})
+        >>> m.compiled_s("generated"), m.compiled_s("mm")
+        (1.9e-06, None)
+        """
+        return self.compiled_overhead.get(kind)
+
+    def compiled_entry_s(self) -> float:
+        """What a compiled graph's first call pays over the same call later in the graph: the wrapper's
+        entry (unpacking and checking its inputs), ``max(0, first_addmm - addmm)``, seconds; 0 when
+        not measured.
+
+        Examples
+        --------
+        >>> round(MachineModel(compiled_overhead={"addmm": 5e-6, "first_addmm": 6.5e-6}).compiled_entry_s() * 1e6, 6)
+        1.5
+        >>> MachineModel(compiled_overhead={"addmm": 5e-6, "first_addmm": 4e-6}).compiled_entry_s(), MachineModel().compiled_entry_s()
+        (0.0, 0.0)
+        """
+        first, later = self.compiled_overhead.get("first_addmm"), self.compiled_overhead.get("addmm")
+        return max(0.0, first - later) if first is not None and later is not None else 0.0
 
     def cold_write_s_per_byte(self) -> float:
         """Seconds an output written into a block not in cache adds per output byte: the median

@@ -35,6 +35,8 @@ __all__ = [
     "gemm_table",
     "mixed_overheads",
     "compile_layout_copy",
+    "compile_tiny_linears",
+    "compiled_overheads",
     "inductor_compile",
     "layout_copy_points",
     "op_overhead_s",
@@ -916,6 +918,87 @@ def layout_copy_points(
     left = max(_LAYOUT_TIMING_MIN_S, budget_s - (clock() - start))
     t, _ = time_call(lambda: compiled(x), left, sync, max_reps=2_000)
     return ((2 * x.numel() * x.element_size(), t),)
+
+
+_TINY_WIDTH = 32  # Inductor decomposes an addmm of at most 16 x 16 into generated code on a CPU; 32 stays extern
+_TINY_ROUND = (3, 20)  # warm-up and timed runs per round: dfx validate --compiled's defaults (bench: 20 timed)
+
+
+class _TinyLinears(torch.nn.Module):
+    """``Linear(32, 32) -> ReLU -> Linear(32, 32) -> ReLU -> Linear(32, 16, bias=False)`` on a ``[1, 1, 32]``
+    input: a (batch, tokens, features) activation, as a transformer's or the MLP's linears see it, so
+    that Inductor's wrapper views it to 2-D and back (``reinterpret_tensor``) around each call as it
+    does in those models. Inductor runs it as ``extern_kernels.addmm``, a generated ReLU kernel,
+    ``addmm``, ReLU, ``extern_kernels.mm``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        w = _TINY_WIDTH
+        self.a, self.b, self.c = torch.nn.Linear(w, w), torch.nn.Linear(w, w), torch.nn.Linear(w, w // 2, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.c(torch.relu(self.b(torch.relu(self.a(x)))))
+
+
+def compile_tiny_linears() -> tuple[object, list]:
+    """:class:`_TinyLinears` exported and compiled by Inductor with its kernel calls stamped
+    (:func:`dfx.measure.compiled.compile_real`, as ``dfx validate --compiled`` compiles a model; one
+    compile thread); returns the :class:`~dfx.measure.compiled.CompiledRun` and its inputs. About
+    0.1 s once Inductor is imported and its C++ is in the on-disk cache."""
+    import torch._inductor.config as inductor_config
+
+    from dfx.measure.compiled import compile_real
+    from dfx.measure.realrun import export_real
+
+    with torch.no_grad():
+        exported = export_real(_TinyLinears().eval(), (torch.ones(1, 1, _TINY_WIDTH),))
+    with inductor_config.patch({"compile_threads": 1}):
+        run = compile_real(exported.gm, exported.inputs, [n.name for n in exported.gm.graph.nodes])
+    return run, exported.inputs
+
+
+def compiled_overheads(
+    budget_s: float, compiled: tuple[object, list] | None = None, clock: Callable[[], float] = time.perf_counter
+) -> dict[str, float]:
+    """What a call costs in Inductor's compiled code (CPU), timed as ``dfx validate --compiled`` times a
+    model's calls (:func:`dfx.measure.compiled.time_kernel_calls`: a clock stamp after each call in the
+    wrapper, each call the time between its stamps, its glue included: the output's allocation,
+    the views of its operands, the checks of inputs it is the first to use), seconds:
+
+    - ``generated``: the median of :class:`_TinyLinears`' two ReLU kernels (Inductor's C++ on 32 floats);
+    - ``addmm``: its second ``extern_kernels.addmm`` (``[1, 32] x [32, 32]`` and a bias);
+    - ``mm``: its ``extern_kernels.mm`` (``[1, 32] x [32, 16]``);
+    - ``first_addmm``: its first call, an addmm: the wrapper's entry (unpacking and checking its
+      inputs) runs in its window.
+
+    Rounds of 3 warm-up and 20 timed runs (``dfx validate --compiled``'s protocol), each call's
+    median per round, then the median over rounds, for ``budget_s`` (at least three rounds).
+    ``compiled`` is :func:`compile_tiny_linears`' result (compiled now when not given).
+    On the machine of ``docs/validation.md`` (2026-12-02) a ReLU took 1.6 to 2.1 us, an addmm 5.0
+    to 6.5 us, the first 6.2 to 8.4: the MLP's compiled ReLUs measured 1.9 to 2.2 us and its last
+    addmm 5.2 to 5.7, where an eager tiny ReLU takes 1.6 in a hot loop.
+    """
+    from dfx.measure.compiled import time_kernel_calls
+
+    run, inputs = compiled or compile_tiny_linears()
+    handles = [h for h, _ in run.calls]  # type: ignore[attr-defined]
+    warmup, repeat = _TINY_ROUND
+    rounds: list[dict[str, float]] = []
+    deadline = clock() + budget_s
+    while len(rounds) < _MIN_REPS or clock() < deadline:
+        rounds.append(time_kernel_calls(run, inputs, repeat=repeat, warmup=warmup))
+    each = {h: statistics.median(r[h] for r in rounds) for h in handles}
+    addmms = [h for h in handles if h.startswith("extern_kernels.addmm")]
+    generated = [each[h] for h in handles if not h.startswith("extern_kernels.")]
+    mms = [each[h] for h in handles if h.startswith("extern_kernels.mm")]
+    out = {"first_addmm": each[handles[0]]}
+    if len(addmms) > 1:
+        out["addmm"] = statistics.median(each[h] for h in addmms[1:])
+    if generated:
+        out["generated"] = statistics.median(generated)
+    if mms:
+        out["mm"] = statistics.median(mms)
+    return out
 
 
 _SWEEP_FRACTIONS = (1 / 8, 1 / 4, 3 / 8, 1 / 2, 3 / 4, 1.0, 3 / 2, 2.0)  # of the last-level cache's capacity

@@ -545,5 +545,6 @@ def _machine_summary(machine: Any) -> dict[str, Any]:
             "cold_write": [[p.bytes, p.hot_s, p.cold_s] for p in machine.cold_write],
             "gemm_bias": [list(p) for p in machine.gemm_bias],
             "after_gemm_chain": [list(p) for p in machine.after_gemm_chain],
+            "compiled_overhead": dict(machine.compiled_overhead),
         },
     }

@@ -215,6 +215,8 @@ class CalibrationTables(Record):
     gemm_bias: tuple[GemmBiasPointRecord, ...] = nested_list(GemmBiasPointRecord, absent=())  # added 2026-12-01
     # added 2026-12-02: tiny element-wise calls one after another after a 64 MiB GEMM, by position
     after_gemm_chain: tuple[AfterGemmChainPointRecord, ...] = nested_list(AfterGemmChainPointRecord, absent=())
+    # added 2026-12-02: the fixed cost of a call in Inductor's compiled code, by kind (generated, addmm, mm, entry)
+    compiled_overhead: Mapping[str, float] = key(_float_map, absent=MappingProxyType({}))
 
     def missing(self) -> tuple[str, ...]:
         """The tables this document lacks or holds empty (their nodes are predicted from the profile's figures)."""
@@ -243,6 +245,7 @@ TABLE_NAMES = (
     "layout_copy",
     "gemm_bias",
     "after_gemm_chain",
+    "compiled_overhead",
 )
 _HEADER = ("schema", "device", "threads", "torch_version", "date", "profile")
 
