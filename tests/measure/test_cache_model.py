@@ -590,3 +590,23 @@ def test_compiled_kernels_take_the_measured_compiled_call_costs_and_an_older_cal
     )
     again = kernels(replace(old, compiled_overhead=MachineModel.from_calibration(tables).compiled_overhead))
     assert {n: k.time_s for n, k in again.items()} == {n: k.time_s for n, k in before.items()}
+
+
+def test_a_node_charged_its_kinds_own_curve_adds_its_cold_output_block():
+    from dfx.measure.machine import ColdWritePoint
+
+    costed, profile = _rms_chain(tokens=512)
+    # resident 1 B: the model leaves the cache; a cold block costs (2 - 1) us / 1,000 B = 1 ns per byte.
+    # mean's own curve: 4 us at every gap, timed on 8-element calls (no output block to speak of)
+    own = {"mean": ((1e-9, 4e-6), (1.0, 4e-6))}
+    machine = MachineModel(
+        overhead_curve=FLAT_2US,
+        overhead_curve_by_kind=own,
+        resident_bytes=1,
+        cold_write=(ColdWritePoint(1000, 1e-6, 2e-6),),
+    )
+    eager = evaluate(costed, profile, node_timer=cache_timer(costed, profile, machine, eager=True))
+    # mean writes [1, 512, 1] fp32: 2,048 B, 2.048 us of cold block on top of its curve's 4 us
+    # (a node charged the median curve keeps the larger: mul, 131,072 B, max(2, 2 + 131.072) us)
+    assert eager.node("mean").overhead_s == pytest.approx(4e-6 + 2.048e-6)
+    assert eager.node("mul").overhead_s == pytest.approx(2e-6 + 131.072e-6)

@@ -99,7 +99,10 @@ def cache_timer(
     free. Also in eager, when the model does not stay in the cache (its footprint over
     ``resident_bytes``, the test that sends its weights to DRAM), each working node's output
     bytes cost :meth:`MachineModel.cold_write_s_per_byte` more: the block the allocator hands
-    back was last touched before GEMMs streamed more than the cache keeps. Times are seconds.
+    back was last touched before GEMMs streamed more than the cache keeps; a node charged the
+    after-GEMM chain (:func:`_chain_s`) or its kind's own curve (``mean``, ``cat``: both timed on
+    calls with no output block to speak of) pays it on top, any other the larger of the two.
+    Times are seconds.
     """
     from dfx.roofline import evaluate
 
@@ -162,6 +165,8 @@ def cache_timer(
             new = max(t.overhead_s, hot + extra)  # the same kind of cost as the curve's and after_gemm's: the larger
             if n.name in chain:  # code re-fetched after a GEMM (the chain), then the data written: both
                 new = max(t.overhead_s, chain[n.name] + extra)
+            elif kind in machine.overhead_curve_by_kind and not after.get(n.name):
+                new = t.overhead_s + extra  # its own curve was timed on 8-element calls: the block comes on top
             timed[n.name] = replace(t, time_s=t.time_s - t.overhead_s + new, overhead_s=new)
     view_s = machine.view_s() if eager else None
     if view_s:
