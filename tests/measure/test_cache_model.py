@@ -547,6 +547,8 @@ def test_a_parallel_node_after_a_gemm_pays_the_chain_unless_its_kind_ran_since_a
     machine = MachineModel(overhead_curve=FLAT_2US, after_gemm_chain=far, **cold)
     small = evaluate(costed, profile, node_timer=cache_timer(costed, profile, machine, eager=True))
     assert small.node("mul").overhead_s == pytest.approx(before.node("mul").overhead_s)
+
+
 def test_compiled_kernels_take_the_measured_compiled_call_costs_and_an_older_calibration_keeps_todays():
     from dataclasses import replace
 
