@@ -42,9 +42,17 @@ def copy_with(obj: T, changes: dict[str, Any]) -> T:
     ...
     TypeError: P.__init__() got an unexpected keyword argument 'z'
     """
-    cls = type(obj)
-    if not changes.keys() <= _direct_fields(cls):
+    cls = obj.__class__
+    allowed = _DIRECT.get(cls)
+    if allowed is None:
+        allowed = _DIRECT[cls] = _direct_fields(cls)
+    if not changes.keys() <= allowed:
         return replace(obj, **changes)
     new = object.__new__(cls)
-    new.__dict__.update(obj.__dict__, **changes)
+    fill = new.__dict__
+    fill.update(obj.__dict__)
+    fill.update(changes)
     return new
+
+
+_DIRECT: dict[type, frozenset[str]] = {}  # class -> _direct_fields(class): a dict look-up per copy

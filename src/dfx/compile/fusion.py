@@ -481,6 +481,7 @@ class _Start:
         self.shared: dict[tuple[str, int, str, int], tuple[int, bool, int]] = {}  # as fuse's shared_of
         self.kernel_facts: dict[tuple[str, ...], tuple] = {}  # node names -> _kernel_facts (kernels_from_groups)
         self._producers: dict[str, tuple[str, ...]] | None = None
+        self._node_facts: dict[str, tuple[int, str | None, str]] | None = None
         # the first round's scores (_scored on the singletons): a singleton's first and last are its position
         scored, shared_of, pos = [], self.shared, self.pos
         reduction = {n: g.is_reduction for n, g in singletons.items()}
@@ -493,6 +494,17 @@ class _Start:
             scored.append(((reduction[x] == reduction[y], hit[0], -abs(pos[x] - pos[y])), x, y))
         scored.sort(key=_first, reverse=True)
         self.scored = scored
+
+    def node_facts(self, costed: CostedGraph) -> dict[str, tuple[int, str | None, str]]:
+        """Per working node, its FLOPs, dtype and :func:`unknown_cost_note` of it alone, once per flow
+        (``costed``: the graph the flow was made of): what a streaming region's kernel of it carries."""
+        if self._node_facts is None:
+            facts = {}
+            for n in self.pos:
+                node = costed[n]
+                facts[n] = (node.cost.flops, node.dtype, unknown_cost_note(costed, (n,)))
+            self._node_facts = facts
+        return self._node_facts
 
     def producers(self, costed: CostedGraph) -> dict[str, tuple[str, ...]]:
         """Per node, the working nodes producing its inputs: :func:`producer_kernels` with each working
@@ -610,27 +622,36 @@ def streaming_kernels(costed: CostedGraph, flow: Dataflow, groups: list[Group], 
     (:meth:`Dataflow.onchip_by_node`), so the region's kernels together move what the region would
     move as one unit.
     """
-    order = [n for g in groups for n in g.nodes]
-    kernel_of = {n: f"k{i}_{n}" for i, n in enumerate(order)}
-    producers = _start(flow).producers(costed)
-    deps = {n: tuple(dict.fromkeys(kernel_of[w] for w in producers[n])) for n in order}  # producer_kernels'
+    start = _start(flow)
+    producers, facts = start.producers(costed), start.node_facts(costed)
+    kernel_of, i = {}, 0
+    for g in groups:
+        for n in g.nodes:
+            kernel_of[n] = f"k{i}_{n}"
+            i += 1
+    ops, traffic = flow.ops, flow.traffic
     kernels = []
     for r, g in enumerate(groups):
         onchip = flow.onchip_by_node(set(g.nodes))
         why = g.reasons[0] if g.reasons else f"{source}: a region of one operator"
+        about, region = f"region r{r} of {len(g.nodes)} operators: {why}", f"r{r}"
         for n in g.nodes:
+            name = kernel_of[n]
+            flops, dtype, note = facts[n]
+            # producer_kernels' deps less itself: the producers are distinct nodes, one kernel each
+            deps = tuple([kernel_of[w] for w in producers[n] if w != n])
             kernels.append(
                 Kernel.of(
-                    name=kernel_of[n],
+                    name=name,
                     nodes=(n,),
-                    kind=flow.ops[n].kind,
-                    flops=costed[n].cost.flops,
-                    offchip_bytes=flow.traffic[n] - onchip[n],
+                    kind=ops[n].kind,
+                    flops=flops,
+                    offchip_bytes=traffic[n] - onchip[n],
                     onchip_bytes=onchip[n],
-                    deps=tuple(d for d in deps[n] if d != kernel_of[n]),
-                    dtype=costed[n].dtype,
-                    reason=f"region r{r} of {len(g.nodes)} operators: {why}" + unknown_cost_note(costed, (n,)),
-                    region=f"r{r}",
+                    deps=deps,
+                    dtype=dtype,
+                    reason=about + note,
+                    region=region,
                 )
             )
     return tuple(kernels)

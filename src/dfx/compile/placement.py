@@ -101,9 +101,21 @@ def kernel_cores(kernel: Kernel, costed: CostedGraph, profile: HardwareProfile) 
 
 
 def _place(program: Program, costed: CostedGraph, profile: HardwareProfile) -> PassResult:
-    kernels = tuple(k.with_(cores=kernel_cores(k, costed, profile)) for k in program.kernels)
-    modified = any(a.cores != b.cores for a, b in zip(kernels, program.kernels))
     total = core_count(profile)
+    by_blocks = profile.kind in _TILED_BY_BLOCKS
+    placed, modified = [], False
+    for k in program.kernels:  # kernel_cores, the profile read once; a kernel already on its cores kept
+        if k.kind is KernelKind.COLLECTIVE:
+            cores = 0
+        elif by_blocks:
+            cores = min(estimate_tiles(k, costed, profile), total)
+        else:
+            cores = total
+        if cores != k.cores:
+            k = k.with_(cores=cores)
+            modified = True
+        placed.append(k)
+    kernels = tuple(placed)
     full = sum(1 for k in kernels if k.cores == total)
     notes = (f"{full} of {len(kernels)} kernels on all {total} cores",) if kernels else ()
     partial = [k.cores for k in kernels if 0 < k.cores < total]

@@ -246,7 +246,17 @@ class Program:
             nodes += len(k.nodes)
             tiles += k.tiles
             offchip += k.offchip_bytes
-        return StageRecord(name, nodes, len(self.kernels), tiles, offchip, modified, notes)
+        record = object.__new__(StageRecord)  # StageRecord(...) without the frozen __init__'s setattr per field
+        record.__dict__.update(
+            name=name,
+            nodes=nodes,
+            kernels=len(self.kernels),
+            tiles=tiles,
+            offchip_bytes=offchip,
+            modified=modified,
+            notes=notes,
+        )
+        return record
 
     def to_record(self) -> CompileDoc:
         """The ``dfx.compile/1`` document as its record (``dfx.schema.compile``)."""

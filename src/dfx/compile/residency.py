@@ -32,12 +32,18 @@ def _resident(program: Program, costed: CostedGraph, profile: HardwareProfile) -
     for k in program.kernels:
         units.setdefault(k.region or k.name, []).extend(k.nodes)
     onchip = _onchip(costed, flow, tuple(tuple(members) for members in units.values()))
-    kernels = []
+    kernels, flow_traffic, before, after = [], flow.traffic, 0, 0
     for k in program.kernels:
-        traffic = sum(flow.traffic[n] for n in k.nodes)
-        on = sum(onchip[n] for n in k.nodes)
-        kernels.append(k.with_(offchip_bytes=traffic - on, onchip_bytes=on) if k.nodes else k)
-    moved = program.offchip_bytes - sum(k.offchip_bytes for k in kernels)
+        before += k.offchip_bytes
+        if k.nodes:
+            traffic = on = 0
+            for n in k.nodes:
+                traffic += flow_traffic[n]
+                on += onchip[n]
+            k = k.with_(offchip_bytes=traffic - on, onchip_bytes=on)
+        after += k.offchip_bytes
+        kernels.append(k)
+    moved = before - after  # program.offchip_bytes less the new kernels' (integer sums)
     new = program.with_(
         kernels=tuple(kernels), meta={**program.meta, "resident_weight_bytes": costed.unique_parameter_bytes()}
     )

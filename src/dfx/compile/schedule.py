@@ -146,8 +146,10 @@ def _upward_rank(d: list[float], deps: list[list[int]]) -> list[float]:
     succ_best = [0.0] * len(rank)
     for i in range(len(rank) - 1, -1, -1):  # program order is topological: successors come later
         rank[i] += succ_best[i]
+        r = rank[i]
         for p in deps[i]:
-            succ_best[p] = max(succ_best[p], rank[i])
+            if r > succ_best[p]:  # max(succ_best[p], r)
+                succ_best[p] = r
     return rank
 
 
@@ -157,7 +159,9 @@ def priority_order(program: Program, durations_s: Mapping[str, float]) -> list[i
 
 
 def _by_rank(rank: list[float]) -> list[int]:
-    return sorted(range(len(rank)), key=lambda i: (-rank[i], i))
+    # descending rank, ties to the earlier kernel: a stable sort of the indices (ascending) on the
+    # negated ranks (no NaN: durations are checked >= 0)
+    return sorted(range(len(rank)), key=[-r for r in rank].__getitem__)
 
 
 def _static(
@@ -177,7 +181,11 @@ def _static(
     for i in order:
         chip = chips[i]
         heap, avail = running.setdefault(chip, []), free.setdefault(chip, total)
-        t = max([last_start] + [times[p][1] for p in deps[i]])
+        t = last_start
+        for p in deps[i]:
+            end = times[p][1]
+            if end > t:
+                t = end
         while heap and heap[0][0] <= t:  # kernels finished by t give their cores back
             avail += heapq.heappop(heap)[1]
         while avail < cores[i]:  # wait for the earliest ends until enough cores are free
@@ -201,7 +209,9 @@ def _dynamic(
 ) -> list[tuple[float, float]]:
     """A ready list in rank order; at every completion each ready kernel that fits starts."""
     n = len(d)
-    key = {i: pos for pos, i in enumerate(order)}
+    key = [0] * n  # kernel index -> its position in order
+    for pos, i in enumerate(order):
+        key[i] = pos
     waiting = [len(p) for p in deps]
     succs: list[list[int]] = [[] for _ in range(n)]
     for i, ps in enumerate(deps):
@@ -265,18 +275,26 @@ def list_schedule(
         If a kernel needs more cores than a chip has, a duration is negative or missing, or a kernel
         reads one that comes after it (the kernels are not in topological order).
     """
-    policy = Policy(policy)
+    policy = policy if policy.__class__ is Policy else Policy(policy)
     kernels = program.kernels
+    index = {k.name: i for i, k in enumerate(kernels)}
     d = [float(durations_s[k.name]) for k in kernels]
+    cores: list[int] = []
+    chips: list[int] = []
+    deps: list[list[int]] = []  # _deps(program)
     for k, dk in zip(kernels, d):
         if not dk >= 0:
             raise ValueError(f"kernel {k.name!r} has duration {dk!r}; durations must be >= 0 seconds")
-        if not 0 <= k.cores <= cores_per_chip:
-            raise ValueError(f"kernel {k.name!r} needs {k.cores} cores; a chip has {cores_per_chip}")
-    cores, chips, deps = [k.cores for k in kernels], [k.chip for k in kernels], _deps(program)
+        c = k.cores
+        if not 0 <= c <= cores_per_chip:
+            raise ValueError(f"kernel {k.name!r} needs {c} cores; a chip has {cores_per_chip}")
+        cores.append(c)
+        chips.append(k.chip)
+        ps = [index[n] for n in (dict.fromkeys(k.deps) if len(k.deps) > 1 else k.deps) if n in index]
+        deps.append(ps)
     for i, ps in enumerate(deps):  # a kernel reading a later one's output: a cycle, never a silent 0
-        late = [kernels[p].name for p in ps if p >= i]
-        if late:
+        if ps and max(ps) >= i:
+            late = [kernels[p].name for p in ps if p >= i]
             raise ValueError(
                 f"kernel {kernels[i].name!r} reads {', '.join(map(repr, late))}, which come(s) after it: "
                 "the program's kernels are not in topological order (a fusion formed a cycle)"
@@ -284,8 +302,13 @@ def list_schedule(
     order = _by_rank(_upward_rank(d, deps))  # priority_order, the durations and deps read once
     run = _static if policy is Policy.STATIC else _dynamic
     times = run(program, d, deps, cores, chips, cores_per_chip, order)
-    slots = tuple(Slot.of(k.name, s, e, k.cores, k.chip) for k, (s, e) in zip(kernels, times))
-    return KernelSchedule(policy, cores_per_chip, slots)
+    new_slot = object.__new__
+    slots = []
+    for k, c, chip, (s, e) in zip(kernels, cores, chips, times):  # Slot.of, inlined
+        slot = new_slot(Slot)
+        slot.__dict__.update(kernel=k.name, start_s=s, end_s=e, cores=c, chip=chip)
+        slots.append(slot)
+    return KernelSchedule(policy, cores_per_chip, tuple(slots))
 
 
 def _schedule(program: Program, costed: CostedGraph, profile: HardwareProfile) -> PassResult:
