@@ -25,11 +25,11 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from dfx.costs.record import CostedGraph, CostedNode
 from dfx.frozen import copy_with
-from dfx.hardware import HardwareProfile
+from dfx.hardware import HardwareProfile, MemoryLevel
 from dfx.hardware.schema import Efficiency
 from dfx.ir import Graph
-from dfx.roofline.bound import Bound
-from dfx.roofline.execution import ExecutionModel, home_level, node_model, working_set_bytes
+from dfx.roofline.bound import Bound, classify
+from dfx.roofline.execution import ExecutionModel, _level_traffic, node_model, working_set_bytes
 from dfx.roofline.per_graph import per_graph
 
 if TYPE_CHECKING:  # export records, imported where a record is built: a sweep never builds one
@@ -105,6 +105,10 @@ class NodeTiming:
         return self.to_record().to_dict()
 
 
+def _against(level: MemoryLevel | None, flops: int, nbytes: int, peak: float) -> Bound | None:
+    return None if level is None else classify(flops, nbytes, peak, level.bandwidth_bytes_per_s)
+
+
 def node_timing(
     costed: CostedNode,
     graph: Graph,
@@ -155,13 +159,12 @@ def node_timings(
     the output: most of a captured graph's nodes), and each node's working set.
     """
     idle = per_graph(costed, _idle_timings)
-    work = per_graph(costed, _work_nodes)
     roofline = _Roofline(profile, model, dtype, efficiency)
-    sets = per_graph(costed, _working_sets) if roofline.spills and work else None
-    out = list(idle)
-    for i, timing in roofline.many(work, sets):
-        out[i] = timing
-    return tuple(out)
+    graph = costed.graph
+    if not roofline.spills:
+        return tuple(t if t is not None else roofline.time(n, graph) for n, t in zip(costed.nodes, idle))
+    sets = per_graph(costed, _working_sets)
+    return tuple(t if t is not None else roofline.time(n, graph, sets[n.name]) for n, t in zip(costed.nodes, idle))
 
 
 def _idle(costed: CostedNode) -> NodeTiming:
@@ -172,16 +175,6 @@ def _idle(costed: CostedNode) -> NodeTiming:
 def _idle_timings(costed: CostedGraph) -> tuple[NodeTiming | None, ...]:
     """Per node of ``costed``: its :func:`_idle` timing if it does no work, else ``None`` (a per-graph fact)."""
     return tuple(_idle(n) if n.cost.flops == 0 and n.cost.bytes == 0 else None for n in costed.nodes)
-
-
-def _work_nodes(costed: CostedGraph) -> tuple[tuple[Any, ...], ...]:
-    """Per node of ``costed`` that does some work, what its timing reads of it (a per-graph fact):
-    ``(position, name, flops, bytes, dtype, category, unknown ops)``."""
-    return tuple(
-        (i, n.node.name, n.cost.flops, n.cost.bytes, n.dtype, n.category, tuple(n.unknown_ops))
-        for i, n in enumerate(costed.nodes)
-        if n.cost.flops != 0 or n.cost.bytes != 0
-    )
 
 
 def _working_sets(costed: CostedGraph) -> Mapping[str, tuple[int, int]]:
@@ -209,96 +202,52 @@ class _Roofline:
 
     def time(self, costed: CostedNode, graph: Graph, working_set: tuple[int, int] | None = None) -> NodeTiming:
         """:func:`node_timing` of a node that does some work (its working set, if known)."""
-        if self.spills and working_set is None:
-            working_set = working_set_bytes(costed, graph)
-        node = (
-            0,
-            costed.name,
-            costed.cost.flops,
-            costed.cost.bytes,
-            costed.dtype,
-            costed.category,
-            tuple(costed.unknown_ops),
+        flops, nbytes = costed.cost.flops, costed.cost.bytes
+        want = self.dtype or costed.dtype or _FALLBACK_DTYPE
+        peak = self.peaks.get(want)
+        if peak is None:
+            peak = self.peaks[want] = self.profile.peak(want)
+        off, on, levels, efficiency = self.off, self.on, self.levels, self.efficiency
+        traffic = _level_traffic(costed, graph, self.profile, self.model, on, off, working_set)
+        if efficiency:
+            category = costed.category.value
+            bw_share = efficiency.bandwidth_share(category)
+            flop_share = efficiency.flop_share(category)
+        else:
+            bw_share = flop_share = 1.0
+        overhead = self.overhead
+        peak_flop_per_s = peak.flop_per_s
+        # memory time: the slowest level (max(), as a loop over the one or two levels); memory-bound if
+        # classify() says so against any level (work at a level: flops * bandwidth < bytes * peak)
+        memory_time, memory_bound = None, False
+        for n, b in traffic.items():
+            bandwidth = levels[n].bandwidth_bytes_per_s
+            level_time = b / (bandwidth * bw_share)
+            if memory_time is None or level_time > memory_time:
+                memory_time = level_time
+            if (flops or b) and not flops * bandwidth >= b * peak_flop_per_s:
+                memory_bound = True
+        if memory_time is None:
+            memory_time = 0.0
+        compute_time = flops / (peak_flop_per_s * flop_share)
+        # NodeTiming(...) by keyword, without a frozen dataclass's per-field object.__setattr__ (one per
+        # node and profile); every field is given here, and the class has no __post_init__
+        timing = object.__new__(NodeTiming)
+        timing.__dict__.update(
+            name=costed.name,
+            bound=Bound.MEMORY if memory_bound else Bound.COMPUTE,
+            time_s=max(compute_time, memory_time) + overhead,
+            compute_time_s=compute_time,
+            memory_time_s=memory_time,
+            overhead_s=overhead,
+            flops=flops,
+            bytes=nbytes,
+            dtype=peak.requested,
+            peak_dtype=peak.used,
+            peak_flop_per_s=peak_flop_per_s,
+            bytes_by_level=MappingProxyType(traffic),
+            bound_off_chip=_against(off, flops, nbytes, peak_flop_per_s),
+            bound_on_chip=_against(on, flops, nbytes, peak_flop_per_s),
+            unknown_ops=tuple(costed.unknown_ops),
         )
-        return next(self.many((node,), {costed.name: working_set} if self.spills else None))[1]
-
-    def many(self, work: tuple[tuple[Any, ...], ...], sets: Mapping[str, tuple[int, int]] | None):
-        """``(position, timing)`` of each of ``work`` (:func:`_work_nodes`' records); ``sets``: each node's
-        working set (by name) where the node model spills (``self.spills``), else ``None``.
-
-        One loop over the nodes with the profile's figures in locals: a node's traffic by level as
-        :func:`dfx.roofline.execution._level_traffic` splits it, its bounds as :func:`classify` gives
-        them (a node here does some work, so never ``none``), the same expressions in the same order.
-        """
-        profile, levels, efficiency, overhead = self.profile, self.levels, self.efficiency, self.overhead
-        off, on, peaks, override = self.off, self.on, self.peaks, self.dtype
-        off_bw = off.bandwidth_bytes_per_s if off is not None else None
-        on_bw = on.bandwidth_bytes_per_s if on is not None else None
-        if self.spills:  # the scratchpad split: on-chip, less what the working set spills
-            single = None
-            if work:
-                on_name, off_name, capacity = on.name, off.name, int(on.capacity_bytes)
-        else:  # one level takes every byte (_level_traffic's other branches; spills is its split's test)
-            model = node_model(profile, self.model)
-            single = (
-                (off if off is not None else home_level(profile)).name
-                if (model is ExecutionModel.EAGER or on is None)
-                else on.name
-            )
-        MEMORY, COMPUTE = Bound.MEMORY, Bound.COMPUTE
-        new, proxy = object.__new__, MappingProxyType
-        for i, name, flops, nbytes, node_dtype, category, unknown in work:
-            want = override or node_dtype or _FALLBACK_DTYPE
-            peak = peaks.get(want)
-            if peak is None:
-                peak = peaks[want] = profile.peak(want)
-            if single is not None:
-                traffic = {single: nbytes}
-            else:
-                activations, params = sets[name]
-                off_bytes = min(nbytes, max(0, activations + params - capacity))
-                traffic = {on_name: nbytes - off_bytes, off_name: off_bytes}
-            if efficiency:
-                bw_share = efficiency.bandwidth_share(category.value)
-                flop_share = efficiency.flop_share(category.value)
-            else:
-                bw_share = flop_share = 1.0
-            peak_flop_per_s = peak.flop_per_s
-            # memory time: the slowest level (max(), as a loop over the one or two levels); memory-bound if
-            # classify() says so against any level (work at a level: flops * bandwidth < bytes * peak)
-            memory_time, memory_bound = None, False
-            for n, b in traffic.items():
-                bandwidth = levels[n].bandwidth_bytes_per_s
-                level_time = b / (bandwidth * bw_share)
-                if memory_time is None or level_time > memory_time:
-                    memory_time = level_time
-                if (flops or b) and not flops * bandwidth >= b * peak_flop_per_s:
-                    memory_bound = True
-            if memory_time is None:
-                memory_time = 0.0
-            compute_time = flops / (peak_flop_per_s * flop_share)
-            # NodeTiming(...) by keyword, without a frozen dataclass's per-field object.__setattr__ (one per
-            # node and profile); every field is given here, and the class has no __post_init__
-            timing = new(NodeTiming)
-            timing.__dict__.update(
-                name=name,
-                bound=MEMORY if memory_bound else COMPUTE,
-                time_s=max(compute_time, memory_time) + overhead,
-                compute_time_s=compute_time,
-                memory_time_s=memory_time,
-                overhead_s=overhead,
-                flops=flops,
-                bytes=nbytes,
-                dtype=peak.requested,
-                peak_dtype=peak.used,
-                peak_flop_per_s=peak_flop_per_s,
-                bytes_by_level=proxy(traffic),
-                bound_off_chip=None
-                if off is None
-                else (COMPUTE if flops * off_bw >= nbytes * peak_flop_per_s else MEMORY),
-                bound_on_chip=None
-                if on is None
-                else (COMPUTE if flops * on_bw >= nbytes * peak_flop_per_s else MEMORY),
-                unknown_ops=unknown,
-            )
-            yield i, timing
+        return timing
