@@ -403,9 +403,12 @@ def fuse(flow: Dataflow, rules: FusionRules) -> tuple[list[Group], list[FusionDe
             # the decision (_decide): unknown costs, the node limit, the rules, then the cycle check
             if ga.unknown or gb.unknown:
                 g = ga if ga.unknown else gb
-                ok, reason = False, (
-                    f"{g.label()}'s cost is unknown (no cost rule for {', '.join(g.unknown)}): "
-                    "what it keeps on chip cannot be known, so it is never fused"
+                ok, reason = (
+                    False,
+                    (
+                        f"{g.label()}'s cost is unknown (no cost rule for {', '.join(g.unknown)}): "
+                        "what it keeps on chip cannot be known, so it is never fused"
+                    ),
                 )
             elif len(na) + len(nb) > limit:
                 ok, reason = False, f"{target}: kernel would exceed {limit} nodes"
@@ -418,7 +421,10 @@ def fuse(flow: Dataflow, rules: FusionRules) -> tuple[list[Group], list[FusionDe
                 if ok:
                     through = creates_cycle(a, b)
                     if through is not None:
-                        ok, reason = False, f"would create a cycle through {through} (Inductor: will_fusion_create_cycle)"
+                        ok, reason = (
+                            False,
+                            f"would create a cycle through {through} (Inductor: will_fusion_create_cycle)",
+                        )
             decision = new_decision(FusionDecision)  # FusionDecision.of, inlined
             decision.__dict__.update(
                 a=na[0] if len(na) == 1 else f"{na[0]}+{len(na) - 1}",
