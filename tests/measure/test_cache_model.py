@@ -7,7 +7,7 @@ import pytest
 from dfx.analysis import capture_spec
 from dfx.costs import annotate
 from dfx.hardware import parse_profile
-from dfx.measure.cache_model import _after_gemm_streamed, cache_timer
+from dfx.measure.cache_model import _after_gemm_streamed, cache_timer, kernel_timer
 from dfx.measure.machine import (
     AfterGemmPoint,
     ColdGemmPoint,
@@ -80,6 +80,18 @@ def test_nodes_without_work_are_untouched(results):
 def _mlp():
     graph, _ = capture_spec("mlp", batch=1)
     return annotate(graph), parse_profile(PROFILE)
+
+
+def _kernels(costed, profile, machine) -> dict:
+    """Each node's kernel in the compiled program, timed by ``machine``'s model (cache_timer, kernel_timer)."""
+    result = evaluate(
+        costed,
+        profile,
+        execution_model="compiled",
+        node_timer=cache_timer(costed, profile, machine),
+        kernel_timer=kernel_timer(costed, profile, machine),
+    )
+    return {n: k for k in result.program.kernels for n in k.nodes}
 
 
 def _flat_table(rate: float) -> tuple[GemmRate, ...]:
@@ -423,8 +435,6 @@ def test_a_model_that_leaves_the_cache_writes_its_eager_outputs_into_cold_blocks
 def test_a_compiled_cnn_runs_its_convolutions_channels_last_and_pays_inductors_layout_copies():
     from dataclasses import replace
 
-    from dfx.measure.cache_model import kernel_timer
-
     graph, _ = capture_spec("resnet-block", seq=28)
     costed, profile = annotate(graph), parse_profile(PROFILE)
     nchw = MachineModel(
@@ -439,17 +449,7 @@ def test_a_compiled_cnn_runs_its_convolutions_channels_last_and_pays_inductors_l
         layout_copy=((1_000_000, 2e-5),),
     )
 
-    def kernels(machine):
-        result = evaluate(
-            costed,
-            profile,
-            execution_model="compiled",
-            node_timer=cache_timer(costed, profile, machine),
-            kernel_timer=kernel_timer(costed, profile, machine),
-        )
-        return {n: k for k in result.program.kernels for n in k.nodes}
-
-    before, after = kernels(nchw), kernels(cl)
+    before, after = _kernels(costed, profile, nchw), _kernels(costed, profile, cl)
     # conv2d: 1x1 256 -> 64 on 28 x 28, 2*784*256*64 = 25,690,112 FLOPs; at 5e9 NCHW, 8e9 channels-last
     assert before["conv2d"].compute_time_s == pytest.approx(25_690_112 / 5e9)
     assert after["conv2d"].compute_time_s == pytest.approx(25_690_112 / 8e9)
@@ -552,7 +552,6 @@ def test_a_parallel_node_after_a_gemm_pays_the_chain_unless_its_kind_ran_since_a
 def test_compiled_kernels_take_the_measured_compiled_call_costs_and_an_older_calibration_keeps_todays():
     from dataclasses import replace
 
-    from dfx.measure.cache_model import kernel_timer
     from dfx.schema.calibration import read_calibration_tables
 
     costed, profile = _mlp()
@@ -561,17 +560,7 @@ def test_compiled_kernels_take_the_measured_compiled_call_costs_and_an_older_cal
     )
     new = replace(old, compiled_overhead={"generated": 1.8e-6, "addmm": 5e-6, "mm": 4e-6, "first_addmm": 6.5e-6})
 
-    def kernels(machine):
-        result = evaluate(
-            costed,
-            profile,
-            execution_model="compiled",
-            node_timer=cache_timer(costed, profile, machine),
-            kernel_timer=kernel_timer(costed, profile, machine),
-        )
-        return {n: k for k in result.program.kernels for n in k.nodes}
-
-    before, after = kernels(old), kernels(new)
+    before, after = _kernels(costed, profile, old), _kernels(costed, profile, new)
     # before: a generated kernel pays the cheapest tiny kind's hot cost (relu, 1 us); an extern GEMM its node's
     # calibrated overhead, the tiny linear's 3 us (the curve is flat: nothing added for the gap)
     assert before["relu"].overhead_s == pytest.approx(1e-6) and before["linear_1"].overhead_s == pytest.approx(3e-6)
@@ -590,7 +579,9 @@ def test_compiled_kernels_take_the_measured_compiled_call_costs_and_an_older_cal
     assert (
         "compiled_overhead" in tables.missing() and dict(MachineModel.from_calibration(tables).compiled_overhead) == {}
     )
-    again = kernels(replace(old, compiled_overhead=MachineModel.from_calibration(tables).compiled_overhead))
+    again = _kernels(
+        costed, profile, replace(old, compiled_overhead=MachineModel.from_calibration(tables).compiled_overhead)
+    )
     assert {n: k.time_s for n, k in again.items()} == {n: k.time_s for n, k in before.items()}
 
 

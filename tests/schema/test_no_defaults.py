@@ -43,6 +43,11 @@ NOT_DOCUMENTS = {
     ("measure/validation.py", "info"): "capture_spec's info about the model",
     ("measure/calibration.py", "got"): "calibrate's benchmark results while it measures (a family may not run)",
     ("measure/machine.py", "self.overhead_by_kind"): "MachineModel's table, read from its record",
+    (
+        "measure/machine.py",
+        "self.compiled_overhead",
+    ): "MachineModel's table, read from its record; a kind absent is None",
+    ("measure/cache_model.py", "machine.overhead_by_kind"): "MachineModel's table, read from its record",
     ("measure/calibration.py", "caches"): "the caches Linux reports",
     ("sweep/evaluate.py", "metrics"): "one point's metrics while its row is built",
     ("sweep/spec.py", "kwargs"): "a function's keyword arguments",
