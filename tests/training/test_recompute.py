@@ -79,3 +79,9 @@ def test_a_step_that_does_not_fit_pays_the_layers_forward_again(step):
     assert r.latency_s == pytest.approx(r.serial_time_s + again)
     doc = a.to_dict()["hardware"]["nvidia-h100-sxm"]  # the export, through its typed record
     assert doc["recompute"]["kept_bytes"] == B * D * 4 and doc["makespan_s"] == pytest.approx(r.latency_s)
+    # the console says so, under the training step's memory line: 64 GiB of 128 GiB, 2 layers
+    from dfx.training.console import training_lines
+
+    (line,) = [x for x in training_lines(a.to_dict()) if "recomputation" in x]
+    assert line.startswith("  nvidia-h100-sxm: does not fit") and "keeps 64.00 GiB of the 128.00 GiB" in line
+    assert "over 2 layer(s)" in line

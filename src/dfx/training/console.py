@@ -4,15 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from dfx.report.console import format_bytes, format_flops
+from dfx.report.console import format_bytes, format_flops, format_seconds
 from dfx.schema.analysis import read_analysis
 
 __all__ = ["print_training", "training_lines"]
 
 
 def training_lines(doc: dict[str, Any]) -> list[str]:
-    """Three lines: the FLOPs split, the memory a step holds, the optimizer step."""
-    t = read_analysis(doc).training
+    """Three lines: the FLOPs split, the memory a step holds, the optimizer step; and one per profile
+    where the step did not fit and was charged full activation recomputation (``hardware.<id>.recompute``)."""
+    analysis = read_analysis(doc)
+    t = analysis.training
     if t is None:
         return []
     total = t.forward_flops + t.backward_flops + t.optimizer_flops
@@ -32,6 +34,13 @@ def training_lines(doc: dict[str, Any]) -> list[str]:
         f"activations + {format_bytes(t.saved_input_bytes)} of inputs{min_cut}",
         f"  optimizer step: {t.optimizer_flops_per_parameter} FLOPs per parameter over "
         f"{t.trainable_parameter_count:,} parameters, {format_bytes(t.optimizer_bytes)} moved",
+    ] + [
+        f"  {hw_id}: does not fit, so full activation recomputation (docs/training.md): keeps "
+        f"{format_bytes(r.kept_bytes)} of the {format_bytes(r.saved_bytes)} of activations (inputs apart) over "
+        f"{r.layers} layer(s), "
+        f"+{format_seconds(r.recompute_s)} of the layers' forward again in the backward"
+        for hw_id, r in ((h.id, h.recompute) for h in analysis.hardware.values())
+        if r is not None
     ]
 
 
