@@ -109,9 +109,13 @@ def recompute_kept_bytes(costed: CostedGraph, step: TrainingStep) -> tuple[int, 
 
     Tested by hand on a two-layer model in ``tests/training/test_recompute.py``.
     """
-    graph = costed.graph
     forward = _forward_nodes(costed, step)
-    layer = _layers(costed, forward)
+    return _kept(costed, step, forward, _layers(costed, forward))
+
+
+def _kept(costed: CostedGraph, step: TrainingStep, forward: list[Any], layer: dict[str, int | None]) -> tuple[int, int]:
+    """:func:`recompute_kept_bytes` from the step's forward nodes and their layers."""
+    graph = costed.graph
     saved = saved_for_backward(costed, step)
     outside = sum(b for (src, _), b in saved.items() if src in layer and layer[src] is None)
     inputs: dict[tuple[str, int], int] = {}
@@ -138,7 +142,7 @@ def full_recompute(costed: CostedGraph, step: TrainingStep, result: Any) -> Reco
     """
     forward = _forward_nodes(costed, step)
     layer = _layers(costed, forward)
-    kept, layers = recompute_kept_bytes(costed, step)
+    kept, layers = _kept(costed, step, forward, layer)
     again = tuple(cn.node.name for cn in forward if layer[cn.node.name] is not None)
     names = set(again)
     total = sum(t.time_s for t in result.nodes)
