@@ -181,16 +181,17 @@ def load_profile(ref: str | Path) -> HardwareProfile:
     listed = len(names) > 1 and not key.startswith("quick:") and not any("=" in n for n in names)
     if listed and any(n in aliases for n in names) and not Path(str(ref)).is_file():
         # "--hw h100,spyre" (as dfx sweep takes it) read as a quick profile: "cannot tell what 'h100' is"
-        unknown = [n for n in names if n not in aliases]
+        closest = {  # each unknown name's nearest profile name, if any
+            n: next(iter(difflib.get_close_matches(n, list(aliases), n=1, cutoff=0.5)), None)
+            for n in names
+            if n not in aliases
+        }
         typo = ""
-        if unknown:
-            close = difflib.get_close_matches(unknown[0], list(aliases), n=1, cutoff=0.5)
-            typo = f" ({unknown[0]!r} is not a known profile{f'; did you mean {close[0]!r}?' if close else ''})"
+        if closest:
+            first, near = next(iter(closest.items()))
+            typo = f" ({first!r} is not a known profile{f'; did you mean {near!r}?' if near else ''})"
         parts = [p.strip() for p in str(ref).split(",")]
-        fixed = [
-            p if n in aliases else (difflib.get_close_matches(n, list(aliases), n=1, cutoff=0.5) or [p])[0]
-            for p, n in zip(parts, names)
-        ]
+        fixed = [closest.get(n) or p for p, n in zip(parts, names)]
         raise HardwareProfileError(
             f"hardware {str(ref)!r} lists {len(names)} profiles{typo}; give one per --hw: "
             + " ".join(f"--hw {p}" for p in fixed)
