@@ -4,7 +4,7 @@ import pytest
 import torch
 import torch.fx
 
-from dfx.measure.timing import StampedGraph, time_graph_nodes, time_whole_graph
+from dfx.measure.timing import StampedGraph, time_graph_nodes, time_interleaved, time_whole_graph
 
 
 class FakeClock:
@@ -65,6 +65,23 @@ def test_whole_graph_median_and_sync_calls():
     t = time_whole_graph(lambda: None, repeat=3, warmup=1, clock=lambda: next(ticks), sync=lambda: syncs.append(1))
     assert t == 3.0  # warm-up 1 s dropped; median(3, 2, 7)
     assert len(syncs) == 8  # before and after each of the four calls
+
+
+def test_interleaved_alternates_the_stamped_and_the_plain_run():
+    calls = []
+    ticks = iter([0.0, 4.0, 10.0, 11.0, 20.0, 23.0, 30.0, 32.0])  # plain runs: 4 (warm-up), 1, 3, 2 s
+
+    def parts():
+        calls.append("stamped")
+        return [float(len(calls))]  # 1, 3, 5, 7: the stamped run's one part
+
+    def whole():
+        calls.append("plain")
+
+    medians, whole_s = time_interleaved(parts, whole, repeat=3, warmup=1, clock=lambda: next(ticks))
+    assert calls == ["stamped", "plain"] * 4  # one after the other, not a block of each
+    assert medians == [5.0]  # warm-up's 1 dropped; median(3, 5, 7)
+    assert whole_s == 2.0  # warm-up's 4 s dropped; median(1, 3, 2)
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA GPU: the synchronised GPU timing path needs one")

@@ -33,7 +33,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from dfx.errors import DfxError
 
-__all__ = ["CompiledRun", "compile_real", "kernel_sources", "stamp_source", "time_kernel_calls"]
+__all__ = ["CompiledRun", "compile_real", "kernel_call_seconds", "kernel_sources", "stamp_source", "time_kernel_calls"]
 
 _HANDLE = re.compile(r"^(\s*)# \[Provenance debug handles\] (\S+)\s*$")
 _CALL_DEF = re.compile(r"^(\s*)def call\(self, args\):\s*$")
@@ -182,6 +182,13 @@ def compile_real(
     return CompiledRun(call, namespace["call"], readings, tuple(calls), source)
 
 
+def kernel_call_seconds(run: CompiledRun, inputs: list) -> list[float]:
+    """One stamped run of ``run``: each kernel call's seconds, in the order of ``run.calls``."""
+    run.stamped(list(inputs))
+    r = run.readings
+    return [r[j + 1] - r[j] for j in range(len(run.calls))]
+
+
 def time_kernel_calls(run: CompiledRun, inputs: list, *, repeat: int = 10, warmup: int = 3) -> dict[str, float]:
     """Each kernel call's median seconds over ``repeat`` stamped runs (after ``warmup``), keyed by its handle."""
     import torch
@@ -189,8 +196,7 @@ def time_kernel_calls(run: CompiledRun, inputs: list, *, repeat: int = 10, warmu
     samples: list[list[float]] = []
     with torch.no_grad():
         for i in range(warmup + repeat):
-            run.stamped(list(inputs))
-            r = run.readings
+            seconds = kernel_call_seconds(run, inputs)
             if i >= warmup:
-                samples.append([r[j + 1] - r[j] for j in range(len(run.calls))])
+                samples.append(seconds)
     return {handle: statistics.median(s[j] for s in samples) for j, (handle, _) in enumerate(run.calls)}

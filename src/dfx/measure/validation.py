@@ -203,7 +203,7 @@ def measure(
     See :func:`validate` for the parameters and the errors.
     """
     from dfx.costs import annotate
-    from dfx.measure.timing import time_graph_nodes, time_whole_graph
+    from dfx.measure.timing import StampedGraph, time_interleaved
 
     before = _probe(device)
     graph, exported, info = _real_export(
@@ -214,10 +214,17 @@ def measure(
     sync = torch.cuda.synchronize if device == "cuda" else None
     reference_before = reference_flop_per_s(device, _REFERENCE_S, sync)
     overhead_before = op_overhead_s(device, _REFERENCE_S, sync)[0].value
-    times = time_graph_nodes(exported.gm, exported.inputs, repeat=repeat, warmup=warmup, clock=clock, sync=sync)
-    whole = time_whole_graph(
-        lambda: exported.gm(*exported.inputs), repeat=repeat, warmup=warmup, clock=clock, sync=sync
+    stamped = StampedGraph(exported.gm, clock, sync)
+
+    def nodes() -> list[float]:
+        stamped.run(*exported.inputs)
+        return [stamped.seconds[name] for name in stamped.names]
+
+    # each stamped run followed by a plain one: the nodes and the whole see the same minutes
+    medians, whole = time_interleaved(
+        nodes, lambda: exported.gm(*exported.inputs), repeat=repeat, warmup=warmup, clock=clock, sync=sync
     )
+    node_s = dict(zip(stamped.names, medians))
     reference_after = reference_flop_per_s(device, _REFERENCE_S, sync)
     overhead_after = op_overhead_s(device, _REFERENCE_S, sync)[0].value
     run = {
@@ -231,7 +238,7 @@ def measure(
         "reference_overhead_s": [overhead_before, overhead_after],
         **_judged(device, before),
     }
-    return Measured(annotate(graph), times.median_s, whole, info, run)
+    return Measured(annotate(graph), node_s, whole, info, run)
 
 
 def measure_compiled(
@@ -256,8 +263,8 @@ def measure_compiled(
         As :func:`measure`, and for a device other than the CPU or a model Inductor cannot compile.
     """
     from dfx.costs import annotate
-    from dfx.measure.compiled import compile_real, time_kernel_calls
-    from dfx.measure.timing import time_whole_graph
+    from dfx.measure.compiled import compile_real, kernel_call_seconds
+    from dfx.measure.timing import time_interleaved
 
     _check_compiled_device(device)
     before = _probe(device)
@@ -269,8 +276,14 @@ def measure_compiled(
 
     reference_before = reference_flop_per_s(device, _REFERENCE_S, None)
     overhead_before = op_overhead_s(device, _REFERENCE_S, None)[0].value
-    times = time_kernel_calls(run_, exported.inputs, repeat=repeat, warmup=warmup)
-    whole = time_whole_graph(lambda: run_.call(list(exported.inputs)), repeat=repeat, warmup=warmup)
+    # each stamped run followed by a plain one: the kernel calls and the whole see the same minutes
+    medians, whole = time_interleaved(
+        lambda: kernel_call_seconds(run_, exported.inputs),
+        lambda: run_.call(list(exported.inputs)),
+        repeat=repeat,
+        warmup=warmup,
+    )
+    times = {handle: t for (handle, _), t in zip(run_.calls, medians)}
     reference_after = reference_flop_per_s(device, _REFERENCE_S, None)
     overhead_after = op_overhead_s(device, _REFERENCE_S, None)[0].value
     run = {
