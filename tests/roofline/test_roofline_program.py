@@ -123,3 +123,41 @@ def test_unknown_execution_model_is_one_line():
 
     with pytest.raises(HardwareProfileError, match="unknown execution model 'jit'; expected one of eager"):
         evaluate(annotate(two_mms()), load_profile("h100"), execution_model="jit")
+
+
+def test_program_from_compute_times_equals_program_from_node_records():
+    # a kernel that is neither collective nor operator-timed reads only its nodes' compute times
+    # (its memory time and launch are its own), so both entries give the same result on a GPU and Spyre
+    from dfx.compile import compile_program
+    from dfx.roofline.latency import node_timings
+    from dfx.roofline.program import evaluate_program, evaluate_program_from_compute
+
+    costed = annotate(two_mms())
+    for hw in ("h100", "spyre"):
+        profile = load_profile(hw)
+        program = compile_program(costed, profile)
+        nodes = node_timings(costed, profile, ExecutionModel.COMPILED)
+        compute = {t.name: t.compute_time_s for t in nodes}
+        # mm1 alone: 2 * 256^3 FLOPs at the bf16 peak (33.9 ns on an H100)
+        if hw == "h100":
+            assert compute["mm1"] == pytest.approx(33_554_432 / H100_BF16)
+        assert evaluate_program_from_compute(program, compute, profile) == evaluate_program(program, nodes, profile)
+
+
+def test_compiled_node_records_are_worked_out_on_first_read():
+    # a compiled result's per-node records, bound shifts and dtype fallbacks (no latency reads them)
+    # are made when first read: the same as where every node is timed first (an identity node timer)
+    from dataclasses import replace
+
+    costed = annotate(two_mms())
+    deferred = evaluate(costed, "h100", execution_model="compiled", program=untiled(costed))
+    assert "nodes" not in vars(deferred)
+    at_once = evaluate(costed, "h100", execution_model="compiled", program=untiled(costed), node_timer=lambda n, t: t)
+    assert deferred == at_once  # == reads every field, deferred ones included
+    assert deferred.nodes == at_once.nodes and deferred.partition_shift == at_once.partition_shift
+    assert deferred.node("mm1").time_s == pytest.approx(ONE_MM_S)  # one kernel's node: its kernel's time
+    # a copy given a field keeps it; the others are still worked out
+    copy = replace(evaluate(costed, "h100", execution_model="compiled", program=untiled(costed)), nodes=())
+    assert copy.nodes == () and copy.dtype_fallbacks == at_once.dtype_fallbacks
+    with pytest.raises(AttributeError, match="no attribute 'colour'"):
+        deferred.colour  # noqa: B018

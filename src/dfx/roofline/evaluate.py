@@ -12,15 +12,15 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
-from dfx.compile import Program, compile_program
+from dfx.compile import KernelKind, Program, compile_program
 from dfx.costs.record import CostedGraph, CostedNode
 from dfx.hardware import HardwareProfile, HardwareProfileError, load_profile
 from dfx.ir import normalize_dtype
 from dfx.roofline.bound import Bound, ridge_points
 from dfx.roofline.execution import ExecutionModel, default_execution_model, node_model, parse_execution_model
-from dfx.roofline.latency import NodeTiming, node_timings
+from dfx.roofline.latency import _FALLBACK_DTYPE, NodeTiming, node_timings
 from dfx.roofline.per_graph import per_graph
-from dfx.roofline.program import ProgramResult, evaluate_program
+from dfx.roofline.program import ProgramResult, evaluate_program, evaluate_program_from_compute
 from dfx.schedule import CriticalPath, Parallelism, critical_path, parallelism
 from dfx.schema.ids import ANALYSIS_SCHEMA
 
@@ -80,6 +80,25 @@ class HardwareResult:
     extras: Mapping[str, Any] = field(default_factory=dict)  # export fields an architecture model adds
     makespan_s: float | None = None  # on the machine's finite resources; None: the serial time
     program: ProgramResult | None = None  # the compiled program's evaluation (execution model compiled)
+
+    def __getattr__(self, name: str) -> Any:
+        """A field :func:`evaluate` left to work out on first read (``_DEFERRED``: the per-node records, the
+        bound shifts and the dtype fallbacks of a compiled result, which no
+        latency reads): all of them are computed then, once, and kept. Called only for a missing attribute."""
+        fields_ = self.__dict__
+        deferred = fields_.get("_deferred")
+        if deferred is None or name not in _DEFERRED:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        for key, value in deferred().items():
+            fields_.setdefault(key, value)  # a field a copy was given (copy_with) stands
+        del fields_["_deferred"]
+        return fields_[name]
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickle and copy the result with every deferred field worked out (a closure does not pickle)."""
+        if "_deferred" in self.__dict__:
+            self.nodes  # noqa: B018 (fills every deferred field)
+        return self.__dict__
 
     @property
     def profile_id(self) -> str:
@@ -171,6 +190,10 @@ class HardwareResult:
     def to_dict(self) -> dict[str, Any]:
         """The export fields for this profile (documented in ``docs/export-format.md``)."""
         return self.to_record().to_dict()
+
+
+# HardwareResult fields a compiled evaluation defers to their first read (HardwareResult.__getattr__)
+_DEFERRED = frozenset({"nodes", "partition_shift", "dtype_fallbacks"})
 
 
 def _ridge_dtype(costed: CostedGraph, dtype: str | None) -> str:
@@ -267,12 +290,18 @@ def evaluate(
     graph = costed.graph
     per_node = node_model(profile, model)
     efficiency = profile.runtime(runtime) if runtime is not None else None
+    kernel_model = model is ExecutionModel.COMPILED or (model is ExecutionModel.EAGER and program is not None)
+    if kernel_model and efficiency is None and node_timer is None and kernel_timer is None and not operator_times:
+        # the kernels' times read only each node's compute time: the nodes' full records wait for a reader
+        return _compiled(
+            costed, profile, dtype, _Timings(costed, profile, per_node, dtype), program, arch_model, extras, None, model
+        )
     timings = node_timings(costed, profile, per_node, dtype, efficiency=efficiency)
     if runtime is not None:
         extras = {"runtime": runtime, **dict(extras or {})}
     if node_timer is not None:
         timings = tuple(node_timer(n, t) for n, t in zip(costed.nodes, timings))
-    if model is ExecutionModel.COMPILED or (model is ExecutionModel.EAGER and program is not None):
+    if kernel_model:
         return _compiled(
             costed, profile, dtype, timings, program, arch_model, extras, kernel_timer, model, operator_times
         )
@@ -297,6 +326,36 @@ def evaluate(
     )
 
 
+class _Timings:
+    """The roofline's node timings of a graph on a profile (:func:`dfx.roofline.latency.node_timings`, no
+    runtime, no node timer), made when first asked for; each node's compute time (all a kernel's time
+    reads of its nodes, :func:`dfx.roofline.program.evaluate_program_from_compute`) made at once, as the
+    roofline makes it: ``flops / (peak FLOP/s of the node's dtype x 1.0)``, ``0.0`` for a node with no work."""
+
+    def __init__(self, costed: CostedGraph, profile: HardwareProfile, per_node: ExecutionModel, dtype: str | None):
+        self.args = costed, profile, per_node, dtype
+        self._all: tuple[NodeTiming, ...] | None = None
+        compute: dict[str, float] = {}
+        peaks: dict[str, Any] = {}
+        for n in costed.nodes:
+            flops = n.cost.flops
+            if flops == 0 and n.cost.bytes == 0:
+                compute[n.name] = 0.0
+                continue
+            want = dtype or n.dtype or _FALLBACK_DTYPE
+            peak = peaks.get(want)
+            if peak is None:
+                peak = peaks[want] = profile.peak(want).flop_per_s
+            compute[n.name] = flops / (peak * 1.0)
+        self.compute_s = compute
+
+    def all(self) -> tuple[NodeTiming, ...]:
+        if self._all is None:
+            costed, profile, per_node, dtype = self.args
+            self._all = node_timings(costed, profile, per_node, dtype)
+        return self._all
+
+
 def _fallbacks(timings: tuple[NodeTiming, ...], ridge_peak: Any) -> Mapping[str, str]:
     fallbacks = {t.dtype: t.peak_dtype for t in timings if t.flops and t.dtype != t.peak_dtype}
     if ridge_peak.fell_back:
@@ -313,7 +372,7 @@ def _compiled(
     costed: CostedGraph,
     profile: HardwareProfile,
     dtype: str | None,
-    timings: tuple[NodeTiming, ...],
+    timings: tuple[NodeTiming, ...] | _Timings,
     program: Program | None,
     arch_model: str | None,
     extras: Mapping[str, Any] | None,
@@ -327,8 +386,15 @@ def _compiled(
     """
     if program is None:
         program = compile_program(costed, profile)
-    result = evaluate_program(program, timings, profile, kernel_timer=kernel_timer, operator_times=operator_times)
-    nodes = result.node_timings(timings)
+    if isinstance(timings, _Timings) and not any(k.kind is KernelKind.COLLECTIVE for k in program.kernels):
+        result = evaluate_program_from_compute(program, timings.compute_s, profile)
+        timings_of = timings.all
+    else:
+        if isinstance(timings, _Timings):
+            timings = timings.all()
+        result = evaluate_program(program, timings, profile, kernel_timer=kernel_timer, operator_times=operator_times)
+        full = timings
+        timings_of = lambda: full  # noqa: E731
     cp = result.critical_path
     kernel_nodes = {k.name: k.nodes for k in result.program.kernels}
     sinks = per_graph(costed, _sinks)
@@ -337,19 +403,30 @@ def _compiled(
     work = result.serial_time_s
     ridge_dtype = normalize_dtype(_ridge_dtype(costed, dtype))
     ridge_peak = profile.peak(ridge_dtype)
-    return HardwareResult(
+
+    def deferred() -> dict[str, Any]:
+        """The fields no latency reads, worked out when one is first read (HardwareResult.__getattr__)."""
+        base = timings_of()
+        return {
+            "nodes": result.node_timings(base),
+            "partition_shift": partition_shift(base),
+            "dtype_fallbacks": _fallbacks(base, ridge_peak),
+        }
+
+    # HardwareResult(...) with the _DEFERRED fields left out: every other field given, no __post_init__
+    out = object.__new__(HardwareResult)
+    out.__dict__.update(
         profile=profile,
         execution_model=model,
         ridge_dtype=ridge_dtype,
         ridge_flop_per_byte=MappingProxyType(ridge_points(profile, ridge_peak.requested)),
-        nodes=nodes,
         serial_time_s=work,
         critical_path=path,
-        partition_shift=partition_shift(timings),
         parallelism=Parallelism(work, span, work / span if span > 0 else 1.0),
-        dtype_fallbacks=_fallbacks(timings, ridge_peak),
         arch_model=arch_model,
         extras=MappingProxyType(dict(extras or {})),
         makespan_s=result.makespan_s,
         program=result,
+        _deferred=deferred,
     )
+    return out

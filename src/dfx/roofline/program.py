@@ -215,6 +215,16 @@ class _KernelClock:
         self.on_bandwidth = on.bandwidth_bytes_per_s if on else None
         self.op_overhead_s = profile.op_overhead_s
 
+    def time_from_compute(self, kernel: Kernel, compute_s: Mapping[str, float]) -> KernelTiming:
+        """:meth:`time` of a kernel that is neither a collective nor operator-timed, from each node's compute
+        time alone (all such a kernel reads of its nodes: its memory time and overhead are its own)."""
+        compute = 0
+        for n in kernel.nodes:
+            c = compute_s.get(n)
+            if c is not None:
+                compute += c
+        return self._own_time(kernel, compute)
+
     def time(self, kernel: Kernel, nodes: Mapping[str, NodeTiming]) -> KernelTiming:
         """:func:`kernel_timing` of ``kernel``."""
         # the nodes' sums in one walk: each added in node order from 0, as sum() adds them
@@ -231,6 +241,11 @@ class _KernelClock:
             return _timed(kernel, bound, time_s, compute, memory, overhead, kernel.cores)
         if kernel.kind is KernelKind.COLLECTIVE:
             return _timed(kernel, Bound.MEMORY if time_s else Bound.NONE, time_s, 0.0, time_s, 0.0, 0)
+        return self._own_time(kernel, compute)
+
+    def _own_time(self, kernel: Kernel, compute: float) -> KernelTiming:
+        """A kernel's time on its cores from its nodes' summed compute time (neither collective nor
+        operator-timed): its memory time from its own bytes, one launch's overhead."""
         memory = max(
             _level_time(kernel.offchip_bytes, self.off_bandwidth), _level_time(kernel.onchip_bytes, self.on_bandwidth)
         )
@@ -329,6 +344,32 @@ def evaluate_program(
     ProgramResult
     """
     by_name = MappingProxyType({t.name: t for t in nodes})
+    clock = _KernelClock(profile, operator_times)
+    return _evaluate(program, profile, policy, kernel_timer, lambda k: clock.time(k, by_name))
+
+
+def evaluate_program_from_compute(
+    program: Program, compute_s: Mapping[str, float], profile: HardwareProfile
+) -> ProgramResult:
+    """:func:`evaluate_program` (default policy, no kernel timer, not operator-timed) from each node's compute
+    time alone: ``compute_s`` maps every node name to its ``NodeTiming.compute_time_s``, which is all a
+    kernel's time reads of its nodes there. Same result, without the nodes' full records.
+
+    Raises
+    ------
+    ValueError
+        If the program has a collective kernel (its time is its nodes' times: use :func:`evaluate_program`).
+    """
+    if any(k.kind is KernelKind.COLLECTIVE for k in program.kernels):
+        raise ValueError("a collective kernel's time is its nodes' times: use evaluate_program")
+    clock = _KernelClock(profile, False)
+    return _evaluate(program, profile, None, None, lambda k: clock.time_from_compute(k, compute_s))
+
+
+def _evaluate(
+    program: Program, profile: HardwareProfile, policy: Policy | str | None, kernel_timer: Any, time
+) -> ProgramResult:
+    """:func:`evaluate_program` with each kernel timed by ``time(kernel) -> KernelTiming``."""
     total = core_count(profile)
     placed = program
     if not all(k.cores or k.kind is KernelKind.COLLECTIVE for k in program.kernels):
@@ -337,8 +378,7 @@ def evaluate_program(
                 k if k.cores or k.kind is KernelKind.COLLECTIVE else k.with_(cores=1) for k in program.kernels
             )
         )
-    clock = _KernelClock(profile, operator_times)
-    timings = [clock.time(k, by_name) for k in placed.kernels]
+    timings = [time(k) for k in placed.kernels]
     if kernel_timer is not None:
         timings = [kernel_timer(k, t) for k, t in zip(placed.kernels, timings)]
     durations = {t.name: t.time_s for t in timings}
