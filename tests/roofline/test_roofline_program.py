@@ -130,7 +130,7 @@ def test_program_from_compute_times_equals_program_from_node_records():
     # (its memory time and launch are its own), so both entries give the same result on a GPU and Spyre
     from dfx.compile import compile_program
     from dfx.roofline.latency import node_timings
-    from dfx.roofline.program import evaluate_program, evaluate_program_from_compute
+    from dfx.roofline.program import evaluate_program, evaluate_program_from_figures
 
     costed = annotate(two_mms())
     for hw in ("h100", "spyre"):
@@ -141,7 +141,7 @@ def test_program_from_compute_times_equals_program_from_node_records():
         # mm1 alone: 2 * 256^3 FLOPs at the bf16 peak (33.9 ns on an H100)
         if hw == "h100":
             assert compute["mm1"] == pytest.approx(33_554_432 / H100_BF16)
-        assert evaluate_program_from_compute(program, compute, profile) == evaluate_program(program, nodes, profile)
+        assert evaluate_program_from_figures(program, compute, profile) == evaluate_program(program, nodes, profile)
 
 
 def test_compiled_node_records_are_worked_out_on_first_read():
@@ -161,3 +161,22 @@ def test_compiled_node_records_are_worked_out_on_first_read():
     assert copy.nodes == () and copy.dtype_fallbacks == at_once.dtype_fallbacks
     with pytest.raises(AttributeError, match="no attribute 'colour'"):
         deferred.colour  # noqa: B018
+
+
+@pytest.mark.parametrize("hw", ["groq-lpu", "cerebras-wse-3", "google-tpu-v4"])
+def test_architecture_timers_give_the_kernels_the_figures_their_records_carry(hw):
+    # Groq's and the wafer's timers give each node's four seconds (figures), the TPU's its compute seconds
+    # (compute_s), so a kernel is timed without the nodes' records: the same result as a timer that
+    # offers neither (every node timed first, then the kernels from the records)
+    from dfx.arch import arch_model_for
+
+    costed = annotate(two_mms(640))
+    profile = load_profile(hw)
+    arch = arch_model_for(profile)
+    timer = arch.node_timer(costed, profile)
+    assert hasattr(timer, "figures") or hasattr(timer, "compute_s")
+    kw = {"execution_model": "compiled", "operator_times": getattr(arch, "times_operators", False)}
+    fast = evaluate(costed, profile, node_timer=timer, **kw)
+    full = evaluate(costed, profile, node_timer=lambda n, t: timer(n, t), **kw)
+    assert fast.program == full.program and fast.latency_s == full.latency_s
+    assert fast == full

@@ -20,7 +20,7 @@ from dfx.roofline.bound import Bound, ridge_points
 from dfx.roofline.execution import ExecutionModel, default_execution_model, node_model, parse_execution_model
 from dfx.roofline.latency import _FALLBACK_DTYPE, NodeTiming, node_timings
 from dfx.roofline.per_graph import per_graph
-from dfx.roofline.program import ProgramResult, evaluate_program, evaluate_program_from_compute
+from dfx.roofline.program import ProgramResult, evaluate_program, evaluate_program_from_figures
 from dfx.schedule import CriticalPath, Parallelism, critical_path, parallelism
 from dfx.schema.ids import ANALYSIS_SCHEMA
 
@@ -291,11 +291,11 @@ def evaluate(
     per_node = node_model(profile, model)
     efficiency = profile.runtime(runtime) if runtime is not None else None
     kernel_model = model is ExecutionModel.COMPILED or (model is ExecutionModel.EAGER and program is not None)
-    if kernel_model and efficiency is None and node_timer is None and kernel_timer is None and not operator_times:
-        # the kernels' times read only each node's compute time: the nodes' full records wait for a reader
-        return _compiled(
-            costed, profile, dtype, _Timings(costed, profile, per_node, dtype), program, arch_model, extras, None, model
-        )
+    if kernel_model and efficiency is None and kernel_timer is None:
+        # the kernels' times read only a few figures of each node: the nodes' full records wait for a reader
+        lazy = _Timings.of(costed, profile, per_node, dtype, node_timer, operator_times)
+        if lazy is not None:
+            return _compiled(costed, profile, dtype, lazy, program, arch_model, extras, None, model, operator_times)
     timings = node_timings(costed, profile, per_node, dtype, efficiency=efficiency)
     if runtime is not None:
         extras = {"runtime": runtime, **dict(extras or {})}
@@ -327,32 +327,74 @@ def evaluate(
 
 
 class _Timings:
-    """The roofline's node timings of a graph on a profile (:func:`dfx.roofline.latency.node_timings`, no
-    runtime, no node timer), made when first asked for; each node's compute time (all a kernel's time
-    reads of its nodes, :func:`dfx.roofline.program.evaluate_program_from_compute`) made at once, as the
-    roofline makes it: ``flops / (peak FLOP/s of the node's dtype x 1.0)``, ``0.0`` for a node with no work."""
+    """A graph's node timings on a profile (:func:`dfx.roofline.latency.node_timings`, no runtime, then the
+    node timer if any), made when first asked for (:meth:`all`), and at once only the figures a kernel's
+    time reads of its nodes (:func:`dfx.roofline.program.evaluate_program_from_figures`):
 
-    def __init__(self, costed: CostedGraph, profile: HardwareProfile, per_node: ExecutionModel, dtype: str | None):
-        self.args = costed, profile, per_node, dtype
+    - a kernel model that is not operator-timed reads each node's compute time: the roofline's
+      ``flops / (peak FLOP/s of the node's dtype x 1.0)`` (``0.0`` for a node with no work), or the node
+      timer's where it sets one (``node_timer.compute_s(node)``, ``None``: the roofline's stands);
+    - an operator-timed one (Groq, Cerebras) reads each node's time, compute, memory and overhead
+      seconds: the node timer's ``figures(node)`` for a node with work, all ``0.0`` for a node without
+      (both timers return the roofline's no-work record for it).
+
+    :meth:`of` is ``None`` where a node timer gives no such figures: the caller times every node first.
+    """
+
+    def __init__(self, args: tuple, figures: dict[str, Any]) -> None:
+        self.args, self.figures = args, figures
         self._all: tuple[NodeTiming, ...] | None = None
-        compute: dict[str, float] = {}
+
+    @classmethod
+    def of(
+        cls,
+        costed: CostedGraph,
+        profile: HardwareProfile,
+        per_node: ExecutionModel,
+        dtype: str | None,
+        node_timer: NodeTimer | None,
+        operator_times: bool,
+    ) -> _Timings | None:
+        args = costed, profile, per_node, dtype, node_timer
+        figures: dict[str, Any] = {}
+        if operator_times:
+            of_node = getattr(node_timer, "figures", None)
+            if of_node is None:
+                return None
+            idle = (0.0, 0.0, 0.0, 0.0)
+            for n in costed.nodes:
+                figures[n.name] = idle if n.cost.flops == 0 and n.cost.bytes == 0 else of_node(n)
+            return cls(args, figures)
+        timer_compute = None
+        if node_timer is not None:
+            timer_compute = getattr(node_timer, "compute_s", None)
+            if timer_compute is None:
+                return None
         peaks: dict[str, Any] = {}
         for n in costed.nodes:
+            own = timer_compute(n) if timer_compute is not None else None
+            if own is not None:
+                figures[n.name] = own
+                continue
             flops = n.cost.flops
             if flops == 0 and n.cost.bytes == 0:
-                compute[n.name] = 0.0
+                figures[n.name] = 0.0
                 continue
             want = dtype or n.dtype or _FALLBACK_DTYPE
             peak = peaks.get(want)
             if peak is None:
                 peak = peaks[want] = profile.peak(want).flop_per_s
-            compute[n.name] = flops / (peak * 1.0)
-        self.compute_s = compute
+            figures[n.name] = flops / (peak * 1.0)
+        return cls(args, figures)
 
     def all(self) -> tuple[NodeTiming, ...]:
+        """Every node's timing, as :func:`evaluate` makes them without deferring (node timer applied)."""
         if self._all is None:
-            costed, profile, per_node, dtype = self.args
-            self._all = node_timings(costed, profile, per_node, dtype)
+            costed, profile, per_node, dtype, node_timer = self.args
+            timings = node_timings(costed, profile, per_node, dtype)
+            if node_timer is not None:
+                timings = tuple(node_timer(n, t) for n, t in zip(costed.nodes, timings))
+            self._all = timings
         return self._all
 
 
@@ -387,7 +429,7 @@ def _compiled(
     if program is None:
         program = compile_program(costed, profile)
     if isinstance(timings, _Timings) and not any(k.kind is KernelKind.COLLECTIVE for k in program.kernels):
-        result = evaluate_program_from_compute(program, timings.compute_s, profile)
+        result = evaluate_program_from_figures(program, timings.figures, profile, operator_times=operator_times)
         timings_of = timings.all
     else:
         if isinstance(timings, _Timings):

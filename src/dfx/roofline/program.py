@@ -225,6 +225,22 @@ class _KernelClock:
                 compute += c
         return self._own_time(kernel, compute)
 
+    def time_from_figures(
+        self, kernel: Kernel, figures: Mapping[str, tuple[float, float, float, float]]
+    ) -> KernelTiming:
+        """:meth:`time` of an operator-timed kernel that is not a collective, from each node's ``(time_s,
+        compute_time_s, memory_time_s, overhead_s)`` (all such a kernel reads of its nodes)."""
+        time_s = compute = memory = overhead = 0
+        for n in kernel.nodes:
+            f = figures.get(n)
+            if f is not None:
+                time_s += f[0]
+                compute += f[1]
+                memory += f[2]
+                overhead += f[3]
+        bound = Bound.NONE if not time_s else (Bound.COMPUTE if compute >= memory else Bound.MEMORY)
+        return _timed(kernel, bound, time_s, compute, memory, overhead, kernel.cores)
+
     def time(self, kernel: Kernel, nodes: Mapping[str, NodeTiming]) -> KernelTiming:
         """:func:`kernel_timing` of ``kernel``."""
         # the nodes' sums in one walk: each added in node order from 0, as sum() adds them
@@ -348,12 +364,14 @@ def evaluate_program(
     return _evaluate(program, profile, policy, kernel_timer, lambda k: clock.time(k, by_name))
 
 
-def evaluate_program_from_compute(
-    program: Program, compute_s: Mapping[str, float], profile: HardwareProfile
+def evaluate_program_from_figures(
+    program: Program, figures: Mapping[str, Any], profile: HardwareProfile, *, operator_times: bool = False
 ) -> ProgramResult:
-    """:func:`evaluate_program` (default policy, no kernel timer, not operator-timed) from each node's compute
-    time alone: ``compute_s`` maps every node name to its ``NodeTiming.compute_time_s``, which is all a
-    kernel's time reads of its nodes there. Same result, without the nodes' full records.
+    """:func:`evaluate_program` (the profile's policy, no kernel timer) from the few figures a kernel's time
+    reads of its nodes, without their full records. Same result.
+
+    ``figures`` maps every node name to its ``NodeTiming.compute_time_s``; with ``operator_times``, to its
+    ``(time_s, compute_time_s, memory_time_s, overhead_s)``.
 
     Raises
     ------
@@ -362,8 +380,9 @@ def evaluate_program_from_compute(
     """
     if any(k.kind is KernelKind.COLLECTIVE for k in program.kernels):
         raise ValueError("a collective kernel's time is its nodes' times: use evaluate_program")
-    clock = _KernelClock(profile, False)
-    return _evaluate(program, profile, None, None, lambda k: clock.time_from_compute(k, compute_s))
+    clock = _KernelClock(profile, operator_times)
+    time = clock.time_from_figures if operator_times else clock.time_from_compute
+    return _evaluate(program, profile, None, None, lambda k: time(k, figures))
 
 
 def _evaluate(

@@ -125,16 +125,26 @@ def _timing(
     its bytes by level replaced by ``bytes_by_level`` if given."""
     if cycles.slice is None:
         return base
-    clock = org.clock_hz
-    overhead = cycles.fill / clock + link_s
+    time_s, compute_s, memory_s, overhead_s = _seconds(cycles, link_s, org)
     levels = {} if bytes_by_level is None else {"bytes_by_level": MappingProxyType(bytes_by_level)}
     return base.with_(
         bound=Bound.COMPUTE if cycles.compute_bound else Bound.MEMORY,
-        time_s=cycles.total / clock + link_s,
-        compute_time_s=max(cycles.mxm, cycles.vxm) / clock,
-        memory_time_s=max(cycles.mem, cycles.c2c) / clock,
-        overhead_s=overhead,
+        time_s=time_s,
+        compute_time_s=compute_s,
+        memory_time_s=memory_s,
+        overhead_s=overhead_s,
         **levels,
+    )
+
+
+def _seconds(cycles: NodeCycles, link_s: float, org: TspOrganisation) -> tuple[float, float, float, float]:
+    """A node's ``(time_s, compute_time_s, memory_time_s, overhead_s)`` from its cycles and crossings."""
+    clock = org.clock_hz
+    return (
+        cycles.total / clock + link_s,
+        max(cycles.mxm, cycles.vxm) / clock,
+        max(cycles.mem, cycles.c2c) / clock,
+        cycles.fill / clock + link_s,
     )
 
 
@@ -210,14 +220,22 @@ def groq_node_timer(costed: CostedGraph, profile: HardwareProfile) -> Callable[[
         ready = max((end[e.src] + math.ceil(links.get(e.src, 0.0) * org.clock_hz) for e in cn.node.inputs), default=0)
         return ready - plain
 
+    def link_s(cn: CostedNode) -> float:
+        """The split's gather and the crossings' wait, in whole cycles as scheduled."""
+        return (math.ceil(plan.gather_s[cn.name] * org.clock_hz) + wait_cycles(cn)) / org.clock_hz
+
     def timer(cn: CostedNode, base: NodeTiming) -> NodeTiming:
-        name = cn.name
-        cycles = plan.cycles[name]  # tsp_cycles, as the schedule used them
+        cycles = plan.cycles[cn.name]  # tsp_cycles, as the schedule used them
         if cycles.slice is None:  # no work: the roofline's timing stands (_timing)
             return base
-        link_cycles = math.ceil(plan.gather_s[name] * org.clock_hz) + wait_cycles(cn)  # whole cycles, as scheduled
-        return _timing(cycles, link_cycles / org.clock_hz, org, base, {on: cn.cost.bytes})  # all in SRAM
+        return _timing(cycles, link_s(cn), org, base, {on: cn.cost.bytes})  # all in SRAM
 
+    def figures(cn: CostedNode) -> tuple[float, float, float, float]:
+        """``timer``'s time, compute, memory and overhead seconds of a node with work (what a kernel's
+        time reads of it: :func:`dfx.roofline.program.evaluate_program_from_figures`)."""
+        return _seconds(plan.cycles[cn.name], link_s(cn), org)
+
+    timer.figures = figures  # type: ignore[attr-defined]
     return timer
 
 

@@ -335,15 +335,20 @@ def wafer_node_timer(costed: CostedGraph, profile: HardwareProfile) -> Callable[
     index = costed.graph.parameter_index
     streaming = mapping.mode is WaferMode.WEIGHT_STREAMING
 
-    def timer(cn: CostedNode, base: NodeTiming) -> NodeTiming:
-        if cn.cost.flops == 0 and cn.cost.bytes == 0:
-            return base
+    def seconds(cn: CostedNode) -> tuple[float, float]:
+        """A node's compute and memory seconds on its stage's region."""
         c = cores[stage_name(cn.node.module_path)]
         compute = cn.cost.flops / (c * wafer.core_flop_per_s)
         memory = cn.cost.bytes / (c * wafer.core_sram_bytes_per_s)
         if streaming:
             weights = sum(index[p].spec.nbytes for p in dict.fromkeys(cn.node.params))
             memory = max(memory, weights / wafer.stream_bytes_per_s)
+        return compute, memory
+
+    def timer(cn: CostedNode, base: NodeTiming) -> NodeTiming:
+        if cn.cost.flops == 0 and cn.cost.bytes == 0:
+            return base
+        compute, memory = seconds(cn)
         return base.with_(
             bound=Bound.COMPUTE if compute >= memory else Bound.MEMORY,
             time_s=max(compute, memory),
@@ -352,6 +357,13 @@ def wafer_node_timer(costed: CostedGraph, profile: HardwareProfile) -> Callable[
             overhead_s=0.0,
         )
 
+    def figures(cn: CostedNode) -> tuple[float, float, float, float]:
+        """``timer``'s time, compute, memory and overhead seconds of a node with work (what a kernel's
+        time reads of it: :func:`dfx.roofline.program.evaluate_program_from_figures`)."""
+        compute, memory = seconds(cn)
+        return max(compute, memory), compute, memory, 0.0
+
+    timer.figures = figures  # type: ignore[attr-defined]
     return timer
 
 

@@ -84,8 +84,17 @@ class SystolicArchModel:
         spec = mxu_spec(profile)
         plans = _graph_plans(costed, spec) if spec is not None else {}
 
+        def plan_of(node: CostedNode) -> tuple[ChipGemm, ...]:
+            return plans[node.name] if node.name in plans else node_plan(node, spec) if spec is not None else ()
+
+        def compute_s(node: CostedNode) -> float | None:
+            """``timer``'s compute seconds of a node: its GEMMs on the MXUs; ``None``: the roofline's stands
+            (what a kernel's time reads of it: :func:`dfx.roofline.program.evaluate_program_from_figures`)."""
+            plan = plan_of(node)
+            return sum(g.time_s for g in plan) if plan else None
+
         def timer(node: CostedNode, timing: NodeTiming) -> NodeTiming:
-            plan = plans[node.name] if node.name in plans else node_plan(node, spec) if spec is not None else ()
+            plan = plan_of(node)
             if not plan:
                 return timing
             systolic = sum(g.time_s for g in plan)
@@ -96,6 +105,7 @@ class SystolicArchModel:
                 time_s=max(systolic, timing.memory_time_s) + timing.overhead_s,
             )
 
+        timer.compute_s = compute_s  # type: ignore[attr-defined]
         return timer
 
     def extras(self, costed: CostedGraph, profile: HardwareProfile) -> dict[str, Any]:
