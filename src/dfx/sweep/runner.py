@@ -7,7 +7,6 @@ than one group), or Ray (``ray=True`` starts a local Ray; ``ray_address`` joins 
 
 from __future__ import annotations
 
-import gc
 import json
 import math
 import os
@@ -18,7 +17,7 @@ from types import MappingProxyType
 from typing import Any, Callable, Iterator, Mapping
 
 from dfx.errors import DfxError
-from dfx.heap import after_capture, start_worker
+from dfx.heap import held, start_worker
 from dfx.schema.errors import SchemaError
 from dfx.schema.ids import SWEEP_SCHEMA
 from dfx.schema.sweep import SweepDoc, read_sweep
@@ -218,19 +217,15 @@ def _run_in_worker(task: dict[str, Any], cache: str) -> list[dict[str, Any]]:
     """:func:`run_group` in a worker process (pool or Ray actor), which owns its collector (dfx.heap).
 
     A forward group whose graph is in the cache folder captures nothing: it runs with the cyclic
-    collector off, then collects once and freezes what survives (:func:`dfx.heap.after_capture`),
-    so the graph read and the plans made are scanned once instead of by the collections their
-    allocations would trigger. A group that captures runs with the collector on (a capture's garbage
-    is large).
+    collector off, then freezes what it made without collecting (:func:`dfx.heap.held`: such a group
+    leaves no reference cycles), so the graph read and the plans made are never scanned. A group
+    that captures runs with the collector on (a capture's garbage is large), and collects and
+    freezes after its capture (:func:`dfx.heap.after_capture`).
     """
     if not graph_on_disk(task, cache):
         return run_group(task, cache)
-    gc.disable()
-    try:
+    with held():
         return run_group(task, cache)
-    finally:
-        gc.enable()
-        after_capture()
 
 
 class _RayWorker:
