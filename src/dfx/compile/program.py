@@ -125,7 +125,13 @@ class Kernel:
         ``dataclasses.replace`` without its per-field walk: every pass copies every kernel, and a
         Kernel has no ``__post_init__``; an unknown field still raises replace's ``TypeError``.
         """
-        return copy_with(self, changes)
+        if self.__class__ is not Kernel or not changes.keys() <= _KERNEL_FIELDS:
+            return copy_with(self, changes)
+        new = object.__new__(Kernel)  # copy_with, inlined: one copy per kernel, pass and profile
+        fill = new.__dict__
+        fill.update(self.__dict__)
+        fill.update(changes)
+        return new
 
     def to_record(self) -> CompileKernelRecord:
         """The document's kernel record (``kernels[]`` of ``dfx.compile/1``)."""

@@ -12,7 +12,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
-from dfx.compile import KernelKind, Program, compile_program
+from dfx.compile import KernelKind, Program, compile_program, lower_eager, passes_for, run_passes
 from dfx.costs.record import CostedGraph, CostedNode
 from dfx.hardware import HardwareProfile, HardwareProfileError, load_profile
 from dfx.ir import normalize_dtype
@@ -20,7 +20,12 @@ from dfx.roofline.bound import Bound, ridge_points
 from dfx.roofline.execution import ExecutionModel, default_execution_model, node_model, parse_execution_model
 from dfx.roofline.latency import _FALLBACK_DTYPE, NodeTiming, node_timings
 from dfx.roofline.per_graph import per_graph
-from dfx.roofline.program import ProgramResult, evaluate_program, evaluate_program_from_figures
+from dfx.roofline.program import (
+    ProgramResult,
+    evaluate_fused_from_figures,
+    evaluate_program,
+    evaluate_program_from_figures,
+)
 from dfx.schedule import CriticalPath, Parallelism, critical_path, parallelism
 from dfx.schema.ids import ANALYSIS_SCHEMA
 
@@ -92,6 +97,8 @@ class HardwareResult:
         for key, value in deferred().items():
             fields_.setdefault(key, value)  # a field a copy was given (copy_with) stands
         del fields_["_deferred"]
+        if name not in fields_:  # a field this result did not defer (its default was given)
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
         return fields_[name]
 
     def __getstate__(self) -> dict[str, Any]:
@@ -192,8 +199,12 @@ class HardwareResult:
         return self.to_record().to_dict()
 
 
-# HardwareResult fields a compiled evaluation defers to their first read (HardwareResult.__getattr__)
-_DEFERRED = frozenset({"nodes", "partition_shift", "dtype_fallbacks"})
+# HardwareResult fields a compiled evaluation defers to their first read (HardwareResult.__getattr__): the
+# makespan only where the program's last passes wait too (operator-timed: evaluate_fused_from_figures)
+_DEFERRED = frozenset({"nodes", "partition_shift", "dtype_fallbacks", "makespan_s"})
+# A field with a default has it as a class attribute, which would answer for a deferred field before
+# __getattr__ is asked: makespan_s's goes (__init__ keeps the default: dataclasses puts it in its signature).
+del HardwareResult.makespan_s
 
 
 def _ridge_dtype(costed: CostedGraph, dtype: str | None) -> str:
@@ -357,34 +368,34 @@ class _Timings:
     ) -> _Timings | None:
         args = costed, profile, per_node, dtype, node_timer
         figures: dict[str, Any] = {}
+        nodes = per_graph(costed, _node_work)
         if operator_times:
             of_node = getattr(node_timer, "figures", None)
             if of_node is None:
                 return None
             idle = (0.0, 0.0, 0.0, 0.0)
-            for n in costed.nodes:
-                figures[n.name] = idle if n.cost.flops == 0 and n.cost.bytes == 0 else of_node(n)
+            for name, flops, _, n in nodes:
+                figures[name] = idle if flops is None else of_node(n)
             return cls(args, figures)
         timer_compute = None
         if node_timer is not None:
             timer_compute = getattr(node_timer, "compute_s", None)
             if timer_compute is None:
                 return None
-        peaks: dict[str, Any] = {}
-        for n in costed.nodes:
-            own = timer_compute(n) if timer_compute is not None else None
-            if own is not None:
-                figures[n.name] = own
+        peaks: dict[str | None, Any] = {}
+        for name, flops, node_dtype, n in nodes:
+            if timer_compute is not None:
+                own = timer_compute(n)
+                if own is not None:
+                    figures[name] = own
+                    continue
+            if flops is None:
+                figures[name] = 0.0
                 continue
-            flops = n.cost.flops
-            if flops == 0 and n.cost.bytes == 0:
-                figures[n.name] = 0.0
-                continue
-            want = dtype or n.dtype or _FALLBACK_DTYPE
-            peak = peaks.get(want)
+            peak = peaks.get(node_dtype)
             if peak is None:
-                peak = peaks[want] = profile.peak(want).flop_per_s
-            figures[n.name] = flops / (peak * 1.0)
+                peak = peaks[node_dtype] = profile.peak(dtype or node_dtype or _FALLBACK_DTYPE).flop_per_s
+            figures[name] = flops / (peak * 1.0)
         return cls(args, figures)
 
     def all(self) -> tuple[NodeTiming, ...]:
@@ -396,6 +407,14 @@ class _Timings:
                 timings = tuple(node_timer(n, t) for n, t in zip(costed.nodes, timings))
             self._all = timings
         return self._all
+
+
+def _node_work(costed: CostedGraph) -> tuple[tuple[str, int | None, str | None, CostedNode], ...]:
+    """Per node of ``costed``: its name, FLOPs (``None`` for a node with no work: 0 FLOPs and 0 bytes),
+    dtype, and the node (a per-graph fact)."""
+    return tuple(
+        (n.name, None if n.cost.flops == 0 and n.cost.bytes == 0 else n.cost.flops, n.dtype, n) for n in costed.nodes
+    )
 
 
 def _fallbacks(timings: tuple[NodeTiming, ...], ridge_peak: Any) -> Mapping[str, str]:
@@ -426,9 +445,14 @@ def _compiled(
 
     ``model`` labels the result: ``compiled``, or ``eager`` for the degenerate program.
     """
+    result = None
+    if program is None and operator_times and isinstance(timings, _Timings):
+        result, program = _operator_timed(costed, profile, timings)
     if program is None:
         program = compile_program(costed, profile)
-    if isinstance(timings, _Timings) and not any(k.kind is KernelKind.COLLECTIVE for k in program.kernels):
+    if result is not None:
+        timings_of = timings.all
+    elif isinstance(timings, _Timings) and not any(k.kind is KernelKind.COLLECTIVE for k in program.kernels):
         result = evaluate_program_from_figures(program, timings.figures, profile, operator_times=operator_times)
         timings_of = timings.all
     else:
@@ -438,7 +462,7 @@ def _compiled(
         full = timings
         timings_of = lambda: full  # noqa: E731
     cp = result.critical_path
-    kernel_nodes = {k.name: k.nodes for k in result.program.kernels}
+    kernel_nodes = {k.name: k.nodes for k in program.kernels}  # as the placed program's: passes keep them
     sinks = per_graph(costed, _sinks)
     path = CriticalPath(cp.time_s, tuple(n for k in cp.nodes for n in kernel_nodes[k]) + sinks)
     span = cp.time_s
@@ -453,6 +477,7 @@ def _compiled(
             "nodes": result.node_timings(base),
             "partition_shift": partition_shift(base),
             "dtype_fallbacks": _fallbacks(base, ridge_peak),
+            "makespan_s": result.makespan_s,
         }
 
     # HardwareResult(...) with the _DEFERRED fields left out: every other field given, no __post_init__
@@ -467,8 +492,28 @@ def _compiled(
         parallelism=Parallelism(work, span, work / span if span > 0 else 1.0),
         arch_model=arch_model,
         extras=MappingProxyType(dict(extras or {})),
-        makespan_s=result.makespan_s,
         program=result,
         _deferred=deferred,
     )
+    if "_deferred" not in result.__dict__:  # the program's schedule is made: its makespan with it
+        out.__dict__["makespan_s"] = result.makespan_s
     return out
+
+
+def _operator_timed(
+    costed: CostedGraph, profile: HardwareProfile, timings: _Timings
+) -> tuple[ProgramResult | None, Program | None]:
+    """An operator-timed profile's program (Groq, Cerebras) fused, and its evaluation with the later passes
+    left for a reader (:func:`dfx.roofline.program.evaluate_fused_from_figures`); ``(None, None)`` where the
+    pipeline does not start with fusion or the fused program has a collective."""
+    passes = passes_for(profile)
+    if not passes or passes[0].name != "fusion":
+        return None, None
+    fused = run_passes(lower_eager(costed, profile), costed, profile, passes[:1])
+    if any(k.kind is KernelKind.COLLECTIVE for k in fused.kernels):
+        return None, None
+
+    def finish(program: Program) -> Program:
+        return run_passes(program, costed, profile, passes[1:])  # compile_program's, after its fusion
+
+    return evaluate_fused_from_figures(fused, finish, timings.figures, profile), fused

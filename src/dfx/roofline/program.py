@@ -41,7 +41,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from dfx.compile import KernelKind, Program, core_count, list_schedule, policy_for
 from dfx.compile.program import Kernel
@@ -122,6 +122,25 @@ class ProgramResult:
     total_cores: int
     serial_time_s: float
     critical_path: CriticalPath  # over kernels: the infinite-resource lower bound
+
+    def __getattr__(self, name: str) -> Any:
+        """A field :func:`evaluate_fused_from_figures` left to work out on first read (the placed program, its
+        kernels' records and their schedule): all of them are computed then, once, and kept. Called only
+        for a missing attribute."""
+        fields_ = self.__dict__
+        deferred = fields_.get("_deferred")
+        if deferred is None or name not in _DEFERRED:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        for key, value in deferred().items():
+            fields_.setdefault(key, value)
+        del fields_["_deferred"]
+        return fields_[name]
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickle and copy the result with every deferred field worked out (a closure does not pickle)."""
+        if "_deferred" in self.__dict__:
+            self.schedule  # noqa: B018 (fills every deferred field)
+        return self.__dict__
 
     @property
     def makespan_s(self) -> float:
@@ -383,6 +402,50 @@ def evaluate_program_from_figures(
     clock = _KernelClock(profile, operator_times)
     time = clock.time_from_figures if operator_times else clock.time_from_compute
     return _evaluate(program, profile, None, None, lambda k: time(k, figures))
+
+
+def evaluate_fused_from_figures(
+    fused: Program, finish: Callable[[Program], Program], figures: Mapping[str, Any], profile: HardwareProfile
+) -> ProgramResult:
+    """:func:`evaluate_program_from_figures` of an operator-timed program (Groq, Cerebras: each kernel takes the
+    sum of its nodes' times) whose last passes are still to run: ``finish(fused)`` runs them (residency,
+    tiling, placement, schedule). Those change a kernel's bytes, tiles and cores, never its name, nodes,
+    kind or dependencies, and an operator-timed kernel's time reads none of what they change; so the
+    serial time and the critical path are the fused program's, worked out now, and the placed program,
+    its kernels' records and their schedule (the makespan) when first read. Same result.
+
+    Raises
+    ------
+    ValueError
+        If ``fused`` has a collective kernel (its time is its nodes' times: use :func:`evaluate_program`).
+    """
+    if any(k.kind is KernelKind.COLLECTIVE for k in fused.kernels):
+        raise ValueError("a collective kernel's time is its nodes' times: use evaluate_program")
+    durations = {}
+    for k in fused.kernels:  # time_from_figures' time_s: the nodes' times added in node order from 0
+        time_s = 0
+        for n in k.nodes:
+            f = figures.get(n)
+            if f is not None:
+                time_s += f[0]
+        durations[k.name] = time_s
+
+    def deferred() -> dict[str, Any]:
+        full = evaluate_program_from_figures(finish(fused), figures, profile, operator_times=True)
+        return {"program": full.program, "kernels": full.kernels, "schedule": full.schedule}
+
+    result = object.__new__(ProgramResult)  # the _DEFERRED fields left out, every other given
+    result.__dict__.update(
+        total_cores=core_count(profile),
+        serial_time_s=sum(durations.values(), 0.0),
+        critical_path=_critical_path(fused, durations),
+        _deferred=deferred,
+    )
+    return result
+
+
+# ProgramResult fields evaluate_fused_from_figures defers to their first read (ProgramResult.__getattr__)
+_DEFERRED = frozenset({"program", "kernels", "schedule"})
 
 
 def _evaluate(
