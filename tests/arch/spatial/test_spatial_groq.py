@@ -207,6 +207,21 @@ def test_a_node_too_big_for_one_chip_is_split_over_the_chips_holding_it():
     assert split_ways(cg["relu"], cg, org) == 1
 
 
+@pytest.mark.parametrize("sram", ["0.5 MB", "1.3 MB", "220 MiB"])
+def test_the_schedule_takes_each_nodes_tsp_cycles(sram):
+    # the schedule works out each node's working set, split and cycles in its own loop: the same as
+    # tsp_cycles node by node, with nodes split over chips (0.5 MB), layers on two chips (1.3 MB), one chip
+    from dfx.arch.spatial.groq_schedule import tsp_plan
+
+    profile = _groq_with_sram(sram)
+    org = TspOrganisation.from_profile(profile)
+    for cg in (costed(mlp()), costed(mlp(weight_edges=True)), costed(fork())):
+        plan = tsp_plan(cg, profile)
+        for node in cg.nodes:
+            cycles, gather = tsp_cycles(node, cg, org)
+            assert plan.cycles[node.name] == cycles and plan.gather_s[node.name] == gather
+
+
 def test_weights_never_cross_between_chips():
     small = _groq_with_sram("1.3 MB")
     org = TspOrganisation.from_profile(small)

@@ -77,7 +77,8 @@ def chip_assignment(costed: CostedGraph, sram_bytes_per_chip: float) -> dict[str
     placed: set[str] = set()
     filled, chip, out = 0, 0, {}
     for cn in costed.nodes:
-        new = [p for p in dict.fromkeys(cn.node.params) if p not in placed]
+        params = cn.node.params
+        new = [p for p in dict.fromkeys(params) if p not in placed] if params else None
         if new:
             placed.update(new)
             filled += sum(index[p].spec.nbytes for p in new)

@@ -22,8 +22,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from dfx.arch.spatial.groq import chip_assignment, input_crossings, tsp_cycles
-from dfx.arch.spatial.tsp import NodeCycles, Slice, TspOrganisation
+from dfx.arch.spatial.groq import _is_state, chip_assignment, gather_s, input_crossings
+from dfx.arch.spatial.tsp import NodeCycles, Slice, TspOrganisation, node_cycles
 from dfx.costs.record import CostedGraph
 from dfx.hardware import HardwareProfile
 
@@ -140,20 +140,48 @@ def _make_plan(costed: CostedGraph, org: TspOrganisation) -> TspPlan:
     free: dict[tuple[int, Slice], int] = {}
     out = []
     cycles_by, gather_by, links_by = {}, {}, {}
+    graph = costed.graph
+    node_of = graph.node
+    params = graph.parameter_index if graph.parameters else {}
+    sram = org.sram_bytes
+    new = object.__new__
     for cn in costed.nodes:
-        name, inputs = cn.name, cn.node.inputs
+        node = cn.node
+        name, inputs = node.name, node.inputs
         links = links_by[name] = {} if one_chip else input_crossings(cn, chips, costed, org)
         if links:
             ready = max(end[e.src] + math.ceil(links.get(e.src, 0.0) * clock) for e in inputs)
-        else:  # no crossing: each input is there when its producer ends
-            ready = max((end[e.src] for e in inputs), default=0)
-        cycles, gather = cycles_by[name], gather_by[name] = tsp_cycles(cn, costed, org)
-        chip, unit = chips[name], cycles.slice
+        elif inputs:  # no crossing: each input is there when its producer ends
+            ready = max([end[e.src] for e in inputs])
+        else:
+            ready = 0
+        # tsp_cycles(cn, costed, org), with groq.working_set's bytes summed in place (the same sums)
+        working = 0
+        for src, index in {(e.src, e.index): None for e in inputs}:  # each tensor once, in order
+            producer = node_of(src)
+            if not _is_state(producer) and index < len(producer.outputs):
+                working += producer.outputs[index].nbytes
+        for spec in node.outputs:
+            working += spec.nbytes
+        if node.params:
+            working += sum(params[p].spec.nbytes for p in dict.fromkeys(node.params))
+        ways = max(1, math.ceil(working / sram))  # groq.split_ways
+        cost = cn.cost
+        if cost.flops == 0 and cost.bytes_read + cost.bytes_written == 0:  # no work: node_cycles' zeros
+            cycles = new(NodeCycles)
+            cycles.__dict__.update(name=name, slice=None, mxm=0, vxm=0, mem=0, c2c=0, fill=0)
+            busy, unit = 0, None
+        else:
+            cycles = node_cycles(cn, org, cost.bytes, ways=ways)
+            busy, unit = cycles.total, cycles.slice
+        gather = gather_s(cn, ways, org) if ways != 1 else 0.0
+        cycles_by[name], gather_by[name] = cycles, gather
+        chip = chips[name]
         start = ready if unit is None else max(ready, free.get((chip, unit), 0))
-        finish = end[name] = start + cycles.total + math.ceil(gather * clock)
+        finish = end[name] = start + busy + math.ceil(gather * clock)
         if unit is not None:
             free[(chip, unit)] = finish
-        scheduled = object.__new__(ScheduledNode)  # the frozen __init__ would only set the fields
+        scheduled = new(ScheduledNode)  # the frozen __init__ would only set the fields
         scheduled.__dict__.update(name=name, chip=chip, slice=unit, start_cycle=start, end_cycle=finish)
         out.append(scheduled)
     schedule = TspSchedule(tuple(out), org.clock_hz, max(chips.values(), default=0) + 1)
