@@ -645,6 +645,9 @@ def calibrate(
         to an hour (:func:`check_calibrate_args`).
     """
     check_calibrate_args(device, budget_s)
+    from dfx.measure.timing import settle_allocator
+
+    settle_allocator()  # as dfx validate does: the heap of a long-running process, whatever ran before
     threads = torch.get_num_threads()
     torch.set_num_threads(threads)  # pinned for the whole run, and stated in every figure's source
     step = on_step or (lambda label: None)

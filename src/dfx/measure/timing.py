@@ -17,6 +17,7 @@ measured 1.5 to 3 times their time in the plain graph (``docs/validation.md``).
 from __future__ import annotations
 
 import copy
+import functools
 import statistics
 import time
 from dataclasses import dataclass
@@ -25,9 +26,48 @@ from typing import Any, Callable, Mapping, Sequence
 import torch
 import torch.fx
 
-__all__ = ["NodeTimes", "StampedGraph", "time_graph_nodes", "time_interleaved", "time_whole_graph"]
+__all__ = ["NodeTimes", "StampedGraph", "settle_allocator", "time_graph_nodes", "time_interleaved", "time_whole_graph"]
 
 _UNTIMED = ("placeholder", "get_attr", "output")
+
+
+# glibc's <malloc.h> mallopt parameters, and DEFAULT_MMAP_THRESHOLD_MAX on a 64-bit glibc (4 MiB x sizeof(long))
+_M_TRIM_THRESHOLD = -1
+_M_MMAP_THRESHOLD = -3
+_MMAP_THRESHOLD_MAX_BYTES = 32 * 2**20
+
+
+@functools.cache
+def settle_allocator() -> bool:
+    """Set glibc's malloc to the state a long-running process settles in, before anything is timed:
+    blocks up to 32 MiB come from the heap (``M_MMAP_THRESHOLD``) and the heap is returned to the
+    system only past 64 MiB free at its top (``M_TRIM_THRESHOLD``). Returns whether it was set
+    (``False`` off glibc: macOS, musl); once per process.
+
+    glibc starts a process with a 128 KiB mmap threshold and raises it, and the trim threshold to
+    twice it, each time a larger mmapped block is freed, up to 32 MiB (mallopt(3), "M_MMAP_THRESHOLD").
+    A process that has freed a large block (a calibration, a serving engine after its first batch)
+    reuses its heap; a fresh one maps and faults in fresh pages for tensors of a few MiB, and gives
+    them back at every run. In a fresh ``dfx validate --calibration FILE`` process the Llama layer at
+    64 tokens took about 1,760 page faults a run and its ``silu`` measured 1,345 to 1,401 us; with
+    these settings 187 to 223 faults and 831 to 906 us (2026-12-02, ``docs/validation.md``), as the
+    same node measures after an in-process calibration (what ``bench/bench_validate.py`` does).
+    The values are the ones the dynamic adjustment reaches at its cap, so the settled state does not
+    depend on what the process freed before.
+    """
+    import ctypes
+    import platform
+
+    if platform.libc_ver()[0] != "glibc":
+        return False
+    try:
+        mallopt = ctypes.CDLL(None).mallopt  # the process's own C library
+    except (OSError, AttributeError):
+        return False
+    mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
+    return bool(mallopt(_M_MMAP_THRESHOLD, _MMAP_THRESHOLD_MAX_BYTES)) and bool(
+        mallopt(_M_TRIM_THRESHOLD, 2 * _MMAP_THRESHOLD_MAX_BYTES)
+    )
 
 
 class _Stamps:

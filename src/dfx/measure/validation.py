@@ -122,8 +122,12 @@ def _refuse_if_too_big(
 
 
 def _probe(device: str) -> Any:
-    """A load probe (:func:`dfx.measure.busy.probe_load`) on the CPU, with torch's thread count pinned for the run."""
+    """A load probe (:func:`dfx.measure.busy.probe_load`) on the CPU, with torch's thread count pinned for the run
+    and the allocator settled (:func:`dfx.measure.timing.settle_allocator`)."""
     from dfx.measure.busy import probe_load
+    from dfx.measure.timing import settle_allocator
+
+    settle_allocator()
 
     torch.set_num_threads(torch.get_num_threads())
     return probe_load(torch.get_num_threads()) if device == "cpu" else None
