@@ -32,10 +32,27 @@ _DATAFLOW = Dataflow.WS  # the TPU MXU is weight-stationary (Jouppi et al., ISCA
 
 def node_plan(costed: CostedNode, spec: MxuSpec) -> tuple[ChipGemm, ...]:
     """The node's GEMMs on the chip (empty when it has none)."""
-    return tuple(
-        chip_gemm(g.m, g.k, g.n, spec, batch=g.batch, dataflow=_DATAFLOW, pipelined=True)
-        for g in node_gemms(costed.node.aten_calls)
-    )
+    out = []
+    for g in node_gemms(costed.node.aten_calls):
+        key = (g.m, g.k, g.n, g.batch, spec)
+        plan = _CHIP_GEMMS.get(key)
+        if plan is None:
+            if len(_CHIP_GEMMS) >= _CHIP_GEMMS_MAX:
+                _CHIP_GEMMS.clear()
+            plan = _CHIP_GEMMS[key] = chip_gemm(g.m, g.k, g.n, spec, batch=g.batch, dataflow=_DATAFLOW, pipelined=True)
+        out.append(plan)
+    return tuple(out)
+
+
+# (m, k, n, batch, spec) -> chip_gemm(...): a pure function of these (the spec is a frozen value) and a
+# frozen result, so shared; a model's graphs at other sizes repeat its GEMMs (M = batch x seq recurs)
+_CHIP_GEMMS: dict[tuple[int, int, int, int, MxuSpec], ChipGemm] = {}
+_CHIP_GEMMS_MAX = 4096
+
+
+def clear_chip_gemms() -> None:
+    """Forget every GEMM planned on the MXUs in this process (benchmarks that plan afresh)."""
+    _CHIP_GEMMS.clear()
 
 
 # The node timer and the export fields of one evaluation both plan every node of the same graph on
