@@ -108,20 +108,17 @@ _STAGES = {  # a stage's entry points, as cProfile names them (file:function)
 
 
 def _forget_plans() -> None:
-    """Empty the process-wide plan caches: GEMM autotunes and the TPU's MXU plans, the compile stage's
-    (pipelines, fusion runs and eager kernels, scratchpad tiles), and the facts derived from each graph
-    alone (:mod:`dfx.roofline.per_graph`).
+    """Empty the process-wide plan caches: GEMM autotunes, the compile stage's (pipelines, fusion runs and
+    eager kernels, scratchpad tiles), and the facts derived from each graph alone (:mod:`dfx.roofline.per_graph`).
 
     A pass then makes every plan as one sweep's process does the first time it meets a GEMM or a
     graph (the costed graphs and their data flow stay: reading and costing a graph is counted by the
     whole-sweep figures)."""
     from dfx.arch.gpu.plan import clear_gemm_plans
-    from dfx.arch.systolic.tpu import clear_chip_gemms
     from dfx.compile import clear_compile_caches
     from dfx.roofline.per_graph import clear_per_graph
 
     clear_gemm_plans()
-    clear_chip_gemms()  # the TPU's GEMMs on its MXUs
     clear_compile_caches()  # pipelines, fusion runs and eager kernels, scratchpad tiles
     clear_per_graph()
 

@@ -178,10 +178,14 @@ def profile_plans(profile: HardwareProfile) -> dict[tuple, TilePlan]:
 
 def clear_gemm_plans() -> None:
     """Forget every GEMM and kernel plan made in this process, and every config's occupancy (benchmarks
-    time points as if seen for the first time)."""
+    time points as if seen for the first time); the TPU's GEMMs on its MXUs too
+    (:func:`dfx.arch.systolic.tpu.clear_chip_gemms`)."""
+    from dfx.arch.systolic.tpu import clear_chip_gemms
+
     _GEMM_PLANS.clear()
     _PROFILE_PLANS.clear()
     clear_launches()
+    clear_chip_gemms()
 
 
 def gemm_plan(m: int, k: int, n: int, dtype: str, profile: HardwareProfile, *, batch: int = 1) -> TilePlan:
