@@ -146,6 +146,7 @@ def _inline(tasks: list[dict[str, Any]], cache: str) -> Iterator[list[dict[str, 
 
 def _pool(tasks: list[dict[str, Any]], cache: str, workers: int) -> Iterator[list[dict[str, Any]]]:
     import multiprocessing as mp
+    import threading
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
     # fork: the workers start with dfx (and torch, if imported) already loaded; capture runs on
@@ -171,14 +172,23 @@ def _pool(tasks: list[dict[str, Any]], cache: str, workers: int) -> Iterator[lis
     if not tasks:  # every group was a bucket's first, run above
         return
     workers = min(workers, len(tasks))  # what is left after the warm-up: no idle forks
-    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=start_worker) as pool:
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=start_worker)
+    closing = None
+    futures = []
+    try:
         futures = [pool.submit(_run_chunk, chunk, cache) for chunk in _chunks(tasks, workers, cached)]
-        try:
-            for f in as_completed(futures):
-                yield from f.result()
-        finally:
-            for f in futures:
-                f.cancel()
+        for left, f in enumerate(as_completed(futures), 1 - len(futures)):
+            if left == 0:  # the last future: the workers exit while the caller writes its rows
+                closing = threading.Thread(target=pool.shutdown, name="dfx-sweep-pool-shutdown")
+                closing.start()
+            yield from f.result()
+    finally:
+        for f in futures:
+            f.cancel()
+        if closing is None:
+            pool.shutdown()  # waits for the chunks already running (a stopped sweep)
+        else:
+            closing.join()
 
 
 _CHUNK_MAX = 16  # groups a future carries at most: a stopped sweep waits for the chunks already running
@@ -407,7 +417,7 @@ def run_sweep(
     buffered: list[dict[str, Any]] = []
     flushed = time.perf_counter()
     try:
-        for rows in stream:
+        for done, rows in enumerate(stream, 1):
             buffered.extend(rows)
             ran += len(rows)
             if len(buffered) >= _FLUSH_ROWS or time.perf_counter() - flushed >= _FLUSH_S:
@@ -415,6 +425,8 @@ def run_sweep(
                 buffered, flushed = [], time.perf_counter()
             if on_rows is not None:
                 on_rows(rows)
+            if done == len(tasks):  # the last group: write it now, while the pool's workers exit
+                break
     finally:
         try:
             table.append(buffered)  # what an interrupted sweep finished is kept

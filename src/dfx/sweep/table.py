@@ -117,11 +117,12 @@ class ResultsTable:
         with open(self.path, "a", newline="", encoding="utf-8") as fh:
             if not new and torn:
                 fh.write("\n")
-            writer = csv.DictWriter(fh, fieldnames=COLUMNS, lineterminator="\n")
+            writer = csv.writer(fh, lineterminator="\n")  # what csv.DictWriter writes, without its checks per row
             if new:
-                writer.writeheader()
-            for r in rows:
-                writer.writerow({k: ("" if isinstance(r[k], float) and math.isnan(r[k]) else r[k]) for k in COLUMNS})
+                writer.writerow(COLUMNS)
+            writer.writerows(
+                [("" if isinstance(v, float) and math.isnan(v) else v) for v in [r[k] for k in COLUMNS]] for r in rows
+            )
             fh.flush()
             os.fsync(fh.fileno())
 
