@@ -123,6 +123,27 @@ def test_pointwise_kernel_is_memory_bound_in_one_wave():
     assert k.time_s == pytest.approx((1 << 22) / HBM + OVERHEAD)
 
 
+def test_simt_kernels_reuse_the_machine_and_occupancy_they_read_and_forget_them_when_cleared():
+    # the machine figures and a block's occupancy are worked out once per profile (dfx.arch.gpu.kernel's
+    # _simt_env, _simt_occupancy); a kernel made from them is the kernel made afresh, and the hand figures
+    # of test_pointwise_kernel_is_memory_bound_in_one_wave hold on the second call too
+    from dfx.arch.gpu import kernel as K
+    from dfx.arch.gpu.plan import clear_gemm_plans
+
+    clear_gemm_plans()
+    first = pointwise_kernel(1 << 20, H100)
+    assert K._SIMT_ENVS and K._SIMT_OCCUPANCY
+    second = pointwise_kernel(1 << 20, H100)
+    assert second == first and second.occupancy is first.occupancy
+    assert (second.waves.programs, second.occupancy.blocks_per_sm) == (1024, 16)
+    assert second.time_s == pytest.approx((1 << 22) / HBM + OVERHEAD)
+    other = pointwise_kernel(1 << 20, load_profile("nvidia-a100-sxm-80gb"))  # A100: 108 SMs, its own figures
+    assert other.sms == 108 and other.profile_id != first.profile_id
+    clear_gemm_plans()
+    assert not K._SIMT_ENVS and not K._SIMT_OCCUPANCY
+    assert pointwise_kernel(1 << 20, H100) == first
+
+
 def test_divergent_pointwise_kernel_issues_both_sides():
     # p = 1/2 between a 1,000-FLOP and a 0-FLOP side: nearly every warp runs both, so each element
     # issues 1 + 1,000 FLOPs for 1 + 500 useful: efficiency 501 / 1001; compute now binds:

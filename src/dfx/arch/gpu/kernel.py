@@ -466,9 +466,19 @@ def gemm_kernels(
 
 
 def _env(profile: HardwareProfile, dtype: str) -> tuple[SimtSpec, str, int, _Machine]:
+    """``(simt_spec, dtype's name, its bytes, _machine)``: what a GEMM reads of the machine, once per
+    (profile, dtype) in a process (keyed like :data:`_LAUNCHES`, cleared with it)."""
+    key = ("gemm", id(profile), dtype)
+    hit = _SIMT_ENVS.get(key)
+    if hit is not None and hit[0] is profile:
+        return hit[1]
     spec = simt_spec(profile)
     name, elem = _dtype_bytes(dtype)
-    return spec, name, elem, _machine(profile, spec, name)
+    env = spec, name, elem, _machine(profile, spec, name)
+    if len(_SIMT_ENVS) >= _LAUNCHES_MAX:
+        _SIMT_ENVS.clear()
+    _SIMT_ENVS[key] = (profile, env)
+    return env
 
 
 # A config's registers, shared memory and occupancy depend on the config, the machine and the operand
@@ -479,9 +489,18 @@ _LAUNCHES: dict[tuple, tuple[HardwareProfile, int, int, Occupancy]] = {}
 _LAUNCHES_MAX = 1 << 14
 
 
+# The pointwise and reduction kernels' machine figures per (profile, dtype) and block occupancies per
+# (profile, threads, registers, shared memory): _simt_env, _simt_occupancy. Cleared with the launches.
+_SIMT_ENVS: dict[tuple, tuple[HardwareProfile, tuple]] = {}
+_SIMT_OCCUPANCY: dict[tuple, tuple[HardwareProfile, Occupancy]] = {}
+
+
 def clear_launches() -> None:
-    """Forget every config's occupancy, and every GEMM's fitting configs, worked out in this process."""
+    """Forget every config's occupancy, and every GEMM's fitting configs, worked out in this process (the
+    pointwise and reduction kernels' machine figures and occupancies too)."""
     _LAUNCHES.clear()
+    _SIMT_ENVS.clear()
+    _SIMT_OCCUPANCY.clear()
     _FITTING.clear()
     _TABLES.clear()
 
@@ -883,16 +902,42 @@ def _simt_waves(
     return tuple(out)
 
 
+def _simt_env(profile: HardwareProfile, dtype: str) -> tuple[SimtSpec, str, _Machine, float]:
+    """What a pointwise or reduction kernel reads of the machine at an operand dtype, whatever its sizes:
+    ``(simt_spec, dtype's name, _machine, vector peak FLOP/s)``, once per (profile, dtype) in a process
+    (keyed like :data:`_LAUNCHES`, cleared with it)."""
+    key = (id(profile), dtype)
+    hit = _SIMT_ENVS.get(key)
+    if hit is not None and hit[0] is profile:
+        return hit[1]
+    spec = simt_spec(profile)
+    name, _ = _dtype_bytes(dtype)
+    env = spec, name, _machine(profile, spec, name), profile.peak(_VECTOR_DTYPE).flop_per_s
+    if len(_SIMT_ENVS) >= _LAUNCHES_MAX:
+        _SIMT_ENVS.clear()
+    _SIMT_ENVS[key] = (profile, env)
+    return env
+
+
+def _simt_occupancy(profile: HardwareProfile, spec: SimtSpec, threads: int, regs: int, smem: int) -> Occupancy:
+    """:func:`occupancy` of a SIMT kernel's block on ``profile``, once per (profile, threads, registers,
+    shared memory) in a process (a frozen record: callers share it; keyed like :data:`_LAUNCHES`)."""
+    key = (id(profile), threads, regs, smem)
+    hit = _SIMT_OCCUPANCY.get(key)
+    if hit is not None and hit[0] is profile:
+        return hit[1]
+    occ = occupancy(spec, threads_per_block=threads, registers_per_thread=regs, shared_memory_bytes=smem)
+    if len(_SIMT_OCCUPANCY) >= _LAUNCHES_MAX:
+        _SIMT_OCCUPANCY.clear()
+    _SIMT_OCCUPANCY[key] = (profile, occ)
+    return occ
+
+
 def _simt_kernel(
     kind, shape, dtype, profile, cfg, block, iters, smem, regs, flops_per_program, bytes_total, eff, chosen_from
 ):
-    spec = simt_spec(profile)
-    name, _ = _dtype_bytes(dtype)
-    mach = _machine(profile, spec, name)
-    vector_peak = profile.peak(_VECTOR_DTYPE).flop_per_s
-    occ = occupancy(
-        spec, threads_per_block=cfg.num_warps * spec.warp_size, registers_per_thread=regs, shared_memory_bytes=smem
-    )
+    spec, name, mach, vector_peak = _simt_env(profile, dtype)
+    occ = _simt_occupancy(profile, spec, cfg.num_warps * spec.warp_size, regs, smem)
     w = waves(math.ceil(shape[0] / block[0]), spec.sms, occ.blocks_per_sm)
     # each program's bytes are the kernel's bytes shared evenly (masked lanes move nothing)
     per_program_bytes = bytes_total / w.programs
