@@ -158,10 +158,30 @@ def peak_live_bytes(graph: Graph, categories: dict[str, str] | None = None) -> i
     >>> peak_live_bytes(g)  # at y's step, x (read) and y (written)
     32
     """
-    change = [0] * (len(graph.nodes) + 1)
-    for r in live_ranges(graph, categories):
-        change[r.start] += r.nbytes
-        change[r.end + 1] -= r.nbytes
+    # live_ranges' ranges, each added to ``change`` where it is made instead of kept as a record (a sweep
+    # asks for every graph's peak; the same roots, last reads and bytes, in the same order)
+    categories = categories or {}
+    nodes = graph.nodes
+    roots: dict[str, str] = {}  # storage_roots
+    for node in nodes:
+        name, inputs = node.name, node.inputs
+        roots[name] = roots[inputs[0].src] if inputs and categories.get(name) in _ALIAS_CATEGORIES else name
+    last: dict[str, int] = {}  # each storage's last reader's step
+    for i, node in enumerate(nodes):
+        for edge in node.inputs:
+            root = roots[edge.src]
+            if last.get(root, 0) < i:
+                last[root] = i
+    change = [0] * (len(nodes) + 1)
+    for i, node in enumerate(nodes):
+        name = node.name
+        if node.op == "output" or node.input_kind in _WEIGHT_KINDS or roots[name] != name:
+            continue
+        nbytes = sum(o.nbytes for o in node.outputs)
+        if nbytes == 0:
+            continue
+        change[i] += nbytes
+        change[max(i, last.get(name, i)) + 1] -= nbytes
     peak = total = 0
     for step in range(len(graph.nodes)):
         total += change[step]
