@@ -34,6 +34,7 @@ from dfx.ir import AtenCall, Graph, Node
 __all__ = ["annotate", "coverage"]
 
 _NO_COST_OPCODES = ("placeholder", "get_attr", "output")
+_ZERO = Cost.zeros()
 
 
 @dataclass
@@ -86,9 +87,12 @@ def _cost_node(node: Node, registry: Registry, unknowns: _Unknowns) -> CostedNod
         except Exception as exc:  # a rule that cannot read these arguments: report, never crash
             unknowns.add(call.op, node.name, f"cost rule {rule.key!r} failed: {type(exc).__name__}: {exc}")
             unknown[call.op] = None
-    category = max((c.category for c in calls), key=CATEGORY_RANK.__getitem__, default=Category.NONE)
+    if len(calls) == 1:  # most nodes: max() of one call, without hashing its category (an enum: a Python __hash__)
+        category = calls[0].category
+    else:
+        category = max((c.category for c in calls), key=CATEGORY_RANK.__getitem__, default=Category.NONE)
     by_category: dict[str, int] = {}
-    total = Cost.zeros()
+    total = _ZERO  # an operand only: each sum below is a new Cost
     for c in calls:  # the totals in call order, as sum(costs, Cost.zeros()) adds them
         total = total + c.cost
         for cat, flops in c.flops_by_category:

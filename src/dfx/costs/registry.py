@@ -26,6 +26,7 @@ from dfx.ir import AtenCall
 __all__ = ["REGISTRY", "CostRule", "Registry", "RuleResult", "cost_of_call", "lookup_keys", "register_cost", "rule_for"]
 
 RuleResult = Cost | Mapping[Category, Cost]
+_ZERO = Cost.zeros()  # the left operand of a call's total (a rule's Cost subclass becomes a Cost)
 RuleFn = Callable[[AtenCall], RuleResult]
 
 # "namespace.op" or "namespace.op.overload", e.g. "aten.mm", "aten.add.Tensor", "aten.__and__.Tensor".
@@ -49,8 +50,9 @@ class CostRule:
         result = self.fn(call)
         if isinstance(result, Cost) and isinstance(self.category, Category):
             # the usual case, a plain Cost: what the general path below makes of {category: result}
-            split = ((self.category.value, result.flops),) if result.flops else ()
-            return CallCost(call.op, self.category, Cost.zeros() + result, split)
+            # the member's value read directly: Category.value is an enum property (a call per costed call)
+            split = ((self.category._value_, result.flops),) if result.flops else ()
+            return CallCost(call.op, self.category, _ZERO + result, split)
         parts = {self.category: result} if isinstance(result, Cost) else {}
         parts = dict(result) if isinstance(result, Mapping) else parts
         if not parts or not all(isinstance(c, Category) and isinstance(v, Cost) for c, v in parts.items()):

@@ -73,10 +73,16 @@ def read_bytes(spec: TensorSpec) -> int:
     A broadcast (``expand``-ed) view has stride 0 along its stretched dims; those elements are one
     element read many times, so they are counted once. Without strides every element counts.
     """
+    try:  # kept on the spec (frozen; read graphs share their specs): costing reads it per call
+        return spec.__dict__["_read_bytes"]
+    except KeyError:
+        pass
     if spec.stride is None or len(spec.stride) != len(spec.shape) or spec.numel == 0:
-        return spec.nbytes
-    distinct = numel(size for size, stride in zip(spec.shape, spec.stride) if stride != 0)
-    return distinct * spec.itemsize
+        out = spec.nbytes
+    else:
+        out = numel(size for size, stride in zip(spec.shape, spec.stride) if stride != 0) * spec.itemsize
+    spec.__dict__["_read_bytes"] = out
+    return out
 
 
 def write_bytes(spec: TensorSpec) -> int:
