@@ -1,5 +1,7 @@
 """The compiled execution model: kernels on their share of the cores, list-scheduled; hand-derived times."""
 
+import pickle
+
 import pytest
 
 from dfx.costs import annotate
@@ -141,7 +143,19 @@ def test_program_from_compute_times_equals_program_from_node_records():
         # mm1 alone: 2 * 256^3 FLOPs at the bf16 peak (33.9 ns on an H100)
         if hw == "h100":
             assert compute["mm1"] == pytest.approx(33_554_432 / H100_BF16)
-        assert evaluate_program_from_figures(program, compute, profile) == evaluate_program(program, nodes, profile)
+        full = evaluate_program(program, nodes, profile)
+        lazy = evaluate_program_from_figures(program, compute, profile)
+        # its latency's figures at once, the kernels' records on first read (then the same records)
+        assert "kernels" not in lazy.__dict__ and "schedule" in lazy.__dict__
+        assert (lazy.makespan_s, lazy.serial_time_s, lazy.critical_path) == (
+            full.makespan_s,
+            full.serial_time_s,
+            full.critical_path,
+        )
+        assert "kernels" not in lazy.__dict__
+        assert lazy.kernels == full.kernels and lazy == full
+        again = evaluate_program_from_figures(program, compute, profile)
+        assert pickle.loads(pickle.dumps(again)) == full  # pickling works the records out first
 
 
 def test_compiled_node_records_are_worked_out_on_first_read():

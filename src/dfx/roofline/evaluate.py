@@ -495,7 +495,7 @@ def _compiled(
         program=result,
         _deferred=deferred,
     )
-    if "_deferred" not in result.__dict__:  # the program's schedule is made: its makespan with it
+    if "schedule" in result.__dict__:  # the program's schedule is made: its makespan with it
         out.__dict__["makespan_s"] = result.makespan_s
     return out
 

@@ -125,8 +125,8 @@ class ProgramResult:
 
     def __getattr__(self, name: str) -> Any:
         """A field :func:`evaluate_fused_from_figures` left to work out on first read (the placed program, its
-        kernels' records and their schedule): all of them are computed then, once, and kept. Called only
-        for a missing attribute."""
+        kernels' records and their schedule; :func:`evaluate_program_from_figures`: the kernels' records):
+        all of them are computed then, once, and kept. Called only for a missing attribute."""
         fields_ = self.__dict__
         deferred = fields_.get("_deferred")
         if deferred is None or name not in _DEFERRED:
@@ -139,7 +139,7 @@ class ProgramResult:
     def __getstate__(self) -> dict[str, Any]:
         """Pickle and copy the result with every deferred field worked out (a closure does not pickle)."""
         if "_deferred" in self.__dict__:
-            self.schedule  # noqa: B018 (fills every deferred field)
+            self.__getattr__("kernels")  # fills every deferred field (kernels is deferred whenever any is)
         return self.__dict__
 
     @property
@@ -281,20 +281,34 @@ class _KernelClock:
     def _own_time(self, kernel: Kernel, compute: float) -> KernelTiming:
         """A kernel's time on its cores from its nodes' summed compute time (neither collective nor
         operator-timed): its memory time from its own bytes, one launch's overhead."""
+        time_s, memory, overhead = self._own_seconds(kernel, compute)
+        if not (compute or memory):
+            bound = Bound.NONE if not (kernel.flops or kernel.bytes) else Bound.COMPUTE
+        else:
+            bound = Bound.COMPUTE if compute >= memory else Bound.MEMORY
+        return _timed(kernel, bound, time_s, compute, memory, overhead, kernel.cores)
+
+    def _own_seconds(self, kernel: Kernel, compute: float) -> tuple[float, float, float]:
+        """:meth:`_own_time`'s ``(time_s, memory_time_s, overhead_s)``, without its record."""
         memory = max(
             _level_time(kernel.offchip_bytes, self.off_bandwidth), _level_time(kernel.onchip_bytes, self.on_bandwidth)
         )
         work = compute or memory or kernel.flops or kernel.bytes
         overhead = self.op_overhead_s if work else 0.0
         share = self.total / kernel.cores if kernel.cores else 1.0
-        if not (compute or memory):
-            bound = Bound.NONE if not (kernel.flops or kernel.bytes) else Bound.COMPUTE
-        else:
-            bound = Bound.COMPUTE if compute >= memory else Bound.MEMORY
         time_s = max(compute, memory) * share + overhead
         if kernel.tile_time_s is not None:  # a tile model's waves (GPU: dfx.arch.gpu) only add time: tail, masked tiles
             time_s = max(time_s, kernel.tile_time_s)
-        return _timed(kernel, bound, time_s, compute, memory, overhead, kernel.cores)
+        return time_s, memory, overhead
+
+    def seconds_from_compute(self, kernel: Kernel, compute_s: Mapping[str, float]) -> float:
+        """:meth:`time_from_compute`'s ``time_s`` alone (the same sums, no record)."""
+        compute = 0
+        for n in kernel.nodes:
+            c = compute_s.get(n)
+            if c is not None:
+                compute += c
+        return self._own_seconds(kernel, compute)[0]
 
 
 def _timed(
@@ -400,8 +414,47 @@ def evaluate_program_from_figures(
     if any(k.kind is KernelKind.COLLECTIVE for k in program.kernels):
         raise ValueError("a collective kernel's time is its nodes' times: use evaluate_program")
     clock = _KernelClock(profile, operator_times)
-    time = clock.time_from_figures if operator_times else clock.time_from_compute
-    return _evaluate(program, profile, None, None, lambda k: time(k, figures))
+    if operator_times:
+        return _evaluate(program, profile, None, None, lambda k: clock.time_from_figures(k, figures))
+    return _evaluate_from_compute(program, profile, clock, figures)
+
+
+def _evaluate_from_compute(
+    program: Program, profile: HardwareProfile, clock: _KernelClock, compute_s: Mapping[str, float]
+) -> ProgramResult:
+    """:func:`_evaluate` (the profile's policy, no kernel timer) of kernels timed by ``clock.time_from_compute``,
+    with the kernels' records made on first read (``ProgramResult.kernels``; a latency reads the schedule,
+    the serial time and the critical path, which take each kernel's ``time_s`` alone). Same result."""
+    total = core_count(profile)
+    placed = _on_cores(program)
+    durations = {k.name: clock.seconds_from_compute(k, compute_s) for k in placed.kernels}
+    schedule = list_schedule(placed, durations, total, policy_for(profile.scheduling.commitment))
+
+    def deferred() -> dict[str, Any]:
+        timings = [clock.time_from_compute(k, compute_s) for k in placed.kernels]
+        for t, s, k in zip(timings, schedule.slots, placed.kernels):  # as _evaluate fills its own records
+            t.__dict__.update(start_s=s.start_s, end_s=s.end_s, deps=k.deps)
+        return {"kernels": tuple(timings)}
+
+    result = object.__new__(ProgramResult)  # the kernels left out, every other field given
+    result.__dict__.update(
+        program=placed,
+        schedule=schedule,
+        total_cores=total,
+        serial_time_s=sum(durations.values(), 0.0),
+        critical_path=_critical_path(placed, durations),
+        _deferred=deferred,
+    )
+    return result
+
+
+def _on_cores(program: Program) -> Program:
+    """``program`` with each kernel that is neither placed nor a collective on one core."""
+    if all(k.cores or k.kind is KernelKind.COLLECTIVE for k in program.kernels):
+        return program
+    return program.with_(
+        kernels=tuple(k if k.cores or k.kind is KernelKind.COLLECTIVE else k.with_(cores=1) for k in program.kernels)
+    )
 
 
 def evaluate_fused_from_figures(
@@ -444,7 +497,8 @@ def evaluate_fused_from_figures(
     return result
 
 
-# ProgramResult fields evaluate_fused_from_figures defers to their first read (ProgramResult.__getattr__)
+# ProgramResult fields evaluate_fused_from_figures defers to their first read (ProgramResult.__getattr__);
+# evaluate_program_from_figures (not operator-timed) defers the kernels alone
 _DEFERRED = frozenset({"program", "kernels", "schedule"})
 
 
@@ -453,13 +507,7 @@ def _evaluate(
 ) -> ProgramResult:
     """:func:`evaluate_program` with each kernel timed by ``time(kernel) -> KernelTiming``."""
     total = core_count(profile)
-    placed = program
-    if not all(k.cores or k.kind is KernelKind.COLLECTIVE for k in program.kernels):
-        placed = program.with_(
-            kernels=tuple(
-                k if k.cores or k.kind is KernelKind.COLLECTIVE else k.with_(cores=1) for k in program.kernels
-            )
-        )
+    placed = _on_cores(program)
     timings = [time(k) for k in placed.kernels]
     if kernel_timer is not None:
         timings = [kernel_timer(k, t) for k, t in zip(placed.kernels, timings)]
