@@ -125,6 +125,29 @@ def test_calibrate_refuses_a_busy_verdict_unless_allowed(monkeypatch, tmp_path, 
         assert refused.exit_code == 0 and "verdict: quiet" in refused.output
 
 
+@pytest.mark.parametrize("busy", [True, False])
+def test_json_out_is_written_only_when_calibrate_succeeds(monkeypatch, tmp_path, busy):
+    # `--json > FILE` leaves an empty FILE when calibrate refuses (the shell opens it first); --json-out
+    # writes the document only after the figures are kept, and never over a file that is there
+    import json
+
+    from typer.testing import CliRunner
+
+    import dfx.measure.calibration as calibration
+    from dfx.cli import app
+
+    monkeypatch.setattr(calibration, "calibrate", lambda **kw: _calibration(busy))
+    target = tmp_path / "cal.json"
+    result = CliRunner().invoke(app, ["calibrate", "--out", str(tmp_path / "p.yaml"), "--json-out", str(target)])
+    if busy:
+        assert result.exit_code != 0 and not target.exists()
+        return
+    assert result.exit_code == 0
+    assert json.loads(target.read_text())["schema"] == "dfx.calibration/1"
+    again = CliRunner().invoke(app, ["calibrate", "--json-out", str(target)])
+    assert again.exit_code != 0 and "already exists" in again.output + str(again.exception or "")
+
+
 def _quiet_clocks():
     """Readings 1 s apart in which the machine's busy seconds are exactly ours: nobody else ran."""
     from dfx.measure.busy import CpuClocks

@@ -47,6 +47,11 @@ def calibrate_command(
     out: Optional[Path] = typer.Option(None, "--out", help="Write the profile (YAML) to this file; use it with --hw."),
     force: bool = typer.Option(False, "--force", help="Overwrite --out if it exists."),
     as_json: bool = typer.Option(False, "--json", help="Print the dfx.calibration/1 document."),
+    json_out: Optional[Path] = typer.Option(
+        None,
+        "--json-out",
+        help="Write the dfx.calibration/1 document (for validate --calibration) to this file, only when calibrate succeeds.",
+    ),
     budget_s: float = typer.Option(45.0, "--budget-s", help="Roughly how many seconds to spend measuring."),
     allow_busy: bool = typer.Option(
         False,
@@ -68,6 +73,12 @@ def calibrate_command(
         if out.suffix not in (".yaml", ".yml", ".json"):
             raise DfxError(f"--out {out} must end in .yaml, .yml or .json so that --hw can load it")
         check_targets(out.parent if str(out.parent) else ".", [out.name], force=force)
+    if json_out is not None:
+        if json_out.suffix != ".json":
+            raise DfxError(f"--json-out {json_out} must end in .json")
+        if out is not None and json_out.resolve() == out.resolve():
+            raise DfxError(f"--json-out {json_out} is also --out: give the profile and the document two files")
+        check_targets(json_out.parent if str(json_out.parent) else ".", [json_out.name], force=force)
     from dfx.measure.calibration import check_calibrate_args
 
     check_calibrate_args(device, budget_s)  # before the progress bar, so that an error is one clean line
@@ -92,6 +103,10 @@ def calibrate_command(
     if out is not None:
         text = json.dumps(profile, indent=1) if out.suffix == ".json" else yaml.safe_dump(profile, sort_keys=False)
         written = write_outputs(out.parent if str(out.parent) else ".", {out.name: text}, force=force)
+        sys.stderr.write("wrote " + ", ".join(str(p) for p in written) + "\n")
+    if json_out is not None:
+        parent = json_out.parent if str(json_out.parent) else "."
+        written = write_outputs(parent, {json_out.name: json.dumps(cal.to_dict(), indent=1) + "\n"}, force=force)
         sys.stderr.write("wrote " + ", ".join(str(p) for p in written) + "\n")
     if as_json:
         sys.stdout.write(json.dumps(cal.to_dict(), indent=1) + "\n")

@@ -41,6 +41,8 @@ _FREE_FRACTION = 0.5  # use at most half the memory free now: the run's allocato
 # a slow laptop CPU core does about 1e10 FLOP/s in fp32, any recent GPU over 1e12.
 _SLOW_FLOP_PER_S = {"cpu": 1e10, "cuda": 1e12}
 MAX_RUN_S = 600.0  # refuse a validation whose runs would take longer than this at the floor above
+# the packaged profile of a server CPU (profiles/host-cpu.yaml): not the machine validate runs on
+REFERENCE_CPU = "host-cpu"
 _REFERENCE_S = 0.2  # seconds for the reference GEMM before and after the model's runs
 
 
@@ -471,7 +473,15 @@ def validate(
 
         warnings.warn(
             f"--hw {profile.id} is a {kind} profile, but validate runs the model on this machine's {device}: "
-            "the errors compare two machines; pass --hw host-cpu or a profile from `dfx calibrate --out`",
+            "the errors compare two machines; pass a profile from `dfx calibrate --out`",
+            stacklevel=2,
+        )
+    elif profile.id == REFERENCE_CPU:
+        import warnings
+
+        warnings.warn(
+            f"--hw {REFERENCE_CPU} is dfx's reference CPU (a 56-core server socket), not this machine: the errors "
+            "compare two machines; measure this one with `dfx calibrate --out my-cpu.yaml` and pass --hw my-cpu.yaml",
             stacklevel=2,
         )
     if compiled:
