@@ -159,3 +159,20 @@ def test_analyze_table_shows_the_split_over_chips():
     assert "the TSP model needs 1 chips (weights in SRAM, graph order), not the 2 asked" in result.stdout
     one = dfx("analyze", "mlp", "--hw", "h100")
     assert "chips (tp x pp x ep)" not in one.stdout  # one chip, no split: no rows
+
+
+def test_one_chip_figures_are_marked_when_the_makespan_is_split_over_chips():
+    # fsdp=8 gives each chip an eighth of the batch and of the optimizer step: its makespan can be
+    # shorter than the critical path of one chip running the whole step, which the table must say
+    split = dfx("analyze", "gpt2-block", "--train", "--hw", "h100", "--parallel", "fsdp=8")
+    assert split.returncode == 0, split.stderr
+    rows = {
+        line.split("│")[1].strip(): line.split("│")[2].strip()
+        for line in split.stdout.splitlines()
+        if line.count("│") == 3
+    }
+    assert rows["critical path (infinite-resource lower bound)"].endswith("(1 chip)")
+    assert rows["serial time (one stream)"].endswith("(1 chip)")
+    assert "chip" not in rows["makespan (latency to quote)"]
+    one = dfx("analyze", "gpt2-block", "--train", "--hw", "h100")
+    assert one.returncode == 0 and "(1 chip)" not in one.stdout
