@@ -34,13 +34,13 @@ def test_negative_bandwidth(h100_data, write_profile):
     h100_data["memory"][2]["bandwidth_bytes_per_s"] = "-3.35 TB/s"
     message = _error(h100_data, write_profile)
     assert "memory[2].bandwidth_bytes_per_s" in message
-    assert "greater than 0" in message and "-3.35" in message
+    assert "greater than or equal to 1000000" in message and "-3.35" in message  # the 1 MB/s floor
 
 
 def test_zero_peak(h100_data, write_profile):
     h100_data["peak_flop_per_s"]["bfloat16"] = 0
     message = _error(h100_data, write_profile)
-    assert "peak_flop_per_s.bfloat16" in message and "greater than 0" in message
+    assert "peak_flop_per_s.bfloat16" in message and "greater than or equal to 1000000" in message
 
 
 def test_unknown_unit(h100_data, write_profile):
@@ -143,3 +143,27 @@ def test_parse_profile_names_its_origin(h100_data):
     del h100_data["name"]
     with pytest.raises(HardwareProfileError, match="hardware profile my-origin: field 'name' is missing"):
         parse_profile(h100_data, "my-origin")
+
+
+def test_a_peak_no_machine_has_is_refused(h100_data, write_profile):
+    # a tester's 1e-300 FLOP/s ran: makespan 2.06e+307 s and "nan% busy"; 1 MFLOP/s is a 1 MHz scalar core
+    h100_data["peak_flop_per_s"]["bfloat16"] = 1e-300
+    message = _error(h100_data, write_profile)
+    assert "peak_flop_per_s.bfloat16" in message and "1000000" in message
+
+
+def test_a_nearer_memory_level_slower_than_a_farther_one_is_refused(h100_data, write_profile):
+    # the H100 lists SMEM, L2, HBM3 closest first; an L2 at 5.5 MB/s under HBM's 3.35 TB/s is a typo
+    levels = [level["name"] for level in h100_data["memory"]]
+    h100_data["memory"][levels.index("L2")]["bandwidth_bytes_per_s"] = "5.5 MB/s"
+    message = _error(h100_data, write_profile)
+    assert "L2 (0.0055 GB/s) is listed before" in message and "HBM3 (3.35e+03 GB/s)" in message
+
+
+def test_a_folder_or_a_huge_file_is_not_read_as_a_profile(tmp_path):
+    with pytest.raises(HardwareProfileError, match="is a folder; give a .yaml or .json file"):
+        load_profile(tmp_path / "")
+    big = tmp_path / "big.yaml"
+    big.write_text("x" * (2**20 + 1))  # one byte over the 1 MiB cap: refused before it is parsed
+    with pytest.raises(HardwareProfileError, match="1,048,577 bytes, over the 1,048,576"):
+        load_profile(big)

@@ -137,13 +137,24 @@ def _fresh(profile: HardwareProfile) -> HardwareProfile:
     return profile.model_copy(deep=True)
 
 
+MAX_PROFILE_BYTES = 2**20  # a shipped profile is about 11 KB, a calibrated one with its tables about 45 KB
+
+
 def _looks_like_path(ref: str | Path) -> bool:
     return isinstance(ref, Path) or str(ref).lower().endswith(_SUFFIXES) or "/" in str(ref) or "\\" in str(ref)
 
 
 def _load_path(path: Path) -> HardwareProfile:
+    if path.is_dir():
+        raise HardwareProfileError(f"hardware profile {str(path)!r} is a folder; give a .yaml or .json file")
     if not path.is_file():
         raise HardwareProfileError(f"hardware profile file {str(path)!r} does not exist")
+    size = path.stat().st_size
+    if size > MAX_PROFILE_BYTES:
+        raise HardwareProfileError(
+            f"hardware profile file {str(path)!r} is {size:,} bytes, over the {MAX_PROFILE_BYTES:,} a profile can be "
+            "(a calibrated one with its tables is about 45 KB); is it the right file?"
+        )
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:

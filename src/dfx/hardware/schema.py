@@ -42,9 +42,15 @@ def _quantity(dimension: str, **constraints: Any) -> Any:
     return Annotated[float, BeforeValidator(partial(parse_quantity, dimension=dimension)), Field(**constraints)]
 
 
+# Rates below these floors describe no machine dfx models (a 1 MHz scalar core does about 1 MFLOP/s)
+# and drive latencies past 1e300 s (a tester's 1e-300 FLOP/s profile printed "nan% busy")
+MIN_FLOP_PER_S = 1e6
+MIN_BYTES_PER_S = 1e6
+HIERARCHY_SLACK = 1.25  # a nearer memory level may read up to this much slower than a farther one
+
 Bytes = _quantity("bytes", gt=0)
-BytesPerS = _quantity("bytes_per_s", gt=0)
-FlopPerS = _quantity("flop_per_s", gt=0)
+BytesPerS = _quantity("bytes_per_s", ge=MIN_BYTES_PER_S)
+FlopPerS = _quantity("flop_per_s", ge=MIN_FLOP_PER_S)
 Seconds = _quantity("s", ge=0)
 Hertz = _quantity("hz", gt=0)
 Joules = _quantity("j", gt=0)
@@ -519,6 +525,17 @@ class HardwareProfile(_Strict):
                 raise ValueError(f"memory level name {name!r} is used twice; level names must be unique")
         if not any(level.bandwidth_bytes_per_s is not None for level in self.memory):
             raise ValueError("memory: no level has a bandwidth; at least one level needs bandwidth_bytes_per_s")
+        timed = [level for level in self.memory if level.bandwidth_bytes_per_s is not None]
+        for i, near in enumerate(timed):
+            for far in timed[i + 1 :]:
+                # levels are listed closest to the compute first; a nearer one is never slower (the slack
+                # is calibrate's, dfx.measure.calibration._HIERARCHY_SLACK: two measured levels may cross a little)
+                if near.bandwidth_bytes_per_s * HIERARCHY_SLACK < far.bandwidth_bytes_per_s:
+                    raise ValueError(
+                        f"memory: {near.name} ({near.bandwidth_bytes_per_s / 1e9:.3g} GB/s) is listed before, so nearer "
+                        f"the compute than, {far.name} ({far.bandwidth_bytes_per_s / 1e9:.3g} GB/s) but is slower; list "
+                        "the levels closest to the compute first, or fix the bandwidth"
+                    )
         every = self._citable_paths()
         for key in self.sources:
             if key not in every:

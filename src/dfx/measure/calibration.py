@@ -50,6 +50,7 @@ from typing import Any, Callable, Mapping, Sequence
 import torch
 
 from dfx.errors import DfxError
+from dfx.hardware.schema import HIERARCHY_SLACK
 from dfx.measure.busy import SHARE_MIN, Verdict, left_share, probe_load, read_cpu_clocks, verdict
 from dfx.measure.machine import AfterGemmPoint, ColdGemmPoint, ColdWritePoint, GemmRate, gemm_curve
 from dfx.measure.microbench import (
@@ -437,7 +438,7 @@ def check_calibrate_args(device: str, budget_s: float) -> None:
 # A level nearer the compute units is never slower than one farther away (a cache serves what it
 # holds at least as fast as DRAM). Noise makes two close levels cross by a little, so a nearer level
 # contradicts the hierarchy only below 1 / _HIERARCHY_SLACK of a farther one's figure.
-_HIERARCHY_SLACK = 1.25
+_HIERARCHY_SLACK = HIERARCHY_SLACK  # dfx.hardware.schema: a profile with a wider crossing is refused
 _REMEASURES = 2  # tries after the first, for the levels that contradict the hierarchy
 
 
