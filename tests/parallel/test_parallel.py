@@ -229,3 +229,17 @@ def test_an_offchip_memory_of_unknown_size_holds_the_model_on_one_chip():
     cpu = parse_profile(data, "host-cpu-small-caches")
     # ceil(4,194,304 / on-chip bytes) > 1 would spread a CPU over chips it has no interconnect for
     assert fewest_chips(annotate(two_layers()), cpu) == 1
+
+
+def test_too_many_stages_names_what_chose_them():
+    # a tester's --chips 100000000 on a one-layer block was told "use pp <= 1", a flag never given
+    from dfx.errors import DfxError
+    from dfx.parallel.place import _split_layers
+    from dfx.parallel.plan import ParallelPlan
+
+    with pytest.raises(DfxError, match=r"--chips 96 splits as tp 8 x pp 12, .* 1 layer group\(s\) .* use --chips <= 8"):
+        _split_layers([0], 12, ParallelPlan(tp=8, pp=12, source="--chips"))  # 8 chips per layer x 1 layer
+    with pytest.raises(DfxError, match=r"the weights need 26 chips \(fewest chips that fit"):
+        _split_layers([0], 13, ParallelPlan(tp=2, pp=13, source="fewest chips that fit (dfx capacity)"))
+    with pytest.raises(DfxError, match=r"pp=3 stages but the model has 2 layer groups; use pp <= 2"):
+        _split_layers([0, 1], 3, ParallelPlan(pp=3, source="--parallel"))

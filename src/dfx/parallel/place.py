@@ -143,10 +143,30 @@ def _layer_groups(costed: CostedGraph) -> tuple[list[int], dict[int, float], set
     return layers, out_bytes, set(seen), moe
 
 
-def _split_layers(ordered: list[int], pp: int) -> list[list[int]]:
-    """``pp`` runs of consecutive layers, sizes differing by at most one."""
+def _split_layers(ordered: list[int], pp: int, plan: ParallelPlan | None = None) -> list[list[int]]:
+    """``pp`` runs of consecutive layers, sizes differing by at most one.
+
+    Raises
+    ------
+    DfxError
+        If ``pp`` exceeds the layer groups, naming what chose ``pp`` (``plan.source``): the user's
+        ``--parallel``, their ``--chips``, or the fewest chips the weights need.
+    """
     if pp > len(ordered):
-        raise DfxError(f"pp={pp} stages but the model has {len(ordered)} layer groups; use pp <= {len(ordered)}")
+        layers = len(ordered)
+        source = plan.source if plan is not None else "--parallel"
+        if source == "--chips":
+            raise DfxError(
+                f"--chips {plan.chips} splits as tp {plan.tp} x pp {pp}, but the model has {layers} layer group(s) "
+                f"to pipeline; use --chips <= {plan.tp * layers}, or --parallel tp=N,pp=M"
+            )
+        if source.startswith("fewest"):
+            raise DfxError(
+                f"the weights need {plan.chips} chips ({source}), split as tp {plan.tp} x pp {pp}, but the model "
+                f"has {layers} layer group(s) to pipeline; give --parallel tp=N with more chips per layer, or a "
+                "profile with more memory per chip"
+            )
+        raise DfxError(f"pp={pp} stages but the model has {layers} layer groups; use pp <= {layers}")
     base, extra = divmod(len(ordered), pp)
     out, i = [], 0
     for s in range(pp):
@@ -210,7 +230,7 @@ def _tensor_pipeline(result, costed: CostedGraph, plan: ParallelPlan) -> Paralle
         node_s = _sharded_s(timing, cn.category.value, plan.tp, plan.ep, experts)
         per_layer[layer] = per_layer.get(layer, 0.0) + (2 * node_s if cn.node.name in again else node_s)
     ordered = sorted(per_layer)
-    stages = _split_layers(ordered, plan.pp)
+    stages = _split_layers(ordered, plan.pp, plan)
     spans: list[Span] = []
     t = 0.0
     for s, group in enumerate(stages):
