@@ -90,6 +90,18 @@ def test_bad_dtype_and_hardware_fail_before_capture():
         dfx.analyze("mlp", hardware=["nvidia-h100-sxn"])
 
 
+def test_a_storage_dtype_given_as_the_model_dtype_points_to_its_flags():
+    from dfx.analysis import normalize_dtype_or_fail
+
+    assert normalize_dtype_or_fail("fp64") == "float64"  # accepted, so the message lists it
+    with pytest.raises(DfxError, match=r"unknown dtype 'float8'; expected fp32, bf16, fp16 or fp64 .* --weight-dtype"):
+        normalize_dtype_or_fail("float8")
+    with pytest.raises(DfxError, match=r"dtype 'fp8' is not a model dtype; .* use --weight-dtype or --kv-dtype"):
+        normalize_dtype_or_fail("fp8")
+    with pytest.raises(DfxError, match=r"unknown dtype 'fp12'; expected fp32, bf16, fp16 or fp64 \(or [^;]*\)$"):
+        normalize_dtype_or_fail("fp12")  # no storage hint for a name that is not one
+
+
 def test_every_exported_field_is_documented(gpt2_bf16):
     doc = gpt2_bf16.to_dict()
     documented = set(re.findall(r"^\| `([a-z_0-9]+)`", DOCS.read_text(), flags=re.M))

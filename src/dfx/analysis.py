@@ -782,12 +782,14 @@ def _capture(model_or_name, args, kwargs, dtype, batch, seq, method, input_shape
 
 def normalize_dtype_or_fail(dtype: str) -> str:
     """torch's name for ``dtype``; a :class:`DfxError` naming the accepted names otherwise."""
+    storage = "fp8, int8 and int4 are storage dtypes: use --weight-dtype or --kv-dtype for them"
     try:
         name = normalize_dtype(dtype)
     except ValueError:
+        hint = f"; {storage}" if str(dtype).lower().startswith(("float8", "fp8", "int4", "e4m3", "e5m2")) else ""
         raise DfxError(
-            f"unknown dtype {dtype!r}; expected fp32, bf16 or fp16 (or float32, bfloat16, float16)"
+            f"unknown dtype {dtype!r}; expected fp32, bf16, fp16 or fp64 (or float32, bfloat16, float16, float64){hint}"
         ) from None
     if not name.startswith(("float", "bfloat")) or name.startswith("float8"):
-        raise DfxError(f"dtype {dtype!r} is not a model dtype; expected fp32, bf16 or fp16")
+        raise DfxError(f"dtype {dtype!r} is not a model dtype; expected fp32, bf16, fp16 or fp64 ({storage})")
     return name
