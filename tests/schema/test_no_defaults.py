@@ -24,6 +24,9 @@ NOT_DOCUMENTS = {
     ("arch/memory/model_shape.py", "config"): "a Hugging Face config.json",
     ("arch/memory/model_shape.py", "c"): "a Hugging Face config.json",
     ("arch/memory/api.py", "config"): "a Hugging Face config.json",
+    # an object's own __dict__: the fields a result defers to their first read (HardwareResult, ProgramResult)
+    ("roofline/evaluate.py", "fields_"): "a HardwareResult's __dict__ (its deferred fields)",
+    ("roofline/program.py", "fields_"): "a ProgramResult's __dict__ (its deferred fields)",
     # torch's own structures
     ("capture/build.py", "node.meta"): "an fx node's meta",
     ("capture/inductor.py", "fx_node.meta"): "an fx node's meta",

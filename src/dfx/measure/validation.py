@@ -468,21 +468,16 @@ def validate(
     profile = hardware if not isinstance(hardware, str) else load_profile(hardware)  # fail fast, before running
     wanted = "gpu" if device == "cuda" else "cpu"
     kind = profile.kind.value
+    other_machine = None  # warned once the runs are measured: a refusal stays one line
     if kind != wanted:  # a quick profile (peak=..., bw=...) may stand for this machine: warn, not refuse
-        import warnings
-
-        warnings.warn(
+        other_machine = (
             f"--hw {profile.id} is a {kind} profile, but validate runs the model on this machine's {device}: "
-            "the errors compare two machines; pass a profile from `dfx calibrate --out`",
-            stacklevel=2,
+            "the errors compare two machines; pass a profile from `dfx calibrate --out`"
         )
     elif profile.id == REFERENCE_CPU:
-        import warnings
-
-        warnings.warn(
+        other_machine = (
             f"--hw {REFERENCE_CPU} is dfx's reference CPU (a 56-core server socket), not this machine: the errors "
-            "compare two machines; measure this one with `dfx calibrate --out my-cpu.yaml` and pass --hw my-cpu.yaml",
-            stacklevel=2,
+            "compare two machines; measure this one with `dfx calibrate --out my-cpu.yaml` and pass --hw my-cpu.yaml"
         )
     if compiled:
         measured = measure_compiled(
@@ -511,6 +506,10 @@ def validate(
             max_run_s=max_run_s,
             clock=clock,
         )
+    if other_machine is not None:
+        import warnings
+
+        warnings.warn(other_machine, stacklevel=2)
     return predict(measured, profile, prediction, machine)
 
 
