@@ -76,3 +76,44 @@ def test_weight_dtype_without_a_phase():
 def test_bad_precisions_are_one_line(kwargs, message):
     with pytest.raises(DfxError, match=message):
         dfx.analyze("mlp", hardware=[], **kwargs)
+
+
+def test_a_matmul_records_the_stored_width_of_its_weight_or_cache_operand():
+    a = _decode(dtype="bf16", weight_dtype="int4", kv_dtype="fp8")
+    by_name = {n.name: n for n in a.costed.nodes}
+    assert by_name["linear"].b_operand_bits == 4  # q_proj reads its weight as int4
+    assert by_name["matmul"].b_operand_bits == 8  # q @ K_cache^T reads the cache as fp8
+    assert all(n.b_operand_bits is None for n in a.costed.nodes if n.category.value != "matmul")
+
+
+def _kernel_time_s(analysis, node: str) -> float:
+    (kern,) = [k for k in analysis.hardware[0].program.kernels if node in k.nodes]
+    return kern.time_s
+
+
+@pytest.mark.parametrize("execution_model", ["compiled", "eager"])
+def test_gpu_decode_gemm_time_falls_with_the_weight_bytes(execution_model):
+    # q_proj of llama-layer at batch 8 on an H100 (3.35 TB/s, 1.5 us per kernel): a memory-bound GEMV.
+    # Its bytes: x [8, 4096] and out [8, 4096] in bf16 (65,536 B each) + the weight 4096 x 4096:
+    #   bf16: 33,554,432 B -> 33,685,504 B / 3.35e12 = 10.055 us
+    #   int4:  8,388,608 B ->  8,519,680 B / 3.35e12 =  2.543 us
+    # time - overhead is these within the split-K partial sums (<= 2 * 2 * 8 * 4096 * 4 B = 0.16 us).
+    kw = dict(hardware=["nvidia-h100-sxm"], phase="decode", kv_len=16, batch=8, dtype="bf16")
+    kw["execution_model"] = execution_model
+    bf16 = dfx.analyze("llama-layer", **kw)
+    int4 = dfx.analyze("llama-layer", weight_dtype="int4", **kw)
+    bf16_s = _kernel_time_s(bf16, "linear") - 1.5e-6
+    int4_s = _kernel_time_s(int4, "linear") - 1.5e-6
+    assert bf16_s == pytest.approx(33_685_504 / 3.35e12, rel=0.02)
+    assert int4_s == pytest.approx(8_519_680 / 3.35e12, rel=0.04)
+    assert int4.hardware[0].makespan_s < 0.5 * bf16.hardware[0].makespan_s  # the weights are most of a step
+
+
+def test_gpu_decode_attention_time_falls_with_the_kv_cache_bytes():
+    # q @ K_cache^T at batch 8, kv_len 4096 on an H100: K_cache is 8 x 32 heads x 4096 x 128 elements
+    # (134,217,728): 268,435,456 B in bf16 (80.1 us at 3.35 TB/s), 134,217,728 B in fp8 (40.1 us).
+    kw = dict(hardware=["nvidia-h100-sxm"], phase="decode", kv_len=4096, batch=8, dtype="bf16")
+    bf16 = _kernel_time_s(dfx.analyze("llama-layer", **kw), "matmul")
+    fp8 = _kernel_time_s(dfx.analyze("llama-layer", kv_dtype="fp8", **kw), "matmul")
+    assert bf16 >= 268_435_456 / 3.35e12 and fp8 >= 134_217_728 / 3.35e12
+    assert fp8 - 1.5e-6 == pytest.approx((bf16 - 1.5e-6) / 2, rel=0.05)

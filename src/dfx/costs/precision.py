@@ -88,9 +88,16 @@ def bytes_per_element(name: str) -> float:
 
 @dataclass(frozen=True)
 class PrecisionNode(CostedNode):
-    """A costed node re-priced by :func:`apply_precision`; ``dtype`` is the dtype it computes in."""
+    """A costed node re-priced by :func:`apply_precision`; ``dtype`` is the dtype it computes in.
+
+    ``b_operand_bits``: a matmul's weight operand as stored, ``--weight-dtype``'s bits (or, for one
+    that reads the KV cache, ``--kv-dtype``'s); ``None`` for the other nodes. A GPU GEMM reads that
+    operand at this width and computes in ``dtype`` (weight-only quantisation: dequantised after the
+    load; :func:`dfx.arch.gpu.plan.kernel_shape`).
+    """
 
     compute_dtype: str | None = None
+    b_operand_bits: int | None = None
 
     @property
     def dtype(self) -> str | None:  # type: ignore[override]
@@ -208,5 +215,17 @@ def apply_precision(
         read = math.ceil(rest * act + min(w_bytes, c.bytes_read) * wgt + kv_bytes * kv)
         cost = Cost(c.flops, read if c.bytes_read else 0, math.ceil(c.bytes_written * act))
         compute = precision.activation if is_mm and precision.activation != precision.capture else None
-        nodes.append(PrecisionNode(cn.node, cost, cn.category, cn.flops_by_category, cn.unknown_ops, cn.calls, compute))
+        stored = (precision.weight if w_bytes else precision.kv if kv_bytes else None) if is_mm else None
+        nodes.append(
+            PrecisionNode(
+                cn.node,
+                cost,
+                cn.category,
+                cn.flops_by_category,
+                cn.unknown_ops,
+                cn.calls,
+                compute,
+                None if stored is None else STORAGE_BITS[stored],
+            )
+        )
     return replace(costed, nodes=tuple(nodes))

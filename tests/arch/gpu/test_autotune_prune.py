@@ -117,3 +117,25 @@ def test_one_wave_gemm_times_at_most_two_configs(monkeypatch) -> None:
     assert all(kern_.waves.count == 1 for kern_ in kernels)
     assert kern.config == configs[K.autotune_pick([(_split_k(k_, h100)[1], c) for k_, c in zip(kernels, configs)])]
     assert timed <= 2 < len(configs)
+
+
+@pytest.mark.skipif(not GPUS, reason="no GPU profile with a simt section")
+def test_pruned_autotune_picks_the_full_searchs_plan_with_b_stored_narrower_or_wider() -> None:
+    # weight-only quantisation (int4 0.5, fp8 1 byte) and a wider B (fp32 4 bytes) under bf16 compute:
+    # the floors still bound every config's time from below, so the pick is the full search's
+    rng = random.Random(23)
+    cases = 0
+    for _ in range(300):
+        profile = rng.choice(GPUS)
+        m, k, n = _size(rng), _size(rng), _size(rng)
+        batch = rng.choice([1, 1, 2, 32])
+        b_bytes = rng.choice([0.5, 1, 4])
+        try:
+            full = _autotuned_gemm_full(m, k, n, "bfloat16", profile, batch, b_bytes)
+        except Exception as exc:
+            with pytest.raises(type(exc)):
+                _autotuned_gemm(m, k, n, "bfloat16", profile, batch, b_bytes)
+            continue
+        assert _autotuned_gemm(m, k, n, "bfloat16", profile, batch, b_bytes) == full, (profile.id, m, k, n, b_bytes)
+        cases += 1
+    assert cases > 200

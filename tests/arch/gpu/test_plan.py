@@ -65,3 +65,34 @@ def test_more_rows_never_make_a_skinny_gemm_faster():
     h100 = load_profile("nvidia-h100-sxm")
     times = [gemm_plan(m, 4096, 14336, "bf16", h100).time_s for m in (1, 4, 16, 32)]
     assert times == sorted(times)
+
+
+def test_a_decode_gemv_whose_weight_bytes_halve_takes_half_the_memory_time():
+    # [8, 4096] @ [4096, 4096] on an H100 (HBM 3.35 TB/s, op overhead 1.5 us), A and C in bf16, B (the
+    # weight) stored at b bytes per element and dequantised after the load (weight-only quantisation).
+    # One wave, panels within L2 (50 MB): the wave reads A, B and writes C once, so
+    #   time - overhead - split-K partial sums = (8*4096*2 + 4096*4096*b + 8*4096*2) / 3.35e12
+    #   b = 2 (bf16): 65,536 + 33,554,432 + 65,536 = 33,685,504 B -> 10.055 us
+    #   b = 1 (fp8):  65,536 + 16,777,216 + 65,536 = 16,908,288 B ->  5.047 us
+    #   b = 0.5 (int4): 65,536 + 8,388,608 + 65,536 = 8,519,680 B ->  2.543 us
+    # partial sums: 2 * (split - 1) * 8 * 4096 * 4 B (fp32), the split the plan chose.
+    bw = 3.35e12
+    memory_s = {}
+    for b, nbytes in ((2, 33_685_504), (1, 16_908_288), (0.5, 8_519_680)):
+        plan = gemm_plan(8, 4096, 4096, "bf16", H100, b_bytes=b)
+        partial_s = 2 * (plan.config["split_k"] - 1) * 8 * 4096 * 4 / bw
+        memory_s[b] = plan.time_s - 1.5e-6 - partial_s
+        assert memory_s[b] == pytest.approx(nbytes / bw, rel=1e-9)
+    assert memory_s[1] / memory_s[2] == pytest.approx(16_908_288 / 33_685_504)  # 0.502: halves with B
+    assert memory_s[0.5] / memory_s[1] == pytest.approx(8_519_680 / 16_908_288)  # 0.504
+    # no b_bytes: B at the operand dtype's width, the same plan as b = 2, bit for bit
+    assert gemm_plan(8, 4096, 4096, "bf16", H100) == gemm_plan(8, 4096, 4096, "bf16", H100, b_bytes=2)
+
+
+def test_a_compute_bound_gemm_does_not_speed_up_with_narrower_weights():
+    # 4096^3 in bf16 is compute-bound on an H100 (2 * 4096^3 = 137.4 GFLOP / 989.4 TFLOP/s = 138.9 us,
+    # its bytes 3 * 4096^2 * 2 = 100.7 MB / 3.35 TB/s = 30 us): int4 weights save bytes, not FLOPs.
+    bf16 = gemm_plan(4096, 4096, 4096, "bf16", H100)
+    int4 = gemm_plan(4096, 4096, 4096, "bf16", H100, b_bytes=0.5)
+    assert int4.time_s >= 2 * 4096**3 / 989.4e12
+    assert int4.time_s == pytest.approx(bf16.time_s, rel=0.02)

@@ -313,12 +313,21 @@ def _l2_reads(shared: float, unshared: float, l2_bytes: float) -> float:
 
 
 def _gemm_waves(
-    m: int, k: int, n: int, batch: int, elem_bytes: int, c: GemmConfig, w: Waves, mach: _Machine, rows=None
+    m: int,
+    k: int,
+    n: int,
+    batch: int,
+    elem_bytes: int,
+    c: GemmConfig,
+    w: Waves,
+    mach: _Machine,
+    rows=None,
+    b_bytes=None,
 ) -> tuple[WaveTime, ...]:
     """Each wave's :class:`WaveTime`, from ``rows`` where the autotuner already made them (:func:`_gemm_wave_rows`)."""
     made: dict[int, WaveTime] = {}  # a repeated wave's row is one tuple, and its WaveTime one object
     out = []
-    for row in _gemm_wave_rows(m, k, n, batch, elem_bytes, c, w, mach) if rows is None else rows:
+    for row in _gemm_wave_rows(m, k, n, batch, elem_bytes, c, w, mach, b_bytes) if rows is None else rows:
         wt = made.get(id(row))
         if wt is None:
             wt = made[id(row)] = WaveTime(*row)
@@ -327,24 +336,29 @@ def _gemm_waves(
 
 
 def _gemm_wave_rows(
-    m: int, k: int, n: int, batch: int, elem_bytes: int, c: GemmConfig, w: Waves, mach: _Machine
+    m: int, k: int, n: int, batch: int, elem_bytes: int, c: GemmConfig, w: Waves, mach: _Machine, b_bytes=None
 ) -> list[tuple[int, int, float, float, float, float]]:
-    """Each wave's :class:`WaveTime` fields, as tuples (the autotuner times candidates from them)."""
+    """Each wave's :class:`WaveTime` fields, as tuples (the autotuner times candidates from them).
+
+    ``b_bytes``: bytes per element of B as stored (0.5 for int4 weights), read at that width from HBM
+    and into shared memory and dequantised in registers; ``None``: ``elem_bytes``, as A and C.
+    """
+    b = elem_bytes if b_bytes is None else b_bytes
     pid_m, pid_n = math.ceil(m / c.block_m), math.ceil(n / c.block_n)
     tiles = pid_m * pid_n
     k_pad = math.ceil(k / c.block_k) * c.block_k
     tile_flops = FMA_FLOPS * c.block_m * c.block_n * k_pad
-    tile_smem = (c.block_m + c.block_n) * k_pad * elem_bytes
+    tile_smem = (c.block_m * elem_bytes + c.block_n * b) * k_pad
     per_sm_peak = mach.peak_flop_per_s / mach.sms
     # every program reads its own panels (edge panels clipped): the no-reuse traffic, shared per program
-    own_panels = batch * (m * k * pid_n + k * n * pid_m) * elem_bytes / w.programs
+    own_panels = batch * (m * k * pid_n * elem_bytes + k * n * pid_m * b) / w.programs
     c_bytes = batch * m * n * elem_bytes / w.programs  # each program writes its C tile once
     per_group = c.group_m * pid_n
     full_groups = pid_m // c.group_m  # groups of GROUP_M row blocks; a last, shorter one follows if any
 
     def wave(lo: int, size: int) -> tuple[int, int, float, float, float, float]:
         rows, cols = _wave_panels(lo, lo + size, tiles, pid_m, pid_n, c.group_m)
-        shared = (min(rows * c.block_m, batch * m) + min(cols * c.block_n, batch * n)) * k * elem_bytes
+        shared = (min(rows * c.block_m, batch * m) * elem_bytes + min(cols * c.block_n, batch * n) * b) * k
         reads = _l2_reads(shared, own_panels * size, mach.l2_bytes)
         hbm = reads + c_bytes * size
         rounds = math.ceil(size / mach.sms)
@@ -401,6 +415,7 @@ def gemm_kernel(
     batch: int = 1,
     config: GemmConfig | None = None,
     registers_per_thread: int | None = None,
+    b_bytes: float | None = None,
 ) -> GemmKernel:
     """The Triton GEMM kernel for ``batch x [M, K] @ [K, N]`` on ``profile``, with its predicted time.
 
@@ -417,6 +432,10 @@ def gemm_kernel(
     config : GemmConfig, optional
     registers_per_thread : int, optional
         Override the estimate of :func:`~dfx.arch.gpu.configs.gemm_registers_per_thread`.
+    b_bytes : float, optional
+        Bytes per element of B as stored where it is narrower or wider than ``dtype`` (weight-only
+        quantisation: int4 weights 0.5, dequantised in registers after the load; compute stays in
+        ``dtype``). Default: ``dtype``'s width. NB: configs are still fitted at ``dtype``'s width.
 
     Raises
     ------
@@ -433,7 +452,7 @@ def gemm_kernel(
     if min(m, k, n, batch) < 1:
         raise DfxError(f"GEMM sizes must be >= 1, got M={m}, K={k}, N={n}, batch={batch}")
     if config is None:
-        config = choose_gemm_config(m, k, n, dtype, profile, batch=batch)
+        config = choose_gemm_config(m, k, n, dtype, profile, batch=batch, b_bytes=b_bytes)
         return _evaluate(
             m,
             k,
@@ -444,12 +463,21 @@ def gemm_kernel(
             config,
             registers_per_thread,
             len(fitting_gemm_configs(m, k, n, dtype, profile)),
+            b_bytes=b_bytes,
         )
-    return _evaluate(m, k, n, batch, dtype, profile, config, registers_per_thread, 1)
+    return _evaluate(m, k, n, batch, dtype, profile, config, registers_per_thread, 1, b_bytes=b_bytes)
 
 
 def gemm_kernels(
-    m: int, k: int, n: int, profile: HardwareProfile, configs: Sequence[GemmConfig], *, dtype: str, batch: int = 1
+    m: int,
+    k: int,
+    n: int,
+    profile: HardwareProfile,
+    configs: Sequence[GemmConfig],
+    *,
+    dtype: str,
+    batch: int = 1,
+    b_bytes: float | None = None,
 ) -> list[GemmKernel]:
     """``[gemm_kernel(m, k, n, profile, dtype=dtype, batch=batch, config=c) for c in configs]``, the
     machine's figures looked up once for all of them (an autotuner times every candidate).
@@ -462,7 +490,7 @@ def gemm_kernels(
     if min(m, k, n, batch) < 1:
         raise DfxError(f"GEMM sizes must be >= 1, got M={m}, K={k}, N={n}, batch={batch}")
     env = _env(profile, dtype)
-    return [_evaluate(m, k, n, batch, dtype, profile, c, None, 1, env) for c in configs]
+    return [_evaluate(m, k, n, batch, dtype, profile, c, None, 1, env, b_bytes=b_bytes) for c in configs]
 
 
 def _env(profile: HardwareProfile, dtype: str) -> tuple[SimtSpec, str, int, _Machine]:
@@ -536,12 +564,14 @@ def _launch(m, n, batch, profile, c: GemmConfig, regs, env) -> tuple[int, int, O
 
 
 def _evaluate(
-    m, k, n, batch, dtype, profile, c: GemmConfig, regs, chosen_from, env=None, launch=None, rows=None
+    m, k, n, batch, dtype, profile, c: GemmConfig, regs, chosen_from, env=None, launch=None, rows=None, b_bytes=None
 ) -> GemmKernel:
     env = _env(profile, dtype) if env is None else env
     spec, name, elem, mach = env
     regs, smem, occ, w = _launch(m, n, batch, profile, c, regs, env) if launch is None else launch
     notes = () if mach.peak_dtype == name else (f"peak of {mach.peak_dtype} used for {name}",)
+    if b_bytes is not None and b_bytes != elem:
+        notes += (f"B read as stored, {b_bytes:g} bytes per element (computed in {name})",)
     return GemmKernel(
         m,
         k,
@@ -554,7 +584,7 @@ def _evaluate(
         smem,
         occ,
         w,
-        _gemm_waves(m, k, n, batch, elem, c, w, mach, rows),
+        _gemm_waves(m, k, n, batch, elem, c, w, mach, rows, b_bytes),
         mach.overhead_s,
         mach.peak_flop_per_s,
         spec.sms,
@@ -579,6 +609,7 @@ def autotune_gemm(
     batch: int = 1,
     split_of,
     partial_sum_bytes_per_element: int,
+    b_bytes: float | None = None,
 ) -> tuple[GemmKernel, tuple[int, float]]:
     """The kernel :func:`autotune_pick` keeps among ``configs``, timing only the configs needed to know it.
 
@@ -613,6 +644,8 @@ def autotune_gemm(
     partial_sum_bytes_per_element : int
         Bytes of one split-K partial sum (4, fp32); a split ``s`` moves ``2 * (s - 1) * batch * M * N``
         of them (:func:`split_seconds`).
+    b_bytes : float, optional
+        B's bytes per element as stored (:func:`gemm_kernel`); its panels' bytes in every floor too.
 
     Returns
     -------
@@ -628,13 +661,14 @@ def autotune_gemm(
         raise DfxError(f"GEMM sizes must be >= 1, got M={m}, K={k}, N={n}, batch={batch}")
     env = _env(profile, dtype)
     _, _, elem, mach = env
+    b = elem if b_bytes is None else b_bytes
     sms = mach.sms
     table = _config_table(profile, configs, env)
-    hbm_floor_s = batch * (m * k + k * n + m * n) * elem / mach.hbm_bytes_per_s
+    hbm_floor_s = batch * (m * k * elem + k * n * b + m * n * elem) / mach.hbm_bytes_per_s
     per_sm_peak = mach.peak_flop_per_s / sms
     smem_bw = mach.smem_bytes_per_s_per_sm
     partial_unit = 2 * batch * m * n * partial_sum_bytes_per_element  # a split's fp32 partial sums, per extra slice
-    panels = batch * (m + n) * k * elem  # every A row panel and B column panel once
+    panels = batch * (m * elem + n * b) * k  # every A row panel and B column panel once
     occupied, floors, splits = [], [], []
     for c, occ_entry, block_m, block_n, _, blocks, _ in table.rows:
         programs = batch * -(-m // block_m) * -(-n // block_n)
@@ -648,10 +682,10 @@ def autotune_gemm(
         split = split_of(programs, block_k, sms)
         splits.append(split)
         compute_s = rounds * (FMA_FLOPS * block_m * block_n * k_pad) / per_sm_peak / split
-        smem_s = rounds * ((block_m + block_n) * k_pad * elem) / smem_bw / split if smem_bw else 0.0
+        smem_s = rounds * ((block_m * elem + block_n * b) * k_pad) / smem_bw / split if smem_bw else 0.0
         hbm_s = hbm_floor_s
         if programs <= sms * blocks:  # one wave holding the grid: _gemm_wave_rows' wave, its L2 spill too
-            unshared = batch * (m * k * -(-n // block_n) + k * n * -(-m // block_m)) * elem
+            unshared = batch * (m * k * -(-n // block_n) * elem + k * n * -(-m // block_m) * b)
             hbm_s = (_l2_reads(panels, unshared, mach.l2_bytes) + batch * m * n * elem) / mach.hbm_bytes_per_s
         partial_s = (split - 1) * partial_unit / mach.hbm_bytes_per_s  # split_seconds adds it whole
         floors.append((max(compute_s, smem_s, hbm_s) + partial_s) * _FLOOR_MARGIN + mach.overhead_s)
@@ -662,7 +696,7 @@ def autotune_gemm(
     def time(i: int) -> float:
         (regs, smem, occ), programs = occupied[i]
         launches[i] = (regs, smem, occ, waves(programs, sms, occ.blocks_per_sm))
-        rows[i] = _gemm_wave_rows(m, k, n, batch, elem, configs[i], launches[i][3], mach)
+        rows[i] = _gemm_wave_rows(m, k, n, batch, elem, configs[i], launches[i][3], mach, b_bytes)
         split = splits[i]
         seconds = split_seconds(
             [r[2:5] for r in rows[i]], split, (split - 1) * partial_unit, mach.hbm_bytes_per_s, mach.overhead_s
@@ -691,7 +725,7 @@ def autotune_gemm(
             best = min(best, time(by_floor[least]))
         if win is not None:
             break
-    kern = _evaluate(m, k, n, batch, dtype, profile, configs[win], None, 1, env, launches[win], rows[win])
+    kern = _evaluate(m, k, n, batch, dtype, profile, configs[win], None, 1, env, launches[win], rows[win], b_bytes)
     return kern, timed[win]
 
 
@@ -766,7 +800,9 @@ def _fitting(m: int, k: int, n: int, elem: int, spec: SimtSpec) -> list[GemmConf
     return out
 
 
-def choose_gemm_config(m: int, k: int, n: int, dtype: str, profile: HardwareProfile, *, batch: int = 1) -> GemmConfig:
+def choose_gemm_config(
+    m: int, k: int, n: int, dtype: str, profile: HardwareProfile, *, batch: int = 1, b_bytes: float | None = None
+) -> GemmConfig:
     """The config Inductor's autotuning would keep, with dfx's wave model as the benchmark.
 
     Candidates: :func:`~dfx.arch.gpu.configs.gemm_candidates` that fit an SM. The fastest predicted
@@ -788,7 +824,7 @@ def choose_gemm_config(m: int, k: int, n: int, dtype: str, profile: HardwareProf
     fitting = fitting_gemm_configs(m, k, n, dtype, profile)
     if not fitting:
         raise DfxError(f"no Inductor GEMM config fits an SM of {profile.id} for M={m}, K={k}, N={n}")
-    timed = [(_evaluate(m, k, n, batch, dtype, profile, c, None, 1).time_s, c) for c in fitting]
+    timed = [(_evaluate(m, k, n, batch, dtype, profile, c, None, 1, b_bytes=b_bytes).time_s, c) for c in fitting]
     return fitting[autotune_pick(timed)]
 
 

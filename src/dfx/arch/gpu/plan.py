@@ -188,7 +188,9 @@ def clear_gemm_plans() -> None:
     clear_chip_gemms()
 
 
-def gemm_plan(m: int, k: int, n: int, dtype: str, profile: HardwareProfile, *, batch: int = 1) -> TilePlan:
+def gemm_plan(
+    m: int, k: int, n: int, dtype: str, profile: HardwareProfile, *, batch: int = 1, b_bytes: float | None = None
+) -> TilePlan:
     """The GEMM as the compile stage runs it: Inductor's Triton tiles, split over K when they cannot fill the SMs.
 
     Every config that fits an SM is timed as it would run, split-K included, and the fastest is
@@ -199,6 +201,9 @@ def gemm_plan(m: int, k: int, n: int, dtype: str, profile: HardwareProfile, *, b
     roofs shrink by ``s``; its HBM bytes grow by the fp32 partial sums written and read back,
     ``2 * (s - 1) * batch * M * N * 4`` (NB: small beside the weights of a skinny GEMM).
 
+    ``b_bytes``: B's bytes per element as stored, where they differ from ``dtype``'s (weight-only
+    quantisation, a narrower KV cache: :func:`~dfx.arch.gpu.kernel.gemm_kernel`); ``None``: ``dtype``'s.
+
     Examples
     --------
     >>> from dfx.hardware import load_profile
@@ -208,19 +213,21 @@ def gemm_plan(m: int, k: int, n: int, dtype: str, profile: HardwareProfile, *, b
     >>> gemm_plan(1, 4096, 4096, "bf16", load_profile("a100")).config["split_k"] > 1   # a decode GEMM
     True
     """
-    key = (m, k, n, dtype, batch, _Same(profile))
+    key = (m, k, n, dtype, batch, _Same(profile), b_bytes)
     plan = _GEMM_PLANS.get(key)
     if plan is None:
         if len(_GEMM_PLANS) >= _GEMM_PLANS_MAX:
             _GEMM_PLANS.clear()
-        plan = _GEMM_PLANS[key] = _autotuned_gemm(m, k, n, dtype, profile, batch)
+        plan = _GEMM_PLANS[key] = _autotuned_gemm(m, k, n, dtype, profile, batch, b_bytes)
     return plan
 
 
-def _autotuned_gemm(m: int, k: int, n: int, dtype: str, profile: HardwareProfile, batch: int) -> TilePlan:
+def _autotuned_gemm(
+    m: int, k: int, n: int, dtype: str, profile: HardwareProfile, batch: int, b_bytes: float | None = None
+) -> TilePlan:
     configs = fitting_gemm_configs(m, k, n, dtype, profile)
     if not configs:  # gemm_kernel names the problem
-        return _split_over_k(gemm_kernel(m, k, n, profile, dtype=dtype, batch=batch), profile)
+        return _split_over_k(gemm_kernel(m, k, n, profile, dtype=dtype, batch=batch, b_bytes=b_bytes), profile)
     # the autotuner times each config as it would run, split-K included, skipping those whose lower
     # bound cannot win (autotune_gemm: the same pick as timing them all); only the winner's plan is built
     kern, timed = autotune_gemm(
@@ -233,15 +240,19 @@ def _autotuned_gemm(m: int, k: int, n: int, dtype: str, profile: HardwareProfile
         batch=batch,
         split_of=lambda programs, block_k, sms: split_k_factor(programs, k, block_k, sms),
         partial_sum_bytes_per_element=_PARTIAL_SUM_BYTES,
+        b_bytes=b_bytes,
     )
     return _split_over_k(kern, profile, timed)
 
 
-def _autotuned_gemm_full(m: int, k: int, n: int, dtype: str, profile: HardwareProfile, batch: int) -> TilePlan:
+def _autotuned_gemm_full(
+    m: int, k: int, n: int, dtype: str, profile: HardwareProfile, batch: int, b_bytes: float | None = None
+) -> TilePlan:
     """:func:`_autotuned_gemm` timing every config (the reference its pruning is tested against)."""
-    kernels = gemm_kernels(m, k, n, profile, fitting_gemm_configs(m, k, n, dtype, profile), dtype=dtype, batch=batch)
+    configs = fitting_gemm_configs(m, k, n, dtype, profile)
+    kernels = gemm_kernels(m, k, n, profile, configs, dtype=dtype, batch=batch, b_bytes=b_bytes)
     if not kernels:
-        kernels = [gemm_kernel(m, k, n, profile, dtype=dtype, batch=batch)]
+        kernels = [gemm_kernel(m, k, n, profile, dtype=dtype, batch=batch, b_bytes=b_bytes)]
     timed = [_split_k(kern, profile) for kern in kernels]
     best = autotune_pick([(time_s, kern.config) for (_, time_s), kern in zip(timed, kernels)])
     return _split_over_k(kernels[best], profile, timed[best])
@@ -295,13 +306,15 @@ def reduction_plan(
 _BATCHED_OPS = ("bmm", "baddbmm")  # their leading output dimension is a grid dimension, not rows
 
 
-def _gemm_dims(cn: CostedNode) -> tuple[int, int, int, int] | None:
-    """``(M, K, N, batch)`` of a contraction node, from its output shape and its matmul FLOPs.
+def _gemm_dims(cn: CostedNode) -> tuple[int, int, int, int, float | None] | None:
+    """``(M, K, N, batch, B bytes)`` of a contraction node, from its output shape and its matmul FLOPs.
 
     ``K = matmul FLOPs / (2 * output elements)`` (the cost rules' ``2*M*K*N``), so no second copy
     of the shape rules is needed. Rows: every leading output dimension flattened into M (Inductor
     views a linear's input as 2-D), except ``bmm``/``baddbmm`` whose leading dimensions are the
     batch; a convolution's ``N`` is its output channels (dimension 1), ``M`` the rest (im2col).
+    B bytes: B's bytes per element as stored where :func:`dfx.costs.precision.apply_precision` priced
+    the node's weight or KV-cache operand at another width (:func:`_stored_b_bytes`), else ``None``.
     """
     matmul = dict(cn.flops_by_category).get("matmul", 0)
     if not matmul or not cn.node.outputs or not cn.node.outputs[0].shape:
@@ -317,7 +330,20 @@ def _gemm_dims(cn: CostedNode) -> tuple[int, int, int, int] | None:
     else:
         m, n, batch = numel // shape[-1], shape[-1], 1
     k = max(1, round(matmul / (2 * numel)))
-    return m, k, n, batch
+    return m, k, n, batch, _stored_b_bytes(cn)
+
+
+def _stored_b_bytes(cn: CostedNode) -> float | None:
+    """Bytes per element of the node's B operand as stored (``PrecisionNode.b_operand_bits / 8``: 0.5 for
+    int4 weights, 1 for an fp8 KV cache; a whole number as an ``int``), ``None`` where it is not re-priced.
+
+    NB: the re-priced operand (a weight or the KV cache) is taken as B, as it is in every contraction
+    dfx builds: a linear's ``x @ W^T``, a convolution's implicit GEMM, attention's ``q @ K^T`` and ``p @ V``.
+    """
+    bits = getattr(cn, "b_operand_bits", None)
+    if bits is None:
+        return None
+    return bits // 8 if bits % 8 == 0 else bits / 8
 
 
 def _reduced_shape(nodes: Sequence[CostedNode]) -> tuple[int, int] | None:
@@ -367,7 +393,7 @@ def kernel_plan(
 
 def kernel_shape(kind: str, nodes: Sequence[CostedNode]) -> tuple | None:
     """What :func:`kernel_plan` reads of a kernel's nodes, which depends on the graph alone (so every
-    GPU profile evaluating one graph's program can share it): ``("gemm", ((M, K, N, batch), ...))``,
+    GPU profile evaluating one graph's program can share it): ``("gemm", ((M, K, N, batch, B bytes), ...))``,
     ``("reduction", (rows, cols))`` or ``("pointwise", numel)``; ``None`` where no plan applies."""
     if not nodes:
         return None
@@ -399,8 +425,10 @@ def plan_of_shape(
     kind, dims = shape
     if kind == "gemm":
         plans = [
-            _cached(cache, ("gemm", m, k, n, b, dtype), lambda: gemm_plan(m, k, n, dtype, profile, batch=b))
-            for m, k, n, b in dims
+            _cached(
+                cache, ("gemm", m, k, n, b, dtype, wb), lambda: gemm_plan(m, k, n, dtype, profile, batch=b, b_bytes=wb)
+            )
+            for m, k, n, b, wb in dims
         ]
         first = plans[0]
         if len(plans) == 1:
