@@ -35,7 +35,7 @@ from dfx.compile.ops import OpInfo
 from dfx.compile.passes import PassResult
 from dfx.compile.program import Kernel, KernelKind, Program
 from dfx.costs.record import Category, CostedGraph, CostedNode
-from dfx.costs.terms import FMA_FLOPS
+from dfx.costs.terms import FMA_FLOPS, gemm_operands, gemm_shape
 from dfx.hardware import HardwareProfile, Kind
 
 __all__ = ["CoreMemory", "clear_tile_choices", "core_memory", "gemm_of", "tile_kernel", "tiling_pass"]
@@ -95,6 +95,9 @@ def core_memory(profile: HardwareProfile) -> CoreMemory:
 def gemm_of(node: CostedNode):  # -> dfx.arch.memory.tiling.Gemm | None
     """The GEMM a matmul node runs: ``batch`` x ``[M, K] @ [K, N]`` from its output and its FLOPs.
 
+    A bmm whose one operand is the same matrix for every batch entry (an ``expand``ed weight, stride 0)
+    is one GEMM with the batch folded into its rows (:func:`dfx.costs.terms.gemm_shape`).
+
     A convolution is an implicit GEMM: ``M = N * prod(out spatial)``, ``N = C_out``, ``K`` from the
     FLOPs (``C_in / G * prod(kernel)``). Returns ``None`` for a node with no contraction.
     """
@@ -113,6 +116,10 @@ def gemm_of(node: CostedNode):  # -> dfx.arch.memory.tiling.Gemm | None
         m, n, batch = out.shape[0] * math.prod(out.shape[2:]), out.shape[1], 1
     elif any(b in call.op for b in ("bmm", "baddbmm", "matmul")) and out.ndim >= 3:
         m, n, batch = out.shape[-2], out.shape[-1], math.prod(out.shape[:-2])
+        operands = gemm_operands(aten) if aten is not None else None
+        dims = gemm_shape(*operands) if operands is not None else None
+        if dims is not None and dims[3] == 1:  # an operand broadcast over the batch (stride 0): one GEMM
+            m, n, batch = dims[0], dims[2], 1
     else:
         m, n, batch = math.prod(out.shape[:-1]), out.shape[-1], 1
     k = max(1, round(flops / (FMA_FLOPS * batch * m * n)))

@@ -20,6 +20,8 @@ __all__ = [
     "FMA_FLOPS",
     "broadcast_shapes",
     "contraction_flops",
+    "gemm_operands",
+    "gemm_shape",
     "input_specs",
     "io_cost",
     "numel",
@@ -65,6 +67,86 @@ def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
                 raise ValueError(f"shapes {list(map(tuple, shapes))} do not broadcast")
             out[i] = size if size != 1 else out[i]
     return tuple(out)
+
+
+# aten op (its packet) -> positions of a contraction's two matrix operands (a: [.., M, K], b: [.., K, N])
+_MATRIX_OPERANDS: dict[str, tuple[int, int]] = {
+    "aten.mm": (0, 1),
+    "aten._int_mm": (0, 1),
+    "aten.bmm": (0, 1),
+    "aten.matmul": (0, 1),
+    "aten.mv": (0, 1),
+    "aten.addmm": (1, 2),
+    "aten._addmm_activation": (1, 2),
+    "aten.baddbmm": (1, 2),
+    "aten.addbmm": (1, 2),
+    "aten.addmv": (1, 2),
+}
+
+
+def gemm_operands(call: AtenCall) -> tuple[TensorSpec, TensorSpec] | None:
+    """The two matrix operands ``(a, b)`` of a mm/bmm/matmul-family call, or ``None`` (another op, or
+    an operand that is not a tensor)."""
+    positions = _MATRIX_OPERANDS.get(call.packet)
+    if positions is None:
+        return None
+    a, b = (call.arg(i) for i in positions)
+    return (a, b) if isinstance(a, TensorSpec) and isinstance(b, TensorSpec) else None
+
+
+def _one_matrix(shape: tuple[int, ...], stride: tuple[int, ...] | None) -> bool:
+    """Whether a ``[.., R, C]`` operand is one matrix for every batch entry: each leading dim has size 1
+    or stride 0 (an ``expand``ed tensor; a missing stride counts as a real one)."""
+    lead_strides = stride[:-2] if stride is not None and len(stride) == len(shape) else (None,) * (len(shape) - 2)
+    return all(size == 1 or st == 0 for size, st in zip(shape[:-2], lead_strides))
+
+
+def gemm_shape(a: TensorSpec, b: TensorSpec) -> tuple[int, int, int, int] | None:
+    """``(M, K, N, batch)`` of ``a @ b`` as the machine runs it: ``batch`` products ``[M, K] @ [K, N]``.
+
+    ``a: [.., M, K]``, ``b: [.., K, N]``; a 1-D ``a`` is ``[1, K]``, a 1-D ``b`` ``[K, 1]``; leading dims
+    broadcast into ``batch``. An operand that is one matrix for the whole batch (every leading dim of size
+    1 or stride 0: the weight ``expand``ed by torch's matmul, ``aten.expand`` + ``aten.bmm``) folds the
+    batch into the other operand: one GEMM ``[B*M, K] @ [K, N]`` (``b`` shared) or ``[M, K] @ [K, B*N]``
+    (``a`` shared: the product transposed, ``(b^T a^T)^T``). ``2*B*M*K*N`` FLOPs either way. ``None`` when
+    the inner dims differ or the batches do not broadcast.
+
+    Sources: torch's own matmul runs ``[B, M, K] @ [K, N]`` as one ``mm`` of ``[B*M, K]`` whenever the
+    fold is a view ("use mm instead of bmm by folding the batch of the larger tensor into its leading
+    matrix dimension": ``matmul``/``should_fold`` in torch/_decomp/decompositions.py, torch 2.13, and
+    aten/src/ATen/native/LinearAlgebra.cpp); XLA's ``dot_general`` keeps an operand's non-contracting
+    dims that are not batch dims as free dims of one dot, so a broadcast weight is one GEMM there too.
+    NB: torch traces ``expand`` + ``bmm`` where the rows of ``a`` are not one view (the attention
+    output after its transpose, stride ``[H*D, D, 1]``); a batched GEMM with a stride-0 ``b`` reads the
+    same weight for every entry, which is what folding models.
+
+    Examples
+    --------
+    >>> x = TensorSpec((8, 1, 4096), "bfloat16", (4096, 128, 1))  # o_proj's input in batched decode
+    >>> w = TensorSpec((8, 4096, 4096), "bfloat16", (0, 1, 4096))  # weight.t().expand(8, -1, -1)
+    >>> gemm_shape(x, w)  # one [8, 4096] @ [4096, 4096]
+    (8, 4096, 4096, 1)
+    >>> gemm_shape(x, TensorSpec((8, 4096, 4096), "bfloat16"))  # 8 distinct weights: a real batch
+    (1, 4096, 4096, 8)
+    >>> gemm_shape(TensorSpec((4, 32), "float32"), TensorSpec((3, 32, 16), "float32"))  # a shared
+    (4, 32, 48, 1)
+    """
+    sa = (1, *a.shape) if len(a.shape) == 1 else tuple(a.shape)  # [K] -> [1, K]
+    sb = (*b.shape, 1) if len(b.shape) == 1 else tuple(b.shape)  # [K] -> [K, 1]
+    if sa[-1] != sb[-2]:
+        return None
+    m, k, n = sa[-2], sa[-1], sb[-1]
+    try:
+        batch = numel(broadcast_shapes(sa[:-2], sb[:-2]))  # B = broadcast(a[:-2], b[:-2])
+    except ValueError:
+        return None
+    if batch == 1:
+        return m, k, n, 1
+    if _one_matrix(sb, b.stride if len(b.shape) > 1 else None):
+        return batch * m, k, n, 1  # [B*M, K] @ [K, N]
+    if _one_matrix(sa, a.stride if len(a.shape) > 1 else None):
+        return m, k, batch * n, 1  # [M, K] @ [K, B*N]
+    return m, k, n, batch
 
 
 def read_bytes(spec: TensorSpec) -> int:

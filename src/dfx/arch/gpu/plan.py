@@ -36,6 +36,7 @@ from dfx.arch.gpu.kernel import (
     split_seconds,
 )
 from dfx.costs.record import Category, CostedNode
+from dfx.costs.terms import gemm_operands, gemm_shape
 from dfx.hardware import HardwareProfile
 
 __all__ = [
@@ -304,6 +305,18 @@ def reduction_plan(
 
 
 _BATCHED_OPS = ("bmm", "baddbmm")  # their leading output dimension is a grid dimension, not rows
+_BATCHED_PACKETS = frozenset(f"aten.{op}" for op in _BATCHED_OPS)
+
+
+def _folded_dims(cn: CostedNode) -> tuple[int, int, int] | None:
+    """``(M, N, 1)`` of a node's bmm when one operand is the same matrix for its whole batch (the weight
+    ``expand``ed by torch's matmul: stride 0), else ``None`` (:func:`dfx.costs.terms.gemm_shape`)."""
+    for call in cn.node.aten_calls:
+        if call.packet in _BATCHED_PACKETS:
+            operands = gemm_operands(call)
+            dims = gemm_shape(*operands) if operands is not None else None
+            return (dims[0], dims[2], 1) if dims is not None and dims[3] == 1 else None
+    return None
 
 
 def _gemm_dims(cn: CostedNode) -> tuple[int, int, int, int, float | None] | None:
@@ -312,7 +325,8 @@ def _gemm_dims(cn: CostedNode) -> tuple[int, int, int, int, float | None] | None
     ``K = matmul FLOPs / (2 * output elements)`` (the cost rules' ``2*M*K*N``), so no second copy
     of the shape rules is needed. Rows: every leading output dimension flattened into M (Inductor
     views a linear's input as 2-D), except ``bmm``/``baddbmm`` whose leading dimensions are the
-    batch; a convolution's ``N`` is its output channels (dimension 1), ``M`` the rest (im2col).
+    batch (unless one operand is broadcast over it, stride 0: then one GEMM with the batch in M); a
+    convolution's ``N`` is its output channels (dimension 1), ``M`` the rest (im2col).
     B bytes: B's bytes per element as stored where :func:`dfx.costs.precision.apply_precision` priced
     the node's weight or KV-cache operand at another width (:func:`_stored_b_bytes`), else ``None``.
     """
@@ -327,6 +341,9 @@ def _gemm_dims(cn: CostedNode) -> tuple[int, int, int, int, float | None] | None
         m = numel // n
     elif any(f"aten.{op}." in ops for op in _BATCHED_OPS) and len(shape) >= 3:
         m, n, batch = shape[-2], shape[-1], math.prod(shape[:-2])
+        folded = _folded_dims(cn)
+        if folded is not None:  # an operand broadcast over the batch (stride 0): one GEMM, M = batch x rows
+            m, n, batch = folded
     else:
         m, n, batch = numel // shape[-1], shape[-1], 1
     k = max(1, round(matmul / (2 * numel)))

@@ -15,7 +15,8 @@ The compiler fixes every instruction's cycle, so a node's time is a whole number
 A contraction ``[B.., M, K] x [K, N]`` (weights shared by every row) installs
 ``ceil(K / rows) * ceil(N / cols)`` weight tiles, one per MXM plane at a time, and streams all
 ``B*M`` rows through each: one 320-element vector per cycle. Batched weights (``bmm``) multiply the
-tile count by the batch. NB: contractions dfx cannot read a shape from (convolution, attention,
+tile count by the batch; a weight ``expand``ed over a bmm's batch (stride 0) is one weight matrix
+(:func:`dfx.costs.terms.gemm_shape`). NB: contractions dfx cannot read a shape from (convolution, attention,
 einsum) are taken as perfectly packed, ``ceil(MACs / MACs per cycle)``; weight install is charged
 through MEM (the weights are read from SRAM), and is assumed to overlap the previous tile.
 
@@ -32,7 +33,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from dfx.costs.record import Category, CostedNode
-from dfx.costs.terms import FMA_FLOPS, broadcast_shapes, numel
+from dfx.costs.terms import FMA_FLOPS, broadcast_shapes, gemm_shape, numel
 from dfx.errors import DfxError
 from dfx.hardware import HardwareProfile
 from dfx.ir import AtenCall, TensorSpec
@@ -222,7 +223,12 @@ def _mxm_cycles(costed: CostedNode, org: TspOrganisation, matmul_flops: int) -> 
         if pair is None:
             continue
         a, b = pair
-        cycles += contraction_cycles(a.shape, b.shape, org)
+        dims = gemm_shape(a, b)
+        if dims is not None and dims[3] == 1:  # one weight matrix (a bmm's stride-0 weight too): [M, K] x [K, N]
+            m, k, n, _ = dims
+            cycles += contraction_cycles((m, k), (k, n), org)
+        else:
+            cycles += contraction_cycles(a.shape, b.shape, org)
         batch = numel(broadcast_shapes(a.shape[:-2], b.shape[:-2]))
         covered += FMA_FLOPS * batch * a.shape[-2] * a.shape[-1] * b.shape[-1]  # 2 * B * M * K * N
     rest = max(0, matmul_flops - covered)

@@ -1,6 +1,7 @@
 """The GEMMs a graph node dispatches to, read from its aten calls' tensor specs (torch-free).
 
-Each is ``(m, k, n, batch)``: ``batch`` independent ``[m, k] @ [k, n]`` products. Dimension letters
+Each is ``(m, k, n, batch)``: ``batch`` independent ``[m, k] @ [k, n]`` products (a weight broadcast
+over a bmm's batch is one product with the batch in its rows: :func:`dfx.costs.terms.gemm_shape`). Dimension letters
 as in :mod:`dfx.costs.terms`; shapes are read as the cost rules read them
 (:mod:`dfx.costs.rules_matmul`, :mod:`dfx.costs.rules_conv`, :mod:`dfx.costs.rules_attention`).
 Ops not listed here (transposed convolutions, einsum, fused MHA) yield no GEMM and keep the roofline.
@@ -11,6 +12,7 @@ from __future__ import annotations
 import math
 from typing import Callable, NamedTuple
 
+from dfx.costs.terms import gemm_shape
 from dfx.ir import AtenCall, TensorSpec
 
 __all__ = ["Gemm", "call_gemms", "node_gemms"]
@@ -28,16 +30,19 @@ def _shape(call: AtenCall, index: int) -> tuple[int, ...] | None:
     return tuple(spec.shape) if isinstance(spec, TensorSpec) else None
 
 
-def _matmul(a: tuple[int, ...] | None, b: tuple[int, ...] | None) -> list[Gemm]:
-    # [.., M, K] x [.., K, N]; 1-D operands become [1, K] / [K, 1]; leading dims broadcast into the batch
-    if not a or not b:
+def _spec(call: AtenCall, index: int) -> TensorSpec | None:
+    spec = call.arg(index)
+    return spec if isinstance(spec, TensorSpec) else None
+
+
+def _matmul(a: TensorSpec | None, b: TensorSpec | None) -> list[Gemm]:
+    # [.., M, K] x [.., K, N]; 1-D operands become [1, K] / [K, 1]; leading dims broadcast into the batch,
+    # except where one operand is the same matrix for every batch entry (stride 0: an expanded weight),
+    # which folds the batch into the other's rows (dfx.costs.terms.gemm_shape)
+    if a is None or b is None or not a.shape or not b.shape:
         return []
-    a = (1, *a) if len(a) == 1 else a
-    b = (*b, 1) if len(b) == 1 else b
-    lead = max(len(a), len(b)) - 2
-    pa, pb = (1,) * (lead - len(a) + 2) + a[:-2], (1,) * (lead - len(b) + 2) + b[:-2]
-    batch = math.prod(max(x, y) for x, y in zip(pa, pb))
-    return [Gemm(a[-2], a[-1], b[-1], batch)] if a[-1] == b[-2] and batch > 0 else []
+    dims = gemm_shape(a, b)
+    return [Gemm(*dims)] if dims is not None and dims[3] > 0 else []
 
 
 def _linear(call: AtenCall) -> list[Gemm]:
@@ -75,16 +80,16 @@ def _sdpa(call: AtenCall) -> list[Gemm]:
 
 
 _RULES: dict[str, Callable[[AtenCall], list[Gemm]]] = {
-    "aten.mm": lambda c: _matmul(_shape(c, 0), _shape(c, 1)),
-    "aten._int_mm": lambda c: _matmul(_shape(c, 0), _shape(c, 1)),
-    "aten.bmm": lambda c: _matmul(_shape(c, 0), _shape(c, 1)),
-    "aten.matmul": lambda c: _matmul(_shape(c, 0), _shape(c, 1)),
-    "aten.mv": lambda c: _matmul(_shape(c, 0), _shape(c, 1)),
-    "aten.addmm": lambda c: _matmul(_shape(c, 1), _shape(c, 2)),
-    "aten._addmm_activation": lambda c: _matmul(_shape(c, 1), _shape(c, 2)),
-    "aten.baddbmm": lambda c: _matmul(_shape(c, 1), _shape(c, 2)),
-    "aten.addbmm": lambda c: _matmul(_shape(c, 1), _shape(c, 2)),
-    "aten.addmv": lambda c: _matmul(_shape(c, 1), _shape(c, 2)),
+    "aten.mm": lambda c: _matmul(_spec(c, 0), _spec(c, 1)),
+    "aten._int_mm": lambda c: _matmul(_spec(c, 0), _spec(c, 1)),
+    "aten.bmm": lambda c: _matmul(_spec(c, 0), _spec(c, 1)),
+    "aten.matmul": lambda c: _matmul(_spec(c, 0), _spec(c, 1)),
+    "aten.mv": lambda c: _matmul(_spec(c, 0), _spec(c, 1)),
+    "aten.addmm": lambda c: _matmul(_spec(c, 1), _spec(c, 2)),
+    "aten._addmm_activation": lambda c: _matmul(_spec(c, 1), _spec(c, 2)),
+    "aten.baddbmm": lambda c: _matmul(_spec(c, 1), _spec(c, 2)),
+    "aten.addbmm": lambda c: _matmul(_spec(c, 1), _spec(c, 2)),
+    "aten.addmv": lambda c: _matmul(_spec(c, 1), _spec(c, 2)),
     "aten.linear": _linear,
     **{
         op: _conv
