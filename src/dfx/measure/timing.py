@@ -174,18 +174,7 @@ def time_whole_graph(
     sync: Callable[[], None] | None = None,
 ) -> float:
     """Median seconds of ``fn()`` (the whole graph in one call, no per-node instrumentation)."""
-    sync = sync or (lambda: None)
-    times = []
-    with torch.no_grad():
-        for i in range(warmup + repeat):
-            sync()
-            start = clock()
-            fn()
-            sync()
-            elapsed = clock() - start
-            if i >= warmup:
-                times.append(elapsed)
-    return statistics.median(times)
+    return time_interleaved(list, fn, repeat=repeat, warmup=warmup, clock=clock, sync=sync)[1]  # no stamped run
 
 
 def time_interleaved(
