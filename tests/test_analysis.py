@@ -198,3 +198,15 @@ def test_execution_model_is_selectable_and_a_gpu_shows_both():
     assert "eager: serial / makespan" in html
     with pytest.raises(DfxError, match="unknown execution model 'jit'"):
         dfx.analyze("mlp", hardware=[], execution_model="jit")
+
+
+def test_an_analysis_survives_pickle():
+    # its results keep their mappings read-only (MappingProxyType), which pickle could not take:
+    # "cannot pickle 'mappingproxy' object" for multiprocessing, joblib or a pickle file
+    import pickle
+    from types import MappingProxyType
+
+    a = dfx.analyze("mlp", hardware=["h100", "groq"])
+    b = pickle.loads(pickle.dumps(a))
+    assert b.to_dict() == a.to_dict()
+    assert isinstance(b.hardware[0].extras, MappingProxyType)  # still read-only after the trip

@@ -10,9 +10,27 @@ Importing ``dfx`` does not import torch; :func:`capture` and :func:`analyze` on 
 
 from __future__ import annotations
 
+import copyreg
+from types import MappingProxyType
 from typing import Any
 
 __version__ = "0.1.0"
+
+
+def _mapping_proxy(items: dict) -> MappingProxyType:
+    """A read-only view of ``items``: what an unpickled ``MappingProxyType`` is rebuilt with."""
+    return MappingProxyType(items)
+
+
+def _reduce_mapping_proxy(proxy: MappingProxyType) -> tuple[Any, tuple[dict]]:
+    """Pickle a read-only mapping as one over a copy of its items: dfx's frozen results keep their
+    mappings in ``MappingProxyType`` (extras, ridges, fallbacks), which pickle cannot take by itself
+    (``TypeError: cannot pickle 'mappingproxy' object``), so a result could not go through
+    multiprocessing, joblib or a pickle file."""
+    return _mapping_proxy, (dict(proxy),)
+
+
+copyreg.pickle(MappingProxyType, _reduce_mapping_proxy)
 
 __all__ = [
     "Analysis",
