@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from enum import Enum
 from functools import cached_property, partial
-from typing import Annotated, Any, Callable, Iterator, Optional
+from typing import Annotated, Any, Callable, Iterator, Mapping, Optional
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
@@ -46,7 +46,32 @@ def _quantity(dimension: str, **constraints: Any) -> Any:
 # and drive latencies past 1e300 s (a tester's 1e-300 FLOP/s profile printed "nan% busy")
 MIN_FLOP_PER_S = 1e6
 MIN_BYTES_PER_S = 1e6
-HIERARCHY_SLACK = 1.25  # a nearer memory level may read up to this much slower than a farther one
+# A level nearer the compute units is never slower than one farther away (a cache serves what it
+# holds at least as fast as DRAM). Noise makes two measured levels cross by a little (dfx calibrate), so
+# a nearer level contradicts the hierarchy only below 1 / HIERARCHY_SLACK of a farther one's figure.
+HIERARCHY_SLACK = 1.25
+
+
+def hierarchy_contradictions(bandwidth: Mapping[str, float]) -> list[tuple[str, str]]:
+    """Pairs (nearer, farther) of levels, nearest first, where the nearer one is slower beyond the slack;
+    ``bandwidth`` maps each level's name to its bytes per second, nearest first. Used by a profile's
+    check and by calibrate's (:func:`dfx.measure.calibration.measure_bandwidths`).
+
+    Examples
+    --------
+    >>> hierarchy_contradictions({"L2": 1e9, "L3": 170e9, "DRAM": 200e9})
+    [('L2', 'L3'), ('L2', 'DRAM')]
+    >>> hierarchy_contradictions({"L2": 400e9, "L3": 180e9, "DRAM": 200e9})  # within the slack
+    []
+    """
+    levels = list(bandwidth)
+    return [
+        (near, far)
+        for i, near in enumerate(levels)
+        for far in levels[i + 1 :]
+        if bandwidth[near] * HIERARCHY_SLACK < bandwidth[far]
+    ]
+
 
 Bytes = _quantity("bytes", gt=0)
 BytesPerS = _quantity("bytes_per_s", ge=MIN_BYTES_PER_S)
@@ -525,17 +550,15 @@ class HardwareProfile(_Strict):
                 raise ValueError(f"memory level name {name!r} is used twice; level names must be unique")
         if not any(level.bandwidth_bytes_per_s is not None for level in self.memory):
             raise ValueError("memory: no level has a bandwidth; at least one level needs bandwidth_bytes_per_s")
-        timed = [level for level in self.memory if level.bandwidth_bytes_per_s is not None]
-        for i, near in enumerate(timed):
-            for far in timed[i + 1 :]:
-                # levels are listed closest to the compute first; a nearer one is never slower (the slack
-                # is calibrate's, dfx.measure.calibration._HIERARCHY_SLACK: two measured levels may cross a little)
-                if near.bandwidth_bytes_per_s * HIERARCHY_SLACK < far.bandwidth_bytes_per_s:
-                    raise ValueError(
-                        f"memory: {near.name} ({near.bandwidth_bytes_per_s / 1e9:.3g} GB/s) is listed before, so nearer "
-                        f"the compute than, {far.name} ({far.bandwidth_bytes_per_s / 1e9:.3g} GB/s) but is slower; list "
-                        "the levels closest to the compute first, or fix the bandwidth"
-                    )
+        timed = {m.name: m.bandwidth_bytes_per_s for m in self.memory if m.bandwidth_bytes_per_s is not None}
+        pairs = hierarchy_contradictions(timed)  # the levels are listed closest to the compute first
+        if pairs:
+            near, far = pairs[0]
+            raise ValueError(
+                f"memory: {near} ({timed[near] / 1e9:.3g} GB/s) is listed before, so nearer the compute than, "
+                f"{far} ({timed[far] / 1e9:.3g} GB/s) but is slower; list the levels closest to the compute "
+                "first, or fix the bandwidth"
+            )
         every = self._citable_paths()
         for key in self.sources:
             if key not in every:

@@ -50,7 +50,7 @@ from typing import Any, Callable, Mapping, Sequence
 import torch
 
 from dfx.errors import DfxError
-from dfx.hardware.schema import HIERARCHY_SLACK
+from dfx.hardware.schema import hierarchy_contradictions
 from dfx.measure.busy import SHARE_MIN, Verdict, left_share, probe_load, read_cpu_clocks, verdict
 from dfx.measure.machine import AfterGemmPoint, ColdGemmPoint, ColdWritePoint, GemmRate, gemm_curve
 from dfx.measure.microbench import (
@@ -435,30 +435,7 @@ def check_calibrate_args(device: str, budget_s: float) -> None:
         raise DfxError(f"--budget-s must be a number of seconds above 0 and at most {MAX_BUDGET_S:.0f}, got {budget_s}")
 
 
-# A level nearer the compute units is never slower than one farther away (a cache serves what it
-# holds at least as fast as DRAM). Noise makes two close levels cross by a little, so a nearer level
-# contradicts the hierarchy only below 1 / _HIERARCHY_SLACK of a farther one's figure.
-_HIERARCHY_SLACK = HIERARCHY_SLACK  # dfx.hardware.schema: a profile with a wider crossing is refused
 _REMEASURES = 2  # tries after the first, for the levels that contradict the hierarchy
-
-
-def hierarchy_contradictions(bandwidth: Mapping[str, float]) -> list[tuple[str, str]]:
-    """Pairs (nearer, farther) of levels, nearest first, where the nearer one measured slower.
-
-    Examples
-    --------
-    >>> hierarchy_contradictions({"L2": 1e9, "L3": 170e9, "DRAM": 200e9})
-    [('L2', 'L3'), ('L2', 'DRAM')]
-    >>> hierarchy_contradictions({"L2": 400e9, "L3": 180e9, "DRAM": 200e9})  # within the slack
-    []
-    """
-    levels = list(bandwidth)
-    return [
-        (near, far)
-        for i, near in enumerate(levels)
-        for far in levels[i + 1 :]
-        if bandwidth[near] * _HIERARCHY_SLACK < bandwidth[far]
-    ]
 
 
 def measure_bandwidths(
