@@ -12,6 +12,7 @@ import typer
 from rich.console import Console
 
 from dfx.errors import DfxError
+from dfx.limits import check_tokens
 from dfx.options import parse_input_shapes
 from dfx.report.out import stdout as _out
 
@@ -121,6 +122,7 @@ def analyze(
 
     _check_positive("--batch", batch)
     _check_positive("--seq", seq)
+    check_tokens(batch, seq)  # before any capture: torch's own overflow text was the message
     _check_positive("--top", top)
     _check_positive("--chips", chips)
     if level not in ("op", "module"):
@@ -196,6 +198,7 @@ def graph(
 
     _check_positive("--batch", batch)
     _check_positive("--seq", seq)
+    check_tokens(batch, seq)  # before any capture: torch's own overflow text was the message
     g, _ = capture_spec(
         model,
         batch=batch,

@@ -70,7 +70,19 @@ CASES = [
     case("report '' --out x", "is empty"),
     # named errors for sizes that overflow or are not sizes
     case("analyze gpt2-block --batch 10000000000", "batch 10,000,000,000 is above dfx's limit"),
-    case("analyze gpt2-block --batch 1000000000 --seq 1000000000", "more than int64 can count"),
+    case("analyze gpt2-block --batch 1000000000 --seq 1000000000", "--seq 1,000,000,000 is above dfx's limit"),
+    # torch's "Storage size calculation overflowed" was the whole message; refused before any capture
+    case("analyze --seq 2147483647", "--seq 2,147,483,647 is above dfx's limit of 16,777,216 tokens (2**24"),
+    case("graph --seq 16777217", "--seq 16,777,217 is above dfx's limit of 16,777,216 tokens"),
+    # 2**16 x 2**11 = 2**27 = 134,217,728 tokens
+    case("analyze --batch 65536 --seq 2048", "--batch 65,536 x --seq 2,048 = 134,217,728 tokens is above"),
+    # the model's default seq: 100,000 x 4,096 = 409,600,000 tokens
+    case("analyze llama-layer --batch 100000", "batch 100,000 x seq 4,096 = 409,600,000 tokens is above"),
+    # 4,096 x 32,768 = 2**12 x 2**15 = 134,217,728
+    case(
+        "analyze hf:llama-2-7b --phase prefill --batch 4096 --prompt-len 32768",
+        "--batch 4,096 x --prompt-len 32,768 = 134,217,728 tokens is above dfx's limit of 67,108,864",
+    ),
     case("analyze models.py:Double --input-shape 4294967296,4294967296,4", "more than int64 can count"),
     case("graph models.py:Double --input-shape 4294967296,4294967296,4", "more than int64 can count"),
     case("analyze hf:neg.json", "hidden_size in config neg.json must be a positive integer, got -64"),
@@ -216,6 +228,11 @@ CASES = [
     case(
         "analyze hf:llama-2-7b --phase generate --prompt-len 2000000000 --output-len 2000000000",
         "--prompt-len + --output-len = 4,000,000,000 tokens is above",
+    ),
+    # 16,777,000 + 1,000 = 16,778,000 > 2**24 = 16,777,216
+    case(
+        "analyze hf:llama-2-7b --phase generate --prompt-len 16777000 --output-len 1000",
+        "--prompt-len + --output-len = 16,778,000 tokens is above dfx's limit of 16,777,216",
     ),
     # values that were accepted silently: a negative capacity, NaN FLOPs, warps Triton cannot launch
     case("dag tiny_dag.csv --capacity -5M", "--capacity must be a size above 0 such as 32MB, got '-5M'"),

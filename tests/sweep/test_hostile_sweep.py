@@ -60,13 +60,15 @@ def test_a_file_that_is_not_a_sweep_file_is_refused_unread(tmp_path):
         load_spec(tmp_path / "none.yaml")
 
 
-@pytest.mark.parametrize("axis", ["batch", "seq"])
-def test_sizes_above_int32_are_refused_up_front(axis):
-    # 2**31 - 1 = 2,147,483,647 is dfx's largest size (docs/limits.md); before, each such point was a
-    # row with an error and the sweep exited 0
-    assert getattr(load_spec(None, {**BASE, axis: [2**31 - 1]}), axis) == (2**31 - 1,)
-    with pytest.raises(DfxError, match=f"sweep {axis} 2,147,483,648 is above dfx's limit of 2,147,483,647"):
-        load_spec(None, {**BASE, axis: [1, 2**31]})
+def test_sizes_above_the_token_limits_are_refused_up_front():
+    # 2**24 = 16,777,216 tokens is dfx's longest seq and 2**26 = 67,108,864 its tokens per pass
+    # (docs/limits.md); before, each such point was a row with an error and the sweep exited 0
+    assert load_spec(None, {**BASE, "batch": [1, 4], "seq": [2**24]}).seq == (2**24,)
+    with pytest.raises(DfxError, match="sweep seq 16,777,217 is above dfx's limit of 16,777,216 tokens"):
+        load_spec(None, {**BASE, "batch": [1], "seq": [1, 2**24 + 1]})
+    # the largest point: 5 x 2**24 = 83,886,080 tokens
+    with pytest.raises(DfxError, match="sweep batch 5 x sweep seq 16,777,216 = 83,886,080 tokens is above"):
+        load_spec(None, {**BASE, "batch": [1, 5], "seq": [8, 2**24]})
 
 
 def test_an_unknown_capture_method_is_refused_up_front():

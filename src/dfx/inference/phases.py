@@ -26,7 +26,7 @@ from enum import Enum
 from typing import Any, Callable, Sequence
 
 from dfx.errors import DfxError
-from dfx.limits import MAX_DIM, check_size
+from dfx.limits import MAX_SEQ, check_size, check_tokens
 
 __all__ = ["Phase", "PhaseRequest", "InferenceResult", "ProfileMetrics", "run_phase", "sum_over_steps"]
 
@@ -226,7 +226,9 @@ def _metrics(
 
 
 def check_request(request: PhaseRequest) -> None:
-    """A one-line :class:`DfxError` for a length or batch that is not a positive integer up to 2**31 - 1."""
+    """A one-line :class:`DfxError` for a length or batch that is not a positive integer up to 2**31 - 1,
+    a context (prompt + output, or the KV cache) above :data:`dfx.limits.MAX_SEQ` tokens, or more than
+    :data:`dfx.limits.MAX_TOKENS` tokens in one pass (batch x prompt, or batch x the cache a decode step reads)."""
     for name, value in (
         ("--batch", request.batch),
         ("--prompt-len", request.prompt_len),
@@ -236,11 +238,18 @@ def check_request(request: PhaseRequest) -> None:
         if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
             raise DfxError(f"{name} must be a positive integer, got {value!r}")
         check_size(name, value, fix=f"give a smaller {name}")
-    if request.prompt_len + request.output_len > MAX_DIM:  # the last decode step's KV length
+    if request.prompt_len + request.output_len > MAX_SEQ:  # the last decode step's KV length
         raise DfxError(
             f"--prompt-len + --output-len = {request.prompt_len + request.output_len:,} tokens is above "
-            f"dfx's limit of {MAX_DIM:,} (2**31 - 1); give shorter lengths"
+            f"dfx's limit of {MAX_SEQ:,} (2**24, longer than any published context window); give shorter lengths"
         )
+    if request.phase is Phase.DECODE:  # the cache one step reads
+        check_tokens(request.batch, request.kv_len, seq_name="--kv-len")
+    elif request.phase is Phase.PREFILL:  # the prompts one pass reads
+        check_tokens(request.batch, request.prompt_len, seq_name="--prompt-len")
+    else:  # the cache the last decode step reads
+        tokens = request.prompt_len + request.output_len
+        check_tokens(request.batch, tokens, seq_name="(--prompt-len + --output-len)")
 
 
 def run_phase(

@@ -22,7 +22,7 @@ from dfx.errors import ModelSpecError
 from dfx.models import gpt2, llama
 from dfx.models.hf import _DFX_BUILDERS, _check_seq, load_config
 from dfx.models.registry import PRESETS
-from dfx.models.spec import ModelSpec, check_positive, parse_dtype
+from dfx.models.spec import ModelSpec, check_positive, check_tokens, parse_dtype
 
 __all__ = ["DECODER_BUILTINS", "KVGeometry", "StepSpec", "build_step", "kv_geometry"]
 
@@ -127,6 +127,7 @@ def build_step(
     check_positive(batch=batch, tokens=tokens, layers=layers)
     if isinstance(kv_len, bool) or not isinstance(kv_len, int) or kv_len < 0:
         raise ModelSpecError(f"kv_len must be a non-negative integer, got {kv_len!r}")
+    check_tokens(batch, tokens + kv_len, seq_name="tokens + kv_len")
     torch_dtype = parse_dtype(dtype)
     if spec.startswith(_HF_PREFIX):
         model, full_layers, prefix, shape = _hf_model(spec[len(_HF_PREFIX) :], tokens + kv_len, layers, device)

@@ -21,7 +21,7 @@ from dfx.safe_load import load_json
 from dfx.models.bert import Bert, BertConfig
 from dfx.models.gpt2 import GPT2, GPT2Config
 from dfx.models.llama import Llama, LlamaConfig
-from dfx.models.spec import ModelSpec, check_input_numel, check_positive, close_matches, parse_dtype
+from dfx.models.spec import ModelSpec, check_input_numel, check_positive, check_tokens, close_matches, parse_dtype
 
 __all__ = ["CONFIG_DIR", "IMPLEMENTATIONS", "build_hf", "describe_config", "load_config", "shipped_configs"]
 
@@ -135,6 +135,7 @@ def build_hf(
     torch_dtype = parse_dtype(dtype)
     config, label = load_config(name_or_path)
     seq = _check_seq(config, seq)
+    check_tokens(batch, seq)
     check_input_numel("input_ids", (batch, seq))
     have_transformers = _have_transformers()
     if implementation == "transformers" and not have_transformers:

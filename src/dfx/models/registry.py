@@ -15,7 +15,7 @@ import torch.nn as nn
 
 from dfx.errors import ModelSpecError
 from dfx.models import bert, gpt2, llama, mlp, resnet
-from dfx.models.spec import ModelSpec, check_input_numel, check_positive, close_matches, parse_dtype
+from dfx.models.spec import ModelSpec, check_input_numel, check_positive, check_tokens, close_matches, parse_dtype
 
 __all__ = ["PRESETS", "Preset", "available", "build", "describe"]
 
@@ -179,6 +179,7 @@ def build(
     check_positive(batch=batch, seq=seq)
     torch_dtype = parse_dtype(dtype)
     seq = preset.default_seq if seq is None else seq
+    check_tokens(batch, seq)
     shape = preset.input_shape(batch, seq)
     check_input_numel(f"{name}'s input", shape)
     with torch.device(device):

@@ -104,6 +104,17 @@ def check_input_numel(name: str, shape: tuple[int, ...]) -> None:
         raise ModelSpecError(str(exc)) from None
 
 
+def check_tokens(batch: int, seq: int, *, seq_name: str = "seq") -> None:
+    """Raise :class:`ModelSpecError` for a seq above 2**24 or batch x seq above 2**26 (:func:`dfx.limits.check_tokens`)."""
+    from dfx.errors import DfxError
+    from dfx.limits import check_tokens as check
+
+    try:
+        check(batch, seq, batch_name="batch", seq_name=seq_name)
+    except DfxError as exc:
+        raise ModelSpecError(str(exc)) from None
+
+
 def close_matches(word: str, choices: list[str]) -> str:
     """``"; did you mean a, b?"`` for the choices close to ``word``, or ``""``."""
     near = difflib.get_close_matches(word, choices, n=3, cutoff=0.6)

@@ -169,7 +169,8 @@ class SweepSpec:
         Raises
         ------
         DfxError
-            An empty axis, a value of the wrong kind, a batch or seq above 2**31 - 1, an unknown
+            An empty axis, a value of the wrong kind, a seq above 2**24 or a largest batch x seq
+            above 2**26 tokens (:func:`dfx.limits.check_tokens`), an unknown
             dtype/phase/execution model or capture method, an unknown hardware profile, or more than
             ``max_points`` points (one line, with the count).
         """
@@ -179,16 +180,15 @@ class SweepSpec:
                 raise DfxError(f"sweep axis {axis!r} is empty; give it at least one value")
             if len(set(values)) != len(values):
                 raise DfxError(f"sweep axis {axis!r} repeats a value: {list(values)}; list each value once")
-        from dfx.limits import MAX_DIM
+        from dfx.limits import check_tokens
 
         for axis in ("batch", "seq"):
             for v in getattr(self, axis):
                 if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
                     raise DfxError(f"sweep {axis} values must be positive integers, got {v!r}")
-                if v > MAX_DIM:  # each such point would only be refused by dfx.analyze, one by one
-                    raise DfxError(
-                        f"sweep {axis} {v:,} is above dfx's limit of {MAX_DIM:,} (2**31 - 1); give a smaller {axis}"
-                    )
+        # each such point would only be refused by dfx.analyze, one by one; the largest point is
+        # the largest batch with the largest seq
+        check_tokens(max(self.batch), max(self.seq), batch_name="sweep batch", seq_name="sweep seq")
         if self.method not in CAPTURE_METHODS:  # every point would be refused by capture, one by one
             raise DfxError(f"unknown sweep method {self.method!r}; expected one of {', '.join(CAPTURE_METHODS)}")
         for axis, allowed in (("phase", PHASES), ("execution_model", EXECUTION_MODELS)):
