@@ -186,6 +186,37 @@ def test_data_dependent_branch_names_the_line():
         assert "test_capture.py:" in part, part
 
 
+class _RFFT(nn.Module):
+    def forward(self, x):
+        return torch.fft.rfft(x)
+
+
+def test_a_bf16_fft_names_the_op_and_the_dtype_to_give():
+    # torch's FFTs take float32 and float64 (torch/_refs/fft.py, _promote_type_fft): a bf16 model
+    # with one cannot be captured, and torch's own "Unsupported dtype BFloat16" said nothing of --dtype
+    with pytest.raises(CaptureError) as info:
+        capture(_RFFT(), (torch.randn(8, 16, dtype=torch.bfloat16),))
+    message = str(info.value)
+    assert message.startswith(
+        "could not capture the model: torch has no bf16 kernel for fft_rfft (torch's FFTs take fp32 and fp64); "
+        "give --dtype fp32 (export: "
+    )
+    assert "\n" not in message
+    # the fix it names works: (8, 16) fp32 -> (8, 16 // 2 + 1) = (8, 9) complex64
+    out = [n for n in capture(_RFFT(), (torch.randn(8, 16),)).nodes if n.op == "call_function"][-1]
+    assert (out.outputs[0].shape, out.outputs[0].dtype) == ((8, 9), "complex64")
+
+
+def test_a_failure_that_is_not_a_dtype_gets_no_dtype_hint():
+    class Branchy(nn.Module):
+        def forward(self, x):
+            return x + 1 if x.sum() > 0 else x - 1
+
+    with pytest.raises(CaptureError) as info:
+        capture(Branchy(), (torch.randn(3),))
+    assert str(info.value).startswith("could not capture the model (export: ")
+
+
 def test_not_a_module_and_mismatched_args():
     with pytest.raises(CaptureError, match="expected a torch.nn.Module, got function"):
         capture(lambda x: x, (torch.randn(2),))

@@ -370,3 +370,28 @@ def test_a_tensor_saved_for_backward_is_not_aliased_through_an_op_of_unknown_cos
         costed = annotate(graph)
     assert _base(costed, "v", 0) == ("a", 0)
     assert _base(costed, "u", 0) == ("u", 0)  # before: ("a", 0), as if u were a view of a
+
+
+class _LinearThenFFT(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(16, 16)
+
+    def forward(self, x):
+        return torch.fft.rfft(self.lin(x)).abs()
+
+
+def test_a_bf16_fft_in_a_training_step_names_the_dtype_to_give():
+    # torch's FFTs take float32 and float64 (torch/_refs/fft.py); the advice about gradients and
+    # data-dependent sizes that AOTAutograd's other failures get would send the user the wrong way
+    from dfx.capture.joint import capture_joint
+
+    model = _LinearThenFFT().to(torch.bfloat16)
+    with pytest.raises(CaptureError) as info:
+        capture_joint(model, (torch.randn(8, 16, dtype=torch.bfloat16),))
+    message = str(info.value)
+    assert message.startswith(
+        "could not capture the training step: torch has no bf16 kernel for an op of this model "
+        "(torch's FFTs take fp32 and fp64); give --dtype fp32 (aot_joint: "
+    )
+    assert "requires_grad_" not in message

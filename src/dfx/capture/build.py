@@ -27,6 +27,11 @@ __all__ = ["capture", "CAPTURE_METHODS"]
 
 CAPTURE_METHODS = ("auto", "export", "fx", "dynamo")
 _AUTO_ORDER = ("export", "fx", "dynamo")
+# torch refusing a float dtype inside one op: its FFTs take float32 and float64 only (float16 too on
+# CUDA and meta; torch/_refs/fft.py, _promote_type_fft), so a bf16 model with an FFT cannot be
+# captured at all. The fix is a dtype the op takes, named before torch's text.
+_UNSUPPORTED_DTYPE = re.compile(r"Unsupported dtype (?:torch\.)?(BFloat16|bfloat16|Half|float16)\b")
+_FAILED_NODE = re.compile(r"failed at node (\w+)")
 
 
 def capture(
@@ -77,15 +82,37 @@ def capture(
     _check_signature(model, args, kwargs)
     order = _AUTO_ORDER if method == "auto" else (method,)
     failures: list[str] = []
+    texts: list[str] = []
     with user_code(f"{type(model).__name__}.forward", CaptureError):  # sys.exit() there is an error
         for m in order:
             try:
                 graph = _capture_with(model, args, kwargs, m, name or type(model).__name__)
             except Exception as exc:  # each tracer fails in its own way; keep the reason
                 failures.append(f"{m}: {_first_line(exc)}")
+                texts.append(str(exc))
                 continue
             return _check_returns_tensors(graph, model)
-    raise CaptureError("could not capture the model (" + "; ".join(failures) + ")")
+    raise CaptureError("could not capture the model" + _dtype_hint(texts) + " (" + "; ".join(failures) + ")")
+
+
+def _dtype_hint(texts: list[str]) -> str:
+    """``": torch has no bf16 kernel for fft_rfft ...; give --dtype fp32"`` when a tracer failed on a
+    dtype an op refuses (:data:`_UNSUPPORTED_DTYPE`), else ``""``.
+
+    Examples
+    --------
+    >>> print(_dtype_hint(["shape propagation failed at node fft_rfft (...): RuntimeError: Unsupported dtype BFloat16"]))
+    : torch has no bf16 kernel for fft_rfft (torch's FFTs take fp32 and fp64); give --dtype fp32
+    >>> _dtype_hint(["something else"])
+    ''
+    """
+    found = next((m for m in map(_UNSUPPORTED_DTYPE.search, texts) if m), None)
+    if found is None:
+        return ""
+    dtype = "bf16" if found.group(1).lower().startswith("bfloat") else "fp16"
+    node = next((m.group(1) for m in map(_FAILED_NODE.search, texts) if m), None)
+    op = node or "an op of this model"
+    return f": torch has no {dtype} kernel for {op} (torch's FFTs take fp32 and fp64); give --dtype fp32"
 
 
 def _check_returns_tensors(graph: Graph, model: torch.nn.Module) -> Graph:

@@ -30,7 +30,7 @@ from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.fx.experimental.symbolic_shapes import ShapeEnv
 from torch.utils._pytree import tree_flatten
 
-from dfx.capture.build import _check_signature, _first_line, _to_ir
+from dfx.capture.build import _check_signature, _dtype_hint, _first_line, _to_ir
 from dfx.capture.propagate import AtenRecorder, device_neutral_kernels
 from dfx.capture.trace import Traced, canonical_param_names, make_fake
 from dfx.errors import CaptureError, user_code
@@ -212,6 +212,11 @@ def capture_joint(
         except CaptureError:
             raise
         except Exception as exc:  # AOTAutograd fails in many ways; name the first line and where
+            hint = _dtype_hint([str(exc)])
+            if hint:  # a dtype an op refuses (a bf16 FFT): the fix is --dtype, not the advice below
+                raise CaptureError(
+                    f"could not capture the training step{hint} ({JOINT_METHOD}: {_first_line(exc)})"
+                ) from None
             raise CaptureError(
                 f"could not capture the training step ({JOINT_METHOD}: {_first_line(exc)}); AOTAutograd "
                 "needs every parameter to get a gradient and sizes that do not depend on data (top-k routing's "
