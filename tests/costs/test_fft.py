@@ -76,3 +76,15 @@ def test_rfft_norm_modes(norm, extra):
     # "ortho" scales each of the 72 complex outputs by 1/sqrt(16): 2 real multiplies each, 144
     cg = costed(Fn(lambda a: torch.fft.rfft(a, norm=norm)), (torch.randn(8, 16),))
     assert cg.total.flops == 1280 + extra
+
+
+def test_captured_fp16_rfft_writes_complex32_at_4_bytes():
+    # An fp16 FFT returns torch.complex32 (two float16s, 4 B per element), a dtype the IR lacked: the
+    # capture failed with "unknown dtype 'complex32'". rfft of fp16 (8, 16): 1280 FLOPs as above;
+    # reads 128 * 2 = 256 B, writes (8, 9) complex32, 72 * 4 = 288 B. On meta, as dfx builds models:
+    # torch takes fp16 FFTs on CUDA and meta, not on CPU (torch/_refs/fft.py)
+    x = torch.empty(8, 16, dtype=torch.float16, device="meta")
+    cg = costed(Fn(lambda a: torch.fft.rfft(a)), (x,))
+    assert cg.total == Cost(1280, 256, 288)
+    out = [n for n in cg.graph.nodes if n.op == "call_function"][-1]
+    assert out.outputs[0].dtype == "complex32"

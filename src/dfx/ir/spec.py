@@ -27,6 +27,7 @@ DTYPE_ITEMSIZE_BYTES: dict[str, int] = {
     "float8_e5m2fnuz": 1,
     "complex128": 16,
     "complex64": 8,
+    "complex32": 4,  # torch.chalf: two float16s, what an fp16 FFT returns
     "int64": 8,
     "int32": 4,
     "int16": 2,
