@@ -27,6 +27,21 @@ def test_conv_pb18_through_the_cli():
     assert (doc["compute_cycles"], doc["compute_cycles_with_drain"]) == (10, 14)
 
 
+def test_the_console_shows_the_drain_count_and_its_meaning():
+    # PB-18's conv layer (1x4 ifmap, 1x1 filter, 4 channels, 4 filters) on a 4x4 os array: 10 compute
+    # cycles, R = 4 more to drain the outputs of its one fold, 14 with the drain (PB-18's count)
+    result = dfx("--conv", "1,4,1,1,4,4,1", "--array", "4x4", "--dataflow", "os")
+    assert result.returncode == 0, result.stderr
+    rows = {}
+    for line in result.stdout.splitlines():
+        cells = [c.strip() for c in line.strip("│ ").split("│")]
+        if len(cells) == 3:
+            rows[cells[0]] = cells[1:]
+    assert rows["compute_cycles"][0] == "10"
+    assert rows["drain_cycles"][0] == "4"
+    assert rows["compute_cycles_with_drain"] == ["14", "compute + drain (PB-18's count)"]
+
+
 def test_steps_print_frames_and_animate(tmp_path):
     gif = tmp_path / "ws.gif"
     result = dfx("--gemm", "4,3,3", "--array", "4x4", "--dataflow", "ws", "--steps", "--animate", str(gif))

@@ -129,6 +129,27 @@ def _steps(m, k, n, rows, cols, flow, seed, animate, quiet, force=False):
     return trace
 
 
+# Each printed field of SystolicResult and its meaning in a few words (docs/systolic.md, "Which
+# convention each number uses"), short enough for an 80-column terminal.
+_FIELDS = (
+    ("compute_cycles", "cycles computing, as SCALE-Sim counts"),
+    ("stall_cycles", "waiting for DRAM"),
+    ("total_cycles", "compute + stalls"),
+    ("last_cycle_index", "total - 1: what SCALE-Sim prints"),
+    ("drain_cycles", "os: R per fold to shift outputs out"),
+    ("compute_cycles_with_drain", "compute + drain (PB-18's count)"),
+    ("folds", "row_folds x col_folds"),
+    ("row_folds", "tiles over the array's rows"),
+    ("col_folds", "tiles over the array's columns"),
+    ("cycles_per_fold", "cycles of one fold (one tile)"),
+    ("utilization", "MACs / (R x C x total_cycles)"),
+    ("mapping_efficiency", "mean share of the R x C cells used"),
+    ("sram_reads", "words: ifmap + filter"),
+    ("sram_writes", "words of ofmap, partial sums too"),
+    ("dram_bytes", "DRAM traffic in bytes"),
+)
+
+
 def _print(r) -> None:
     from rich.console import Console
     from rich.table import Table
@@ -138,24 +159,10 @@ def _print(r) -> None:
     )
     table.add_column("field")
     table.add_column("value", justify="right")
-    for key in (
-        "compute_cycles",
-        "stall_cycles",
-        "total_cycles",
-        "last_cycle_index",
-        "drain_cycles",
-        "folds",
-        "row_folds",
-        "col_folds",
-        "cycles_per_fold",
-        "utilization",
-        "mapping_efficiency",
-        "sram_reads",
-        "sram_writes",
-        "dram_bytes",
-    ):
+    table.add_column("meaning")
+    for key, meaning in _FIELDS:
         value = getattr(r, key)
-        table.add_row(key, f"{value:.4f}" if isinstance(value, float) else str(value))
+        table.add_row(key, f"{value:.4f}" if isinstance(value, float) else str(value), meaning)
     Console().print(table)
 
 
