@@ -76,12 +76,18 @@ def _met(median: float, e2e: float, execution: str) -> str:
     return "yes" if median <= node_goal and abs(e2e) <= e2e_goal else "no"
 
 
+def _spread(m: Measured) -> str:
+    """The whole graph's runs, 10th to 90th percentile, and how many (``run["whole_runs"]``)."""
+    w = m.run.get("whole_runs")
+    return "-" if not w else f"{w['p10_s'] * 1e6:,.0f} to {w['p90_s'] * 1e6:,.0f} us ({w['runs']:,} runs)"
+
+
 def _row(model: str, seq: int | None, m: Measured, doc: dict, roof: dict, execution: str, floor: str = "") -> str:
     e = doc["end_to_end"]
     units = sum(n["counted"] for n in doc["nodes"])
     return (
         f"| {model} | {_size(seq)} | {units} | {doc['median_abs_error']:.0%} | {doc['p90_abs_error']:.0%} | "
-        f"{e['predicted_s'] * 1e6:,.0f} us | {e['measured_s'] * 1e6:,.0f} us | {e['error']:+.0%} | "
+        f"{e['predicted_s'] * 1e6:,.0f} us | {e['measured_s'] * 1e6:,.0f} us | {_spread(m)} | {e['error']:+.0%} | "
         f"{_met(doc['median_abs_error'], e['error'], execution)} | {roof['median_abs_error']:.0%} / {roof['end_to_end']['error']:+.0%} | "
         f"{floor}{' | ' if execution == 'eager' else ''}{_machine(m)} |"
     )
@@ -146,20 +152,20 @@ def main() -> None:
         compiled.append(_row(model, seq, mc, vc, rc, "compiled"))
         _write(a.out, f"{model}-compiled", calibrated)
     head = (
-        "| model | size | {unit}s | median abs err | p90 | end-to-end predicted | measured | error | goal met | "
+        "| model | size | {unit}s | median abs err | p90 | end-to-end predicted | measured | runs p10 to p90 | error | goal met | "
         "roofline median / end to end |{extra} machine |"
     )
     print(
         f"\n## Eager (one operator at a time), goal <= {GOALS['eager'][0]:.0%} per node, <= {GOALS['eager'][1]:.0%} end to end\n"
     )
     print(head.format(unit="node", extra=" repeat floor |"))
-    print("|---" * 12 + "|")
+    print("|---" * 13 + "|")
     print("\n".join(eager))
     print(
         f"\n## Compiled (Inductor, C++ on the CPU), goal <= {GOALS['compiled'][0]:.0%} per kernel, <= {GOALS['compiled'][1]:.0%} end to end\n"
     )
     print(head.format(unit="kernel", extra=""))
-    print("|---" * 11 + "|")
+    print("|---" * 12 + "|")
     print("\n".join(compiled))
     print(f"\nafter: {describe_machine()}; {time.perf_counter() - start:.0f} s in all")
 

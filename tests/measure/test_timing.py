@@ -4,7 +4,14 @@ import pytest
 import torch
 import torch.fx
 
-from dfx.measure.timing import StampedGraph, time_graph_nodes, time_interleaved, time_whole_graph
+from dfx.measure.timing import (
+    InterleavedRuns,
+    StampedGraph,
+    time_graph_nodes,
+    time_interleaved,
+    time_interleaved_runs,
+    time_whole_graph,
+)
 
 
 class FakeClock:
@@ -89,3 +96,38 @@ def test_cuda_nodes_are_timed_with_synchronisation():
     gm = torch.fx.symbolic_trace(torch.nn.Sequential(torch.nn.Linear(64, 64), torch.nn.ReLU()).cuda())
     times = time_graph_nodes(gm, [torch.randn(8, 64, device="cuda")], repeat=3, warmup=1, sync=torch.cuda.synchronize)
     assert set(times.median_s) == {"0", "1"} and all(t > 0 for t in times.median_s.values())
+
+
+def test_runs_go_on_past_repeat_until_the_window_is_filled():
+    # every clock reading is 1 s after the last: each plain run takes 1 s and the stamped run's one part 0.5 s,
+    # so a timed pair adds 1.5 s; a 4 s window needs ceil(4 / 1.5) = 3 pairs although repeat is 1
+    now = iter(range(1000))
+    runs = time_interleaved_runs(
+        lambda: [0.5], lambda: None, repeat=1, warmup=1, clock=lambda: float(next(now)), min_window_s=4.0
+    )
+    assert runs.whole_s == (1.0, 1.0, 1.0)
+    assert runs.whole_spread()["window_s"] == 4.5
+
+
+def test_runs_stop_at_max_runs_when_the_window_is_never_filled():
+    now = iter(range(1000))
+    runs = time_interleaved_runs(
+        lambda: [0.0], lambda: None, repeat=2, warmup=0, clock=lambda: float(next(now)), min_window_s=1e9, max_runs=5
+    )
+    assert len(runs.whole_s) == 5
+
+
+def test_window_and_cap_are_checked():
+    with pytest.raises(ValueError, match="min_window_s=-1"):
+        time_interleaved_runs(list, lambda: None, min_window_s=-1)
+    with pytest.raises(ValueError, match="max_runs=3 is below repeat=10"):
+        time_interleaved_runs(list, lambda: None, repeat=10, max_runs=3)
+
+
+def test_whole_spread_deciles_by_hand():
+    # 21 runs of 1..21 s: inclusive deciles put the 10th percentile at rank 1 + 0.1 * 20 = 3 -> 3 s,
+    # the 90th at rank 19 -> 19 s, the median at rank 11 -> 11 s; the window sums the runs (231 s), no parts
+    runs = InterleavedRuns(((),) * 21, tuple(float(x) for x in range(1, 22)))
+    assert runs.whole_spread() == {"runs": 21, "window_s": 231.0, "p10_s": 3.0, "p50_s": 11.0, "p90_s": 19.0}
+    one = InterleavedRuns(((),), (2.0,)).whole_spread()
+    assert one["p10_s"] == one["p90_s"] == 2.0 and one["runs"] == 1

@@ -26,7 +26,16 @@ from typing import Any, Callable, Mapping, Sequence
 import torch
 import torch.fx
 
-__all__ = ["NodeTimes", "StampedGraph", "settle_allocator", "time_graph_nodes", "time_interleaved", "time_whole_graph"]
+__all__ = [
+    "InterleavedRuns",
+    "NodeTimes",
+    "StampedGraph",
+    "settle_allocator",
+    "time_graph_nodes",
+    "time_interleaved",
+    "time_interleaved_runs",
+    "time_whole_graph",
+]
 
 _UNTIMED = ("placeholder", "get_attr", "output")
 
@@ -194,6 +203,7 @@ def time_interleaved(
     machine of ``docs/validation.md`` a compiled MLP's five kernel calls summed to 44 us and its
     whole call then measured 78 us (2026-12-02 02:58; the two agree within 8 us in every other
     measurement set). Alternating them, each median sees the same minutes.
+    :func:`time_interleaved_runs` also keeps every run and can time over a minimum window.
 
     Examples
     --------
@@ -202,11 +212,106 @@ def time_interleaved(
     >>> time_interleaved(lambda: next(parts), lambda: None, repeat=2, warmup=1, clock=lambda: next(ticks))
     ([3.5, 1.5], 2.5)
     """
+    runs = time_interleaved_runs(parts, whole, repeat=repeat, warmup=warmup, clock=clock, sync=sync)
+    return runs.part_medians_s, runs.whole_median_s
+
+
+@dataclass(frozen=True)
+class InterleavedRuns:
+    """Every timed pair of :func:`time_interleaved_runs`: ``parts_s[i]`` the stamped run's parts,
+    ``whole_s[i]`` the plain run after it (seconds)."""
+
+    parts_s: tuple[tuple[float, ...], ...]
+    whole_s: tuple[float, ...]
+
+    @property
+    def part_medians_s(self) -> list[float]:
+        """Each part's median over the runs, in the parts' order."""
+        if not self.parts_s:
+            return []
+        return [statistics.median(p[j] for p in self.parts_s) for j in range(len(self.parts_s[0]))]
+
+    @property
+    def whole_median_s(self) -> float:
+        """The plain runs' median (NaN when none was timed)."""
+        return statistics.median(self.whole_s) if self.whole_s else float("nan")
+
+    def whole_spread(self) -> dict[str, float | int]:
+        """The plain runs' count, the seconds the timed pairs took, and their 10th, 50th and 90th
+        percentiles (``statistics.quantiles``, inclusive method: linear interpolation between order
+        statistics, the 10th percentile of n runs at rank 1 + 0.1 (n - 1)).
+
+        The spread says how far the end-to-end measurement itself moves: a prediction between the
+        10th and 90th percentiles is as close as this machine's runs are to one another
+        (``docs/validation.md``, "the machine's two speeds").
+
+        >>> InterleavedRuns(((1.0,),) * 11, tuple(float(x) for x in range(10, 21))).whole_spread()
+        {'runs': 11, 'window_s': 176.0, 'p10_s': 11.0, 'p50_s': 15.0, 'p90_s': 19.0}
+        """
+        w = self.whole_s
+        if len(w) < 2:
+            m = w[0] if w else float("nan")
+            return {"runs": len(w), "window_s": sum(w), "p10_s": m, "p50_s": m, "p90_s": m}
+        deciles = statistics.quantiles(w, n=10, method="inclusive")
+        window = sum(w) + sum(sum(p) for p in self.parts_s)
+        return {
+            "runs": len(w),
+            "window_s": window,
+            "p10_s": deciles[0],
+            "p50_s": statistics.median(w),
+            "p90_s": deciles[8],
+        }
+
+
+def time_interleaved_runs(
+    parts: Callable[[], Sequence[float]],
+    whole: Callable[[], Any],
+    *,
+    repeat: int = 10,
+    warmup: int = 2,
+    clock: Callable[[], float] = time.perf_counter,
+    sync: Callable[[], None] | None = None,
+    min_window_s: float = 0.0,
+    max_runs: int | None = None,
+) -> InterleavedRuns:
+    """:func:`time_interleaved`'s pairs, every one kept; timing goes on past ``repeat`` pairs until
+    the timed runs (the stamped runs' parts and the plain runs) have taken ``min_window_s`` seconds,
+    or ``max_runs`` pairs (default the larger of ``100 * repeat`` and 10,000: half a second of a
+    25-us model) are timed.
+
+    Why a window: a model of tens of microseconds, timed 20 times, samples a millisecond of the
+    machine. On the 2-vCPU virtual machine of ``docs/validation.md`` the MLP's runs take either about
+    48 or about 100 us, the slower state holding for 0.1 to 1 s at a time (2026-12-02), so 20 runs
+    land in one state or the other at random. Python's ``timeit.Timer.autorange`` chooses its loop
+    count so that a measurement takes at least 0.2 s for the same reason (the Python documentation,
+    ``timeit``); the window is time spent in the runs themselves, read from the clock readings
+    already taken (no extra reading).
+
+    Raises
+    ------
+    ValueError
+        ``min_window_s`` negative or ``max_runs`` below ``repeat``.
+
+    Examples
+    --------
+    >>> ticks = iter([0.0, 2.0, 10.0, 11.0, 20.0, 21.0, 30.0, 34.0])  # whole calls: 2 (warm-up), 1, 1, 4 s
+    >>> r = time_interleaved_runs(lambda: [1.0], lambda: None, repeat=1, warmup=1,
+    ...                           clock=lambda: next(ticks), min_window_s=5.0)
+    >>> r.whole_s  # 1 + 1 (pair 1), then 1 + 1 (pair 2): 4 s < 5 s; pair 3 brings 9 s
+    (1.0, 1.0, 4.0)
+    """
+    if min_window_s < 0:
+        raise ValueError(f"min_window_s={min_window_s} is negative; pass 0 for exactly `repeat` runs")
+    cap = max(100 * repeat, 10_000) if max_runs is None else max_runs
+    if cap < repeat:
+        raise ValueError(f"max_runs={max_runs} is below repeat={repeat}")
     sync = sync or (lambda: None)
-    samples: list[Sequence[float]] = []
+    samples: list[tuple[float, ...]] = []
     wholes: list[float] = []
+    timed_s = 0.0
+    i = 0
     with torch.no_grad():
-        for i in range(warmup + repeat):
+        while i < warmup + repeat or (timed_s < min_window_s and len(wholes) < cap):
             seconds = parts()
             sync()
             start = clock()
@@ -214,9 +319,8 @@ def time_interleaved(
             sync()
             elapsed = clock() - start
             if i >= warmup:
-                samples.append(seconds)
+                samples.append(tuple(seconds))
                 wholes.append(elapsed)
-    if not samples:
-        return [], float("nan")
-    medians = [statistics.median(s[j] for s in samples) for j in range(len(samples[0]))]
-    return medians, statistics.median(wholes)
+                timed_s += elapsed + sum(seconds)
+            i += 1
+    return InterleavedRuns(tuple(samples), tuple(wholes))

@@ -72,9 +72,17 @@ def _heading(val: ValDoc) -> str:
     if r("device"):
         how.append(f"on {r('device')}" + (f" with {r('threads')} thread(s)" if r("threads") else ""))
     if r("repeat"):
-        how.append(f"median of {r('repeat')} runs after {r('warmup') or 0} warm-up")
+        how.append(f"median of {r('runs') or r('repeat')} runs after {r('warmup') or 0} warm-up")
     measured = f"measured {', '.join(how)}" if how else "measured"
     return f"{model}: {measured}; predicted on {val.hardware} ({val.prediction})."
+
+
+def _spread_row(val: ValDoc) -> list[tuple[str, str]]:
+    """The whole graph's runs from their 10th to 90th percentile (documents since 2026-12-02)."""
+    w = val.run_field("whole_runs")
+    if not w:
+        return []
+    return [("end to end: runs p10 to p90", f"{format_seconds(w['p10_s'])} to {format_seconds(w['p90_s'])}")]
 
 
 def _headline(val: ValDoc) -> list[tuple[str, str]]:
@@ -86,6 +94,7 @@ def _headline(val: ValDoc) -> list[tuple[str, str]]:
         ("p90 |error| per node", format_percent(val.p90_abs_error)),
         ("end to end: predicted", format_seconds(val.end_to_end.predicted_s)),
         ("end to end: measured", format_seconds(val.end_to_end.measured_s)),
+        *_spread_row(val),
         ("end to end: error", format_percent(val.end_to_end.error, signed=True)),
     ]
 
