@@ -113,3 +113,23 @@ def test_the_reference_cpu_profile_is_named_as_another_machine():
     # a tester's default `dfx validate gpt2-block --seq 64` erred by -97% under a "quiet" verdict, unwarned
     with pytest.warns(UserWarning, match="--hw host-cpu is dfx's reference CPU"):
         validate("mlp", "host-cpu", repeat=1, warmup=0, clock=Tick(), prediction="roofline")
+
+
+def test_other_processes_during_the_timed_runs_make_the_verdict_busy(monkeypatch):
+    from dfx.measure import validation
+    from dfx.measure.busy import CpuClocks
+
+    monkeypatch.setattr(validation.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(validation, "_probe", lambda device: None)  # no probes: the runs' share alone decides
+    threads = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        # over 1 s of runs the machine was busy 2.0 CPU-s, 1.0 of them ours: others held 1 CPU of 2,
+        # leaving our 2 threads (2 - 1) / 2 = 50% of a CPU each, under SHARE_MIN (80%)
+        busy = validation._judged("cpu", None, (CpuClocks(0.0, 0.0, 100.0), CpuClocks(1.0, 1.0, 102.0)))
+        # others 0.1 CPU: (2 - 0.1) / 2 = 95% each
+        quiet = validation._judged("cpu", None, (CpuClocks(0.0, 0.0, 100.0), CpuClocks(1.0, 1.0, 101.1)))
+    finally:
+        torch.set_num_threads(threads)
+    assert busy["verdict"]["busy"] and "50% of a CPU while the model's timed runs ran" in busy["verdict"]["line"]
+    assert not quiet["verdict"]["busy"]

@@ -248,7 +248,8 @@ def verdict(
             )
     shares_by_family = dict(family_shares or {})
     reasons += [
-        f"other processes left our threads {share:.0%} of a CPU while the {family} benchmarks ran (under {SHARE_MIN:.0%})"
+        f"other processes left our threads {share:.0%} of a CPU while "
+        f"{family if family.startswith('the ') else f'the {family} benchmarks'} ran (under {SHARE_MIN:.0%})"
         for family, share in shares_by_family.items()
         if share < SHARE_MIN
     ]

@@ -44,6 +44,9 @@ MAX_RUN_S = 600.0  # refuse a validation whose runs would take longer than this 
 # the packaged profile of a server CPU (profiles/host-cpu.yaml): not the machine validate runs on
 REFERENCE_CPU = "host-cpu"
 _REFERENCE_S = 0.2  # seconds for the reference GEMM before and after the model's runs
+# the least time the timed runs take, past --repeat: a model of tens of microseconds is timed over
+# half a second of the machine, not one millisecond (dfx.measure.timing.time_interleaved_runs)
+MIN_WINDOW_S = 0.5
 
 
 def estimate_run_bytes(graph: Graph) -> int:
@@ -135,9 +138,14 @@ def _probe(device: str) -> Any:
     return probe_load(torch.get_num_threads()) if device == "cpu" else None
 
 
-def _judged(device: str, before: Any) -> dict[str, Any]:
-    """``run`` fields: the CPUs the process may use, and the verdict from the probes before and after (CPU only)."""
-    from dfx.measure.busy import verdict
+def _judged(device: str, before: Any, runs_clocks: tuple[Any, Any] | None = None) -> dict[str, Any]:
+    """``run`` fields: the CPUs the process may use, and the verdict from the probes before and after (CPU only)
+    and from the share of a CPU other processes left our threads while the runs were timed
+    (``runs_clocks``: :func:`dfx.measure.busy.read_cpu_clocks` before and after them,
+    :func:`dfx.measure.busy.left_share`). The probes see only the moments before and after; a
+    process that runs for a second between them stalls a two-thread run for whole scheduler time
+    slices: an MLP's linears measured 7 ms instead of 14 us (2026-12-02, ``docs/validation.md``)."""
+    from dfx.measure.busy import left_share, verdict
 
     try:
         affinity = sorted(os.sched_getaffinity(0))
@@ -146,7 +154,11 @@ def _judged(device: str, before: Any) -> dict[str, Any]:
     if device != "cpu":
         return {"affinity": affinity, "verdict": None}
     threads = torch.get_num_threads()
-    return {"affinity": affinity, "verdict": verdict(before, _probe(device), os.cpu_count() or 1, threads).to_dict()}
+    cpus = os.cpu_count() or 1
+    share = left_share(*runs_clocks, cpus, threads) if runs_clocks else None
+    shares = {"the model's timed runs": share} if share is not None else None
+    judged = verdict(before, _probe(device), cpus, threads, family_shares=shares)
+    return {"affinity": affinity, "verdict": judged.to_dict()}
 
 
 def _real_export(
@@ -203,13 +215,15 @@ def measure(
     max_run_s: float = MAX_RUN_S,
     clock: Callable[[], float] = time.perf_counter,
     input_shapes: Sequence[tuple[int, ...]] | None = None,
+    min_window_s: float = MIN_WINDOW_S,
 ) -> Measured:
     """Check the size, build ``model`` with real weights, and time every node and the whole graph.
 
     See :func:`validate` for the parameters and the errors.
     """
     from dfx.costs import annotate
-    from dfx.measure.timing import StampedGraph, time_interleaved
+    from dfx.measure.busy import read_cpu_clocks
+    from dfx.measure.timing import StampedGraph, time_interleaved_runs
 
     before = _probe(device)
     graph, exported, info = _real_export(
@@ -227,10 +241,18 @@ def measure(
         return [stamped.seconds[name] for name in stamped.names]
 
     # each stamped run followed by a plain one: the nodes and the whole see the same minutes
-    medians, whole = time_interleaved(
-        nodes, lambda: exported.gm(*exported.inputs), repeat=repeat, warmup=warmup, clock=clock, sync=sync
+    runs_start = read_cpu_clocks()
+    runs = time_interleaved_runs(
+        nodes,
+        lambda: exported.gm(*exported.inputs),
+        repeat=repeat,
+        warmup=warmup,
+        clock=clock,
+        sync=sync,
+        min_window_s=min_window_s,
     )
-    node_s = dict(zip(stamped.names, medians))
+    runs_clocks = (runs_start, read_cpu_clocks())
+    node_s = dict(zip(stamped.names, runs.part_medians_s))
     reference_after = reference_flop_per_s(device, _REFERENCE_S, sync)
     overhead_after = op_overhead_s(device, _REFERENCE_S, sync)[0].value
     run = {
@@ -239,12 +261,14 @@ def measure(
         "torch_version": torch.__version__,
         "repeat": repeat,
         "warmup": warmup,
+        "runs": len(runs.whole_s),  # timed pairs: at least repeat, more to fill min_window_s
+        "whole_runs": runs.whole_spread(),
         "load_average": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
         "reference_flop_per_s": [reference_before, reference_after],
         "reference_overhead_s": [overhead_before, overhead_after],
-        **_judged(device, before),
+        **_judged(device, before, runs_clocks),
     }
-    return Measured(annotate(graph), node_s, whole, info, run)
+    return Measured(annotate(graph), node_s, runs.whole_median_s, info, run)
 
 
 def measure_compiled(
@@ -259,6 +283,7 @@ def measure_compiled(
     max_bytes: int | None = None,
     max_run_s: float = MAX_RUN_S,
     input_shapes: Sequence[tuple[int, ...]] | None = None,
+    min_window_s: float = MIN_WINDOW_S,
 ) -> Measured:
     """Compile ``model`` with Inductor (CPU) and time each generated kernel call and the whole compiled graph
     (:mod:`dfx.measure.compiled`). ``node_s`` of the result is keyed by kernel call (``cpp_fused_gelu_view_2:7``).
@@ -270,7 +295,8 @@ def measure_compiled(
     """
     from dfx.costs import annotate
     from dfx.measure.compiled import compile_real, kernel_call_seconds
-    from dfx.measure.timing import time_interleaved
+    from dfx.measure.busy import read_cpu_clocks
+    from dfx.measure.timing import time_interleaved_runs
 
     _check_compiled_device(device)
     before = _probe(device)
@@ -283,13 +309,16 @@ def measure_compiled(
     reference_before = reference_flop_per_s(device, _REFERENCE_S, None)
     overhead_before = op_overhead_s(device, _REFERENCE_S, None)[0].value
     # each stamped run followed by a plain one: the kernel calls and the whole see the same minutes
-    medians, whole = time_interleaved(
+    runs_start = read_cpu_clocks()
+    runs = time_interleaved_runs(
         lambda: kernel_call_seconds(run_, exported.inputs),
         lambda: run_.call(list(exported.inputs)),
         repeat=repeat,
         warmup=warmup,
+        min_window_s=min_window_s,
     )
-    times = {handle: t for (handle, _), t in zip(run_.calls, medians)}
+    runs_clocks = (runs_start, read_cpu_clocks())
+    times = {handle: t for (handle, _), t in zip(run_.calls, runs.part_medians_s)}
     reference_after = reference_flop_per_s(device, _REFERENCE_S, None)
     overhead_after = op_overhead_s(device, _REFERENCE_S, None)[0].value
     run = {
@@ -298,13 +327,15 @@ def measure_compiled(
         "torch_version": torch.__version__,
         "repeat": repeat,
         "warmup": warmup,
+        "runs": len(runs.whole_s),  # timed pairs: at least repeat, more to fill min_window_s
+        "whole_runs": runs.whole_spread(),
         "load_average": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
         "reference_flop_per_s": [reference_before, reference_after],
         "reference_overhead_s": [overhead_before, overhead_after],
         "execution": "compiled",
-        **_judged(device, before),
+        **_judged(device, before, runs_clocks),
     }
-    return Measured(annotate(graph), times, whole, info, run, kernel_calls=run_.calls, compiled=True)
+    return Measured(annotate(graph), times, runs.whole_median_s, info, run, kernel_calls=run_.calls, compiled=True)
 
 
 def _predict_compiled(measured: Measured, profile: Any, prediction: str, machine: Any) -> Validation:
@@ -422,6 +453,7 @@ def validate(
     max_run_s: float = MAX_RUN_S,
     clock: Callable[[], float] = time.perf_counter,
     compiled: bool = False,
+    min_window_s: float = MIN_WINDOW_S,
 ) -> Validation:
     """Measure ``model`` on this machine and compare every node with its prediction on ``hardware``.
 
@@ -435,7 +467,12 @@ def validate(
     hardware : str or HardwareProfile
         The profile to predict with: ideally one ``dfx calibrate`` wrote for this machine.
     repeat, warmup : int
-        Timed and untimed runs; each node keeps its median.
+        Timed and untimed runs; each node keeps its median. Timing goes on past ``repeat`` runs until
+        the timed runs have taken ``min_window_s`` seconds (at most 10,000 runs, or ``100 * repeat``).
+    min_window_s : float
+        Seconds of timed runs at least (default :data:`MIN_WINDOW_S`, 0.5 s): a model of tens of
+        microseconds is sampled over the machine's changes of speed, not over one millisecond. The
+        whole graph's runs' count and 10th/50th/90th percentiles are in ``run["whole_runs"]``.
     prediction : {"cache-aware", "roofline"}
         ``roofline`` is exactly ``dfx analyze``'s prediction; ``cache-aware`` (:mod:`dfx.measure.cache_model`)
         charges bytes to the cache that holds the node's working set. Both are always exported.
@@ -491,6 +528,7 @@ def validate(
             input_shapes=input_shapes,
             max_bytes=max_bytes,
             max_run_s=max_run_s,
+            min_window_s=min_window_s,
         )
     else:
         measured = measure(
@@ -505,6 +543,7 @@ def validate(
             max_bytes=max_bytes,
             max_run_s=max_run_s,
             clock=clock,
+            min_window_s=min_window_s,
         )
     if other_machine is not None:
         import warnings
