@@ -294,8 +294,10 @@ def stream_bytes_per_s(working_set_bytes: int, device: str, budget_s: float, syn
 
 
 # Time since an op of the same kind last ran, in seconds: from a few tiny ops to a whole model run.
-_GAPS_S = (1e-4, 1e-3, 3e-3, 1e-2, 3e-2)
+_GAPS_S = (1e-5, 3e-5, 1e-4, 1e-3, 3e-3, 1e-2, 3e-2)
 _GAP_K = 512  # the work in the gap is [m, 512] x [512, 512] GEMMs, m sized so that one takes about 0.1 ms
+# or, in a gap shorter than 0.1 ms, about a third of the gap (one row at least: a 1 MiB weight read once)
+_SHORT_GAP_S = 1e-4
 _GAP_REPS = (5, 25)  # per op kind and gap, fewest and most: the median over kinds of each kind's median
 _GAP_CHEAP = 0.01  # a gap whose most reps cost under this share of the budget gets them (the short gaps)
 
@@ -337,7 +339,12 @@ def overhead_curves(
     the core. In a model run, most nodes are the only one of their kind for many microseconds.
 
     Measured as: for each gap in ``_GAPS_S`` and each kind, ``[m,512] x [512,512]`` GEMMs for
-    about the gap, then the tiny op, timed; every gap as many times (:func:`_gap_reps`). A point
+    about the gap, then the tiny op, timed; every gap as many times (:func:`_gap_reps`), in rounds
+    that time every kind after every gap once (each point sees the same minutes). ``m`` is
+    sized so that one GEMM takes about 0.1 ms, or a third of a gap shorter than that (at least one
+    row): the 10 and 30 us gaps are those between a small model's nodes (the MLP's ReLUs follow
+    each other after one 14 us GEMM), where a curve from the hot loop straight to 0.1 ms had charged
+    its ReLUs 4.5 to 6.3 us against 2.6 to 2.9 measured (2026-12-02, ``docs/validation.md``). A point
     is ``(median gap from the end of the kind's previous call to the start of this one, median
     over kinds of each kind's median time)``. The first point is the hot loop: each kind right
     after itself. The side kinds ``mean`` and ``cat`` (:func:`_side_ops`) are timed the same way
@@ -357,31 +364,40 @@ def overhead_curves(
     probe = torch.randn(512, _GAP_K, device=device)
     t512, _ = time_call(lambda: torch.mm(probe, b), 0.0, sync)
     a = torch.randn(max(1, min(4096, round(512 * 1e-4 / max(t512, 1e-9)))), _GAP_K, device=device)
+    fillers = {  # the rows of the GEMMs that fill each gap: short gaps get short GEMMs, or one GEMM would overrun them
+        gap: a if gap >= _SHORT_GAP_S else a[: max(1, min(len(a), round(512 * gap / 3 / max(t512, 1e-9))))]
+        for gap in _GAPS_S
+    }
     low, high = _GAP_REPS
     planned = sum(_GAPS_S) * len(every) * low
     scale = min(1.0, budget_s * 0.95 / planned)  # a small budget shortens the longest gaps, never drops them
     per_rep = [(gap * scale + 2e-5) * len(every) for gap in _GAPS_S]  # one call of every kind after the gap
-    for gap, cost in zip(_GAPS_S, per_rep):
-        reps = _gap_reps(cost, per_rep, budget_s * 0.95)
-        gaps: list[float] = []
-        kinds: list[float] = []
-        for fn in every:
-            fn()
-            times = []
-            for _ in range(reps):
+    reps = {gap: _gap_reps(cost, per_rep, budget_s * 0.95) for gap, cost in zip(_GAPS_S, per_rep)}
+    gaps: dict[float, list[float]] = {gap: [] for gap in _GAPS_S}
+    times: dict[tuple[float, int], list[float]] = {(gap, i): [] for gap in _GAPS_S for i in range(len(every))}
+    # round-robin: every round times each kind after each gap once, so that every point samples the
+    # same minutes of the machine (on the VM of docs/validation.md a point timed in one burst read
+    # 6 us one second and 16 us the next)
+    for r in range(max(reps.values())):
+        for gap in _GAPS_S:
+            if r >= reps[gap]:
+                continue
+            for i, fn in enumerate(every):
+                fn()  # the kind's previous call: the gap runs from its end
                 sync()
                 last = time.perf_counter()
                 while time.perf_counter() - last < gap * scale:
-                    torch.mm(a, b)
+                    torch.mm(fillers[gap], b)
                     sync()
                 start = time.perf_counter()
                 fn()
                 sync()
                 end = time.perf_counter()
-                gaps.append(start - last)
-                times.append(end - start)
-            kinds.append(statistics.median(times))
-        at = statistics.median(gaps)
+                gaps[gap].append(start - last)
+                times[(gap, i)].append(end - start)
+    for gap in _GAPS_S:
+        kinds = [statistics.median(times[(gap, i)]) for i in range(len(every))]
+        at = statistics.median(gaps[gap])
         points.append((at, statistics.median(kinds[: len(ops)])))
         for name, t in zip(_CURVE_SIDE, kinds[len(ops) :]):
             sides[name].append((at, t))
