@@ -6,6 +6,9 @@
   time on a ring (or directly, on Groq's Dragonfly) from the profile's ``interconnect``.
 - :mod:`~dfx.parallel.place`: one chip's result split over the plan's chips: latency and a
   per-chip timeline of compute and communication (export fields ``chips``, ``parallel``).
+- :mod:`~dfx.parallel.shard`: each matmul node's Megatron-LM share (columns, rows or heads, read
+  from the data flow) timed by the machine's own model of the sharded shape (GPU tile waves, TPU
+  MXU folds), else the roofline's ``1/tp``.
 - :mod:`~dfx.parallel.data`: a training step over ``dp`` data-parallel replicas: DDP's gradient
   all-reduce or FSDP's all-gathers and reduce-scatters, hidden behind the compute of their phase
   (``parallel.data_parallel``).

@@ -5,19 +5,25 @@ Composed at the result level (NB: not yet as COLLECTIVE kernels in the compiled 
 
 **GPUs, TPUs** (weights in off-chip memory). Layers are the nodes under ``layers.N`` (``h.N``,
 ``layer.N``, ``blocks.N``); nodes before the first layer join stage 0, nodes after the last join
-the last stage; a model with no such nodes (one block: ``gpt2-block``, ``mlp``) is one layer. With tensor parallelism each matmul node (linears, attention, the LM head) does
-``1/tp`` of its FLOPs and bytes on each chip; norms, residual adds and other elementwise nodes are
-replicated (Megatron-LM, Shoeybi et al. 2019, section 3; NB: the LM head's all-gather of logits is
-not charged)::
+the last stage; a model with no such nodes (one block: ``gpt2-block``, ``mlp``) is one layer. With
+tensor parallelism each matmul node (linears, attention, the LM head) runs its Megatron-LM share on
+each chip (Shoeybi et al. 2019, section 3): a linear on the whole activation ``N / tp`` of its
+columns, one on a split activation ``K / tp`` of its rows, attention's products ``1 / tp`` of their
+heads; norms, residual adds and other elementwise nodes are replicated (NB: the LM head's
+all-gather of logits is not charged). A share is timed by the machine's own model of its shape
+where one exists (:mod:`dfx.parallel.shard`: the GPU's tile waves, the TPU's MXU folds), else as
+the roofline's ``1/tp``::
 
-    node_s    = max(compute_s / tp, memory_s / tp) + overhead_s        # matmul nodes
+    node_s    = time_s x T(sharded GEMMs) / T(full GEMMs)               # matmul nodes, GPU and TPU
+              = max(compute_s / tp, memory_s / tp) + overhead_s        # matmul nodes elsewhere
     layer_s   = sum(node_s) + 2 * all_reduce(layer output bytes, tp)   # Megatron: 2 per layer, forward
     stage_s   = sum(layer_s of its layers)        # pp stages, consecutive layers, as equal as they come
     latency_s = sum(stage_s) + (pp - 1) * send_recv(layer output bytes)
 
-Expert parallelism: nodes under ``experts`` do ``1/ep`` of their work, and each MoE layer pays two
-all-to-alls of its output over ``ep`` chips (GShard). One request passes the stages in turn (no
-micro-batching), which is what a decode step's time per output token is.
+Expert parallelism: each chip runs ``1/ep`` of the nodes under ``experts`` whole (their time, launch
+included, divided by ``ep``), and each MoE layer pays two all-to-alls of its output over ``ep``
+chips (GShard). One request passes the stages in turn (no micro-batching), which is what a decode
+step's time per output token is.
 
 **Data parallelism** (a training step, ``plan.dp > 1``): one replica's step as above (or one
 chip's), plus the gradient collectives of :mod:`dfx.parallel.data` where the compute does not hide
@@ -44,6 +50,7 @@ from dfx.errors import DfxError
 from dfx.frozen import copy_with
 from dfx.parallel.collectives import Collective, collective_s, interconnect_of
 from dfx.parallel.plan import ParallelPlan, recomputed
+from dfx.parallel.shard import shard_timer
 
 __all__ = ["ParallelResult", "Span", "layer_of", "place"]
 
@@ -115,13 +122,6 @@ def _result(plan: ParallelPlan, spans: list[Span], latency: float, model: str) -
 
 
 # -- GPUs and TPUs: tensor, pipeline and expert parallelism ------------------------------------------
-def _sharded_s(timing, category: str, tp: int, ep: int, experts: bool) -> float:
-    ways = (tp if category == Category.MATMUL.value else 1) * (ep if experts else 1)
-    if ways == 1 or timing.time_s == 0.0:
-        return timing.time_s
-    return max(timing.compute_time_s, timing.memory_time_s) / ways + timing.overhead_s
-
-
 def _layer_groups(costed: CostedGraph) -> tuple[list[int], dict[int, float], set[int], dict[int, bool]]:
     """Per node its layer (``first - 1`` before the first, ``last + 1`` after); per layer its output
     bytes (the last working node's output), the real layers, and whether a layer has experts."""
@@ -225,9 +225,10 @@ def _tensor_pipeline(result, costed: CostedGraph, plan: ParallelPlan) -> Paralle
     # a training step under full activation recomputation (dfx.training.recompute) runs each layer's
     # forward nodes twice: once in the forward, again in the backward
     again = set(recomputed(result).nodes) if "recompute" in result.extras else set()
+    sharded_s = shard_timer(result, costed, plan.tp, plan.ep)
     for cn, timing, layer in zip(costed.nodes, result.nodes, layers):
         experts = bool(_EXPERTS.search(cn.node.module_path or ""))
-        node_s = _sharded_s(timing, cn.category.value, plan.tp, plan.ep, experts)
+        node_s = sharded_s(cn, timing, experts)
         per_layer[layer] = per_layer.get(layer, 0.0) + (2 * node_s if cn.node.name in again else node_s)
     ordered = sorted(per_layer)
     stages = _split_layers(ordered, plan.pp, plan)

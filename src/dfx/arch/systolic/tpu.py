@@ -19,29 +19,37 @@ from typing import Any, Callable
 
 from dfx.arch.systolic.chip import ChipGemm, MxuSpec, chip_gemm, mxu_spec
 from dfx.arch.systolic.dataflow import Dataflow
-from dfx.arch.systolic.nodes import node_gemms
+from dfx.arch.systolic.nodes import Gemm, node_gemms
 from dfx.costs.record import CostedGraph, CostedNode
 from dfx.hardware import HardwareProfile, Kind
 from dfx.roofline.bound import Bound
 from dfx.roofline.latency import NodeTiming
 
-__all__ = ["SystolicArchModel", "TPU_SYSTOLIC", "node_plan"]
+__all__ = ["SystolicArchModel", "TPU_SYSTOLIC", "gemm_time_s", "node_plan"]
 
 _DATAFLOW = Dataflow.WS  # the TPU MXU is weight-stationary (Jouppi et al., ISCA 2017)
 
 
 def node_plan(costed: CostedNode, spec: MxuSpec) -> tuple[ChipGemm, ...]:
     """The node's GEMMs on the chip (empty when it has none)."""
-    out = []
-    for g in node_gemms(costed.node.aten_calls):
-        key = (g.m, g.k, g.n, g.batch, spec)
-        plan = _CHIP_GEMMS.get(key)
-        if plan is None:
-            if len(_CHIP_GEMMS) >= _CHIP_GEMMS_MAX:
-                _CHIP_GEMMS.clear()
-            plan = _CHIP_GEMMS[key] = chip_gemm(g.m, g.k, g.n, spec, batch=g.batch, dataflow=_DATAFLOW, pipelined=True)
-        out.append(plan)
-    return tuple(out)
+    return tuple(_planned(g, spec) for g in node_gemms(costed.node.aten_calls))
+
+
+def gemm_time_s(g: Gemm, spec: MxuSpec) -> float:
+    """Seconds of ``g`` (``batch`` x ``[m, k] @ [k, n]``) on the chip's MXUs, as the node timer charges it
+    (weight-stationary, pipelined; :func:`dfx.arch.systolic.chip.chip_gemm`): what a tensor-parallel
+    split re-plans a node's sharded GEMMs with (:mod:`dfx.parallel.shard`)."""
+    return _planned(g, spec).time_s
+
+
+def _planned(g: Gemm, spec: MxuSpec) -> ChipGemm:
+    key = (g.m, g.k, g.n, g.batch, spec)
+    plan = _CHIP_GEMMS.get(key)
+    if plan is None:
+        if len(_CHIP_GEMMS) >= _CHIP_GEMMS_MAX:
+            _CHIP_GEMMS.clear()
+        plan = _CHIP_GEMMS[key] = chip_gemm(g.m, g.k, g.n, spec, batch=g.batch, dataflow=_DATAFLOW, pipelined=True)
+    return plan
 
 
 # (m, k, n, batch, spec) -> chip_gemm(...): a pure function of these (the spec is a frozen value) and a
