@@ -37,6 +37,17 @@ def test_cli_sweep_report_and_resume(full_sweep, tmp_path):
     for name in ("sweep.json", "summary.csv", "latency_vs_batch.png", "pareto.png", "report.html"):
         assert (out / name).is_file(), name
     assert (out / "results.csv").is_file() or (out / "results.parquet").is_dir()
+    # bert-layer is one of BERT-base's 12 layers: its best tokens/s is one layer's, and says so.
+    # tokens/s of a forward point = batch * seq / latency_s (docs/sweeps.md), the best over batch 1, 2
+    from dfx.sweep import ResultsTable
+
+    rows = ResultsTable(out).rows()
+    for hw in ("nvidia-h100-sxm", "ibm-spyre"):
+        best = max(r["batch"] * 8 / r["latency_s"] for r in rows if r["hardware"] == hw)
+        assert f"{best:,.0f} (1 layer)" in r.stdout, (hw, r.stdout)
+    summary = (out / "summary.csv").read_text().splitlines()
+    assert summary[0].endswith(",model_scope") and all(line.endswith(",1 layer") for line in summary[1:])
+    assert "(1 layer)</td>" in (out / "report.html").read_text()
     r = dfx(*args)
     assert r.returncode == 0 and "ran 0 points (4 already done)" in r.stdout, r.stderr
 
@@ -102,3 +113,15 @@ def test_a_sweep_on_cached_graphs_never_imports_torch(full_sweep, tmp_path):
     # a model with a graph to capture is still checked first: a typo is refused before any point runs
     r = dfx("sweep", "-m", "gpt2-block,bert-layr", "--hw", "h100", "--seq", "8", "--out", str(tmp_path / "t"))
     assert r.returncode != 0 and "unknown model 'bert-layr'" in r.stderr and not (tmp_path / "t").exists()
+
+
+def test_model_scope_says_how_much_of_the_model_a_point_is():
+    from dfx.models.resolve import model_scope
+
+    # the built-ins are one layer or block of a published model (mlp is PB-05's whole MLP);
+    # Llama-2-70B's config has num_hidden_layers 80 (Touvron et al. 2023, Table 1)
+    assert model_scope("gpt2-block") == "1 layer"
+    assert model_scope("resnet-block") == "1 block"
+    assert model_scope("mlp") == "whole model"
+    assert model_scope("hf:llama-2-70b") == "80 layers"
+    assert model_scope("net.py:Net") == ""

@@ -229,6 +229,20 @@ def _check_models(models) -> None:
             describe(name)  # a ModelSpecError naming close matches
 
 
+def _scopes(models) -> dict[str, str]:
+    """Per model of the table, how much of it a point covers ("1 layer", "32 layers"; ``""`` unknown)."""
+    from dfx.errors import DfxError
+    from dfx.models.resolve import model_scope
+
+    out: dict[str, str] = {}
+    for name in dict.fromkeys(models):
+        try:
+            out[name] = model_scope(name)
+        except DfxError:  # a config gone since its rows were made: the rows stay, unlabelled
+            out[name] = ""
+    return out
+
+
 def _finish(spec, run, out: Path, no_report: bool) -> None:
     """Print the summary table and write the report."""
     import sys
@@ -237,10 +251,11 @@ def _finish(spec, run, out: Path, no_report: bool) -> None:
     from rich.table import Table
 
     from dfx.sweep import ResultsTable
-    from dfx.sweep.report import summary_rows, write_report
+    from dfx.sweep.report import summary_rows, tokens_cell, write_report
 
     console = Console(width=None if sys.stdout.isatty() else 200)
     rows = ResultsTable(out).rows()
+    scopes = _scopes(r["model"] for r in rows)
     table = Table(title=f"dfx sweep: {len(rows):,} points")
     for col in ("model", "hardware", "points", "best latency", "at", "best tokens/s"):
         table.add_column(col)
@@ -251,7 +266,7 @@ def _finish(spec, run, out: Path, no_report: bool) -> None:
             str(s["points"]),
             f"{s['best_latency_s'] * 1e3:.4g} ms",
             s["at"],
-            f"{s['best_tokens_per_s']:,.0f}" if s["best_tokens_per_s"] > 0 else "-",
+            tokens_cell(s["best_tokens_per_s"], scopes.get(s["model"], "")),
         )
     console.print(table)
     errors = [r for r in rows if r["error"]]
@@ -269,7 +284,7 @@ def _finish(spec, run, out: Path, no_report: bool) -> None:
         markup=False,
     )
     if not no_report:
-        written = write_report(rows, out, force=True)
+        written = write_report(rows, out, force=True, scopes=scopes)
         console.print("wrote " + ", ".join(str(p) for p in written), highlight=False, markup=False)
     if rows and len(errors) == len(rows):  # nothing to compare: a failure, though the table keeps why
         Console(stderr=True).print(

@@ -16,7 +16,7 @@ import io
 import math
 from typing import Any, Sequence
 
-__all__ = ["REPORT_FILES", "chips_curves", "pareto_front", "summary_rows", "write_report"]
+__all__ = ["REPORT_FILES", "chips_curves", "pareto_front", "summary_rows", "tokens_cell", "write_report"]
 
 REPORT_FILES = ("summary.csv", "latency_vs_batch.png", "pareto.png", "tokens_per_s_vs_chips.png", "report.html")
 
@@ -208,17 +208,35 @@ def _pareto(rows: list[dict[str, Any]]) -> bytes:
     return _png(fig)
 
 
-def _summary_csv(summary: list[dict[str, Any]]) -> str:
+def tokens_cell(tokens_per_s: float, scope: str = "") -> str:
+    """Best tokens/s as the summary shows it, with what the model is (``scope``) when known.
+
+    A built-in of one layer gives one layer's rate, not the model's: the label says so, as
+    ``dfx analyze --phase`` counts its layers ("1 layer x 12 KV heads").
+
+    Examples
+    --------
+    >>> tokens_cell(15725571.4, "1 layer"), tokens_cell(1234.0, "32 layers"), tokens_cell(-1.0, "1 layer")
+    ('15,725,571 (1 layer)', '1,234 (32 layers)', '-')
+    """
+    if not tokens_per_s > 0:
+        return "-"
+    return f"{tokens_per_s:,.0f}" + (f" ({scope})" if scope else "")
+
+
+def _summary_csv(summary: list[dict[str, Any]], scopes: dict[str, str]) -> str:
     buf = io.StringIO()
     cols = ["model", "hardware", "points", "best_latency_s", "at", "best_tokens_per_s", "tokens_at"]
-    w = csv.DictWriter(buf, fieldnames=cols, lineterminator="\n")
+    w = csv.DictWriter(buf, fieldnames=[*cols, "model_scope"], lineterminator="\n")
     w.writeheader()
     for s in summary:
-        w.writerow({k: s[k] for k in cols})
+        w.writerow({**{k: s[k] for k in cols}, "model_scope": scopes.get(s["model"], "")})
     return buf.getvalue()
 
 
-def _html(summary: list[dict[str, Any]], pictures: dict[str, bytes], n_rows: int, n_errors: int) -> str:
+def _html(
+    summary: list[dict[str, Any]], pictures: dict[str, bytes], n_rows: int, n_errors: int, scopes: dict[str, str]
+) -> str:
     e = html.escape
     head = "".join(
         f"<th>{e(c)}</th>" for c in ("model", "hardware", "points", "best latency (ms)", "at", "best tokens/s", "at")
@@ -233,7 +251,7 @@ def _html(summary: list[dict[str, Any]], pictures: dict[str, bytes], n_rows: int
                 s["points"],
                 f"{s['best_latency_s'] * 1e3:.4g}",
                 s["at"],
-                f"{s['best_tokens_per_s']:,.0f}" if s["best_tokens_per_s"] > 0 else "-",
+                tokens_cell(s["best_tokens_per_s"], scopes.get(s["model"], "")),
                 s["tokens_at"],
             )
         )
@@ -254,11 +272,17 @@ def _html(summary: list[dict[str, Any]], pictures: dict[str, bytes], n_rows: int
     )
 
 
-def write_report(rows: Sequence[dict[str, Any]], out: Any, *, force: bool = True) -> list[Any]:
+def write_report(
+    rows: Sequence[dict[str, Any]], out: Any, *, force: bool = True, scopes: dict[str, str] | None = None
+) -> list[Any]:
     """Write the summary, the pictures and ``report.html`` for ``rows`` (a results table) into ``out``.
 
-    Returns the paths written. ``force`` is passed to :func:`dfx.report.files.write_outputs`.
+    ``scopes`` maps a model to how much of it the rows cover (``"1 layer"``, ``"32 layers"``;
+    :func:`dfx.models.resolve.model_scope`): the label beside its best tokens/s, and
+    ``summary.csv``'s ``model_scope``. Returns the paths written. ``force`` is passed to
+    :func:`dfx.report.files.write_outputs`.
     """
+    scopes = scopes or {}
     from dfx.report.files import write_outputs
 
     rows = list(rows)
@@ -272,8 +296,8 @@ def write_report(rows: Sequence[dict[str, Any]], out: Any, *, force: bool = True
         if curves:
             pictures["tokens_per_s_vs_chips.png"] = _tokens_vs_chips(curves, good)
     files: dict[str, str | bytes] = {
-        "summary.csv": _summary_csv(summary),
+        "summary.csv": _summary_csv(summary, scopes),
         **pictures,
-        "report.html": _html(summary, pictures, len(rows), len(rows) - len(good)),
+        "report.html": _html(summary, pictures, len(rows), len(rows) - len(good), scopes),
     }
     return write_outputs(out, files, force=force)
