@@ -149,6 +149,13 @@ def test_analyze_table_shows_the_split_over_chips():
     # 784*512 + 512*512 + 512*10 weights + 1,034 biases = 669,706 parameters (2.7 MB even in fp32) fit
     # one Groq chip's 220 MiB of SRAM: the TSP model places it on 1 chip, whatever --chips asks
     assert rows["chips (tp x pp x ep)"] == ["2 = tp 2 x pp 1 x ep 1", "1 = tp 1 x pp 1 x ep 1"]
+    # the program row names its numbers: the MLP's 3 linears and 2 ReLUs are 5 kernels (Inductor runs
+    # a linear as an extern GEMM and fuses no ReLU into it; Groq keeps one kernel per operator), on one
+    # chip's cores (an H100's 132 SMs, a Groq chip's 20 superlanes); the H100 program is one chip's of 2.
+    # It read "5 on 132 cores", and for llama-2-70b on Groq "3610 on 20 cores" beside 599 chips
+    h100, groq = rows["program (kernels on cores)"]
+    assert h100.startswith("5 kernels on 132 cores (1 chip), ") and h100.endswith("% busy")
+    assert groq.startswith("5 kernels on 20 cores, ")
     doc = json.loads(dfx("analyze", "mlp", "--hw", "h100", "--chips", "2", "--json").stdout)
     from dfx.report.console import format_seconds
 

@@ -39,3 +39,30 @@ def test_an_analysis_displays_as_its_report_in_jupyter(mlp_analysis):
     assert html.startswith("<!DOCTYPE html>") and "<svg" in html and 'id="dfx-facts"' in html
     # the report's styles are scoped to it, so a notebook around it keeps its own
     assert "\nbody {" not in html
+
+
+def test_the_program_cell_says_its_cores_are_one_chips_when_split():
+    # A Groq program of llama-2-70b decode: 3610 kernels (one per operator) compiled for one chip's
+    # 20 superlanes, while the model runs on 599 chips; the cell read "3610 kernels on 20 cores"
+    from dfx.schema.analysis import ProgramRecord
+    from dfx.viz.html import _program_cell
+
+    program = ProgramRecord.from_dict(
+        {
+            "target": "dataflow",
+            "commitment": "static",
+            "schedule_policy": "static",
+            "cores": 20,
+            "kernel_count": 3610,
+            "tile_count": 3610,
+            "flops": 1,
+            "offchip_bytes": 0,
+            "core_utilization": 1.0,
+            "critical_path_kernels": [],
+            "stages": [],
+            "kernels": [],
+        },
+        "dfx.analysis/1",
+    )
+    assert _program_cell(program, 599) == "3610 kernels on 20 cores of 1 chip, static, 100% busy"
+    assert _program_cell(program, 1) == _program_cell(program) == "3610 kernels on 20 cores, static, 100% busy"

@@ -82,7 +82,7 @@ def print_analysis(doc: Mapping[str, Any] | AnalysisDoc, console: Console | None
     summary.add_row("execution model", *[hw[h].execution_model for h in ids])
     programs = {h: hw[h].program for h in ids}
     if any(p is not None for p in programs.values()):
-        summary.add_row("kernels (cores)", *[_kernels(programs[h]) for h in ids])
+        summary.add_row("program (kernels on cores)", *[_kernels(programs[h], hw[h].chips) for h in ids])
         summary.add_row("schedule", *[programs[h].schedule_policy if programs[h] else "-" for h in ids])
 
     # both are one chip's figures over all of the graph's work; a makespan split over chips can be shorter
@@ -202,10 +202,17 @@ def _print_top_nodes(d: AnalysisDoc, ids: list[str], console: Console, top: int)
     console.print(table)
 
 
-def _kernels(program: ProgramRecord | None) -> str:
+def _kernels(program: ProgramRecord | None, chips: int | None = None) -> str:
+    """``"3610 kernels on 20 cores (1 chip), 100% busy"``: the compiled program's kernels on one chip's
+    cores (a profile's ``compute.cores``: SMs, superlanes, PEs), marked "1 chip" where the result is
+    spread over several: the program is compiled for one chip, the split over chips is its own row.
+    """
     if program is None:
         return "-"
-    return f"{program.kernel_count} on {program.cores} cores, {100 * program.core_utilization:.0f}% busy"
+    one_chip = " (1 chip)" if (chips or 1) > 1 else ""
+    return (
+        f"{program.kernel_count} kernels on {program.cores} cores{one_chip}, {100 * program.core_utilization:.0f}% busy"
+    )
 
 
 def _num(v: Any) -> str:

@@ -55,12 +55,17 @@ def _short_path(path: tuple[str, ...] | list[str]) -> str:
     return " \u2192 ".join([*path[:_PATH_HEAD], f"\u2026 {hidden} more \u2026", *path[-_PATH_TAIL:]])
 
 
-def _program_cell(program: ProgramRecord | None) -> str:
-    """A compiled program in one cell: kernels on how many cores, the schedule's policy and busy share."""
+def _program_cell(program: ProgramRecord | None, chips: int | None = None) -> str:
+    """A compiled program in one cell: kernels on how many cores, the schedule's policy and busy share.
+
+    The program is compiled for one chip; where the result is spread over ``chips`` > 1 the cell says
+    its cores are one chip's, as the console does.
+    """
     if program is None:
         return "-"
+    one_chip = " of 1 chip" if (chips or 1) > 1 else ""
     return (
-        f"{program.kernel_count} kernels on {program.cores} cores, {program.schedule_policy}, "
+        f"{program.kernel_count} kernels on {program.cores} cores{one_chip}, {program.schedule_policy}, "
         f"{100 * program.core_utilization:.0f}% busy"
     )
 
@@ -84,7 +89,7 @@ def _summaries(doc: Doc) -> list[dict[str, str]]:
                 "serial": format_seconds(h.serial_time_s),
                 "critical": format_seconds(h.critical_time_s),
                 "makespan": format_seconds(h.makespan_s),
-                "program": _program_cell(h.program),
+                "program": _program_cell(h.program, h.chips),
                 "eager": _eager_cell(h.eager),
                 "parallelism": f"{h.parallelism.parallelism:.2f}",
                 "shift": str(len(h.partition_shift)),
