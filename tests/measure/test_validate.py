@@ -133,3 +133,22 @@ def test_other_processes_during_the_timed_runs_make_the_verdict_busy(monkeypatch
         torch.set_num_threads(threads)
     assert busy["verdict"]["busy"] and "50% of a CPU while the model's timed runs ran" in busy["verdict"]["line"]
     assert not quiet["verdict"]["busy"]
+
+
+def test_the_console_says_where_the_prediction_falls_in_the_runs_spread():
+    from dfx.measure.console import validation_text
+
+    doc = validate("mlp", "host-cpu", repeat=3, warmup=1, clock=Tick(), prediction="roofline").to_dict()
+    # the fake clock: three timed pairs of 1 s wholes (the window, 0.5 s, is filled by the first)
+    assert doc["run"]["runs"] == 3 and doc["run"]["whole_runs"]["p10_s"] == doc["run"]["whole_runs"]["p90_s"] == 1.0
+    predicted = doc["end_to_end"]["predicted_s"]
+    spread = {"runs": 40, "window_s": 0.5}
+    doc["run"]["whole_runs"] = {**spread, "p10_s": predicted / 2, "p50_s": predicted, "p90_s": predicted * 2}
+    assert "the whole graph's 40 runs" in validation_text(
+        doc
+    ) and "the prediction is inside that spread" in validation_text(doc)
+    doc["run"]["whole_runs"] = {**spread, "p10_s": predicted * 2, "p50_s": predicted * 3, "p90_s": predicted * 4}
+    assert "the prediction is below that spread" in validation_text(doc)
+    doc["run"]["whole_runs"] = {**spread, "p10_s": predicted / 4, "p50_s": predicted / 3, "p90_s": predicted / 2}
+    assert "the prediction is above that spread" in validation_text(doc)
+    assert "median of 3 runs" in validation_text(doc)
