@@ -174,6 +174,15 @@ def _check_sizes(config: dict[str, Any], label: str) -> None:
         raise ModelSpecError(str(exc)) from None
 
 
+def layer_count(config: dict[str, Any]) -> int | None:
+    """A config's decoder layers (``num_hidden_layers``, GPT-2's ``n_layer``); ``None`` when it names none.
+
+    >>> layer_count({"num_hidden_layers": 32}), layer_count({"n_layer": 12}), layer_count({})
+    (32, 12, None)
+    """
+    return config.get("num_hidden_layers", config.get("n_layer"))
+
+
 def _have_transformers() -> bool:
     return importlib.util.find_spec("transformers") is not None
 

@@ -6,7 +6,7 @@ import torch
 
 from dfx.errors import ModelSpecError
 from dfx.models.files import build_from_file, is_file_spec
-from dfx.models.hf import build_hf, load_config
+from dfx.models.hf import build_hf, layer_count, load_config
 from dfx.models.registry import build, scope
 from dfx.models.spec import ModelSpec
 
@@ -85,6 +85,6 @@ def model_scope(spec: str) -> str:
         return ""
     if spec.startswith(_HF_PREFIX):
         config, _ = load_config(spec[len(_HF_PREFIX) :])
-        layers = config.get("num_hidden_layers", config.get("n_layer"))
+        layers = layer_count(config)
         return "" if layers is None else f"{layers} layer{'s' if layers != 1 else ''}"
     return scope(spec)
