@@ -70,7 +70,7 @@ def describe_config(name: str) -> str:
     """
     config, _ = load_config(name)
     arch = (config.get("architectures") or [config["model_type"]])[0]
-    layers = config.get("num_hidden_layers", config.get("n_layer"))
+    layers = layer_count(config)
     hidden = config.get("hidden_size", config.get("n_embd"))
     heads = config.get("num_attention_heads", config.get("n_head"))
     context = config.get("max_position_embeddings", config.get("n_positions"))
@@ -188,7 +188,8 @@ def _have_transformers() -> bool:
 
 
 def _layers(config: dict[str, Any]) -> int | str:
-    return config.get("num_hidden_layers", config.get("n_layer", "?"))
+    layers = layer_count(config)
+    return "?" if layers is None else layers
 
 
 def _max_positions(config: dict[str, Any]) -> int | None:
