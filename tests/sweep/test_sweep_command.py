@@ -116,12 +116,14 @@ def test_a_sweep_on_cached_graphs_never_imports_torch(full_sweep, tmp_path):
 
 
 def test_model_scope_says_how_much_of_the_model_a_point_is():
-    from dfx.models.resolve import model_scope
+    from dfx.models import PRESETS
+    from dfx.sweep.report import BUILTIN_SCOPES, model_scope
 
-    # the built-ins are one layer or block of a published model (mlp is PB-05's whole MLP);
-    # Llama-2-70B's config has num_hidden_layers 80 (Touvron et al. 2023, Table 1)
+    # every built-in has an entry (a new one without fails here); they are one layer or block of a
+    # published model (registry.py), and mlp is PB-05's whole MLP; an hf: config is built whole
+    assert set(BUILTIN_SCOPES) == set(PRESETS)
     assert model_scope("gpt2-block") == "1 layer"
     assert model_scope("resnet-block") == "1 block"
     assert model_scope("mlp") == "whole model"
-    assert model_scope("hf:llama-2-70b") == "80 layers"
-    assert model_scope("net.py:Net") == ""
+    assert model_scope("hf:llama-2-70b") == "whole model"
+    assert model_scope("nothere") == ""

@@ -17,24 +17,18 @@ from dfx.errors import ModelSpecError
 from dfx.models import bert, gpt2, llama, mlp, resnet
 from dfx.models.spec import ModelSpec, check_input_numel, check_positive, check_tokens, close_matches, parse_dtype
 
-__all__ = ["PRESETS", "Preset", "available", "build", "describe", "scope"]
+__all__ = ["PRESETS", "Preset", "available", "build", "describe"]
 
 
 @dataclass(frozen=True)
 class Preset:
-    """How to build one built-in: its module (given seq), its input shape at (batch, seq), its default seq.
-
-    ``scope`` is how much of the published model it is, so a rate (tokens/s) is labelled with it:
-    ``"1 layer"`` (as ``dfx analyze --phase`` counts a block's layers), ``"1 block"``, or
-    ``"whole model"``.
-    """
+    """How to build one built-in: its module (given seq), its input shape at (batch, seq), its default seq."""
 
     description: str
     make: Callable[[int], nn.Module]
     input_shape: Callable[[int, int], tuple[int, ...]]
     default_seq: int
     seq_means: str = "tokens"
-    scope: str = "1 layer"
 
 
 PRESETS: dict[str, Preset] = {
@@ -97,7 +91,6 @@ PRESETS: dict[str, Preset] = {
         input_shape=lambda b, s: (b, 256, s, s),  # feature map (B, C, S, S)
         default_seq=56,  # 224 input / 4 (stride-2 stem conv and max pool)
         seq_means="image side",
-        scope="1 block",  # one of ResNet-50's 16 bottlenecks
     ),
     # The MLP of case PB-05 (fvcore issue #108): Flatten, 784 -> 512 -> 512 -> 10, ReLU.
     "mlp": Preset(
@@ -106,7 +99,6 @@ PRESETS: dict[str, Preset] = {
         input_shape=lambda b, t: (b, t, 28, 28),  # images (B, T, 28, 28)
         default_seq=1,  # PB-05's input is (1, 1, 28, 28)
         seq_means="images per sample",
-        scope="whole model",
     ),
 }
 
@@ -134,17 +126,6 @@ def describe(name: str) -> str:
     _, *rest = preset.input_shape(1, preset.default_seq)  # batch is always the first dim
     shape = ", ".join(["B", *(str(d) for d in rest)])
     return f"{preset.description}; input ({shape}), seq = {preset.seq_means}"
-
-
-def scope(name: str) -> str:
-    """How much of its published model the built-in ``name`` is: ``"1 layer"``, ``"1 block"`` or ``"whole model"``.
-
-    Examples
-    --------
-    >>> scope("gpt2-block"), scope("resnet-block"), scope("mlp")
-    ('1 layer', '1 block', 'whole model')
-    """
-    return _preset(name).scope
 
 
 def _preset(name: str) -> Preset:

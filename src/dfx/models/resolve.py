@@ -6,11 +6,11 @@ import torch
 
 from dfx.errors import ModelSpecError
 from dfx.models.files import build_from_file, is_file_spec
-from dfx.models.hf import build_hf, layer_count, load_config
-from dfx.models.registry import build, scope
+from dfx.models.hf import build_hf
+from dfx.models.registry import build
 from dfx.models.spec import ModelSpec
 
-__all__ = ["model_scope", "resolve"]
+__all__ = ["resolve"]
 
 _HF_PREFIX = "hf:"
 
@@ -61,30 +61,3 @@ def resolve(
     if spec.startswith(_HF_PREFIX):
         return build_hf(spec[len(_HF_PREFIX) :], batch=batch, seq=seq, dtype=dtype, device=device)
     return build(spec, batch=batch, seq=seq, dtype=dtype, device=device)
-
-
-def model_scope(spec: str) -> str:
-    """How much of a model ``spec``'s numbers cover, for labelling a rate such as tokens/s.
-
-    A built-in's :func:`dfx.models.registry.scope` (``"1 layer"``, ``"1 block"``, ``"whole
-    model"``); an ``hf:`` config's layer count (``"32 layers"``: the whole model); ``""`` for a model
-    file, whose extent dfx does not know.
-
-    Raises
-    ------
-    ModelSpecError
-        An unknown built-in or ``hf:`` config.
-
-    Examples
-    --------
-    >>> model_scope("llama-layer"), model_scope("hf:llama-2-7b")
-    ('1 layer', '32 layers')
-    """
-    spec = spec.strip()
-    if is_file_spec(spec):
-        return ""
-    if spec.startswith(_HF_PREFIX):
-        config, _ = load_config(spec[len(_HF_PREFIX) :])
-        layers = layer_count(config)
-        return "" if layers is None else f"{layers} layer{'s' if layers != 1 else ''}"
-    return scope(spec)

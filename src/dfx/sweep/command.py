@@ -229,20 +229,6 @@ def _check_models(models) -> None:
             describe(name)  # a ModelSpecError naming close matches
 
 
-def _scopes(models) -> dict[str, str]:
-    """Per model of the table, how much of it a point covers ("1 layer", "32 layers"; ``""`` unknown)."""
-    from dfx.errors import DfxError
-    from dfx.models.resolve import model_scope
-
-    out: dict[str, str] = {}
-    for name in dict.fromkeys(models):
-        try:
-            out[name] = model_scope(name)
-        except DfxError:  # a config gone since its rows were made: the rows stay, unlabelled
-            out[name] = ""
-    return out
-
-
 def _finish(spec, run, out: Path, no_report: bool) -> None:
     """Print the summary table and write the report."""
     import sys
@@ -251,11 +237,11 @@ def _finish(spec, run, out: Path, no_report: bool) -> None:
     from rich.table import Table
 
     from dfx.sweep import ResultsTable
-    from dfx.sweep.report import summary_rows, tokens_cell, write_report
+    from dfx.sweep.report import model_scope, summary_rows, tokens_cell, write_report
 
     console = Console(width=None if sys.stdout.isatty() else 200)
     rows = ResultsTable(out).rows()
-    scopes = _scopes(r["model"] for r in rows)
+    scopes = {m: model_scope(m) for m in dict.fromkeys(r["model"] for r in rows)}
     table = Table(title=f"dfx sweep: {len(rows):,} points")
     for col in ("model", "hardware", "points", "best latency", "at", "best tokens/s"):
         table.add_column(col)

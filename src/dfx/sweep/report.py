@@ -16,9 +16,47 @@ import io
 import math
 from typing import Any, Sequence
 
-__all__ = ["REPORT_FILES", "chips_curves", "pareto_front", "summary_rows", "tokens_cell", "write_report"]
+__all__ = [
+    "BUILTIN_SCOPES",
+    "REPORT_FILES",
+    "chips_curves",
+    "model_scope",
+    "pareto_front",
+    "summary_rows",
+    "tokens_cell",
+    "write_report",
+]
 
 REPORT_FILES = ("summary.csv", "latency_vs_batch.png", "pareto.png", "tokens_per_s_vs_chips.png", "report.html")
+
+# How much of its published model each built-in (dfx.models.PRESETS) is, to label its rates: one of
+# a model's layers ("1 layer", as `dfx analyze --phase` counts a block's layers) or blocks, or the
+# whole model. Kept here, torch-free, so a sweep on cached graphs never imports torch; a built-in
+# added to the registry without an entry fails tests/sweep/test_sweep_command.py.
+BUILTIN_SCOPES: dict[str, str] = {
+    "gpt2-block": "1 layer",  # one of GPT-2 small's 12
+    "llama-layer": "1 layer",  # one of Llama-2-7B's 32
+    "llama3-8b-layer": "1 layer",  # one of Llama-3-8B's 32
+    "bert-layer": "1 layer",  # one of BERT-base's 12
+    "vit-block": "1 layer",  # one of ViT-B/16's 12
+    "resnet-block": "1 block",  # one of ResNet-50's 16 bottlenecks
+    "mlp": "whole model",  # PB-05's MNIST MLP
+}
+
+
+def model_scope(model: str) -> str:
+    """How much of the model a sweep point of ``model`` is: ``"1 layer"``, ``"1 block"``, ``"whole model"``.
+
+    An ``hf:`` config is built whole (every layer); a name dfx does not know gives ``""``.
+
+    Examples
+    --------
+    >>> model_scope("gpt2-block"), model_scope("hf:llama-2-70b"), model_scope("mlp")
+    ('1 layer', 'whole model', 'whole model')
+    """
+    if model.startswith("hf:"):
+        return "whole model"
+    return BUILTIN_SCOPES.get(model, "")
 
 
 def pareto_front(points: Sequence[tuple[float, float]]) -> list[int]:
@@ -216,8 +254,8 @@ def tokens_cell(tokens_per_s: float, scope: str = "") -> str:
 
     Examples
     --------
-    >>> tokens_cell(15725571.4, "1 layer"), tokens_cell(1234.0, "32 layers"), tokens_cell(-1.0, "1 layer")
-    ('15,725,571 (1 layer)', '1,234 (32 layers)', '-')
+    >>> tokens_cell(15725571.4, "1 layer"), tokens_cell(1234.0, "whole model"), tokens_cell(-1.0, "1 layer")
+    ('15,725,571 (1 layer)', '1,234 (whole model)', '-')
     """
     if not tokens_per_s > 0:
         return "-"
@@ -277,15 +315,15 @@ def write_report(
 ) -> list[Any]:
     """Write the summary, the pictures and ``report.html`` for ``rows`` (a results table) into ``out``.
 
-    ``scopes`` maps a model to how much of it the rows cover (``"1 layer"``, ``"32 layers"``;
-    :func:`dfx.models.resolve.model_scope`): the label beside its best tokens/s, and
-    ``summary.csv``'s ``model_scope``. Returns the paths written. ``force`` is passed to
-    :func:`dfx.report.files.write_outputs`.
+    ``scopes`` maps a model to how much of it the rows cover (default :func:`model_scope` of each):
+    the label beside its best tokens/s, and ``summary.csv``'s ``model_scope``. Returns the paths
+    written. ``force`` is passed to :func:`dfx.report.files.write_outputs`.
     """
-    scopes = scopes or {}
     from dfx.report.files import write_outputs
 
     rows = list(rows)
+    if scopes is None:
+        scopes = {m: model_scope(m) for m in dict.fromkeys(r["model"] for r in rows)}
     good = _good(rows)
     summary = summary_rows(good)
     pictures: dict[str, bytes] = {}
