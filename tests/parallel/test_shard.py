@@ -158,6 +158,21 @@ def test_a_tpu_split_replans_the_sharded_gemm_on_the_mxus():
     assert split == pytest.approx(16766 / 1.05e9, rel=1e-9)
 
 
+def test_a_tpu_split_of_a_weight_bound_gemm_reads_its_kernels_hbm_traffic():
+    # decode: [8 x 4096] @ [4096 x 11008] bf16 on a TPU v5e (4 MXUs of 128 x 128 at 1.5 GHz, 819 GB/s,
+    # no fixed cost). One chip: (8 * 4096 + 4096 * 11008 + 8 * 11008) * 2 = 90,419,200 B from HBM =
+    # 110.40 us, over the MXUs' 58.9 us. tp=4, N / 4 = 2752: 32 x 22 = 704 folds, 176 per MXU, each
+    # streaming 8 rows: 2*128 + 128 + 8 - 2 = 390 cycles, then 175 x 128 more = 22,790 cycles = 15.19 us,
+    # under the quarter of the bytes, 27.60 us. (The node's own memory time is the scratchpad model's,
+    # on chip: 1/4 of max(58.9, that) would be 14.7 us, 7.5 times faster than one chip.)
+    v5e = load_profile("google-tpu-v5e")
+    cg = annotate(_one_linear(8, 4096, 11008))
+    one = evaluate_one_chip(cg, v5e)
+    assert one.node("fc").time_s == pytest.approx(90419200 / 819e9, rel=1e-9)
+    split = shard_timer(one, cg, 4, 1)(cg["fc"], one.node("fc"), False)
+    assert split == pytest.approx(90419200 / 4 / 819e9, rel=1e-9)
+
+
 def test_without_a_per_shape_model_the_roofline_share_stands():
     # the node-level eager roofline (no program): the matmul's compute and memory over tp, its fixed cost whole
     h100 = load_profile("h100")
