@@ -76,6 +76,11 @@ CASES = [
     case("graph --seq 16777217", "--seq 16,777,217 is above dfx's limit of 16,777,216 tokens"),
     # 2**16 x 2**11 = 2**27 = 134,217,728 tokens
     case("analyze --batch 65536 --seq 2048", "--batch 65,536 x --seq 2,048 = 134,217,728 tokens is above"),
+    # at 2**24 tokens gpt2-block's activations need several Spyre cards; its weights (7,087,872
+    # parameters, 14 MB in bf16) fit one card's 112 GB many times over, yet the message said "the weights need"
+    case(
+        "analyze --seq 16777216 --hw spyre", "chips to fit (fewest chips that fit (dfx capacity)), split as tp 1 x pp"
+    ),
     # the model's default seq: 100,000 x 4,096 = 409,600,000 tokens
     case("analyze llama-layer --batch 100000", "batch 100,000 x seq 4,096 = 409,600,000 tokens is above"),
     # 4,096 x 32,768 = 2**12 x 2**15 = 134,217,728

@@ -239,7 +239,7 @@ def test_too_many_stages_names_what_chose_them():
 
     with pytest.raises(DfxError, match=r"--chips 96 splits as tp 8 x pp 12, .* 1 layer group\(s\) .* use --chips <= 8"):
         _split_layers([0], 12, ParallelPlan(tp=8, pp=12, source="--chips"))  # 8 chips per layer x 1 layer
-    with pytest.raises(DfxError, match=r"the weights need 26 chips \(fewest chips that fit"):
+    with pytest.raises(DfxError, match=r"^the model needs 26 chips to fit \(fewest chips that fit"):
         _split_layers([0], 13, ParallelPlan(tp=2, pp=13, source="fewest chips that fit (dfx capacity)"))
     with pytest.raises(DfxError, match=r"pp=3 stages but the model has 2 layer groups; use pp <= 2"):
         _split_layers([0, 1], 3, ParallelPlan(pp=3, source="--parallel"))

@@ -150,7 +150,8 @@ def _split_layers(ordered: list[int], pp: int, plan: ParallelPlan | None = None)
     ------
     DfxError
         If ``pp`` exceeds the layer groups, naming what chose ``pp`` (``plan.source``): the user's
-        ``--parallel``, their ``--chips``, or the fewest chips the weights need.
+        ``--parallel``, their ``--chips``, or the fewest chips the model fits on (weights, activations
+        and KV cache, as ``dfx capacity`` counts them).
     """
     if pp > len(ordered):
         layers = len(ordered)
@@ -162,7 +163,7 @@ def _split_layers(ordered: list[int], pp: int, plan: ParallelPlan | None = None)
             )
         if source.startswith("fewest"):
             raise DfxError(
-                f"the weights need {plan.chips} chips ({source}), split as tp {plan.tp} x pp {pp}, but the model "
+                f"the model needs {plan.chips} chips to fit ({source}), split as tp {plan.tp} x pp {pp}, but it "
                 f"has {layers} layer group(s) to pipeline; give --parallel tp=N with more chips per layer, or a "
                 "profile with more memory per chip"
             )
