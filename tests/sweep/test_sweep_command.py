@@ -43,8 +43,10 @@ def test_cli_sweep_report_and_resume(full_sweep, tmp_path):
 
     rows = ResultsTable(out).rows()
     for hw in ("nvidia-h100-sxm", "ibm-spyre"):
-        best = max(r["batch"] * 8 / r["latency_s"] for r in rows if r["hardware"] == hw)
-        assert f"{best:,.0f} (1 layer)" in r.stdout, (hw, r.stdout)
+        best, batch = max((p["batch"] * 8 / p["latency_s"], p["batch"]) for p in rows if p["hardware"] == hw)
+        # ... and the point it is at, in its own column (the "at" beside it was the best latency's)
+        line = next(line for line in r.stdout.splitlines() if f"{best:,.0f} (1 layer)" in line)
+        assert line.split("│")[-2].strip() == f"batch {batch} seq 8 bfloat16 forward default", line
     summary = (out / "summary.csv").read_text().splitlines()
     assert summary[0].endswith(",model_scope") and all(line.endswith(",1 layer") for line in summary[1:])
     assert "(1 layer)</td>" in (out / "report.html").read_text()

@@ -243,7 +243,8 @@ def _finish(spec, run, out: Path, no_report: bool) -> None:
     rows = ResultsTable(out).rows()
     scopes = {m: model_scope(m) for m in dict.fromkeys(r["model"] for r in rows)}
     table = Table(title=f"dfx sweep: {len(rows):,} points")
-    for col in ("model", "hardware", "points", "best latency", "at", "best tokens/s"):
+    # each best with the point it is at, as report.html's table (the latency's point is not the tokens/s one)
+    for col in ("model", "hardware", "points", "best latency", "at", "best tokens/s", "at"):
         table.add_column(col)
     for s in summary_rows(rows):
         table.add_row(
@@ -253,6 +254,7 @@ def _finish(spec, run, out: Path, no_report: bool) -> None:
             f"{s['best_latency_s'] * 1e3:.4g} ms",
             s["at"],
             tokens_cell(s["best_tokens_per_s"], scopes.get(s["model"], "")),
+            s["tokens_at"] if s["best_tokens_per_s"] > 0 else "-",
         )
     console.print(table)
     errors = [r for r in rows if r["error"]]
