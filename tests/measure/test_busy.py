@@ -172,7 +172,7 @@ def _fake_benchmarks(monkeypatch, overheads):
     fakes = {
         "_plan": lambda device: ({}, {"DRAM": 2**26}, "fake cpu", None),
         "op_overhead_s": op_overhead_s,
-        "overhead_curves": lambda *a: (((1e-5, 3e-6),), {}),
+        "overhead_curves": lambda *a: (((1e-5, 3e-6),), {}, {}),
         "mixed_overheads": lambda *a: {"add": 4e-6},
         "gemm_flop_per_s": lambda *a: s,
         "stream_bytes_per_s": lambda *a, **k: Sample(2e10, 1e-3, 5, "fake"),

@@ -220,6 +220,16 @@ def test_json_tables_read_back_as_a_machine_model(cal):
     # mean and cat each keep their own curve, at the median curve's gaps
     assert set(m.overhead_curve_by_kind) == {"mean", "cat"}
     assert all([g for g, _ in c] == [g for g, _ in m.overhead_curve] for c in m.overhead_curve_by_kind.values())
+    # each of the nine tiny kinds keeps its own curve at the same gaps; the median curve is, point by point,
+    # the median of the nine (the hot loop first)
+    import statistics
+
+    assert set(m.overhead_curve_each) == {
+        "add", "relu", "gelu", "softmax", "layer_norm", "linear", "conv2d", "batch_norm", "attention",
+    }  # fmt: skip
+    assert all([g for g, _ in c] == [g for g, _ in m.overhead_curve] for c in m.overhead_curve_each.values())
+    for i, (_, median_s) in enumerate(m.overhead_curve):
+        assert statistics.median(c[i][1] for c in m.overhead_curve_each.values()) == pytest.approx(median_s)
 
 
 def test_per_kind_overheads_hot_and_in_turn(cal):

@@ -25,6 +25,7 @@ DOC = {
     "overhead_by_kind": {"add": 3e-6},
     "overhead_mixed": {"add": 4e-6},
     "overhead_curve_by_kind": [{"kind": "mean", "gap_s": 1e-6, "overhead_s": 5e-6}],
+    "overhead_curve_each": [{"kind": "relu", "gap_s": 1e-6, "overhead_s": 2e-6}],
     "gemm_bias": [{"rows": 64, "k": 512, "n": 512, "mm_s": 1e-4, "addmm_s": 1.05e-4}],
     "vector_rates": {"exp": 1e9},
     "gemm_dtype": "float32",

@@ -410,6 +410,7 @@ class Calibrated(_Strict):
     overhead_by_kind: dict[str, Seconds] = Field(default_factory=dict)
     overhead_mixed: dict[str, Seconds] = Field(default_factory=dict)  # added 2026-12-01: tiny calls in turn
     overhead_curve_by_kind: tuple[KindOverheadPoint, ...] = ()  # added 2026-12-01: mean's and cat's own curves
+    overhead_curve_each: tuple[KindOverheadPoint, ...] = ()  # added 2026-12-02: the median curve's kinds, each its own
     vector_rates: dict[str, FlopPerS] = Field(default_factory=dict)
     gemm_dtype: str = "float32"  # the dtype of the GEMM, attention and convolution tables
     gemm_table: tuple[GemmPoint, ...] = ()

@@ -157,6 +157,8 @@ class Calibration:
     overhead_curve: tuple[tuple[float, float], ...] = ()  # (seconds since the kind last ran, overhead seconds)
     # kind -> its own (gap seconds, overhead seconds): the kinds kept out of the curve's median (mean, cat)
     overhead_curve_by_kind: Mapping[str, tuple[tuple[float, float], ...]] = field(default_factory=dict)
+    # kind -> its own (gap seconds, overhead seconds): each of the kinds the curve is the median of
+    overhead_curve_each: Mapping[str, tuple[tuple[float, float], ...]] = field(default_factory=dict)
     vector_rates: Mapping[str, Sample] = field(default_factory=dict)  # family -> FLOP/s (fp32, CPU)
     gemm_table: tuple[GemmRate, ...] = ()  # fp32 GEMM FLOP/s by rows x k x n
     attention: tuple[tuple[bool, int, float], ...] = ()  # (causal, sequence length, FLOP/s) of fused attention
@@ -250,6 +252,11 @@ class Calibration:
             overhead_curve_by_kind=tuple(
                 KindOverheadPointRecord(kind=k, gap_s=g, overhead_s=o)
                 for k, curve in self.overhead_curve_by_kind.items()
+                for g, o in curve
+            ),
+            overhead_curve_each=tuple(
+                KindOverheadPointRecord(kind=k, gap_s=g, overhead_s=o)
+                for k, curve in self.overhead_curve_each.items()
                 for g, o in curve
             ),
             vector_rates=MappingProxyType({f: v.value for f, v in self.vector_rates.items()}),
@@ -787,7 +794,7 @@ def calibrate(
         got["gemm_cold"] = _capped_cold(got["gemm_cold"], dram)
     overhead, by_kind = got["overhead"]
     mixed: dict[str, float] = got.get("overhead_mixed", {})
-    (curve, curve_by_kind), peaks = got["overhead_curve"], got["gemm"]
+    (curve, curve_by_kind, curve_each), peaks = got["overhead_curve"], got["gemm"]
     bandwidth, table = got["stream"], got["table"]
     attention, convs, reference = got["attention"], got["conv"], got["reference"]
     convs_cl: tuple[GemmRate, ...] = got.get("conv_cl", ())
@@ -819,6 +826,7 @@ def calibrate(
         overhead_mixed=mixed,
         overhead_curve=curve,
         overhead_curve_by_kind=curve_by_kind,
+        overhead_curve_each=curve_each,
         vector_rates=vectors,
         gemm_table=table,
         attention=attention,

@@ -261,7 +261,8 @@ class MachineModel:
     overhead_curve_by_kind : mapping of str to sequence of (gap_s, overhead_s)
         A kind's own curve, for the kinds kept out of the curve's median (``mean``, ``cat``:
         :func:`dfx.measure.microbench.overhead_curves`), seconds; :meth:`overhead_s` reads it in
-        place of the median curve.
+        place of the median curve, and the eager rules for a node after a GEMM treat it apart
+        (:mod:`dfx.measure.cache_model`: it keeps out of the after-GEMM chain).
     vector_flop_per_s : mapping of str to float
         Family (:func:`vector_family`) -> FLOP/s.
     gemm_table : sequence of GemmRate
@@ -295,6 +296,11 @@ class MachineModel:
         A call's time in a tiny Inductor graph by kind: ``generated`` (a C++ kernel), ``addmm``,
         ``mm`` (extern GEMMs), ``first_addmm`` (the graph's first call, an addmm), seconds
         (:func:`dfx.measure.microbench.compiled_overheads`).
+    overhead_curve_each : mapping of str to sequence of (gap_s, overhead_s)
+        Each kind the median curve is taken over (``add``, ``relu``, ``linear``...), its own
+        curve at the same gaps (:func:`dfx.measure.microbench.overhead_curves`), seconds:
+        :meth:`overhead_s` reads a kind's own in place of ``by_kind + (curve(gap) - curve(hot))``.
+        Every other rule is as without it.
     """
 
     overhead_curve: tuple[tuple[float, float], ...] = ()
@@ -318,6 +324,9 @@ class MachineModel:
     gemm_bias: tuple[tuple[int, int, int, float, float], ...] = ()
     after_gemm_chain: tuple[tuple[int, int, float], ...] = ()
     compiled_overhead: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
+    overhead_curve_each: Mapping[str, tuple[tuple[float, float], ...]] = field(
+        default_factory=lambda: MappingProxyType({})
+    )
 
     def __post_init__(self) -> None:
         """Normalise the tables and check every figure is a positive, finite number (``ValueError`` naming the table)."""
@@ -331,6 +340,9 @@ class MachineModel:
         }
         checks += [(f"overhead_curve_by_kind.{k}", v) for k, c in own.items() for point in c for v in point]
         object.__setattr__(self, "overhead_curve_by_kind", MappingProxyType(own))
+        each = {k: tuple(sorted((float(g), float(o)) for g, o in c)) for k, c in dict(self.overhead_curve_each).items()}
+        checks += [(f"overhead_curve_each.{k}", v) for k, c in each.items() for point in c for v in point]
+        object.__setattr__(self, "overhead_curve_each", MappingProxyType(each))
         checks += [(f"vector_rates.{k}", v) for k, v in dict(self.vector_flop_per_s).items()]
         checks += [("gemm_table", p.flop_per_s) for p in self.gemm_table] + [
             ("conv_points", p.flop_per_s) for p in self.conv_points
@@ -393,6 +405,7 @@ class MachineModel:
             overhead_by_kind=dict(t.overhead_by_kind),
             overhead_mixed=dict(t.overhead_mixed),
             overhead_curve_by_kind=_kind_curves((p.kind, p.gap_s, p.overhead_s) for p in t.overhead_curve_by_kind),
+            overhead_curve_each=_kind_curves((p.kind, p.gap_s, p.overhead_s) for p in t.overhead_curve_each),
             vector_flop_per_s=dict(t.vector_rates),
             gemm_table=tuple(GemmRate(p.rows, p.k, p.n, p.flop_per_s) for p in t.gemm_table),
             gemm_dtype=t.gemm_dtype,
@@ -419,9 +432,17 @@ class MachineModel:
     def overhead_s(self, gap_s: float, default_s: float, kind: str | None = None) -> float:
         """An op's fixed cost when ``gap_s`` seconds passed since its kind last ran, seconds.
 
-        The curve is interpolated log-log (flat beyond its ends); for a ``kind`` measured in a hot
-        loop, that kind's own cost replaces the curve's hot point: ``by_kind + (curve(gap) -
-        curve(hot))``. ``default_s`` (the profile's ``op_overhead_s``) when there is no curve.
+        The curve is interpolated log-log (flat beyond its ends); a ``kind`` with its own curve
+        (``overhead_curve_by_kind``, then ``overhead_curve_each``) reads that one; for another
+        ``kind`` measured in a hot loop, that kind's own cost replaces the curve's hot point:
+        ``by_kind + (curve(gap) - curve(hot))``. ``default_s`` (the profile's ``op_overhead_s``)
+        when there is no curve.
+
+        Why each kind's own: the median kind's rise, added to a kind whose call path is shorter,
+        overcharges it. After 12 to 17 us of GEMMs the median kind took 2.4 us more than in its hot
+        loop, a ReLU 0.8 to 1.3 us more (1.4 to 2.7 us; the MLP's ReLUs measured 2.4 to 2.9 after
+        their 14 us GEMMs and were charged 3.8 to 4.5 with the median's rise); 2026-12-02,
+        ``docs/validation.md``.
 
         Examples
         --------
@@ -433,8 +454,12 @@ class MachineModel:
         >>> own = MachineModel(overhead_curve=m.overhead_curve, overhead_curve_by_kind={"mean": ((1e-5, 4e-6), (1e-3, 1.6e-4))})
         >>> round(own.overhead_s(1e-4, 0.0, "mean") * 1e6, 6)  # its own curve: the geometric mean of 4 and 160 us
         25.298221
+        >>> each = MachineModel(overhead_curve=m.overhead_curve, overhead_by_kind={"relu": 1.5e-6},
+        ...                     overhead_curve_each={"relu": ((1e-5, 2e-6), (1e-3, 2e-5))})
+        >>> round(each.overhead_s(1e-4, 0.0, "relu") * 1e6, 6)  # its own: the geometric mean of 2 and 20 us
+        6.324555
         """
-        mine = self.overhead_curve_by_kind.get(kind) if kind else None
+        mine = (self.overhead_curve_by_kind.get(kind) or self.overhead_curve_each.get(kind)) if kind else None
         if mine:
             gaps, costs = zip(*mine)
             return _interp_log(gaps, costs, max(gap_s, 1e-12))

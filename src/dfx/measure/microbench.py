@@ -328,9 +328,14 @@ _CURVE_SIDE = ("mean", "cat")  # side kinds timed at every gap too, each kept as
 
 def overhead_curves(
     device: str, budget_s: float, sync=None
-) -> tuple[tuple[tuple[float, float], ...], dict[str, tuple[tuple[float, float], ...]]]:
+) -> tuple[
+    tuple[tuple[float, float], ...],
+    dict[str, tuple[tuple[float, float], ...]],
+    dict[str, tuple[tuple[float, float], ...]],
+]:
     """Per-op overhead as a function of the time since an op of the same kind last ran: ``((gap_s,
-    overhead_s), ...)``, and the same curve for each kind of ``_CURVE_SIDE``, seconds.
+    overhead_s), ...)``, the same curve for each kind of ``_CURVE_SIDE``, and for each of the nine
+    kinds the first curve is the median of (``{kind: ((gap_s, overhead_s), ...)}``), seconds.
 
     A tiny op (1 to 8 elements, the nine kinds of :func:`op_overhead_s`) costs a few microseconds
     when it follows itself in a hot loop, and several times more when other work ran since it
@@ -351,15 +356,20 @@ def overhead_curves(
     and kept out of the median: each is its own curve, ``(the same gap, its median)``. On the
     machine of ``docs/validation.md`` a tiny ``mean`` took 145 us after 30 ms of GEMMs (the Llama
     layer's RMS-norm ``mean`` 131 to 151 us in the runs), ``cat`` 72, where the median kind took 116.
+    Each of the nine kinds is kept as its own curve too (``(the same gap, its median)``, its hot
+    loop first): after 12 to 17 us of GEMMs a ReLU took 0.8 to 1.3 us more than in its hot loop
+    where the median kind took 2.4 more (2026-12-02).
     """
     sync = sync or (lambda: None)
     side = _side_ops(device)
-    ops = list(_tiny_ops(device).values())
+    tiny = _tiny_ops(device)
+    ops = list(tiny.values())
     own = [side[k] for k in _CURVE_SIDE]
     every = ops + own
     hot = [time_call(fn, budget_s * 0.05 / len(every), sync, max_reps=2_000)[0] for fn in every]
     points = [(statistics.median(hot[: len(ops)]), statistics.median(hot[: len(ops)]))]
     sides: dict[str, list[tuple[float, float]]] = {k: [(points[0][0], t)] for k, t in zip(_CURVE_SIDE, hot[len(ops) :])}
+    kinds_own: dict[str, list[tuple[float, float]]] = {k: [(points[0][0], t)] for k, t in zip(tiny, hot)}
     b = torch.randn(_GAP_K, _GAP_K, device=device)
     probe = torch.randn(512, _GAP_K, device=device)
     t512, _ = time_call(lambda: torch.mm(probe, b), 0.0, sync)
@@ -401,7 +411,13 @@ def overhead_curves(
         points.append((at, statistics.median(kinds[: len(ops)])))
         for name, t in zip(_CURVE_SIDE, kinds[len(ops) :]):
             sides[name].append((at, t))
-    return tuple(sorted(points)), {k: tuple(sorted(c)) for k, c in sides.items()}
+        for name, t in zip(kinds_own, kinds[: len(ops)]):
+            kinds_own[name].append((at, t))
+    return (
+        tuple(sorted(points)),
+        {k: tuple(sorted(c)) for k, c in sides.items()},
+        {k: tuple(sorted(c)) for k, c in kinds_own.items()},
+    )
 
 
 def overhead_curve(device: str, budget_s: float, sync=None) -> tuple[tuple[float, float], ...]:

@@ -604,6 +604,7 @@ def _machine_summary(machine: Any) -> dict[str, Any]:
             "overhead_by_kind": dict(machine.overhead_by_kind),
             "overhead_mixed": dict(machine.overhead_mixed),
             "overhead_curve_by_kind": {k: [list(p) for p in c] for k, c in machine.overhead_curve_by_kind.items()},
+            "overhead_curve_each": {k: [list(p) for p in c] for k, c in machine.overhead_curve_each.items()},
             "resident_bytes": machine.resident_bytes,
             "gemm_cold": [[p.rows, p.k, p.n, p.hot_s, p.cold_s] for p in machine.gemm_cold],
             "after_gemm": [[p.bytes, p.streamed_bytes, p.hot_s, p.after_s] for p in machine.after_gemm],

@@ -71,7 +71,8 @@ class OverheadPointRecord(Record):
 
 @_record
 class KindOverheadPointRecord(Record):
-    """``overhead_curve_by_kind[]``: one kind's own fixed cost ``overhead_s`` when ``gap_s`` passed since it last ran."""
+    """``overhead_curve_by_kind[]`` and ``overhead_curve_each[]``: one kind's own fixed cost ``overhead_s`` when ``gap_s``
+    passed since it last ran."""
 
     kind: str = key(as_str)
     gap_s: float = key(as_float)
@@ -199,6 +200,8 @@ class CalibrationTables(Record):
     overhead_mixed: Mapping[str, float] = key(_float_map, absent=MappingProxyType({}))
     # added 2026-12-01: the curve of each kind kept out of the curve's median (mean, cat), by kind and gap
     overhead_curve_by_kind: tuple[KindOverheadPointRecord, ...] = nested_list(KindOverheadPointRecord, absent=())
+    # added 2026-12-02: each of the median curve's kinds (add, relu, ...) at the same gaps, its own curve
+    overhead_curve_each: tuple[KindOverheadPointRecord, ...] = nested_list(KindOverheadPointRecord, absent=())
     vector_rates: Mapping[str, float] = key(_float_map, absent=MappingProxyType({}))
     gemm_dtype: str = key(as_str, absent="float32")  # the dtype of the GEMM, attention and convolution tables
     gemm_table: tuple[GemmPointRecord, ...] = nested_list(GemmPointRecord, absent=())
@@ -232,6 +235,7 @@ TABLE_NAMES = (
     "overhead_by_kind",
     "overhead_mixed",
     "overhead_curve_by_kind",
+    "overhead_curve_each",
     "vector_rates",
     "gemm_table",
     "attention_rates",
