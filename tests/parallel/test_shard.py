@@ -212,3 +212,28 @@ def test_one_chip_is_untouched_by_the_timer():
     one = evaluate_one_chip(cg, h100)
     timer = shard_timer(one, cg, 1, 1)
     assert all(timer(cn, t, False) == t.time_s for cn, t in zip(cg.nodes, one.nodes))
+
+
+def test_a_gpu_attention_kernel_keeps_the_sms_its_output_gives_it():
+    # sdpa on q = k = v = [1, 12, 64, 64] bf16 on an A100 (108 SMs, 1.5 us per kernel): no Triton plan,
+    # so placement gives the kernel one SM per 128 x 128 block of its output, 12 * 64 * 64 = 49,152
+    # elements: 3 SMs, and 3/108 of the bandwidth. tp=12 leaves one head per chip, 4,096 elements: 1 SM.
+    #   one chip  = max(compute, memory) * 108 / 3 + 1.5 us
+    #   one share = max(compute, memory) / 12 * 108 / 1 + 1.5 us        (3/12 of the one chip's waiting)
+    a100 = load_profile("a100")
+    out = spec(1, 12, 64, 64)
+    sdpa = AtenCall("aten.scaled_dot_product_attention.default", (out, out, out), (), (out,))
+    nodes = (
+        Node("q", "placeholder", "q", outputs=(out,), input_kind="input"),
+        Node("attn", "call_function", sdpa.op, "attn", (Edge("q"), Edge("q"), Edge("q")), (out,), (), (sdpa,)),
+        Node("output", "output", "output", inputs=(Edge("attn"),)),
+    )
+    cg = annotate(Graph(nodes, (), name="heads"))
+    one = evaluate_one_chip(cg, a100, execution_model="eager")
+    kernel = next(k for k in one.program.kernels if k.nodes == ("attn",))
+    assert kernel.cores == 3
+    busy = max(kernel.compute_time_s, kernel.memory_time_s)
+    assert one.node("attn").time_s == pytest.approx(busy * 108 / 3 + 1.5e-6, rel=1e-9)
+    split = shard_timer(one, cg, 12, 1)(cg["attn"], one.node("attn"), False)
+    assert split == pytest.approx(busy / 12 * 108 + 1.5e-6, rel=1e-9)
+    assert split > busy / 12 + 1.5e-6  # the roofline's 1/12, which gave the one head 108 SMs' bandwidth

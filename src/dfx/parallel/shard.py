@@ -30,9 +30,16 @@ asked about the node's GEMMs at full and at sharded shape::
   with compute and memory divided by ``tp`` at the sharded shape. So wave quantisation and tile
   efficiency at ``N / tp`` (or ``K / tp``) are the machine's own: a node alone in its kernel
   takes exactly the sharded GEMM's time, and a node fused with an epilogue scales its share.
+  A GPU attention kernel (no Triton plan: FlashAttention is not modelled by tiles) keeps the kernel
+  clock's other half: placement gives it one SM per 128 x 128 block of its output
+  (:func:`dfx.compile.placement.estimate_tiles`) and that share of the bandwidth, so over ``1 / tp``
+  of its heads ``T = max(compute, memory) / tp x SMs / cores(output elements / tp) + launch``.
 - **TPU** (the systolic architecture model): ``T = max(sum of its GEMMs on the MXUs, memory) + overhead``
   (:mod:`dfx.arch.systolic.tpu`), the sharded GEMMs re-planned on the arrays (padding to the
   array's side included) and the memory divided by ``tp``.
+- **Elsewhere**, or where the model has no shape to re-plan (a per-operator result timed under a
+  ``runtime``, a node whose split dimension is 1): the roofline's share, ``max(compute, memory) / tp
+  + overhead``.
 
 The memory is the node's compiled kernel's (its off-chip bytes at HBM bandwidth, as the kernel
 clock charges it) where the result has a program, else the node's own. NB: a TPU node's own
@@ -40,9 +47,6 @@ clock charges it) where the result has a program, else the node's own. NB: a TPU
 ``max(compute, memory) / tp`` read it and made a decode GEMM whose weights stream from HBM (110 us
 on a TPU v5e) 7.5 times faster at ``tp = 4`` (14.7 us, below the 27.6 us its quarter of the weights
 takes).
-- **Elsewhere**, or where the model has no shape to re-plan (a GPU attention kernel, a per-operator
-  result timed under a ``runtime``, a node whose split dimension is 1): the roofline's share,
-  ``max(compute, memory) / tp + overhead``.
 
 Expert parallelism (GShard) does not change an expert's shape: each chip runs ``1 / ep`` of the
 expert nodes whole, so an expert node's time (after its tensor-parallel split) is divided by
@@ -135,7 +139,7 @@ def _kernel_memory_s(result: Any) -> dict[str, float]:
     return {n: kt.memory_time_s for kt in program.kernels for n in kt.nodes}
 
 
-def _gpu_model(result: Any) -> Callable[[Any, Any, Role, int], float | None] | None:
+def _gpu_model(result: Any, costed: CostedGraph) -> Callable[[Any, Any, Role, int], float | None] | None:
     """The GPU tile model's time of a node's GEMM at full and sharded shape, as a scale factor; ``None``
     where the result was not timed on the kernel model (no program: per-operator, under a runtime)."""
     program = result.program
@@ -143,14 +147,28 @@ def _gpu_model(result: Any) -> Callable[[Any, Any, Role, int], float | None] | N
         return None
     from dfx.arch.gpu.plan import kernel_shape, plan_of_shape, profile_plans
     from dfx.compile import KernelKind, core_count
+    from dfx.compile.placement import GEMM_TILE_ELEMS
 
     profile, memory = result.profile, _kernel_memory_s(result)
     cache, sms = profile_plans(profile), core_count(profile)
     tiled = {}  # node -> the GEMM kernel with a Triton plan it belongs to
+    untiled = {}  # node -> the attention kernel placement gave cores by its output elements
     for k in program.program.kernels:
         if k.kind is KernelKind.GEMM and k.tile_time_s is not None:
             for n in k.nodes:
                 tiled[n] = k
+        elif k.kind is KernelKind.ATTENTION and not k.tile_shape and k.cores:
+            for n in k.nodes:
+                untiled[n] = k
+
+    def attention_scale(kernel: Any, cn: Any, timing: Any, tp: int) -> float | None:
+        """An attention kernel over ``1 / tp`` of its heads: its output elements over ``tp`` in 128 x 128
+        tiles set its cores (:func:`dfx.compile.placement.estimate_tiles`), each with its share of HBM."""
+        elems = sum(spec.numel for spec in costed[kernel.nodes[-1]].node.outputs) or 1
+        cores = min(max(1, math.ceil(elems / tp / GEMM_TILE_ELEMS)), sms)
+        c, m, o = timing.compute_time_s, memory.get(cn.name, timing.memory_time_s), timing.overhead_s
+        before = max(c, m) * sms / kernel.cores + o
+        return (max(c, m) / tp * sms / cores + o) / before if before > 0 else None
 
     def seconds(dims: tuple, dtype: str | None, compute_s: float, memory_s: float, overhead_s: float) -> float:
         plan = plan_of_shape(("gemm", dims), 0, 0, dtype, profile, cache)
@@ -159,7 +177,10 @@ def _gpu_model(result: Any) -> Callable[[Any, Any, Role, int], float | None] | N
 
     def scale(cn: Any, timing: Any, role: Role, tp: int) -> float | None:
         kernel = tiled.get(cn.name)
-        shape = kernel_shape("gemm", [cn]) if kernel is not None else None
+        if kernel is None:
+            attention = untiled.get(cn.name)
+            return attention_scale(attention, cn, timing, tp) if attention is not None and role is Role.HEADS else None
+        shape = kernel_shape("gemm", [cn])
         if shape is None:
             return None
         full = shape[1]
@@ -208,7 +229,7 @@ def shard_timer(result: Any, costed: CostedGraph, tp: int, ep: int) -> Callable[
     from dfx.roofline.per_graph import per_graph
 
     roles = per_graph(costed, shard_roles) if tp > 1 else {}  # a sweep places one graph on split after split
-    model = (_gpu_model(result) or _tpu_model(result)) if tp > 1 else None
+    model = (_gpu_model(result, costed) or _tpu_model(result)) if tp > 1 else None
 
     def time(cn: Any, timing: Any, experts: bool) -> float:
         return sharded_s(timing, cn, roles.get(cn.name), tp, ep if experts else 1, model)
