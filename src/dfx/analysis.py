@@ -264,7 +264,7 @@ def analyze(
         For model specs: the dtype to build the model in (``fp32``, ``bf16``, ``fp16``); ``None``:
         ``fp32``, as torch builds a module. The command line's ``--dtype`` defaults to ``bf16``
         (machines are compared at bf16), so pass ``dtype="bf16"`` to get what ``dfx analyze``
-        prints: ``hf:llama-2-70b`` decode at tp=8 on H100 is 16.0 ms TPOT in fp32, 11.2 ms in bf16.
+        prints: ``hf:llama-2-70b`` decode at tp=8 on H100 is 16.2 ms TPOT in fp32, 11.2 ms in bf16.
     batch, seq : int, optional
         For built-in and ``hf:`` models: batch size (``None``: 1) and sequence length (``None``:
         the model's default). A file model takes its shapes from ``input_shapes`` instead.
