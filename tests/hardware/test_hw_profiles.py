@@ -127,6 +127,11 @@ def test_levels_without_a_bandwidth_are_listed_but_not_used():
         ("h100", "int64", "float64"),  # nothing int as wide: as wide, other family
         ("spyre", "float32", "float16"),
         ("spyre", "bfloat16", "float16"),
+        # a complex op runs in its components' precision: complex64 = two float32s, complex32 two float16s
+        ("h100", "complex64", "float32"),
+        ("h100", "complex32", "float16"),
+        ("h100", "complex128", "float64"),
+        ("tpu-v4", "complex64", "bfloat16"),  # no float32 on the TPU: the float32 rule's bfloat16
     ],
 )
 def test_peak_fallback(profile_id, dtype, used):

@@ -466,6 +466,10 @@ class PeakLookup(BaseModel):
         return self.requested != self.used
 
 
+# a complex number's arithmetic is its components' (an FFT's butterflies are real multiply-adds on them)
+_COMPLEX_COMPONENT = {"complex32": "float16", "complex64": "float32", "complex128": "float64"}
+
+
 def _dtype_family(dtype: str) -> str:
     if dtype.startswith(("float", "bfloat")):
         return "float"
@@ -736,7 +740,11 @@ class HardwareProfile(_Strict):
         resort), the same family (float / int / complex), the closest width, then the name. So
         ``bfloat16`` on a float16-only device uses ``float16``; ``float8_e4m3fn`` on an A100 uses
         ``bfloat16``; ``float32`` on a TPU (no float32 entry) uses ``bfloat16``, as XLA's default
-        matmul precision does. The substitution is reported (``PeakLookup.used``).
+        matmul precision does. A complex dtype the profile does not list is timed at its
+        components' float dtype by the same rule (``complex64`` at ``float32``, ``complex32`` at
+        ``float16``): dfx counts a complex op's real FLOPs, which run in that precision; the width
+        rule alone had timed ``complex64`` (8 bytes) at ``float64``, half the H100's fp32 peak.
+        The substitution is reported (``PeakLookup.used``).
 
         Raises
         ------
@@ -759,6 +767,9 @@ class HardwareProfile(_Strict):
             raise HardwareProfileError(f"profile {self.id!r}: {exc}") from None
         if want in self.peak_flop_per_s:
             return PeakLookup(requested=want, used=want, flop_per_s=self.peak_flop_per_s[want])
+        if want in _COMPLEX_COMPONENT:  # no complex peak listed: its components' (complex64 -> float32)
+            inner = self._peak(_COMPLEX_COMPONENT[want])
+            return PeakLookup(requested=want, used=inner.used, flop_per_s=inner.flop_per_s)
         width, family = DTYPE_ITEMSIZE_BYTES[want], _dtype_family(want)
 
         def rank(candidate: str) -> tuple[bool, bool, int, str]:
