@@ -55,9 +55,13 @@ def test_a_thread_that_waited_for_a_cpu_is_busy():
 def test_a_machine_whose_speed_moved_is_busy():
     # 700 / 1000 - 1 = -30%, beyond 25%; 800 / 1000 - 1 = -20% is within it
     assert verdict(QUIET, LoadProbe(0.2, 0.99, 700.0), cpus=2, threads=2).reasons == (
-        "the spin ran -30% faster after than before: the machine's speed moved while measuring",
+        "the spin ran 30% slower after than before: the machine's speed moved while measuring",
     )
     assert not verdict(QUIET, LoadProbe(0.2, 0.99, 800.0), cpus=2, threads=2).busy
+    # 1300 / 1000 - 1 = +30%
+    assert verdict(QUIET, LoadProbe(0.2, 0.99, 1300.0), cpus=2, threads=2).reasons == (
+        "the spin ran 30% faster after than before: the machine's speed moved while measuring",
+    )
 
 
 def test_contradictions_left_after_measuring_again_are_busy_and_listed_last():

@@ -244,7 +244,8 @@ def verdict(
         move = after.spin_per_s / before.spin_per_s - 1
         if abs(move) > RATE_MOVE:
             reasons.append(
-                f"the spin ran {move:+.0%} faster after than before: the machine's speed moved while measuring"
+                f"the spin ran {abs(move):.0%} {'faster' if move > 0 else 'slower'} after than before: "
+                "the machine's speed moved while measuring"
             )
     shares_by_family = dict(family_shares or {})
     reasons += [
