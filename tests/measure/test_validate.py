@@ -142,6 +142,7 @@ def test_the_console_says_where_the_prediction_falls_in_the_runs_spread():
     # the fake clock: three timed pairs of 1 s wholes (the window, 0.5 s, is filled by the first)
     assert doc["run"]["runs"] == 3 and doc["run"]["whole_runs"]["p10_s"] == doc["run"]["whole_runs"]["p90_s"] == 1.0
     predicted = doc["end_to_end"]["predicted_s"]
+    doc["run"]["verdict"] = {**doc["run"]["verdict"], "busy": False}  # whatever this machine's load was
     spread = {"runs": 40, "window_s": 0.5}
     doc["run"]["whole_runs"] = {**spread, "p10_s": predicted / 2, "p50_s": predicted, "p90_s": predicted * 2}
     assert "the whole graph's 40 runs" in validation_text(
@@ -152,3 +153,6 @@ def test_the_console_says_where_the_prediction_falls_in_the_runs_spread():
     doc["run"]["whole_runs"] = {**spread, "p10_s": predicted / 4, "p50_s": predicted / 3, "p90_s": predicted / 2}
     assert "the prediction is above that spread" in validation_text(doc)
     assert "median of 3 runs" in validation_text(doc)
+    doc["run"]["verdict"] = {**doc["run"]["verdict"], "busy": True}  # a spinner stretched the runs to 480 times
+    assert "so the spread says nothing about the model" in validation_text(doc)
+    assert "the prediction is above" not in validation_text(doc)
