@@ -783,9 +783,13 @@ def _capture(model_or_name, args, kwargs, dtype, batch, seq, method, input_shape
     return graph, {"name": type(model_or_name).__name__}
 
 
-def normalize_dtype_or_fail(dtype: str) -> str:
-    """torch's name for ``dtype``; a :class:`DfxError` naming the accepted names otherwise."""
-    storage = "fp8, int8 and int4 are storage dtypes: use --weight-dtype or --kv-dtype for them"
+_STORAGE = "fp8, int8 and int4 are storage dtypes: use --weight-dtype or --kv-dtype for them"
+
+
+def normalize_dtype_or_fail(dtype: str, storage: str = _STORAGE) -> str:
+    """torch's name for ``dtype``; a :class:`DfxError` naming the accepted names otherwise, with
+    ``storage`` (what to do with a storage dtype: ``analyze`` has ``--weight-dtype``, ``validate``
+    runs the model and has none) for ``fp8``, ``int8`` or ``int4``."""
     try:
         name = normalize_dtype(dtype)
     except ValueError:

@@ -156,3 +156,11 @@ def test_the_console_says_where_the_prediction_falls_in_the_runs_spread():
     doc["run"]["verdict"] = {**doc["run"]["verdict"], "busy": True}  # a spinner stretched the runs to 480 times
     assert "so the spread says nothing about the model" in validation_text(doc)
     assert "the prediction is above" not in validation_text(doc)
+
+
+def test_a_storage_dtype_is_refused_without_options_validate_lacks():
+    with pytest.raises(DfxError) as err:
+        validate("mlp", "host-cpu", dtype="int8")
+    message = str(err.value)
+    assert "int8" in message and "validate runs the model itself" in message
+    assert "--kv-dtype" not in message  # validate has no such option

@@ -137,7 +137,7 @@ def validate_command(
         "--calibration",
         help="A `dfx calibrate --json` document: its profile and measured tables (overhead curve, vector rates, GEMM table, cache residency) feed the cache-aware prediction.",
     ),
-    dtype: str = typer.Option("fp32", "--dtype", help="fp32, bf16 or fp16."),
+    dtype: str = typer.Option("fp32", "--dtype", help="fp32, bf16, fp16 or fp64: the dtype the model runs in."),
     batch: Optional[int] = typer.Option(None, "--batch", help="Batch size (default 1)."),
     seq: Optional[int] = typer.Option(None, "--seq", help="Sequence length or image side (default: the model's own)."),
     input_shape: Optional[List[str]] = typer.Option(

@@ -180,7 +180,10 @@ def _real_export(
     from dfx.models import resolve
 
     _check_args(repeat, warmup, device)
-    dtype_name = normalize_dtype_or_fail(dtype)
+    dtype_name = normalize_dtype_or_fail(
+        dtype,
+        "fp8, int8 and int4 are storage widths dfx analyze prices with --weight-dtype; validate runs the model itself",
+    )
     meta_graph, info = capture_spec(
         model, batch=batch, seq=seq, dtype=dtype_name, method="export", input_shapes=input_shapes
     )
