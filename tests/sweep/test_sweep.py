@@ -305,3 +305,32 @@ def test_eager_on_a_chip_without_it_is_that_rows_error_only(tmp_path, phase):
     lengths = {"phase": "decode", "kv_len": 8} if phase == "decode" else {"seq": 8}
     a = dfx.analyze("gpt2-block", hardware=["h100"], batch=1, dtype="bf16", execution_model="eager", **lengths)
     assert h100["error"] == "" and h100["latency_s"] == a.hardware[0].latency_s
+
+
+def test_resnet_block_seq_is_the_image_side_and_each_seq_gets_its_own_graph(tmp_path):
+    from dfx.sweep import graphs, load_spec
+
+    # resnet-block's input is (B, 256, S, S): seq is the side S, at dims 2 and 3, which the symbolic
+    # capture does not mark (dim 1 is the 256 channels). Seq 28's graph must not serve seq 56.
+    spec = load_spec(
+        None, {"models": ["resnet-block"], "hardware": ["nvidia-h100-sxm"], "batch": [1, 2, 3], "seq": [28, 56]}
+    )
+    graphs.reset()
+    run_sweep(spec, tmp_path / "r", workers=1)
+    rows = {r["point_id"]: r for r in ResultsTable(tmp_path / "r").rows()}
+    # conv MACs per output pixel: 1x1 256->64 + 3x3 64->64 + 1x1 64->256 = 16384 + 36864 + 16384 = 69632;
+    # 2 FLOPs per MAC; seq 28 has 28 * 28 = 784 pixels per image.
+    conv_28 = 2 * 69632 * 28 * 28
+    for batch in (1, 2, 3):
+        r28 = rows[f"resnet-block|nvidia-h100-sxm|{batch}|28|bfloat16|forward|default"]
+        r56 = rows[f"resnet-block|nvidia-h100-sxm|{batch}|56|bfloat16|forward|default"]
+        # convs dominate; BatchNorm, ReLU and the residual add are a few FLOPs per element (< 2 %)
+        assert batch * conv_28 <= r28["flops"] < 1.02 * batch * conv_28
+        # every op but BatchNorm's few per-channel terms is per pixel: doubling the side quadruples the FLOPs
+        assert r56["flops"] == pytest.approx(4 * r28["flops"], rel=1e-5)
+        assert 4 * batch * conv_28 <= r56["flops"] < 1.02 * 4 * batch * conv_28
+        a = dfx.analyze("resnet-block", hardware=["nvidia-h100-sxm"], batch=batch, seq=56, dtype="bf16")
+        assert r56["latency_s"] == a.hardware[0].latency_s and r56["flops"] == a.to_dict()["totals"]["flops"]
+    # batch 1: two concrete captures (its one symbolic export finds seq fixed); batch 2: per seq a
+    # concrete capture and a batch-symbolic export; batch 3: substituted into that seq's export
+    assert dict(graphs.CAPTURES) == {"concrete": 4, "symbolic": 3, "substituted": 2}

@@ -6,6 +6,8 @@ seq symbolic where the model allows it, and fixed where it does not:
 - a size of 1 is its own bucket (torch specialises sizes 0 and 1);
 - a model whose parameters or buffers are sized by seq (``llama3-8b-layer``'s rotary table, built
   to ``max_seq_len=seq``) has one bucket per seq, symbolic in batch; likewise for batch;
+- so does a model whose inputs carry seq elsewhere than dim 1 (``resnet-block``'s (B, C, S, S)
+  feature map): the export leaves seq fixed, and the bucket is keyed by it;
 - a size where the export's guards fail (:class:`dfx.capture.symbolic.GuardFailure`) is captured
   concretely, as ``dfx analyze`` would.
 
@@ -93,7 +95,20 @@ def forward_graph(model: str, batch: int, seq: int, dtype: str, method: str):
             model, batch, seq, dtype, method
         )  # batch == seq cannot tell the dims apart: the next point opens the bucket
     graph = _concrete(model, batch, seq, dtype, method)
-    _BUCKETS[key] = _open_bucket(model, batch, seq, dtype, graph, sym_batch, sym_seq)
+    sc = _open_bucket(model, batch, seq, dtype, graph, sym_batch, sym_seq)
+    if sc is not None and (sym_batch > sc.batch_symbolic or sym_seq > sc.seq_symbolic):
+        # The export left a size fixed that was asked symbolic: no input has it where capture_symbolic
+        # marks it (dim 0 batch, dim 1 seq). resnet-block's input is (B, C, S, S), its seq at dims 2
+        # and 3: a bucket keyed as if seq were symbolic would hand seq 28's graph to seq 56. That size
+        # is fixed for this model from now on: one bucket per value, as for a model sized by it.
+        _FIXED[(model, dtype)] = (
+            by_batch or sym_batch > sc.batch_symbolic,
+            by_seq or sym_seq > sc.seq_symbolic,
+        )
+        key = (model, dtype, method, None if sc.batch_symbolic else batch, None if sc.seq_symbolic else seq)
+        if not (sc.batch_symbolic or sc.seq_symbolic):
+            sc = None
+    _BUCKETS[key] = sc
     return graph
 
 
