@@ -652,6 +652,7 @@ def calibrate(
             shares[key] = share
 
     last = list(caches.values())[-1] if caches else None
+    skipped: list[str] = []  # families a small budget leaves out, said in the warnings
     families: list[tuple[str, str, Callable[[], Any]]] = [
         ("per-op overhead", "overhead", lambda: op_overhead_s(device, budget_s * _SHARE["overhead"], sync)),
         (
@@ -702,6 +703,12 @@ def calibrate(
         )
         if budget_s * _SHARE["layout_copy"] >= LAYOUT_MIN_S:  # a smaller budget cannot hold Inductor's compile
             families += _compiled_families(budget_s * _SHARE["layout_copy"], sync, step)
+        else:
+            skipped.append(
+                f"--budget-s {budget_s:g} cannot hold Inductor's compiles (at least "
+                f"{LAYOUT_MIN_S / _SHARE['layout_copy']:.0f} s): layout_copy and compiled_overhead are not measured, "
+                "so validate --compiled and channels-last convolutions are predicted without them"
+            )
     if device == "cpu":
         families.append(("vector ops", "vector", lambda: vector_rates(device, budget_s * _SHARE["vector"], sync)))
         if last is not None:
@@ -811,7 +818,7 @@ def calibrate(
     judged = (
         verdict(before, probe_after, cpus, threads, contradictions, family_shares=shares) if device == "cpu" else None
     )
-    warnings = list(contradictions) + cold_contradictions
+    warnings = list(contradictions) + cold_contradictions + skipped
     return Calibration(
         device=device,
         device_name=name,

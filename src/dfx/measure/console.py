@@ -37,7 +37,9 @@ def calibration_text(doc: CalibrationDoc | Mapping[str, Any]) -> str:
         )
     if curve:
         lines.append(
-            "  overhead after  " + ", ".join(f"{c.gap_s * 1e3:.3g} ms: {c.overhead_s * 1e6:.0f}" for c in curve) + " us"
+            "  overhead after  "
+            + ", ".join(f"{c.gap_s * 1e6:,.0f} us: {c.overhead_s * 1e6:.1f}" for c in curve)
+            + " us (time since the kind last ran: the median kind's cost)"
         )
     if rates:
         lines.append("  vector ops      " + ", ".join(f"{k} {v / 1e9:.1f}" for k, v in rates.items()) + " GFLOP/s")
