@@ -162,7 +162,13 @@ def _print(r) -> None:
     table.add_column("meaning")
     for key, meaning in _FIELDS:
         value = getattr(r, key)
-        table.add_row(key, f"{value:.4f}" if isinstance(value, float) else str(value), meaning)
+        table.add_row(
+            key,
+            f"{value:,.4f}"
+            if isinstance(value, float)
+            else (f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)),
+            meaning,
+        )
     Console().print(table)
 
 
