@@ -181,5 +181,8 @@ def test_one_chip_figures_are_marked_when_the_makespan_is_split_over_chips():
     assert rows["critical path (infinite-resource lower bound)"].endswith("(1 chip)")
     assert rows["serial time (one stream)"].endswith("(1 chip)")
     assert "chip" not in rows["makespan (latency to quote)"]
+    # the node table's times are one chip's, unsplit: its title and its profile column say so
+    assert "Top 10 nodes by time on nvidia-h100-sxm (each node on 1 chip, unsplit)" in split.stdout
+    assert "nvidia-h100-sxm (1 chip)" in split.stdout
     one = dfx("analyze", "gpt2-block", "--train", "--hw", "h100")
     assert one.returncode == 0 and "(1 chip)" not in one.stdout

@@ -181,11 +181,13 @@ def _print_top_nodes(d: AnalysisDoc, ids: list[str], console: Console, top: int)
         return hw[h].nodes[name].time_s if name in hw[h].nodes else 0.0
 
     ranked = sorted(d.nodes, key=lambda n: -time_on(first, n.name))
-    table = Table(title=f"Top {top} nodes by time on {first}")
+    split = any((hw[h].chips or 1) > 1 for h in ids)
+    # a node's time is one chip's, unsplit (the split's own times are in the parallel timeline)
+    table = Table(title=f"Top {top} nodes by time on {first}" + (" (each node on 1 chip, unsplit)" if split else ""))
     for col in ("node", "category", "FLOPs", "bytes", "FLOP/B"):
         table.add_column(col, justify="left" if col in ("node", "category") else "right")
     for h in ids:
-        table.add_column(f"{h}", justify="right")
+        table.add_column(f"{h}{' (1 chip)' if (hw[h].chips or 1) > 1 else ''}", justify="right")
     for n in ranked[:top]:
         cells = [
             n.name,
