@@ -329,8 +329,18 @@ def test_resnet_block_seq_is_the_image_side_and_each_seq_gets_its_own_graph(tmp_
         # every op but BatchNorm's few per-channel terms is per pixel: doubling the side quadruples the FLOPs
         assert r56["flops"] == pytest.approx(4 * r28["flops"], rel=1e-5)
         assert 4 * batch * conv_28 <= r56["flops"] < 1.02 * 4 * batch * conv_28
+        # seq is the image side, not a token count: batch * seq / latency is no throughput, so no tokens/s
+        assert math.isnan(r28["tokens_per_s"]) and math.isnan(r56["tokens_per_s"])
         a = dfx.analyze("resnet-block", hardware=["nvidia-h100-sxm"], batch=batch, seq=56, dtype="bf16")
         assert r56["latency_s"] == a.hardware[0].latency_s and r56["flops"] == a.to_dict()["totals"]["flops"]
     # batch 1: two concrete captures (its one symbolic export finds seq fixed); batch 2: per seq a
     # concrete capture and a batch-symbolic export; batch 3: substituted into that seq's export
     assert dict(graphs.CAPTURES) == {"concrete": 4, "symbolic": 3, "substituted": 2}
+    # the summary has no tokens/s for it: empty in summary.csv, "-" in report.html's table
+    from dfx.sweep.report import write_report
+
+    write_report(list(rows.values()), tmp_path / "r", force=True)
+    summary = (tmp_path / "r" / "summary.csv").read_text().splitlines()
+    header, line = summary[0].split(","), summary[1].split(",")
+    assert line[header.index("model")] == "resnet-block" and line[header.index("best_tokens_per_s")] == ""
+    assert "<td>-</td>" in (tmp_path / "r" / "report.html").read_text()

@@ -129,3 +129,12 @@ def test_model_scope_says_how_much_of_the_model_a_point_is():
     assert model_scope("mlp") == "whole model"
     assert model_scope("hf:llama-2-70b") == "whole model"
     assert model_scope("nothere") == ""
+
+
+def test_the_sweeps_list_of_non_token_seqs_is_the_registrys():
+    from dfx.models import PRESETS
+    from dfx.sweep.evaluate import SEQ_NOT_TOKENS
+
+    # the torch-free copy the sweep reads must say what each built-in's preset says about its seq
+    assert SEQ_NOT_TOKENS == {n: p.seq_means for n, p in PRESETS.items() if p.seq_means != "tokens"}
+    assert SEQ_NOT_TOKENS["resnet-block"] == "image side"  # its input is (B, 256, seq, seq)

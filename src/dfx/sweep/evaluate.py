@@ -28,7 +28,7 @@ from typing import Any
 from dfx.errors import DfxError
 from dfx.sweep.spec import FORWARD
 
-__all__ = ["METRICS", "costed_graph", "graph_on_disk", "run_group"]
+__all__ = ["METRICS", "costed_graph", "graph_on_disk", "SEQ_NOT_TOKENS", "run_group", "seq_counts_tokens"]
 
 # The numbers a row carries besides its key (docs/sweeps.md, "The results table").
 METRICS = ("latency_s", "tokens_per_s", "ttft_s", "tpot_s", "total_s", "flops", "bytes", "chips")
@@ -138,6 +138,26 @@ def _row(task: dict[str, Any], hardware: str, execution_model: str, parallel: st
     return row
 
 
+# built-in -> what its seq is, where that is not tokens (Preset.seq_means; tests/sweep/test_sweep_command.py)
+SEQ_NOT_TOKENS: dict[str, str] = {"resnet-block": "image side", "mlp": "images per sample"}
+
+
+def seq_counts_tokens(model: str) -> bool:
+    """Whether ``model``'s seq is a count of tokens, so that ``batch * seq / latency_s`` is tokens/s.
+
+    A built-in says what its seq is (:attr:`dfx.models.registry.Preset.seq_means`): ``resnet-block``'s
+    is the image side, ``mlp``'s the images per sample (:data:`SEQ_NOT_TOKENS`, a copy without
+    importing torch, so that a sweep on cached graphs never does; a test checks it). An ``hf:``
+    config's is tokens.
+
+    Examples
+    --------
+    >>> seq_counts_tokens("gpt2-block"), seq_counts_tokens("hf:gpt2"), seq_counts_tokens("resnet-block")
+    (True, True, False)
+    """
+    return model not in SEQ_NOT_TOKENS
+
+
 def _forward_rows(task: dict[str, Any], cache_dir: str | None) -> list[dict[str, Any]]:
     from dfx.analysis import evaluate_one_chip, place_on
     from dfx.costs.precision import Precision
@@ -149,7 +169,9 @@ def _forward_rows(task: dict[str, Any], cache_dir: str | None) -> list[dict[str,
     if not precision.is_identity:
         costed = precision.apply(costed)
     total = costed.total
-    tokens = task["batch"] * task["seq"]
+    # tokens/s only where seq counts tokens: resnet-block's seq is the image side and mlp's the images
+    # per sample, so batch * seq / latency is no throughput there; the column is left empty (NaN)
+    tokens = task["batch"] * task["seq"] if seq_counts_tokens(task["model"]) else math.nan
     rows = []
     one_chip: dict[tuple[str, str], Any] = {}  # (hw, em) -> its one-chip result, placed on every split asked
     for hw, em, par in task["points"]:
@@ -169,7 +191,7 @@ def _forward_rows(task: dict[str, Any], cache_dir: str | None) -> list[dict[str,
                 em,
                 par,
                 latency_s=latency,
-                tokens_per_s=tokens / latency if latency > 0 else math.nan,
+                tokens_per_s=tokens / latency if latency > 0 else math.nan,  # NaN where seq is not tokens
                 total_s=latency,
                 flops=total.flops,
                 bytes=total.bytes_read + total.bytes_written,

@@ -225,6 +225,10 @@ def _pareto(rows: list[dict[str, Any]]) -> bytes:
 
     rows = [r for r in rows if not math.isnan(r["tokens_per_s"])]
     fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    if not rows:  # every model's seq is an image size, not tokens (resnet-block, mlp): no tokens/s to plot
+        ax.text(0.5, 0.5, "no point has a tokens/s\n(seq is not tokens for these models)", ha="center", va="center")
+        ax.set_axis_off()
+        return _png(fig)
     for hw in dict.fromkeys(r["hardware"] for r in rows):
         mine = [r for r in rows if r["hardware"] == hw]
         ax.scatter([r["latency_s"] * 1e3 for r in mine], [r["tokens_per_s"] for r in mine], s=12, label=hw, alpha=0.7)
@@ -268,7 +272,10 @@ def _summary_csv(summary: list[dict[str, Any]], scopes: dict[str, str]) -> str:
     w = csv.DictWriter(buf, fieldnames=[*cols, "model_scope"], lineterminator="\n")
     w.writeheader()
     for s in summary:
-        w.writerow({**{k: s[k] for k in cols}, "model_scope": scopes.get(s["model"], "")})
+        row = {**{k: s[k] for k in cols}, "model_scope": scopes.get(s["model"], "")}
+        if not s["best_tokens_per_s"] > 0:  # no point with a tokens/s (seq is not tokens): empty, not -inf
+            row["best_tokens_per_s"] = ""
+        w.writerow(row)
     return buf.getvalue()
 
 
