@@ -70,6 +70,11 @@ def calibration_text(doc: CalibrationDoc | Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _busy(verdict: Mapping[str, Any] | None) -> bool:
+    """Whether a run's verdict (``run.verdict``: ``busy``, ``line``, ...; ``None`` on a GPU) said TOO BUSY."""
+    return bool(verdict is not None and verdict["busy"])
+
+
 def _spread_lines(whole_runs: Mapping[str, Any] | None, predicted_s: float, busy: bool = False) -> list[str]:
     """The whole graph's runs from their 10th to 90th percentile, and where the prediction falls
     (on a busy machine, that the spread says nothing: other processes stretched it)."""
@@ -100,9 +105,7 @@ def validation_text(doc: ValidationDoc | Mapping[str, Any]) -> str:
         f"{doc.run['threads']} threads, median of {doc.run_field('runs') or doc.run['repeat']} runs)",
         f"  per {unit}: median |error| {doc.median_abs_error:.1%}, 90th percentile {doc.p90_abs_error:.1%}",
         f"  end to end: predicted {_us(e2e.predicted_s)}, measured {_us(e2e.measured_s)}, error {e2e.error:+.1%}",
-        *_spread_lines(
-            doc.run_field("whole_runs"), e2e.predicted_s, bool((doc.run_field("verdict") or {}).get("busy"))
-        ),
+        *_spread_lines(doc.run_field("whole_runs"), e2e.predicted_s, _busy(doc.run_field("verdict"))),
         f"  plain roofline: median |error| {roof.median_abs_error:.1%}, end to end {roof.end_to_end_error:+.1%}",
         f"  not counted (no work in dfx's costs{', or never run by Inductor' if compiled else ''}): {unc.nodes} "
         f"{unit}{'' if unc.nodes == 1 else 's'}, {_us(unc.measured_s)} measured",
