@@ -481,6 +481,7 @@ def _placed(result: Any, costed: CostedGraph, profile: Any, split: Any) -> Any:
     from dfx.parallel import ParallelPlan, default_plan, default_training_plan, place, plan_for_chips, training_memory
 
     from dfx.parallel.data import is_training_graph, model_state_bytes
+    from dfx.parallel.place import check_tp
 
     link = profile.interconnect
     training = memory = None
@@ -531,7 +532,44 @@ def _placed(result: Any, costed: CostedGraph, profile: Any, split: Any) -> Any:
                 "for the fewest that fit) or lower --batch",
                 stacklevel=2,
             )
+    elif split is not None:
+        check_tp(costed, plan)  # a refusal before any warning about the same split
+        _warn_inference_split(costed, profile, plan)
     return place(result, costed, plan, training if plan.dp > 1 else None, memory)
+
+
+def _warn_inference_split(costed: CostedGraph, profile: Any, plan: Any) -> None:
+    """Warn (not refuse) where the user's split of an inference graph does not fit its chips, or its
+    tensor-parallel group spans more chips than one interconnect domain (``docs/parallel.md``)."""
+    import warnings
+
+    from dfx.parallel import fewest_chips
+    from dfx.report.console import format_bytes
+
+    link = profile.interconnect
+    if link is not None and link.weights_on_chip:
+        return  # Groq, Cerebras: their architecture models place the model on chips themselves
+    needed = fewest_chips(costed, profile)
+    if plan.model_chips < needed:
+        off = profile.off_chip_level()
+        chips = f"{plan.model_chips} chip{'s' if plan.model_chips != 1 else ''}"
+        warnings.warn(
+            f"{profile.id}: the model ({format_bytes(costed.unique_parameter_bytes())} of weights, plus its KV "
+            f"cache and activations) does not fit {chips} of {format_bytes(off.capacity_bytes)}"
+            + (f" under {_plan_words(plan)}" if plan.model_chips > 1 else "")
+            + f"; it needs at least {needed} chips (drop --parallel/--chips for the fewest that fit)",
+            stacklevel=3,
+        )
+    domain = link.domain_chips if link is not None else None
+    if domain and plan.tp > domain:
+        warnings.warn(
+            f"{profile.id}: tp={plan.tp} spans more chips than one interconnect domain of {domain} "
+            f"({link.description or link.topology.value}); "
+            f"beyond it the all-reduces cross the network between domains, which dfx does not model (it times them "
+            f"at the domain's {link.ring_bytes_per_s / 1e9:g} GB/s), so the communication is optimistic; "
+            f"keep tp <= {domain} and add pp across domains",
+            stacklevel=3,
+        )
 
 
 def _plan_words(plan: Any) -> str:

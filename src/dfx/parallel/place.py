@@ -40,6 +40,7 @@ one send/recv over the systems' links between consecutive wafers.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, replace
 from types import MappingProxyType
@@ -189,14 +190,9 @@ def _tp_limit(costed: CostedGraph) -> tuple[int, str] | None:
     >>> _tp_limit(CostedGraph(graph=None, nodes=())) is None
     True
     """
-    heads = [
-        cn.node.outputs[0].shape[-3]
-        for cn in costed.nodes
-        if "scaled_dot_product" in cn.node.target and cn.node.outputs and len(cn.node.outputs[0].shape) == 4
-    ]
-    heads = [h for h in heads if isinstance(h, int)]  # a symbolic size bounds nothing
-    if heads:
-        return min(heads), "attention heads"
+    heads = _query_heads(costed)
+    if heads is not None:
+        return heads, "attention heads"
     widths = [
         cn.node.outputs[0].shape[-1]
         for cn in costed.nodes
@@ -208,7 +204,94 @@ def _tp_limit(costed: CostedGraph) -> tuple[int, str] | None:
     return (max(widths), "output features in its widest matmul") if widths else None
 
 
-def _tensor_pipeline(result, costed: CostedGraph, plan: ParallelPlan) -> ParallelResult:
+_VIEWS = ("aten.view.default", "aten.reshape.default", "aten._unsafe_view.default")
+_ATTENTION = re.compile(r"attn|attention", re.IGNORECASE)
+_FFN = re.compile(r"(?:^|\.)(?:mlp|ffn|feed_forward|intermediate)(?:\.|$)")
+
+
+def _query_heads(costed: CostedGraph) -> int | None:
+    """The fewest query heads of any attention in the graph, ``None`` when it shows none.
+
+    An SDPA node's output is ``[B, H, S, D]`` (``H`` the query heads); an attention written out as
+    matmuls (dfx's decode step, GQA's grouped products) shows its heads where a linear's output
+    ``[..., H * D]`` is viewed as ``[B, S, H, D]`` inside an attention module: the widest such ``H``
+    of a module is its query heads (the k and v views have the KV heads).
+    """
+    sdpa = [
+        cn.node.outputs[0].shape[-3]
+        for cn in costed.nodes
+        if "scaled_dot_product" in cn.node.target and cn.node.outputs and len(cn.node.outputs[0].shape) == 4
+    ]
+    sdpa = [h for h in sdpa if isinstance(h, int)]
+    if sdpa:
+        return min(sdpa)
+    width = {
+        cn.node.name: cn.node.outputs[0].shape[-1]
+        for cn in costed.nodes
+        if cn.category is Category.MATMUL and cn.node.outputs and cn.node.outputs[0].shape
+    }
+    per_module: dict[str, int] = {}
+    for cn in costed.nodes:
+        n = cn.node
+        if n.target not in _VIEWS or not n.inputs or not _ATTENTION.search(n.module_path or ""):
+            continue
+        shape = n.outputs[0].shape if n.outputs else ()
+        src = width.get(n.inputs[0].src)
+        if len(shape) == 4 and all(isinstance(d, int) for d in shape[-2:]) and src == shape[-2] * shape[-1]:
+            per_module[n.module_path] = max(per_module.get(n.module_path, 0), shape[-2])
+    return min(per_module.values()) if per_module else None
+
+
+def _ffn_width(costed: CostedGraph) -> int | None:
+    """The widest output of a linear under an MLP module (``mlp``, ``ffn``, ``feed_forward``,
+    ``intermediate``): the FFN's inner width that Megatron-LM splits; ``None`` when there is none."""
+    widths = [
+        cn.node.outputs[0].shape[-1]
+        for cn in costed.nodes
+        if cn.category is Category.MATMUL
+        and _FFN.search(cn.node.module_path or "")
+        and cn.node.outputs
+        and cn.node.outputs[0].shape
+        and isinstance(cn.node.outputs[0].shape[-1], int)
+    ]
+    return max(widths) if widths else None
+
+
+def check_tp_divides(costed: CostedGraph, tp: int) -> None:
+    """Refuse a ``tp`` that does not split the model's heads and FFN width evenly.
+
+    Megatron-LM (Shoeybi et al. 2019, section 3) gives each chip ``heads / tp`` query heads and
+    ``ffn / tp`` of the FFN's inner features, so ``tp`` must divide both (KV heads fewer than
+    ``tp`` are replicated, as vLLM and Megatron do for GQA, so they do not bound it).
+
+    Raises
+    ------
+    DfxError
+        One line naming ``tp`` and the valid values (the divisors of ``gcd(heads, ffn)``).
+    """
+    heads, ffn = _query_heads(costed), _ffn_width(costed)
+    if tp <= 1 or (heads is None and ffn is None):
+        return
+    both = math.gcd(heads or 0, ffn or 0)
+    valid = ", ".join(str(d) for d in range(1, both + 1) if both % d == 0)
+    if heads is not None and heads % tp:
+        what = f"the model's {heads} attention heads"
+    elif ffn is not None and ffn % tp:
+        what = f"the model's FFN width of {ffn}"
+    else:
+        return
+    raise DfxError(f"tp={tp} does not divide {what}; use tp in {valid}")
+
+
+def check_tp(costed: CostedGraph, plan: ParallelPlan) -> None:
+    """Refuse a ``plan.tp`` above the model's heads (:func:`_tp_limit`), and one the user asked for
+    (``--parallel``) that does not split its heads and FFN width evenly (:func:`check_tp_divides`).
+
+    Raises
+    ------
+    DfxError
+        One line naming ``tp`` and the values to use.
+    """
     limit = _tp_limit(costed) if plan.tp > 1 else None
     if limit is not None and plan.tp > limit[0]:
         raise DfxError(
@@ -220,6 +303,12 @@ def _tensor_pipeline(result, costed: CostedGraph, plan: ParallelPlan) -> Paralle
                 else f" (this split came from {plan.source}; choose one with --parallel)"
             )
         )
+    if plan.tp > 1 and plan.source == "--parallel":
+        check_tp_divides(costed, plan.tp)
+
+
+def _tensor_pipeline(result, costed: CostedGraph, plan: ParallelPlan) -> ParallelResult:
+    check_tp(costed, plan)
     link = interconnect_of(result.profile)
     layers, out_bytes, real, moe = _layer_groups(costed)
     per_layer: dict[int, float] = {}
