@@ -334,8 +334,8 @@ def overhead_curves(
     dict[str, tuple[tuple[float, float], ...]],
 ]:
     """Per-op overhead as a function of the time since an op of the same kind last ran: ``((gap_s,
-    overhead_s), ...)``, the same curve for each kind of ``_CURVE_SIDE``, and for each of the nine
-    kinds the first curve is the median of (``{kind: ((gap_s, overhead_s), ...)}``), seconds.
+    overhead_s), ...)`` (the median over nine kinds), the same curve for each kind of ``_CURVE_SIDE``,
+    and each of the nine kinds' own (``{kind: ((gap_s, overhead_s), ...)}``), seconds.
 
     A tiny op (1 to 8 elements, the nine kinds of :func:`op_overhead_s`) costs a few microseconds
     when it follows itself in a hot loop, and several times more when other work ran since it
