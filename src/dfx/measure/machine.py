@@ -440,7 +440,7 @@ class MachineModel:
 
         Why each kind's own: the median kind's rise, added to a kind whose call path is shorter,
         overcharges it. After 12 to 17 us of GEMMs the median kind took 2.4 us more than in its hot
-        loop, a ReLU 0.8 to 1.3 us more (1.4 to 2.7 us; the MLP's ReLUs measured 2.4 to 2.9 after
+        loop, a ReLU 0.8 to 1.3 us more (2.3 to 2.7 us; the MLP's ReLUs measured 2.4 to 2.9 after
         their 14 us GEMMs and were charged 3.8 to 4.5 with the median's rise); 2026-12-02,
         ``docs/validation.md``.
 
