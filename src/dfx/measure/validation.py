@@ -13,13 +13,16 @@ import os
 import time
 from pathlib import Path
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import torch
 
 from dfx.errors import DfxError
 from dfx.ir import Graph
 from dfx.measure.comparison import Validation, compare
+
+if TYPE_CHECKING:
+    from dfx.measure.timing import InterleavedRuns
 
 __all__ = [
     "MAX_RUN_S",
@@ -205,6 +208,53 @@ def _real_export(
     return graph, exported, info
 
 
+def _time_runs(
+    parts: Callable[[], Sequence[float]],
+    whole: Callable[[], Any],
+    *,
+    device: str,
+    before: Any,
+    repeat: int,
+    warmup: int,
+    min_window_s: float,
+    clock: Callable[[], float] = time.perf_counter,
+    sync: Callable[[], None] | None = None,
+    execution: str | None = None,
+) -> tuple[InterleavedRuns, dict[str, Any]]:
+    """Time a model's stamped and plain runs, interleaved (:func:`dfx.measure.timing.time_interleaved_runs`:
+    the parts and the whole see the same minutes), between the reference GEMM and tiny ops measured
+    before and after them; return the runs and the export's ``run`` fields, the verdict over the
+    probes and the runs included (:func:`_judged`). ``execution``: written into ``run`` when given."""
+    from dfx.measure.busy import read_cpu_clocks
+    from dfx.measure.microbench import op_overhead_s, reference_flop_per_s
+    from dfx.measure.timing import time_interleaved_runs
+
+    reference_before = reference_flop_per_s(device, _REFERENCE_S, sync)
+    overhead_before = op_overhead_s(device, _REFERENCE_S, sync)[0].value
+    runs_start = read_cpu_clocks()
+    runs = time_interleaved_runs(
+        parts, whole, repeat=repeat, warmup=warmup, clock=clock, sync=sync, min_window_s=min_window_s
+    )
+    runs_clocks = (runs_start, read_cpu_clocks())
+    reference_after = reference_flop_per_s(device, _REFERENCE_S, sync)
+    overhead_after = op_overhead_s(device, _REFERENCE_S, sync)[0].value
+    run = {
+        "device": device,
+        "threads": torch.get_num_threads(),
+        "torch_version": torch.__version__,
+        "repeat": repeat,
+        "warmup": warmup,
+        "runs": len(runs.whole_s),  # timed pairs: at least repeat, more to fill min_window_s
+        "whole_runs": runs.whole_spread(),
+        "load_average": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
+        "reference_flop_per_s": [reference_before, reference_after],
+        "reference_overhead_s": [overhead_before, overhead_after],
+        **({"execution": execution} if execution else {}),
+        **_judged(device, before, runs_clocks),
+    }
+    return runs, run
+
+
 def measure(
     model: str = "mlp",
     *,
@@ -225,52 +275,31 @@ def measure(
     See :func:`validate` for the parameters and the errors.
     """
     from dfx.costs import annotate
-    from dfx.measure.busy import read_cpu_clocks
-    from dfx.measure.timing import StampedGraph, time_interleaved_runs
+    from dfx.measure.timing import StampedGraph
 
     before = _probe(device)
     graph, exported, info = _real_export(
         model, dtype, batch, seq, repeat, warmup, device, max_bytes, max_run_s, input_shapes
     )
-    from dfx.measure.microbench import op_overhead_s, reference_flop_per_s
-
     sync = torch.cuda.synchronize if device == "cuda" else None
-    reference_before = reference_flop_per_s(device, _REFERENCE_S, sync)
-    overhead_before = op_overhead_s(device, _REFERENCE_S, sync)[0].value
     stamped = StampedGraph(exported.gm, clock, sync)
 
     def nodes() -> list[float]:
         stamped.run(*exported.inputs)
         return [stamped.seconds[name] for name in stamped.names]
 
-    # each stamped run followed by a plain one: the nodes and the whole see the same minutes
-    runs_start = read_cpu_clocks()
-    runs = time_interleaved_runs(
+    runs, run = _time_runs(
         nodes,
         lambda: exported.gm(*exported.inputs),
+        device=device,
+        before=before,
         repeat=repeat,
         warmup=warmup,
         clock=clock,
         sync=sync,
         min_window_s=min_window_s,
     )
-    runs_clocks = (runs_start, read_cpu_clocks())
     node_s = dict(zip(stamped.names, runs.part_medians_s))
-    reference_after = reference_flop_per_s(device, _REFERENCE_S, sync)
-    overhead_after = op_overhead_s(device, _REFERENCE_S, sync)[0].value
-    run = {
-        "device": device,
-        "threads": torch.get_num_threads(),
-        "torch_version": torch.__version__,
-        "repeat": repeat,
-        "warmup": warmup,
-        "runs": len(runs.whole_s),  # timed pairs: at least repeat, more to fill min_window_s
-        "whole_runs": runs.whole_spread(),
-        "load_average": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
-        "reference_flop_per_s": [reference_before, reference_after],
-        "reference_overhead_s": [overhead_before, overhead_after],
-        **_judged(device, before, runs_clocks),
-    }
     return Measured(annotate(graph), node_s, runs.whole_median_s, info, run)
 
 
@@ -298,8 +327,6 @@ def measure_compiled(
     """
     from dfx.costs import annotate
     from dfx.measure.compiled import compile_real, kernel_call_seconds
-    from dfx.measure.busy import read_cpu_clocks
-    from dfx.measure.timing import time_interleaved_runs
 
     _check_compiled_device(device)
     before = _probe(device)
@@ -307,37 +334,17 @@ def measure_compiled(
         model, dtype, batch, seq, repeat, warmup, device, max_bytes, max_run_s, input_shapes
     )
     run_ = compile_real(exported.gm, exported.inputs, [n.name for n in graph.nodes])
-    from dfx.measure.microbench import op_overhead_s, reference_flop_per_s
-
-    reference_before = reference_flop_per_s(device, _REFERENCE_S, None)
-    overhead_before = op_overhead_s(device, _REFERENCE_S, None)[0].value
-    # each stamped run followed by a plain one: the kernel calls and the whole see the same minutes
-    runs_start = read_cpu_clocks()
-    runs = time_interleaved_runs(
+    runs, run = _time_runs(
         lambda: kernel_call_seconds(run_, exported.inputs),
         lambda: run_.call(list(exported.inputs)),
+        device=device,
+        before=before,
         repeat=repeat,
         warmup=warmup,
         min_window_s=min_window_s,
+        execution="compiled",
     )
-    runs_clocks = (runs_start, read_cpu_clocks())
     times = {handle: t for (handle, _), t in zip(run_.calls, runs.part_medians_s)}
-    reference_after = reference_flop_per_s(device, _REFERENCE_S, None)
-    overhead_after = op_overhead_s(device, _REFERENCE_S, None)[0].value
-    run = {
-        "device": device,
-        "threads": torch.get_num_threads(),
-        "torch_version": torch.__version__,
-        "repeat": repeat,
-        "warmup": warmup,
-        "runs": len(runs.whole_s),  # timed pairs: at least repeat, more to fill min_window_s
-        "whole_runs": runs.whole_spread(),
-        "load_average": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
-        "reference_flop_per_s": [reference_before, reference_after],
-        "reference_overhead_s": [overhead_before, overhead_after],
-        "execution": "compiled",
-        **_judged(device, before, runs_clocks),
-    }
     return Measured(annotate(graph), times, runs.whole_median_s, info, run, kernel_calls=run_.calls, compiled=True)
 
 
