@@ -368,8 +368,8 @@ def overhead_curves(
     every = ops + own
     hot = [time_call(fn, budget_s * 0.05 / len(every), sync, max_reps=2_000)[0] for fn in every]
     points = [(statistics.median(hot[: len(ops)]), statistics.median(hot[: len(ops)]))]
-    sides: dict[str, list[tuple[float, float]]] = {k: [(points[0][0], t)] for k, t in zip(_CURVE_SIDE, hot[len(ops) :])}
-    kinds_own: dict[str, list[tuple[float, float]]] = {k: [(points[0][0], t)] for k, t in zip(tiny, hot)}
+    names = [*tiny, *_CURVE_SIDE]  # every kind's own curve, its hot loop first
+    curves: dict[str, list[tuple[float, float]]] = {k: [(points[0][0], t)] for k, t in zip(names, hot)}
     b = torch.randn(_GAP_K, _GAP_K, device=device)
     probe = torch.randn(512, _GAP_K, device=device)
     t512, _ = time_call(lambda: torch.mm(probe, b), 0.0, sync)
@@ -409,14 +409,12 @@ def overhead_curves(
         kinds = [statistics.median(times[(gap, i)]) for i in range(len(every))]
         at = statistics.median(gaps[gap])
         points.append((at, statistics.median(kinds[: len(ops)])))
-        for name, t in zip(_CURVE_SIDE, kinds[len(ops) :]):
-            sides[name].append((at, t))
-        for name, t in zip(kinds_own, kinds[: len(ops)]):
-            kinds_own[name].append((at, t))
+        for name, t in zip(names, kinds):
+            curves[name].append((at, t))
     return (
         tuple(sorted(points)),
-        {k: tuple(sorted(c)) for k, c in sides.items()},
-        {k: tuple(sorted(c)) for k, c in kinds_own.items()},
+        {k: tuple(sorted(curves[k])) for k in _CURVE_SIDE},
+        {k: tuple(sorted(curves[k])) for k in tiny},
     )
 
 
