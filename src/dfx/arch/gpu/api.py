@@ -12,7 +12,9 @@ from dfx.errors import DfxError
 from dfx.hardware import HardwareProfile, load_profile
 
 __all__ = [
+    "block_document",
     "describe",
+    "describe_block",
     "gemm_config_from",
     "gemm_kernel",
     "gpu_profile",
@@ -103,6 +105,53 @@ def write_outputs(kern: GemmKernel | SimtKernel, doc: dict[str, Any], out: Path,
     return doc["files"]
 
 
+_BLOCK_REGS = 32  # registers per thread of a --threads block when --regs is not given (as a pointwise program's)
+
+
+def block_document(
+    threads: int, profile: HardwareProfile, *, registers_per_thread: int | None = None
+) -> dict[str, Any]:
+    """``dfx triton --threads N``: a block of ``threads`` cut into the profile's warps (wavefronts
+    on AMD), its masked lanes, and its occupancy with no shared memory.
+
+    Examples
+    --------
+    >>> doc = block_document(90, load_profile("amd-mi300x"))
+    >>> doc["warp_size_threads"], doc["warps"], doc["masked_lanes"]   # 2 * 64 - 90
+    (64, 2, 38)
+    """
+    from dfx.arch.gpu.simt import block_warps, occupancy, simt_spec
+
+    spec = simt_spec(profile)
+    block = block_warps(threads, spec.warp_size)
+    regs = _BLOCK_REGS if registers_per_thread is None else registers_per_thread
+    occ = occupancy(spec, threads_per_block=threads, registers_per_thread=regs, shared_memory_bytes=0)
+    return {
+        "kind": "block",
+        "hardware": profile.id,
+        **block.to_dict(),
+        "registers_per_thread": regs,
+        "occupancy_blocks_per_sm": occ.blocks_per_sm,
+        "occupancy_limited_by": [b.value for b in occ.binding],
+        "occupancy": occ.to_dict(),
+        "sms": spec.sms,
+    }
+
+
+def describe_block(doc: dict[str, Any]) -> str:
+    """The text summary of a ``dfx triton --threads`` document."""
+    occ = doc["occupancy"]
+    unit = "wavefront" if doc["warp_size_threads"] == 64 else "warp"
+    return "\n".join(
+        [
+            f"block       {doc['threads']} threads on {doc['hardware']}",
+            f"warps       {doc['warps']} {unit}s of {doc['warp_size_threads']} lanes = {doc['lanes']} lanes",
+            f"masked      {doc['masked_lanes']} lanes ({doc['masked_fraction']:.1%}) idle in the last {unit}",
+            f"occupancy   {doc['occupancy_blocks_per_sm']} blocks/SM ({occ['warps_per_sm']} {unit}s, {occ['fraction']:.0%}) at {doc['registers_per_thread']} registers/thread, limited by {', '.join(doc['occupancy_limited_by'])}",
+        ]
+    )
+
+
 def describe(doc: dict[str, Any]) -> str:
     """The text summary of a ``dfx.triton/1`` document."""
     cfg = ", ".join(f"{k}={v}" for k, v in doc["config"].items())
@@ -125,7 +174,7 @@ def describe(doc: dict[str, Any]) -> str:
             f"grid        {doc['programs']} programs, {p['block']} elements per step, {p['loop_iterations']} step(s) each",
         ]
     lines += [
-        f"warps       {doc['warps_per_program']} per program ({doc['threads_per_program']} threads), ~{doc['registers_per_thread']} registers/thread (estimate)",
+        f"warps       {doc['warps_per_program']} per program of {doc['warp_size_threads']} lanes ({doc['threads_per_program']} threads), ~{doc['registers_per_thread']} registers/thread (estimate)",
         f"shared mem  {doc['shared_memory_per_program_bytes']} B per program",
         f"occupancy   {doc['occupancy_blocks_per_sm']} programs/SM ({occ['warps_per_sm']} warps, {occ['fraction']:.0%}), limited by {', '.join(doc['occupancy_limited_by'])}; "
         + ", ".join(f"{k} {v}" for k, v in occ["by_limit"].items()),

@@ -48,6 +48,9 @@ def triton_command(
     reduction: Optional[str] = typer.Option(
         None, "--reduction", help="An inner reduction ROWS,COLS (each row of COLS reduced)."
     ),
+    threads: Optional[int] = typer.Option(
+        None, "--threads", help="A block of N threads: its warps (64-lane wavefronts on AMD) and masked lanes."
+    ),
     hw: str = typer.Option("nvidia-h100-sxm", "--hw", help="A GPU profile with a simt section."),
     dtype: str = typer.Option("bfloat16", "--dtype", help="Element dtype (bf16, fp16, fp32, ...)."),
     batch: int = typer.Option(1, "--batch", help="GEMM batch (bmm): programs = batch x tiles."),
@@ -72,12 +75,12 @@ def triton_command(
     """A Triton kernel on a GPU: grid, one program's loop, warps, occupancy, waves, masked lanes, time."""
     from dfx.arch.gpu import api
 
-    given = [x is not None for x in (gemm_dims, pointwise, reduction)]
+    given = [x is not None for x in (gemm_dims, pointwise, reduction, threads)]
     if sum(given) != 1:
-        raise DfxError("give exactly one of --gemm M,K,N, --pointwise N or --reduction ROWS,COLS")
+        raise DfxError("give exactly one of --gemm M,K,N, --pointwise N, --reduction ROWS,COLS or --threads N")
     from dfx.limits import check_finite, check_size
 
-    for flag, value in (("--pointwise", pointwise), ("--batch", batch)):
+    for flag, value in (("--pointwise", pointwise), ("--batch", batch), ("--threads", threads)):
         if value is not None:
             check_size(flag, value)
     check_finite("--flops-per-element", flops, low=0.0)
@@ -86,6 +89,10 @@ def triton_command(
     if stages is not None and stages < 1:
         raise DfxError(f"--stages must be a positive integer (Triton's num_stages), got {stages}")
     profile = api.gpu_profile(hw)
+    if threads is not None:
+        doc = {"schema": SCHEMA, **api.block_document(threads, profile, registers_per_thread=regs)}
+        sys.stdout.write((json.dumps(doc, indent=1) if as_json else api.describe_block(doc)) + "\n")
+        return
     if gemm_dims is not None:
         m, k, n = _ints(gemm_dims, 3, "--gemm")
         cfg = api.gemm_config_from(
