@@ -94,7 +94,7 @@ def analyze(
         None, "--output-len", help="With --phase generate: output tokens per sequence (default 128)."
     ),
     weight_dtype: Optional[str] = typer.Option(
-        None, "--weight-dtype", help="Weight storage: bf16, fp16, fp8, int8 or int4 (default: --dtype)."
+        None, "--weight-dtype", help="Weight storage: bf16, fp16, fp8, int8, int4, fp4 (default: --dtype)."
     ),
     kv_dtype: Optional[str] = typer.Option(
         None, "--kv-dtype", help="KV-cache storage with --phase: bf16, fp16, fp8 or int8 (default: --dtype)."

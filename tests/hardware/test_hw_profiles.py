@@ -205,6 +205,7 @@ def test_b200_figures():
     p = load_profile("nvidia-b200")
     assert p.peak_flop_per_s["bfloat16"] == 2250e12  # dense; 4.5 PFLOP/s is the 2:4-sparse figure
     assert p.peak_flop_per_s["float8_e4m3fn"] == 2 * p.peak_flop_per_s["bfloat16"]
+    assert p.peak_flop_per_s["float4_e2m1fn_x2"] == 9000e12  # dense fp4; 18 PFLOP/s is sparse
     assert p.level("HBM3e").bandwidth_bytes_per_s == 8e12 and p.level("HBM3e").capacity_bytes == 180e9
     assert p.interconnect.ring_bytes_per_s == 1.8e12 / 2  # NVLink 5: 1.8 TB/s both ways
     assert p.simt.warp_size_threads == 32 and p.compute.cores == 148
