@@ -265,17 +265,25 @@ def hw_list() -> None:
 def hw_show(
     profile: str = typer.Argument(..., help="Profile id, alias or path to a profile file."),
     as_json: bool = typer.Option(False, "--json", help="Print the validated profile in SI units as JSON."),
+    slice_dims: Optional[str] = typer.Option(None, "--slice", help="A TPU torus slice, e.g. 4x4x8: its peak and hops."),
 ) -> None:
     """Show one hardware profile with the source of every number."""
     from dfx.hardware import load_profile
 
     p = load_profile(profile)
+    if slice_dims is not None:
+        from dfx.arch.systolic.torus import parse_dims, torus_of
+
+        torus = torus_of(p, parse_dims(slice_dims))  # refused here, before any table, if it cannot be
+        if as_json:  # the slice's figures, not the profile
+            sys.stdout.write(json.dumps(torus.to_dict(), indent=1) + "\n")
+            return
     if as_json:
         sys.stdout.write(json.dumps(p.to_si_dict(), indent=1) + "\n")
     else:
         from dfx.report.profile import print_profile
 
-        print_profile(p, _out)
+        print_profile(p, _out, parse_dims(slice_dims) if slice_dims else None)
 
 
 def _print_version(value: bool) -> None:

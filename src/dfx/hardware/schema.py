@@ -451,6 +451,7 @@ class Interconnect(_Strict):
     base_latency_s: Seconds = 0.0  # once per collective (NCCL's baseLat)
     domain_chips: Optional[Count] = None
     torus_dims: tuple[Count, ...] = ()  # chips along each torus axis (TPU pods)
+    link_bytes_per_s: Optional[BytesPerS] = None  # one link, one way (a torus' bisection, dfx.arch.systolic.torus)
     weights_on_chip: bool = False  # a model spread over chips keeps its weights in on-chip memory (Groq, Cerebras)
     description: str = ""
 
@@ -513,7 +514,7 @@ _COMPUTE_NUMBERS = (
 )
 _DESIGN_NUMBERS = ("memory_model_position", "scheduling_position", "chip_link_latency_s")
 _EFFICIENCY_NUMBERS = ("flop_fraction", "bandwidth_fraction", "kernel_fixed_s")
-_INTERCONNECT_NUMBERS = ("ring_bytes_per_s", "hop_latency_s", "base_latency_s", "domain_chips")
+_INTERCONNECT_NUMBERS = ("ring_bytes_per_s", "hop_latency_s", "base_latency_s", "domain_chips", "link_bytes_per_s")
 
 
 class HardwareProfile(_Strict):
