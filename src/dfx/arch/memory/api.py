@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import math
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -40,6 +40,7 @@ __all__ = [
     "profile_of",
     "tile_gemms",
     "tile_model",
+    "accumulator_dtype",
 ]
 
 _HF = "hf:"
@@ -57,6 +58,27 @@ def dtype_name(dtype: str) -> str:
         raise DfxError(
             f"unknown dtype {dtype!r}; expected fp32, bf16 or fp16 (or float32, bfloat16, float16)"
         ) from None
+
+
+# The accumulator a matmul of these inputs sums into: fp32 for 16- and 8-bit floats, int32 for int8
+# (a TPU MXU and NVIDIA tensor cores accumulate bf16/fp16/fp8 products in fp32; int8 in int32).
+_ACCUMULATOR = {"bfloat16": "float32", "float16": "float32", "float8_e4m3fn": "float32", "float8_e5m2": "float32"}
+_ACCUMULATOR["int8"] = "int32"
+
+
+def accumulator_dtype(dtype: str, acc_dtype: str | None = None) -> str:
+    """``acc_dtype`` (normalized), else the default accumulator of ``dtype`` inputs: fp32 for bf16,
+    fp16 and fp8, int32 for int8, the input dtype otherwise (fp32 stays fp32).
+
+    Examples
+    --------
+    >>> accumulator_dtype("bf16"), accumulator_dtype("fp32"), accumulator_dtype("bf16", "bf16")
+    ('float32', 'float32', 'bfloat16')
+    """
+    if acc_dtype is not None:
+        return dtype_name(acc_dtype)
+    name = dtype_name(dtype)
+    return _ACCUMULATOR.get(name, name)
 
 
 def capture_costed(
@@ -228,6 +250,7 @@ class TileReport:
     machine: Machine
     chosen: tuple[TileChoice, ...]
     small: tuple[TileChoice, ...]
+    acc_dtype: str | None = None  # the accumulator output tiles are held at
 
     def to_dict(self) -> dict[str, Any]:
         m = self.machine
@@ -235,6 +258,7 @@ class TileReport:
             "schema": TILE_SCHEMA,
             "hardware": self.hardware,
             "dtype": self.dtype,
+            "acc_dtype": self.acc_dtype,
             "double_buffer": self.double_buffer,
             "scratchpad_bytes": m.scratchpad_bytes,
             "cores": m.cores,
@@ -245,15 +269,27 @@ class TileReport:
 
 
 def tile_gemms(
-    found: list[Gemm], hw: str | HardwareProfile, *, dtype: str = "bf16", double_buffer: bool = True
+    found: list[Gemm],
+    hw: str | HardwareProfile,
+    *,
+    dtype: str = "bf16",
+    double_buffer: bool = True,
+    acc_dtype: str | None = None,
 ) -> TileReport:
-    """Tile each GEMM on ``hw`` (:func:`.tiling.choose_tile`), with the one-array-side tile beside it."""
+    """Tile each GEMM on ``hw`` (:func:`.tiling.choose_tile`), with the one-array-side tile beside it.
+
+    Each output tile is held at ``acc_dtype``'s width (:func:`accumulator_dtype`: fp32 for bf16 and
+    fp16 inputs by default), unless a GEMM gives its own ``acc_bytes``.
+    """
     profile, dtype = profile_of(hw), dtype_name(dtype)
+    acc = accumulator_dtype(dtype, acc_dtype)
+    acc_bytes = itemsize_bytes(acc)
+    found = [g if g.acc_bytes is not None else replace(g, acc_bytes=acc_bytes) for g in found]
     machine = machine_for(profile, dtype)
     cache: dict[tuple[int, ...], TileChoice] = {}
     chosen, small = [], []
     for g in found:
-        key = (g.m, g.k, g.n, g.elem_bytes, g.batch)
+        key = (g.m, g.k, g.n, g.elem_bytes, g.batch, g.accumulator_bytes)
         if key not in cache:
             cache[key] = choose_tile(g, machine, double_buffer)
         c = cache[key]
@@ -273,7 +309,7 @@ def tile_gemms(
         )
         sm, sn, sk = min(g.m, machine.granule_m), min(g.n, machine.granule_n), min(g.k, machine.granule_k)
         small.append(evaluate_tile(g, machine, sm, sn, sk, double_buffer))
-    return TileReport(profile.id, dtype, double_buffer, machine, tuple(chosen), tuple(small))
+    return TileReport(profile.id, dtype, double_buffer, machine, tuple(chosen), tuple(small), acc)
 
 
 def tile_model(
@@ -285,10 +321,11 @@ def tile_model(
     seq: int | None = None,
     double_buffer: bool = True,
     input_shapes: Sequence[tuple[int, ...]] | None = None,
+    acc_dtype: str | None = None,
 ) -> TileReport:
-    """Tile every matmul of ``model`` on ``hw``."""
+    """Tile every matmul of ``model`` on ``hw`` (output tiles at ``acc_dtype``, see :func:`tile_gemms`)."""
     costed = capture_costed(model, dtype=dtype_name(dtype), batch=batch, seq=seq, input_shapes=input_shapes)
     found = gemms(costed)
     if not found:
         raise DfxError(f"model {model!r} has no mm/bmm matmul to tile")
-    return tile_gemms(found, hw, dtype=dtype, double_buffer=double_buffer)
+    return tile_gemms(found, hw, dtype=dtype, double_buffer=double_buffer, acc_dtype=acc_dtype)
