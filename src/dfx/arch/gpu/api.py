@@ -6,12 +6,15 @@ import json
 from pathlib import Path
 from typing import Any
 
+from dfx.arch.gpu.attention import AttentionConfig, attention_kernel
 from dfx.arch.gpu.configs import GemmConfig, PointwiseConfig, ReductionConfig, gemm_candidates, next_power_of_2
 from dfx.arch.gpu.kernel import GemmKernel, SimtKernel, gemm_kernel, pointwise_kernel, reduction_kernel
 from dfx.errors import DfxError
 from dfx.hardware import HardwareProfile, load_profile
 
 __all__ = [
+    "attention_config_from",
+    "attention_kernel",
     "block_document",
     "describe",
     "describe_block",
@@ -68,6 +71,13 @@ def gemm_config_from(
         best = min(same, key=lambda c: gemm_kernel(m, k, n, profile, dtype=dtype, config=c).time_s)
         return best
     return GemmConfig(bm, bn, bk, stages or _TRITON_DEFAULT_STAGES, warps or _TRITON_DEFAULT_WARPS)
+
+
+def attention_config_from(block: tuple[int, ...] | None, stages: int | None, warps: int | None) -> AttentionConfig:
+    """``--block BLOCK_M,BLOCK_N`` with ``--stages``/``--warps``; the tutorial's 128, 64, 3 stages, 8 warps otherwise."""
+    d = AttentionConfig()
+    bm, bn = block if block else (d.block_m, d.block_n)
+    return AttentionConfig(bm, bn, warps or d.num_warps, stages or d.num_stages)
 
 
 def pointwise_config_from(block: tuple[int, ...] | None, warps: int | None) -> PointwiseConfig | None:
@@ -158,7 +168,16 @@ def describe(doc: dict[str, Any]) -> str:
     occ = doc["occupancy"]
     wave = doc["wave"]
     lines = []
-    if doc["kind"] == "gemm":
+    if doc["kind"] == "attention":
+        p = doc["program"]
+        lines += [
+            f"attention [{doc['b']}, {doc['h']}, {doc['s']}, {doc['d']}] {doc['dtype']} on {doc['hardware']} (Triton fused-attention tutorial)",
+            f"config      {cfg}",
+            f"grid        cdiv({doc['s']}, {doc['config']['BLOCK_M']}) x {doc['b']}*{doc['h']} = {doc['grid'][0]} x {doc['grid'][1]} = {doc['programs']} programs, one {p['q_block'][0]}x{p['q_block'][1]} Q block each",
+            f"program     loops {p['kv_loop_iterations']} times over the keys in steps of {p['kv_step']}: loads K{p['loads_per_iteration']['k']} and V{p['loads_per_iteration']['v']}, "
+            f"S = Q K^T {p['scores']}, online softmax (m_i, l_i), acc{p['accumulator']} += P V in float32",
+        ]
+    elif doc["kind"] == "gemm":
         p = doc["program"]
         lines += [
             f"GEMM [{doc['m']}x{doc['k']}] @ [{doc['k']}x{doc['n']}] x{doc['batch']} {doc['dtype']} on {doc['hardware']}",

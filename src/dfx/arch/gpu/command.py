@@ -48,6 +48,9 @@ def triton_command(
     reduction: Optional[str] = typer.Option(
         None, "--reduction", help="An inner reduction ROWS,COLS (each row of COLS reduced)."
     ),
+    attention: Optional[str] = typer.Option(
+        None, "--attention", help="FlashAttention forward over B,H,S,D (Triton's fused-attention tutorial)."
+    ),
     threads: Optional[int] = typer.Option(
         None, "--threads", help="A block of N threads: its warps (64-lane wavefronts on AMD) and masked lanes."
     ),
@@ -57,7 +60,7 @@ def triton_command(
     block: Optional[str] = typer.Option(
         None,
         "--block",
-        help="GEMM BLOCK_M,BLOCK_N,BLOCK_K; pointwise XBLOCK; reduction XBLOCK,R0_BLOCK. Default: Inductor's choice.",
+        help="GEMM BLOCK_M,BLOCK_N,BLOCK_K; pointwise XBLOCK; reduction XBLOCK,R0_BLOCK; attention BLOCK_M,BLOCK_N. Default: Inductor's choice.",
     ),
     stages: Optional[int] = typer.Option(None, "--stages", help="GEMM num_stages (with --block)."),
     warps: Optional[int] = typer.Option(None, "--warps", help="num_warps (with --block)."),
@@ -75,9 +78,11 @@ def triton_command(
     """A Triton kernel on a GPU: grid, one program's loop, warps, occupancy, waves, masked lanes, time."""
     from dfx.arch.gpu import api
 
-    given = [x is not None for x in (gemm_dims, pointwise, reduction, threads)]
+    given = [x is not None for x in (gemm_dims, pointwise, reduction, threads, attention)]
     if sum(given) != 1:
-        raise DfxError("give exactly one of --gemm M,K,N, --pointwise N, --reduction ROWS,COLS or --threads N")
+        raise DfxError(
+            "give exactly one of --gemm M,K,N, --pointwise N, --reduction ROWS,COLS, --attention B,H,S,D or --threads N"
+        )
     from dfx.limits import check_finite, check_size
 
     for flag, value in (("--pointwise", pointwise), ("--batch", batch), ("--threads", threads)):
@@ -89,6 +94,18 @@ def triton_command(
     if stages is not None and stages < 1:
         raise DfxError(f"--stages must be a positive integer (Triton's num_stages), got {stages}")
     profile = api.gpu_profile(hw)
+    if attention is not None:
+        bhsd = _ints(attention, 4, "--attention")
+        kern = api.attention_kernel(
+            *bhsd,
+            profile,
+            dtype=dtype,
+            config=api.attention_config_from(_ints(block, 2, "--block") if block else None, stages, warps),
+            registers_per_thread=regs,
+        )
+        doc = {"schema": SCHEMA, **kern.to_dict()}
+        sys.stdout.write((json.dumps(doc, indent=1) if as_json else api.describe(doc)) + "\n")
+        return
     if threads is not None:
         doc = {"schema": SCHEMA, **api.block_document(threads, profile, registers_per_thread=regs)}
         sys.stdout.write((json.dumps(doc, indent=1) if as_json else api.describe_block(doc)) + "\n")
