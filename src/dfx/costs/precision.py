@@ -28,7 +28,15 @@ from typing import Any, Callable
 from dfx.costs.record import Category, Cost, CostedGraph, CostedNode
 from dfx.errors import DfxError
 
-__all__ = ["STORAGE_BITS", "Precision", "PrecisionNode", "apply_precision", "bytes_per_element", "storage_name"]
+__all__ = [
+    "STORAGE_BITS",
+    "STORED_META",
+    "Precision",
+    "PrecisionNode",
+    "apply_precision",
+    "bytes_per_element",
+    "storage_name",
+]
 
 # Bits per stored element, by canonical name. int4 is a packed 4-bit integer (two per byte, as
 # GPTQ/AWQ kernels store weights); fp8 is OCP FP8 E4M3 unless E5M2 is named. The fp4 formats are
@@ -67,6 +75,9 @@ _ALIASES: dict[str, str] = {
     "fp4": "nvfp4",
     "float4_e2m1fn_x2": "nvfp4",
 }
+
+# The key of a re-priced graph's meta holding its stored footprint (apply_precision; CostedGraph reads it).
+STORED_META = "stored_widths"
 
 # Formats a model can be built and captured in (the others are re-priced from a bf16 capture).
 CAPTURE_DTYPES = ("float32", "bfloat16", "float16")
@@ -204,6 +215,10 @@ def apply_precision(
     -------
     CostedGraph
         Nodes are :class:`PrecisionNode`; a matmul's ``dtype`` is the activation dtype (its peak).
+        Its ``meta`` records the stored footprint (:data:`STORED_META`): the parameters' bits, so
+        ``unique_parameter_bytes`` is the weights as stored; the user inputs' bytes as stored (the KV
+        cache at ``kv``, other float inputs at the activation width); and the activation ratio, which
+        scales the peak live activations. The fewest-chips choice and ``dfx capacity`` read them.
     """
     if precision.is_identity:
         return costed
@@ -248,4 +263,25 @@ def apply_precision(
                 None if stored is None else STORAGE_BITS[stored],
             )
         )
-    return replace(costed, nodes=tuple(nodes))
+    meta = {
+        **costed.meta,
+        STORED_META: {
+            "weight_bits": STORAGE_BITS[precision.weight],
+            "input_bytes": _stored_input_bytes(graph, is_cache, act, kv),
+            "activation_ratio": act,
+        },
+    }
+    return replace(costed, nodes=tuple(nodes), meta=meta)
+
+
+def _stored_input_bytes(graph: Any, is_cache: Callable[[str], bool], act: float, kv: float) -> int:
+    """The user inputs' bytes as stored: cache inputs at ``kv`` x, other float inputs at ``act`` x, the
+    rest (token ids) as captured."""
+    total = 0
+    for n in graph.nodes:
+        if n.op != "placeholder" or n.input_kind in ("parameter", "buffer", "constant"):
+            continue
+        for o in n.outputs:
+            ratio = kv if is_cache(n.name) else act if o.dtype.startswith(("float", "bfloat")) else 1
+            total += math.ceil(o.nbytes * ratio)
+    return total

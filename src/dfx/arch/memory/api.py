@@ -132,6 +132,33 @@ def _default_seq(model: str, config: dict[str, Any] | None, seq: int | None) -> 
     return PRESETS[model].default_seq if model in PRESETS else 0
 
 
+def _storage(dtype: str, weight_dtype: str | None, kv_dtype: str | None) -> tuple[str, str, float, float, float]:
+    """``(capture dtype, activation dtype's name, weight, KV and activation bytes per element)``.
+
+    A width torch builds in (fp32, bf16, fp16, fp64) with no ``weight_dtype``/``kv_dtype`` is its
+    itemsize throughout; otherwise the widths of :class:`dfx.costs.precision.Precision` (fp8, int8,
+    int4 and fp4 weights captured in bf16 and priced at their stored bytes).
+    """
+    from dfx.costs.precision import CAPTURE_DTYPES, Precision, bytes_per_element, storage_name
+
+    try:
+        plain = weight_dtype is None and kv_dtype is None and storage_name(dtype) in CAPTURE_DTYPES
+    except DfxError:
+        plain = True  # not a storage width (fp64): the capture names the accepted dtypes
+    if plain:
+        name = dtype_name(dtype)
+        size = float(itemsize_bytes(name))
+        return name, name, size, size, size
+    p = Precision.of(dtype, weight_dtype, kv_dtype)
+    return (
+        p.capture,
+        p.activation,
+        bytes_per_element(p.weight),
+        bytes_per_element(p.kv),
+        bytes_per_element(p.activation),
+    )
+
+
 def model_capacity(
     model: str,
     hw: str | HardwareProfile,
@@ -140,21 +167,27 @@ def model_capacity(
     batch: int = 1,
     seq: int | None = None,
     input_shapes: Sequence[tuple[int, ...]] | None = None,
+    weight_dtype: str | None = None,
+    kv_dtype: str | None = None,
 ) -> CapacityReport:
-    """Weights, activations and KV cache of ``model`` against ``hw``'s memories.
+    """Weights, activations and KV cache of ``model`` against ``hw``'s memories, each at the width it
+    is stored in: ``dtype`` for activations, ``weight_dtype`` and ``kv_dtype`` (default ``dtype``)
+    for the weights and the cache; fp8, int8, int4 and fp4 are priced from a bf16 capture.
 
     ``hf:`` configs: parameters and KV geometry in closed form from the config; activations from
     a one-layer capture. Other models: everything from the captured graph.
     """
-    profile, dtype = profile_of(hw), dtype_name(dtype)
+    profile = profile_of(hw)
+    capture, name, weight_b, kv_b, act_b = _storage(dtype, weight_dtype, kv_dtype)
+    captured_b = itemsize_bytes(capture)
     config = _hf_config(model)
     count = parameter_count_from_config(config) if config is not None else None
     if count is not None:
-        costed = _one_layer_costed(config, dtype=dtype, batch=batch, seq=seq)
+        costed = _one_layer_costed(config, dtype=capture, batch=batch, seq=seq)
         geometry = kv_geometry_from_config(config)
         seq_used = _default_seq(model, config, seq)
-        kv = geometry.cache_bytes(batch, seq_used, itemsize_bytes(dtype))
-        params_bytes = count * itemsize_bytes(dtype)
+        kv = math.ceil(geometry.cache_bytes(batch, seq_used, kv_b))
+        params_bytes = math.ceil(count * weight_b)
         kv_info = {
             "layers": geometry.layers,
             "kv_heads": geometry.kv_heads,
@@ -164,20 +197,29 @@ def model_capacity(
         }
         sources = {"parameters": "closed form from the config", "activations": "one-layer capture"}
     else:
-        costed = capture_costed(model, dtype=dtype, batch=batch, seq=seq, input_shapes=input_shapes)
+        costed = capture_costed(model, dtype=capture, batch=batch, seq=seq, input_shapes=input_shapes)
         seq_used = _default_seq(model, config, seq)
-        count, params_bytes = costed.unique_parameter_count(), costed.unique_parameter_bytes()
-        kv = graph_kv_cache_bytes(costed.graph)
+        count = costed.unique_parameter_count()
+        buffers = sum(p.spec.nbytes for p in costed.graph.parameters if p.kind != "parameter")
+        params_bytes = (
+            math.ceil(count * weight_b) + buffers if weight_b != captured_b else costed.unique_parameter_bytes()
+        )
+        kv = math.ceil(graph_kv_cache_bytes(costed.graph) * kv_b / captured_b)
         found = graph_kv_geometry(costed.graph)
         kv_info = {"from": "attention operands in the captured graph"}
         if found is not None:
             kv_info.update(layers=found.layers, kv_heads=found.kv_heads, head_dim=found.head_dim, causal=True)
         sources = {"parameters": "captured graph (unique footprint)", "activations": "captured graph"}
-    peak = lifetime(costed.graph, math.inf, _categories(costed)).peak_bytes
+    if (weight_b, kv_b, act_b) != (captured_b,) * 3:
+        sources["widths"] = (
+            f"stored: weights {weight_b:g} B, KV cache {kv_b:g} B, activations {act_b:g} B per element "
+            f"(captured in {capture}; dfx.costs.precision)"
+        )
+    peak = math.ceil(lifetime(costed.graph, math.inf, _categories(costed)).peak_bytes * act_b / captured_b)
     return capacity_report(
         profile,
         model=model,
-        dtype=dtype,
+        dtype=name,
         batch=batch,
         seq=seq_used,
         parameter_count=count,

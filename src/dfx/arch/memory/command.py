@@ -66,16 +66,27 @@ def capacity(
     seq: Optional[int] = typer.Option(None, help="Sequence length (default: the model's own)."),
     input_shape: Optional[List[str]] = typer.Option(None, "--input-shape", help=_SHAPE_HELP),
     input_dtype: Optional[List[str]] = typer.Option(None, "--input-dtype", help=_INPUT_DTYPE_HELP),
+    weight_dtype: Optional[str] = typer.Option(
+        None, "--weight-dtype", help="Weight storage: bf16, fp16, fp8, int8, int4, fp4 (default: --dtype)."
+    ),
+    kv_dtype: Optional[str] = typer.Option(None, "--kv-dtype", help="KV-cache storage (default: --dtype)."),
     as_json: bool = typer.Option(False, "--json", help="Print the dfx.capacity/1 document."),
 ) -> None:
-    """Weights, activations and KV cache against the on- and off-chip capacity of --hw."""
+    """Weights, activations and KV cache against the on- and off-chip capacity of --hw (each as stored)."""
     from dfx.arch.memory.api import model_capacity
     from dfx.arch.memory.report import capacity_lines
 
     _positive("--batch", batch)
     _positive("--seq", seq)
     r = model_capacity(
-        model, hw, dtype=dtype, batch=batch or 1, seq=seq, input_shapes=_shapes(input_shape, input_dtype, batch, seq)
+        model,
+        hw,
+        dtype=dtype,
+        batch=batch or 1,
+        seq=seq,
+        input_shapes=_shapes(input_shape, input_dtype, batch, seq),
+        weight_dtype=weight_dtype,
+        kv_dtype=kv_dtype,
     )
     _emit(r.to_dict(), capacity_lines(r.to_dict()), as_json)
 
