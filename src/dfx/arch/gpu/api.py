@@ -38,7 +38,7 @@ def gpu_profile(hw: str) -> HardwareProfile:
     profile = load_profile(hw)
     if profile.simt is None:
         raise DfxError(
-            f"--hw {hw}: profile {profile.id!r} has no simt section; use nvidia-h100-sxm, nvidia-a100-sxm-80gb or nvidia-h200"
+            f"--hw {hw}: profile {profile.id!r} has no simt section; use nvidia-h100-sxm, nvidia-b200, amd-mi300x or another GPU profile"
         )
     return profile
 

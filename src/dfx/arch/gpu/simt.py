@@ -66,7 +66,7 @@ def simt_spec(profile: HardwareProfile) -> SimtSpec:
     if profile.simt is None or profile.compute.cores is None:
         raise DfxError(
             f"profile {profile.id!r} has no simt section (SM limits); use a GPU profile such as "
-            "nvidia-h100-sxm, nvidia-a100-sxm-80gb or nvidia-h200"
+            "nvidia-h100-sxm, nvidia-b200 or amd-mi300x"
         )
     return SimtSpec(profile.id, profile.compute.cores, profile.compute.clock_hz, profile.simt)
 
