@@ -94,7 +94,7 @@ def analyze(
         None, "--output-len", help="With --phase generate: output tokens per sequence (default 128)."
     ),
     weight_dtype: Optional[str] = typer.Option(
-        None, "--weight-dtype", help="Weight storage: bf16, fp16, fp8, int8 or int4 (default: --dtype)."
+        None, "--weight-dtype", help="Weight storage: bf16, fp16, fp8, int8, int4, fp4 (default: --dtype)."
     ),
     kv_dtype: Optional[str] = typer.Option(
         None, "--kv-dtype", help="KV-cache storage with --phase: bf16, fp16, fp8 or int8 (default: --dtype)."
@@ -265,17 +265,25 @@ def hw_list() -> None:
 def hw_show(
     profile: str = typer.Argument(..., help="Profile id, alias or path to a profile file."),
     as_json: bool = typer.Option(False, "--json", help="Print the validated profile in SI units as JSON."),
+    slice_dims: Optional[str] = typer.Option(None, "--slice", help="A TPU torus slice, e.g. 4x4x8: its peak and hops."),
 ) -> None:
     """Show one hardware profile with the source of every number."""
     from dfx.hardware import load_profile
 
     p = load_profile(profile)
+    if slice_dims is not None:
+        from dfx.arch.systolic.torus import parse_dims, torus_of
+
+        torus = torus_of(p, parse_dims(slice_dims))  # refused here, before any table, if it cannot be
+        if as_json:  # the slice's figures, not the profile
+            sys.stdout.write(json.dumps(torus.to_dict(), indent=1) + "\n")
+            return
     if as_json:
         sys.stdout.write(json.dumps(p.to_si_dict(), indent=1) + "\n")
     else:
         from dfx.report.profile import print_profile
 
-        print_profile(p, _out)
+        print_profile(p, _out, parse_dims(slice_dims) if slice_dims else None)
 
 
 def _print_version(value: bool) -> None:

@@ -8,6 +8,7 @@ from dfx.hardware import HardwareProfile, Kind, MemoryModel, list_profiles, load
 from dfx.ir import normalize_dtype
 
 SHIPPED = [
+    "amd-mi300x",
     "cerebras-wse-2",
     "cerebras-wse-3",
     "google-tpu-v4",
@@ -18,6 +19,7 @@ SHIPPED = [
     "ibm-spyre",
     "nvidia-a100-sxm-80gb",
     "nvidia-a100-sxm4-40gb",
+    "nvidia-b200",
     "nvidia-h100-sxm",
     "nvidia-h200",
 ]
@@ -26,6 +28,8 @@ ALIASES = {
     "h100": "nvidia-h100-sxm",
     "a100": "nvidia-a100-sxm-80gb",
     "h200": "nvidia-h200",
+    "b200": "nvidia-b200",
+    "mi300x": "amd-mi300x",
     "tpu-v4": "google-tpu-v4",
     "tpu-v5e": "google-tpu-v5e",
     "tpu-v6e": "google-tpu-v6e",
@@ -178,3 +182,38 @@ def test_summary_row():
     assert row["id"] == "ibm-spyre" and row["memory_model"] == "scratchpad"
     assert (row["peak_bf16_flop_per_s"], row["peak_bf16_dtype"]) == (75e12, "float16")  # bf16 falls back to fp16
     assert row["off_chip_bytes_per_s"] == 150e9 and row["on_chip_bytes"] == 64e6
+
+
+def test_mi300x_figures():
+    # AMD MI300X data sheet: dense peaks at the 2.1 GHz peak engine clock; 304 CUs x 2048 FLOP/clock
+    p = load_profile("amd-mi300x")
+    assert p.kind is Kind.GPU and p.vendor == "AMD"
+    assert p.peak_flop_per_s["bfloat16"] == 1307.4e12  # dense, not the 2,614.9 sparse figure
+    assert abs(304 * 2.1e9 * 2048 - p.peak_flop_per_s["bfloat16"]) / 1307.4e12 < 1e-3
+    assert p.peak_flop_per_s["float8_e4m3fnuz"] == 2614.9e12
+    assert p.peak("fp8").used == "float8_e4m3fnuz"  # dfx's fp8 (OCP e4m3fn) runs on CDNA 3's FNUZ peak
+    assert p.level("HBM3").bandwidth_bytes_per_s == 5.3e12 and p.level("HBM3").capacity_bytes == 192e9
+    assert p.level("InfinityCache").capacity_bytes == 256 * 2**20
+    assert p.level("LDS").capacity_per_instance_bytes == 64 * 1024
+    assert p.simt.warp_size_threads == 64 and p.simt.compute_capability == "gfx942"
+    assert p.tdp_w == 750
+    # 7 Infinity Fabric links x 64 GB/s one way (128 GB/s both ways) = 448 GB/s
+    assert p.interconnect.ring_bytes_per_s == 7 * 64e9 and p.interconnect.domain_chips == 8
+
+
+def test_b200_figures():
+    p = load_profile("nvidia-b200")
+    assert p.peak_flop_per_s["bfloat16"] == 2250e12  # dense; 4.5 PFLOP/s is the 2:4-sparse figure
+    assert p.peak_flop_per_s["float8_e4m3fn"] == 2 * p.peak_flop_per_s["bfloat16"]
+    assert p.peak_flop_per_s["float4_e2m1fn_x2"] == 9000e12  # dense fp4; 18 PFLOP/s is sparse
+    assert p.level("HBM3e").bandwidth_bytes_per_s == 8e12 and p.level("HBM3e").capacity_bytes == 180e9
+    assert p.interconnect.ring_bytes_per_s == 1.8e12 / 2  # NVLink 5: 1.8 TB/s both ways
+    assert p.simt.warp_size_threads == 32 and p.compute.cores == 148
+    assert p.tdp_w == 1000
+
+
+def test_nvidia_profiles_keep_32_lane_warps():
+    # the schema's default of 32 is what the NVIDIA profiles rely on; AMD CDNA writes 64
+    for p in list_profiles():
+        if p.simt is not None:
+            assert p.simt.warp_size_threads == (64 if p.vendor == "AMD" else 32), p.id

@@ -3,7 +3,7 @@
 A model is captured in a float dtype torch can build (bf16, fp16, fp32). :func:`apply_precision`
 re-prices the traffic of each node as if its weights, its KV-cache reads and its activations were
 stored at the widths a :class:`Precision` names (int4 weights, an fp8 cache, fp8 activations), and
-runs the matmuls of fp8/int8 activations on that dtype's peak. FLOPs do not change.
+runs the matmuls of fp8/int8/fp4 activations on that dtype's peak. FLOPs do not change.
 
 Widths come from one typed table, :data:`STORAGE_BITS`; names are looked up in it (with the
 aliases of :data:`_ALIASES`), never parsed.
@@ -28,11 +28,26 @@ from typing import Any, Callable
 from dfx.costs.record import Category, Cost, CostedGraph, CostedNode
 from dfx.errors import DfxError
 
-__all__ = ["STORAGE_BITS", "Precision", "PrecisionNode", "apply_precision", "bytes_per_element", "storage_name"]
+__all__ = [
+    "STORAGE_BITS",
+    "STORED_META",
+    "Precision",
+    "PrecisionNode",
+    "apply_precision",
+    "bytes_per_element",
+    "storage_name",
+]
 
 # Bits per stored element, by canonical name. int4 is a packed 4-bit integer (two per byte, as
-# GPTQ/AWQ kernels store weights); fp8 is OCP FP8 E4M3 unless E5M2 is named.
-STORAGE_BITS: dict[str, int] = {
+# GPTQ/AWQ kernels store weights); fp8 is OCP FP8 E4M3 unless E5M2 is named. The fp4 formats are
+# FP4 E2M1 elements with their block scales priced as the bytes they take:
+# - nvfp4 (what "fp4" means: the B200's native format): one FP8 E4M3 scale per 16 elements,
+#   4 + 8/16 = 4.5 bits (NVIDIA, "Introducing NVFP4", developer blog 2025; the one FP32 scale per
+#   tensor is left out: a few bytes);
+# - mxfp4: one 8-bit E8M0 scale per 32 elements, 4 + 8/32 = 4.25 bits (OCP Microscaling Formats
+#   (MX) Specification v1.0, 2023, MXFP4: block size 32, E8M0 scale).
+_NVFP4_BLOCK, _MXFP4_BLOCK, _SCALE_BITS, _FP4_BITS = 16, 32, 8, 4
+STORAGE_BITS: dict[str, float] = {
     "float32": 32,
     "bfloat16": 16,
     "float16": 16,
@@ -40,7 +55,11 @@ STORAGE_BITS: dict[str, int] = {
     "float8_e5m2": 8,
     "int8": 8,
     "int4": 4,
+    "nvfp4": _FP4_BITS + _SCALE_BITS / _NVFP4_BLOCK,  # 4.5
+    "mxfp4": _FP4_BITS + _SCALE_BITS / _MXFP4_BLOCK,  # 4.25
 }
+# The dtype a format's matmuls run in, where it is not the format's own name (the peak's key).
+_COMPUTE_DTYPE = {"nvfp4": "float4_e2m1fn_x2", "mxfp4": "float4_e2m1fn_x2"}
 
 _ALIASES: dict[str, str] = {
     "fp32": "float32",
@@ -53,7 +72,12 @@ _ALIASES: dict[str, str] = {
     "e4m3": "float8_e4m3fn",
     "fp8_e5m2": "float8_e5m2",
     "e5m2": "float8_e5m2",
+    "fp4": "nvfp4",
+    "float4_e2m1fn_x2": "nvfp4",
 }
+
+# The key of a re-priced graph's meta holding its stored footprint (apply_precision; CostedGraph reads it).
+STORED_META = "stored_widths"
 
 # Formats a model can be built and captured in (the others are re-priced from a bf16 capture).
 CAPTURE_DTYPES = ("float32", "bfloat16", "float16")
@@ -71,17 +95,19 @@ def storage_name(name: str, what: str = "dtype") -> str:
     key = str(name).strip().lower().removeprefix("torch.")
     key = _ALIASES.get(key, key)
     if key not in STORAGE_BITS:
-        raise DfxError(f"unknown {what} {name!r}; expected one of bf16, fp16, fp32, fp8, int8, int4")
+        raise DfxError(f"unknown {what} {name!r}; expected one of bf16, fp16, fp32, fp8, int8, int4, fp4, mxfp4")
     return key
 
 
 def bytes_per_element(name: str) -> float:
-    """Bytes per element of a format: ``bits / 8`` (0.5 for int4).
+    """Bytes per element of a format: ``bits / 8`` (0.5 for int4; fp4's block scales included).
 
     Examples
     --------
     >>> bytes_per_element("int4"), bytes_per_element("bf16")
     (0.5, 2.0)
+    >>> bytes_per_element("fp4"), bytes_per_element("mxfp4")   # (4 + 8/16) / 8, (4 + 8/32) / 8
+    (0.5625, 0.53125)
     """
     return STORAGE_BITS[storage_name(name)] / 8
 
@@ -97,7 +123,7 @@ class PrecisionNode(CostedNode):
     """
 
     compute_dtype: str | None = None
-    b_operand_bits: int | None = None
+    b_operand_bits: float | None = None
 
     @property
     def dtype(self) -> str | None:  # type: ignore[override]
@@ -137,6 +163,11 @@ class Precision:
     @property
     def is_identity(self) -> bool:
         return self.activation == self.weight == self.kv == self.capture
+
+    @property
+    def compute_dtype(self) -> str:
+        """The dtype matmuls of these activations run in (its peak): ``float4_e2m1fn_x2`` for fp4."""
+        return _COMPUTE_DTYPE.get(self.activation, self.activation)
 
     @property
     def kv_dtype(self) -> str:
@@ -184,6 +215,10 @@ def apply_precision(
     -------
     CostedGraph
         Nodes are :class:`PrecisionNode`; a matmul's ``dtype`` is the activation dtype (its peak).
+        Its ``meta`` records the stored footprint (:data:`STORED_META`): the parameters' bits, so
+        ``unique_parameter_bytes`` is the weights as stored; the user inputs' bytes as stored (the KV
+        cache at ``kv``, other float inputs at the activation width); and the activation ratio, which
+        scales the peak live activations. The fewest-chips choice and ``dfx capacity`` read them.
     """
     if precision.is_identity:
         return costed
@@ -214,7 +249,7 @@ def apply_precision(
         rest = max(c.bytes_read - w_bytes - kv_bytes, 0)
         read = math.ceil(rest * act + min(w_bytes, c.bytes_read) * wgt + kv_bytes * kv)
         cost = Cost(c.flops, read if c.bytes_read else 0, math.ceil(c.bytes_written * act))
-        compute = precision.activation if is_mm and precision.activation != precision.capture else None
+        compute = precision.compute_dtype if is_mm and precision.activation != precision.capture else None
         stored = (precision.weight if w_bytes else precision.kv if kv_bytes else None) if is_mm else None
         nodes.append(
             PrecisionNode(
@@ -228,4 +263,25 @@ def apply_precision(
                 None if stored is None else STORAGE_BITS[stored],
             )
         )
-    return replace(costed, nodes=tuple(nodes))
+    meta = {
+        **costed.meta,
+        STORED_META: {
+            "weight_bits": STORAGE_BITS[precision.weight],
+            "input_bytes": _stored_input_bytes(graph, is_cache, act, kv),
+            "activation_ratio": act,
+        },
+    }
+    return replace(costed, nodes=tuple(nodes), meta=meta)
+
+
+def _stored_input_bytes(graph: Any, is_cache: Callable[[str], bool], act: float, kv: float) -> int:
+    """The user inputs' bytes as stored: cache inputs at ``kv`` x, other float inputs at ``act`` x, the
+    rest (token ids) as captured."""
+    total = 0
+    for n in graph.nodes:
+        if n.op != "placeholder" or n.input_kind in ("parameter", "buffer", "constant"):
+            continue
+        for o in n.outputs:
+            ratio = kv if is_cache(n.name) else act if o.dtype.startswith(("float", "bfloat")) else 1
+            total += math.ceil(o.nbytes * ratio)
+    return total

@@ -6,6 +6,7 @@ written. Costs add, so totals over a graph are ``sum(costs, Cost.zeros())``.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import cached_property
@@ -227,8 +228,17 @@ class CostedGraph:
         return out
 
     def unique_parameter_bytes(self) -> int:
-        """Footprint of parameters and buffers, each storage once (a tied weight counts once)."""
-        return sum(p.spec.nbytes for p in self.graph.parameters)
+        """Footprint of parameters and buffers, each storage once (a tied weight counts once).
+
+        On a graph re-priced to another weight width (:func:`dfx.costs.precision.apply_precision`,
+        ``--weight-dtype`` or ``--dtype fp8``), the parameters as stored, ``ceil(count * bits / 8)``
+        (buffers at the capture width).
+        """
+        stored = self.meta.get("stored_widths")
+        if stored is None:
+            return sum(p.spec.nbytes for p in self.graph.parameters)
+        buffers = sum(p.spec.nbytes for p in self.graph.parameters if p.kind != "parameter")
+        return math.ceil(self.unique_parameter_count() * stored["weight_bits"] / 8) + buffers
 
     def unique_parameter_count(self) -> int:
         """Elements of the parameters (not buffers), each storage once."""

@@ -259,6 +259,15 @@ def hypot(call: AtenCall) -> Cost:
     return _per_element(call, 4)  # sqrt(x*x + y*y): 2 mul, add, sqrt
 
 
+POLAR_FLOPS = 4  # abs * cos(angle) + i * abs * sin(angle): cos, sin, 2 muls per complex output element
+
+
+@register_cost(["aten.polar"], category=E)
+def polar(call: AtenCall) -> Cost:
+    # (abs real [..], angle real [..]) -> complex [..] (broadcast): reads both, writes the complex output
+    return io_cost(call, POLAR_FLOPS * out_numel(call))
+
+
 @register_cost(["aten.lerp"], category=E)
 def lerp(call: AtenCall) -> Cost:
     return _per_element(call, 3)  # start + weight * (end - start): sub, mul, add

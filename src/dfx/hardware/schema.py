@@ -193,15 +193,18 @@ class Compute(_Strict):
 class Simt(_Strict):
     """A GPU's per-SM execution limits, as the CUDA occupancy calculator reads them.
 
-    The SM count is ``compute.cores``. Limits follow the CUDA C Programming Guide's table
+    The SM count is ``compute.cores`` (an AMD CU plays the SM's part, a wavefront the warp's).
+    ``warp_size_threads`` is the lanes one warp or wavefront issues together: 32 on NVIDIA GPUs
+    (its default, which the NVIDIA profiles rely on), 64 on AMD CDNA. ``compute_capability`` is
+    CUDA's (``"9.0"``) or the AMD LLVM target (``"gfx942"``). Limits follow the CUDA C Programming Guide's table
     "Technical Specifications per Compute Capability"; allocation granularities follow NVIDIA's
     occupancy calculator (``cuda_occupancy.h``: registers are allocated per warp in units of 256,
     shared memory per block in units of 128 bytes on compute capability 8.x and later, plus a
     per-block reserve). Used by :mod:`dfx.arch.gpu`.
     """
 
-    compute_capability: str = Field(pattern=r"^[0-9]+\.[0-9]+$")
-    warp_size_threads: Count = 32
+    compute_capability: str = Field(pattern=r"^([0-9]+\.[0-9]+|gfx[0-9a-f]+)$")
+    warp_size_threads: Count = 32  # lanes per warp (NVIDIA) or wavefront (AMD CDNA: 64)
     max_warps_per_sm: Count
     max_blocks_per_sm: Count
     max_threads_per_block: Count
@@ -448,6 +451,7 @@ class Interconnect(_Strict):
     base_latency_s: Seconds = 0.0  # once per collective (NCCL's baseLat)
     domain_chips: Optional[Count] = None
     torus_dims: tuple[Count, ...] = ()  # chips along each torus axis (TPU pods)
+    link_bytes_per_s: Optional[BytesPerS] = None  # one link, one way (a torus' bisection, dfx.arch.systolic.torus)
     weights_on_chip: bool = False  # a model spread over chips keeps its weights in on-chip memory (Groq, Cerebras)
     description: str = ""
 
@@ -510,7 +514,7 @@ _COMPUTE_NUMBERS = (
 )
 _DESIGN_NUMBERS = ("memory_model_position", "scheduling_position", "chip_link_latency_s")
 _EFFICIENCY_NUMBERS = ("flop_fraction", "bandwidth_fraction", "kernel_fixed_s")
-_INTERCONNECT_NUMBERS = ("ring_bytes_per_s", "hop_latency_s", "base_latency_s", "domain_chips")
+_INTERCONNECT_NUMBERS = ("ring_bytes_per_s", "hop_latency_s", "base_latency_s", "domain_chips", "link_bytes_per_s")
 
 
 class HardwareProfile(_Strict):

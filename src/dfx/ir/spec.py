@@ -25,6 +25,7 @@ DTYPE_ITEMSIZE_BYTES: dict[str, int] = {
     "float8_e5m2": 1,
     "float8_e4m3fnuz": 1,
     "float8_e5m2fnuz": 1,
+    "float4_e2m1fn_x2": 1,  # torch's FP4 E2M1, two elements packed in a byte (the B200's fp4 peak key)
     "complex128": 16,
     "complex64": 8,
     "complex32": 4,  # torch.chalf: two float16s, what an fp16 FFT returns

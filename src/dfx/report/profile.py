@@ -25,8 +25,26 @@ def _rate(value: float | None, unit: str) -> str:
     return f"{value:,.4g} {unit}"
 
 
-def print_profile(profile: Any, console: Console) -> None:
-    """Print ``profile`` (a :class:`~dfx.hardware.HardwareProfile`) as tables with sources."""
+def _print_torus(p: Any, console: Console, slice_dims: tuple[int, ...] | None) -> None:
+    """A torus profile's pod (or ``slice_dims`` of it): chips, peak, diameter, bisection."""
+    from dfx.arch.systolic.torus import torus_of
+
+    t = torus_of(p, slice_dims)
+    what = "slice" if slice_dims is not None else "pod"
+    bis = t.bisection_bytes_per_s
+    console.print(
+        f"{what}: {' x '.join(map(str, t.dims))} torus = {t.chips:,} chips, peak {t.chips:,} x "
+        f"{_rate(t.chip_peak_flop_per_s, 'FLOP/s')} = {_rate(t.peak_flop_per_s, 'FLOP/s')} ({t.peak_dtype}); "
+        f"diameter {' + '.join(str(d // 2 if t.wraparound else d - 1) for d in t.dims)} = {t.diameter_hops} hops; "
+        f"bisection {t.bisection_links:,} links"
+        + (f" x {_rate(t.link_bytes_per_s, 'B/s')} x 2 directions = {_rate(bis, 'B/s')}" if bis else ""),
+        highlight=False,
+    )
+
+
+def print_profile(profile: Any, console: Console, slice_dims: tuple[int, ...] | None = None) -> None:
+    """Print ``profile`` (a :class:`~dfx.hardware.HardwareProfile`) as tables with sources; a torus
+    profile (TPU) also gets its pod's, or the slice ``slice_dims``', peak, diameter and bisection."""
     p = profile
     console.print(
         f"[bold]{p.name}[/bold]  ({p.id}; {p.kind.value}; {p.memory_model.value} memory; "
@@ -68,6 +86,8 @@ def print_profile(profile: Any, console: Console) -> None:
         console.print(f"compute: {p.compute.description}", highlight=False)
     if p.notes:
         console.print(f"notes: {p.notes}", highlight=False)
+    if (p.interconnect is not None and p.interconnect.torus_dims) or slice_dims is not None:
+        _print_torus(p, console, slice_dims)
     estimates = p.estimates()
     if estimates:
         console.print(f"estimates: {', '.join(estimates)}", highlight=False)

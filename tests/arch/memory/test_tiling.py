@@ -201,3 +201,52 @@ def test_a_fractional_scratchpad_fits_what_its_whole_bytes_fit(m, k, n, cores, g
         return t.tm, t.tn, t.tk
 
     assert pick(scratch + fraction) == pick(scratch)
+
+
+def test_largest_square_bf16_tile_with_an_fp32_accumulator_in_1_mib():
+    # 1 MiB = 1,048,576 B. Double-buffered bf16 input tiles t x 8 and 8 x t, an fp32 t x t accumulator:
+    #   2 B * 2 buffers * (8t + 8t) + 4 B * t^2 = 64t + 4t^2 <= 1,048,576
+    #   t^2 + 16t <= 262,144  ->  (t + 8)^2 <= 262,208  ->  t <= 512.06 - 8 = 504.06  ->  t = 504 (a multiple of 8)
+    # (504: 64*504 + 4*504^2 = 1,048,320 fits; 512: 32,768 + 1,048,576 does not.) Held at bf16 instead:
+    #   64t + 2t^2 <= 1,048,576  ->  (t + 16)^2 <= 524,544  ->  t <= 708.2  ->  704 (a multiple of 8)
+    from dfx.arch.memory.tiling import largest_square_tile
+
+    mib = 1 << 20
+    assert largest_square_tile(mib, 2, 4, 8, 8) == 504
+    assert largest_square_tile(mib, 2, 2, 8, 8) == 704
+    assert working_set_bytes(504, 504, 8, 2, acc_bytes=4) == 1_048_320 <= mib
+    assert working_set_bytes(512, 512, 8, 2, acc_bytes=4) > mib
+    # choose_tile's pick fits with the fp32 accumulator counted
+    machine = Machine(mib, 1, 1e12, 1e11, 8, 8, 8)
+    t = choose_tile(Gemm(4096, 4096, 4096, 2, acc_bytes=4), machine)
+    assert t.working_set_bytes == working_set_bytes(t.tm, t.tn, t.tk, 2, acc_bytes=4) <= mib
+    assert t.tm * t.tn * 4 <= mib - 2 * 2 * 8 * (t.tm + t.tn)
+
+
+def test_the_accumulator_width_is_the_closed_form_search():
+    # the closed-form search equals a brute force over every fitting tile with a 4-byte accumulator
+    # (one core: every tile gives it work)
+    machine = Machine(64 * 1024, 1, 1e12, 1e11, 8, 8, 8)
+    g = Gemm(200, 96, 136, 2, acc_bytes=4)
+    fits = [
+        evaluate_tile(g, machine, tm, tn, 8)
+        for tm in range(8, 201, 8)
+        for tn in range(8, 137, 8)
+        if working_set_bytes(tm, tn, 8, 2, acc_bytes=4) <= machine.scratchpad_bytes
+    ]
+    best = min(c.offchip_bytes for c in fits)
+    chosen = choose_tile(g, machine)
+    assert chosen.offchip_bytes == best and chosen.working_set_bytes <= machine.scratchpad_bytes
+
+
+def test_dfx_tile_defaults_to_an_fp32_accumulator_for_bf16():
+    from dfx.arch.memory.api import tile_gemms
+
+    g = Gemm(4096, 4096, 4096, 2)
+    fp32 = tile_gemms([g], "ibm-spyre", dtype="bf16")
+    bf16 = tile_gemms([g], "ibm-spyre", dtype="bf16", acc_dtype="bf16")
+    assert fp32.acc_dtype == "float32" and fp32.chosen[0].gemm.accumulator_bytes == 4
+    c = fp32.chosen[0]
+    assert c.working_set_bytes == working_set_bytes(c.tm, c.tn, c.tk, 2, acc_bytes=4) <= 2e6
+    assert bf16.chosen[0].gemm.accumulator_bytes == 2
+    assert tile_gemms([g], "ibm-spyre", dtype="fp32").acc_dtype == "float32"

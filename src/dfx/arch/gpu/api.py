@@ -6,13 +6,18 @@ import json
 from pathlib import Path
 from typing import Any
 
+from dfx.arch.gpu.attention import AttentionConfig, attention_kernel
 from dfx.arch.gpu.configs import GemmConfig, PointwiseConfig, ReductionConfig, gemm_candidates, next_power_of_2
 from dfx.arch.gpu.kernel import GemmKernel, SimtKernel, gemm_kernel, pointwise_kernel, reduction_kernel
 from dfx.errors import DfxError
 from dfx.hardware import HardwareProfile, load_profile
 
 __all__ = [
+    "attention_config_from",
+    "attention_kernel",
+    "block_document",
     "describe",
+    "describe_block",
     "gemm_config_from",
     "gemm_kernel",
     "gpu_profile",
@@ -33,7 +38,7 @@ def gpu_profile(hw: str) -> HardwareProfile:
     profile = load_profile(hw)
     if profile.simt is None:
         raise DfxError(
-            f"--hw {hw}: profile {profile.id!r} has no simt section; use nvidia-h100-sxm, nvidia-a100-sxm-80gb or nvidia-h200"
+            f"--hw {hw}: profile {profile.id!r} has no simt section; use nvidia-h100-sxm, nvidia-b200, amd-mi300x or another GPU profile"
         )
     return profile
 
@@ -66,6 +71,13 @@ def gemm_config_from(
         best = min(same, key=lambda c: gemm_kernel(m, k, n, profile, dtype=dtype, config=c).time_s)
         return best
     return GemmConfig(bm, bn, bk, stages or _TRITON_DEFAULT_STAGES, warps or _TRITON_DEFAULT_WARPS)
+
+
+def attention_config_from(block: tuple[int, ...] | None, stages: int | None, warps: int | None) -> AttentionConfig:
+    """``--block BLOCK_M,BLOCK_N`` with ``--stages``/``--warps``; the tutorial's 128, 64, 3 stages, 8 warps otherwise."""
+    d = AttentionConfig()
+    bm, bn = block if block else (d.block_m, d.block_n)
+    return AttentionConfig(bm, bn, warps or d.num_warps, stages or d.num_stages)
 
 
 def pointwise_config_from(block: tuple[int, ...] | None, warps: int | None) -> PointwiseConfig | None:
@@ -103,13 +115,69 @@ def write_outputs(kern: GemmKernel | SimtKernel, doc: dict[str, Any], out: Path,
     return doc["files"]
 
 
+_BLOCK_REGS = 32  # registers per thread of a --threads block when --regs is not given (as a pointwise program's)
+
+
+def block_document(
+    threads: int, profile: HardwareProfile, *, registers_per_thread: int | None = None
+) -> dict[str, Any]:
+    """``dfx triton --threads N``: a block of ``threads`` cut into the profile's warps (wavefronts
+    on AMD), its masked lanes, and its occupancy with no shared memory.
+
+    Examples
+    --------
+    >>> doc = block_document(90, load_profile("amd-mi300x"))
+    >>> doc["warp_size_threads"], doc["warps"], doc["masked_lanes"]   # 2 * 64 - 90
+    (64, 2, 38)
+    """
+    from dfx.arch.gpu.simt import block_warps, occupancy, simt_spec
+
+    spec = simt_spec(profile)
+    block = block_warps(threads, spec.warp_size)
+    regs = _BLOCK_REGS if registers_per_thread is None else registers_per_thread
+    occ = occupancy(spec, threads_per_block=threads, registers_per_thread=regs, shared_memory_bytes=0)
+    return {
+        "kind": "block",
+        "hardware": profile.id,
+        **block.to_dict(),
+        "registers_per_thread": regs,
+        "occupancy_blocks_per_sm": occ.blocks_per_sm,
+        "occupancy_limited_by": [b.value for b in occ.binding],
+        "occupancy": occ.to_dict(),
+        "sms": spec.sms,
+    }
+
+
+def describe_block(doc: dict[str, Any]) -> str:
+    """The text summary of a ``dfx triton --threads`` document."""
+    occ = doc["occupancy"]
+    unit = "wavefront" if doc["warp_size_threads"] == 64 else "warp"
+    return "\n".join(
+        [
+            f"block       {doc['threads']} threads on {doc['hardware']}",
+            f"warps       {doc['warps']} {unit}s of {doc['warp_size_threads']} lanes = {doc['lanes']} lanes",
+            f"masked      {doc['masked_lanes']} lanes ({doc['masked_fraction']:.1%}) idle in the last {unit}",
+            f"occupancy   {doc['occupancy_blocks_per_sm']} blocks/SM ({occ['warps_per_sm']} {unit}s, {occ['fraction']:.0%}) at {doc['registers_per_thread']} registers/thread, limited by {', '.join(doc['occupancy_limited_by'])}",
+        ]
+    )
+
+
 def describe(doc: dict[str, Any]) -> str:
     """The text summary of a ``dfx.triton/1`` document."""
     cfg = ", ".join(f"{k}={v}" for k, v in doc["config"].items())
     occ = doc["occupancy"]
     wave = doc["wave"]
     lines = []
-    if doc["kind"] == "gemm":
+    if doc["kind"] == "attention":
+        p = doc["program"]
+        lines += [
+            f"attention [{doc['b']}, {doc['h']}, {doc['s']}, {doc['d']}] {doc['dtype']} on {doc['hardware']} (Triton fused-attention tutorial)",
+            f"config      {cfg}",
+            f"grid        cdiv({doc['s']}, {doc['config']['BLOCK_M']}) x {doc['b']}*{doc['h']} = {doc['grid'][0]} x {doc['grid'][1]} = {doc['programs']} programs, one {p['q_block'][0]}x{p['q_block'][1]} Q block each",
+            f"program     loops {p['kv_loop_iterations']} times over the keys in steps of {p['kv_step']}: loads K{p['loads_per_iteration']['k']} and V{p['loads_per_iteration']['v']}, "
+            f"S = Q K^T {p['scores']}, online softmax (m_i, l_i), acc{p['accumulator']} += P V in float32",
+        ]
+    elif doc["kind"] == "gemm":
         p = doc["program"]
         lines += [
             f"GEMM [{doc['m']}x{doc['k']}] @ [{doc['k']}x{doc['n']}] x{doc['batch']} {doc['dtype']} on {doc['hardware']}",
@@ -125,7 +193,7 @@ def describe(doc: dict[str, Any]) -> str:
             f"grid        {doc['programs']} programs, {p['block']} elements per step, {p['loop_iterations']} step(s) each",
         ]
     lines += [
-        f"warps       {doc['warps_per_program']} per program ({doc['threads_per_program']} threads), ~{doc['registers_per_thread']} registers/thread (estimate)",
+        f"warps       {doc['warps_per_program']} per program of {doc['warp_size_threads']} lanes ({doc['threads_per_program']} threads), ~{doc['registers_per_thread']} registers/thread (estimate)",
         f"shared mem  {doc['shared_memory_per_program_bytes']} B per program",
         f"occupancy   {doc['occupancy_blocks_per_sm']} programs/SM ({occ['warps_per_sm']} warps, {occ['fraction']:.0%}), limited by {', '.join(doc['occupancy_limited_by'])}; "
         + ", ".join(f"{k} {v}" for k, v in occ["by_limit"].items()),

@@ -48,13 +48,19 @@ def triton_command(
     reduction: Optional[str] = typer.Option(
         None, "--reduction", help="An inner reduction ROWS,COLS (each row of COLS reduced)."
     ),
+    attention: Optional[str] = typer.Option(
+        None, "--attention", help="FlashAttention forward over B,H,S,D (Triton's fused-attention tutorial)."
+    ),
+    threads: Optional[int] = typer.Option(
+        None, "--threads", help="A block of N threads: its warps (64-lane wavefronts on AMD) and masked lanes."
+    ),
     hw: str = typer.Option("nvidia-h100-sxm", "--hw", help="A GPU profile with a simt section."),
     dtype: str = typer.Option("bfloat16", "--dtype", help="Element dtype (bf16, fp16, fp32, ...)."),
     batch: int = typer.Option(1, "--batch", help="GEMM batch (bmm): programs = batch x tiles."),
     block: Optional[str] = typer.Option(
         None,
         "--block",
-        help="GEMM BLOCK_M,BLOCK_N,BLOCK_K; pointwise XBLOCK; reduction XBLOCK,R0_BLOCK. Default: Inductor's choice.",
+        help="GEMM BLOCK_M,BLOCK_N,BLOCK_K; pointwise XBLOCK; reduction XBLOCK,R0_BLOCK; attention BLOCK_M,BLOCK_N. Default: Inductor's choice.",
     ),
     stages: Optional[int] = typer.Option(None, "--stages", help="GEMM num_stages (with --block)."),
     warps: Optional[int] = typer.Option(None, "--warps", help="num_warps (with --block)."),
@@ -72,12 +78,14 @@ def triton_command(
     """A Triton kernel on a GPU: grid, one program's loop, warps, occupancy, waves, masked lanes, time."""
     from dfx.arch.gpu import api
 
-    given = [x is not None for x in (gemm_dims, pointwise, reduction)]
+    given = [x is not None for x in (gemm_dims, pointwise, reduction, threads, attention)]
     if sum(given) != 1:
-        raise DfxError("give exactly one of --gemm M,K,N, --pointwise N or --reduction ROWS,COLS")
+        raise DfxError(
+            "give exactly one of --gemm M,K,N, --pointwise N, --reduction ROWS,COLS, --attention B,H,S,D or --threads N"
+        )
     from dfx.limits import check_finite, check_size
 
-    for flag, value in (("--pointwise", pointwise), ("--batch", batch)):
+    for flag, value in (("--pointwise", pointwise), ("--batch", batch), ("--threads", threads)):
         if value is not None:
             check_size(flag, value)
     check_finite("--flops-per-element", flops, low=0.0)
@@ -86,6 +94,22 @@ def triton_command(
     if stages is not None and stages < 1:
         raise DfxError(f"--stages must be a positive integer (Triton's num_stages), got {stages}")
     profile = api.gpu_profile(hw)
+    if attention is not None:
+        bhsd = _ints(attention, 4, "--attention")
+        kern = api.attention_kernel(
+            *bhsd,
+            profile,
+            dtype=dtype,
+            config=api.attention_config_from(_ints(block, 2, "--block") if block else None, stages, warps),
+            registers_per_thread=regs,
+        )
+        doc = {"schema": SCHEMA, **kern.to_dict()}
+        sys.stdout.write((json.dumps(doc, indent=1) if as_json else api.describe(doc)) + "\n")
+        return
+    if threads is not None:
+        doc = {"schema": SCHEMA, **api.block_document(threads, profile, registers_per_thread=regs)}
+        sys.stdout.write((json.dumps(doc, indent=1) if as_json else api.describe_block(doc)) + "\n")
+        return
     if gemm_dims is not None:
         m, k, n = _ints(gemm_dims, 3, "--gemm")
         cfg = api.gemm_config_from(

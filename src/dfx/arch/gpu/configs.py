@@ -166,25 +166,29 @@ def gemm_shared_memory_bytes(config: GemmConfig, elem_bytes: int) -> int:
     return c.num_stages * (c.block_m * c.block_k + c.block_k * c.block_n) * elem_bytes
 
 
-def gemm_registers_per_thread(config: GemmConfig) -> int:
+def gemm_registers_per_thread(config: GemmConfig, warp_size: int = 32, max_registers: int = _MAX_REGS) -> int:
     """Estimated registers per thread: the fp32 accumulator's share plus a fixed 32, capped at 255.
 
-    ``ceil(BM * BN / (num_warps * 32))`` accumulator registers is Inductor's own lower bound
-    (``_prune_reg_spill_configs``); the extra 32 (addresses, loop state, operand fragments) is a
-    dfx estimate, not a compiler count.
+    ``ceil(BM * BN / (num_warps * warp_size))`` accumulator registers is Inductor's own lower bound
+    (``_prune_reg_spill_configs``, 32-lane warps); the extra 32 (addresses, loop state, operand
+    fragments) is a dfx estimate, not a compiler count. ``warp_size`` is 64 on AMD CDNA (a wavefront
+    spreads the tile over twice the lanes), and ``max_registers`` the profile's cap (512 VGPRs there).
 
     Examples
     --------
     >>> gemm_registers_per_thread(GemmConfig(128, 128, 32, 3, 4))   # 16384 / 128 + 32
     160
+    >>> gemm_registers_per_thread(GemmConfig(128, 128, 32, 3, 4), 64, 512)   # 16384 / 256 + 32
+    96
     """
-    acc = math.ceil(config.block_m * config.block_n / (config.num_warps * 32))
-    return min(_MAX_REGS, acc + _GEMM_BASE_REGS)
+    acc = math.ceil(config.block_m * config.block_n / (config.num_warps * warp_size))
+    return min(max_registers, acc + _GEMM_BASE_REGS)
 
 
-def gemm_spills(config: GemmConfig) -> bool:
-    """Inductor's sure-spill test: the accumulator alone needs more than 255 registers per thread."""
-    return math.ceil(config.block_m * config.block_n / (config.num_warps * 32)) > _MAX_REGS
+def gemm_spills(config: GemmConfig, warp_size: int = 32, max_registers: int = _MAX_REGS) -> bool:
+    """Inductor's sure-spill test: the accumulator alone needs more than 255 registers per thread
+    (``max_registers`` of ``warp_size``-lane warps on another machine)."""
+    return math.ceil(config.block_m * config.block_n / (config.num_warps * warp_size)) > max_registers
 
 
 # -- pointwise -------------------------------------------------------------------------------------

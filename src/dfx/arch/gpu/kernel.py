@@ -276,7 +276,8 @@ class GemmKernel:
                 "accumulator_dtype": "float32",
             },
             "warps_per_program": c.num_warps,
-            "threads_per_program": c.num_warps * 32,
+            "warp_size_threads": self.occupancy.warp_size_threads,
+            "threads_per_program": c.num_warps * self.occupancy.warp_size_threads,
             "registers_per_thread": self.registers_per_thread,
             "registers_estimated": True,
             "shared_memory_per_program_bytes": self.shared_memory_bytes,
@@ -539,7 +540,8 @@ def _occupied(profile, c: GemmConfig, regs, env) -> tuple[int, int, Occupancy]:
     hit = _LAUNCHES.get(key) if key else None
     if hit is not None and hit[0] is profile:
         return hit[1:]
-    regs = gemm_registers_per_thread(c) if regs is None else regs
+    lim = spec.limits
+    regs = gemm_registers_per_thread(c, spec.warp_size, lim.max_registers_per_thread) if regs is None else regs
     smem = gemm_shared_memory_bytes(c, elem)
     occ = occupancy(
         spec, threads_per_block=c.num_warps * spec.warp_size, registers_per_thread=regs, shared_memory_bytes=smem
@@ -786,10 +788,12 @@ def _fitting(m: int, k: int, n: int, elem: int, spec: SimtSpec) -> list[GemmConf
     lim = spec.limits
     out = []
     for c in gemm_candidates(m, k, n):
-        if gemm_spills(c) or gemm_shared_memory_bytes(c, elem) > lim.shared_memory_per_block_optin_bytes:
+        w, cap = spec.warp_size, lim.max_registers_per_thread
+        if gemm_spills(c, w, cap) or gemm_shared_memory_bytes(c, elem) > lim.shared_memory_per_block_optin_bytes:
             continue  # Inductor's _prune_reg_spill_configs and _prune_exceeding_max_shared_mem_configs
         regs_per_warp = (
-            math.ceil(gemm_registers_per_thread(c) * 32 / lim.register_allocation_unit) * lim.register_allocation_unit
+            math.ceil(gemm_registers_per_thread(c, w, cap) * w / lim.register_allocation_unit)
+            * lim.register_allocation_unit
         )
         if (
             regs_per_warp * math.ceil(c.num_warps / lim.register_sub_partitions) * lim.register_sub_partitions
@@ -906,7 +910,8 @@ class SimtKernel:
             "programs": self.waves.programs,
             "program": {"block": list(self.block), "loop_iterations": self.loop_iterations},
             "warps_per_program": self.config.num_warps,
-            "threads_per_program": self.config.num_warps * 32,
+            "warp_size_threads": self.occupancy.warp_size_threads,
+            "threads_per_program": self.config.num_warps * self.occupancy.warp_size_threads,
             "registers_per_thread": self.registers_per_thread,
             "registers_estimated": True,
             "shared_memory_per_program_bytes": self.shared_memory_bytes,
@@ -1036,7 +1041,8 @@ def pointwise_kernel(
     issued = useful = flops_per_element
     if branch is not None:
         p, then_f, else_f = branch
-        issued = flops_per_element + divergent_warp_cost(p, then_f, else_f)
+        lanes = simt_spec(profile).warp_size  # a 64-lane wavefront diverges more often than a 32-lane warp
+        issued = flops_per_element + divergent_warp_cost(p, then_f, else_f, lanes)
         useful = flops_per_element + p * then_f + (1 - p) * else_f
     eff = useful / issued if issued else 1.0
     bytes_total = numel * (inputs + outputs) * elem if hbm_bytes is None else hbm_bytes

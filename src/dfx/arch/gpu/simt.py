@@ -1,7 +1,9 @@
-"""The SIMT execution model of an NVIDIA GPU: warps, occupancy per SM, waves, masked lanes, divergence.
+"""The SIMT execution model of a GPU: warps, occupancy per SM, waves, masked lanes, divergence.
 
 A kernel launches a grid of thread blocks (Triton calls each one a *program*). A block's threads run
-in warps of 32 lanes that issue one instruction at a time. The block scheduler keeps as many blocks
+in warps that issue one instruction at a time: 32 lanes on an NVIDIA GPU, 64 on an AMD CDNA GPU
+(a *wavefront*, run on one of the CU's four SIMDs). The width is the profile's
+``simt.warp_size_threads`` (:func:`block_warps`); an AMD CU plays the SM's part. The block scheduler keeps as many blocks
 resident on each SM as its four limits allow (registers, shared memory, warp slots, block slots:
 the CUDA occupancy calculator's rules, :func:`occupancy`). The grid then runs in waves of
 ``SMs x blocks per SM`` blocks; the last wave may be partly empty (:func:`waves`).
@@ -25,11 +27,13 @@ from dfx.hardware import HardwareProfile
 from dfx.hardware.schema import Simt
 
 __all__ = [
+    "BlockWarps",
     "Limit",
     "Occupancy",
     "SimtSpec",
     "Waves",
     "divergent_warp_cost",
+    "block_warps",
     "masked_fraction",
     "occupancy",
     "simt_spec",
@@ -62,9 +66,67 @@ def simt_spec(profile: HardwareProfile) -> SimtSpec:
     if profile.simt is None or profile.compute.cores is None:
         raise DfxError(
             f"profile {profile.id!r} has no simt section (SM limits); use a GPU profile such as "
-            "nvidia-h100-sxm, nvidia-a100-sxm-80gb or nvidia-h200"
+            "nvidia-h100-sxm, nvidia-b200 or amd-mi300x"
         )
     return SimtSpec(profile.id, profile.compute.cores, profile.compute.clock_hz, profile.simt)
+
+
+@dataclass(frozen=True)
+class BlockWarps:
+    """A block of ``threads`` threads cut into warps of ``warp_size`` lanes; the last warp's spare lanes are masked."""
+
+    threads: int
+    warp_size: int
+
+    @property
+    def warps(self) -> int:
+        return math.ceil(self.threads / self.warp_size)
+
+    @property
+    def lanes(self) -> int:
+        """Lanes the block occupies: whole warps."""
+        return self.warps * self.warp_size
+
+    @property
+    def masked_lanes(self) -> int:
+        """Lanes of the last warp with no thread (predicated off for every instruction)."""
+        return self.lanes - self.threads
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "threads": self.threads,
+            "warp_size_threads": self.warp_size,
+            "warps": self.warps,
+            "lanes": self.lanes,
+            "masked_lanes": self.masked_lanes,
+            "masked_fraction": self.masked_lanes / self.lanes,
+        }
+
+
+def block_warps(threads: int, warp_size: int) -> BlockWarps:
+    """``warps = ceil(threads / warp_size)``, ``masked lanes = warps * warp_size - threads``.
+
+    A warp (a wavefront on AMD) issues one instruction for all its lanes, so a block whose size is
+    not a multiple of the width leaves lanes of its last warp idle (CUDA C++ Programming Guide,
+    "SIMT Architecture"; HIP "Hardware implementation": 64-lane wavefronts on CDNA).
+
+    Examples
+    --------
+    >>> b = block_warps(90, 32)      # H100: 3 warps, 3 * 32 - 90 = 6 lanes masked
+    >>> b.warps, b.masked_lanes
+    (3, 6)
+    >>> b = block_warps(90, 64)      # MI300X: 2 wavefronts, 2 * 64 - 90 = 38 lanes masked
+    >>> b.warps, b.masked_lanes
+    (2, 38)
+
+    Raises
+    ------
+    DfxError
+        Fewer than one thread or lane.
+    """
+    if threads < 1 or warp_size < 1:
+        raise DfxError(f"a block needs >= 1 thread and a warp >= 1 lane, got {threads} threads, {warp_size} lanes")
+    return BlockWarps(threads, warp_size)
 
 
 class Limit(str, Enum):
@@ -93,6 +155,7 @@ class Occupancy:
     registers_per_warp: int  # after rounding to the allocation unit
     shared_memory_per_block_bytes: int  # after the reserve and rounding to the allocation unit
     max_warps_per_sm: int
+    warp_size_threads: int = 32  # lanes per warp (64 per AMD wavefront)
 
     @property
     def binding(self) -> tuple[Limit, ...]:
@@ -126,7 +189,7 @@ def occupancy(
 
     ::
 
-        warps/block     = ceil(threads / 32)
+        warps/block     = ceil(threads / 32)                          # 64 per AMD wavefront
         regs/warp       = round_up(regs/thread * 32, 256)              # register allocation unit
         by registers    = (regs/SM / 4 // regs/warp) * 4 // warps/block # 4 sub-partitions
         smem/block      = round_up(smem + 1 KiB reserve, 128)          # allocation unit
@@ -142,7 +205,7 @@ def occupancy(
     ----------
     spec : SimtSpec
     threads_per_block : int
-        ``num_warps * 32`` for a Triton program.
+        ``num_warps * warp size`` for a Triton program (32 lanes a warp; 64 a wavefront on AMD CDNA).
     registers_per_thread : int
         32-bit registers each thread holds (the compiler's count; an estimate for Triton kernels,
         see :func:`dfx.arch.gpu.configs.gemm_registers_per_thread`).
@@ -194,14 +257,14 @@ def occupancy(
             f"{shared_memory_bytes} B of shared memory per block exceed the {lim.shared_memory_per_block_optin_bytes:.0f} B "
             f"a block may use on {spec.profile_id}; use smaller blocks or fewer stages"
         )
-    by_smem = int(lim.shared_memory_per_sm_bytes // smem)
-    by_limit = {
-        Limit.REGISTERS: by_regs,
-        Limit.SHARED_MEMORY: by_smem,
-        Limit.WARPS: lim.max_warps_per_sm // warps_per_block,
-        Limit.BLOCKS: lim.max_blocks_per_sm,
-    }
-    return Occupancy(min(by_limit.values()), by_limit, warps_per_block, regs_per_warp, smem, lim.max_warps_per_sm)
+    by_limit = {Limit.REGISTERS: by_regs}
+    if smem:  # no shared memory and no per-block reserve (AMD's LDS): shared memory limits nothing
+        by_limit[Limit.SHARED_MEMORY] = int(lim.shared_memory_per_sm_bytes // smem)
+    by_limit[Limit.WARPS] = lim.max_warps_per_sm // warps_per_block
+    by_limit[Limit.BLOCKS] = lim.max_blocks_per_sm
+    return Occupancy(
+        min(by_limit.values()), by_limit, warps_per_block, regs_per_warp, smem, lim.max_warps_per_sm, spec.warp_size
+    )
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import math
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -40,6 +40,7 @@ __all__ = [
     "profile_of",
     "tile_gemms",
     "tile_model",
+    "accumulator_dtype",
 ]
 
 _HF = "hf:"
@@ -57,6 +58,27 @@ def dtype_name(dtype: str) -> str:
         raise DfxError(
             f"unknown dtype {dtype!r}; expected fp32, bf16 or fp16 (or float32, bfloat16, float16)"
         ) from None
+
+
+# The accumulator a matmul of these inputs sums into: fp32 for 16- and 8-bit floats, int32 for int8
+# (a TPU MXU and NVIDIA tensor cores accumulate bf16/fp16/fp8 products in fp32; int8 in int32).
+_ACCUMULATOR = {"bfloat16": "float32", "float16": "float32", "float8_e4m3fn": "float32", "float8_e5m2": "float32"}
+_ACCUMULATOR["int8"] = "int32"
+
+
+def accumulator_dtype(dtype: str, acc_dtype: str | None = None) -> str:
+    """``acc_dtype`` (normalized), else the default accumulator of ``dtype`` inputs: fp32 for bf16,
+    fp16 and fp8, int32 for int8, the input dtype otherwise (fp32 stays fp32).
+
+    Examples
+    --------
+    >>> accumulator_dtype("bf16"), accumulator_dtype("fp32"), accumulator_dtype("bf16", "bf16")
+    ('float32', 'float32', 'bfloat16')
+    """
+    if acc_dtype is not None:
+        return dtype_name(acc_dtype)
+    name = dtype_name(dtype)
+    return _ACCUMULATOR.get(name, name)
 
 
 def capture_costed(
@@ -110,6 +132,33 @@ def _default_seq(model: str, config: dict[str, Any] | None, seq: int | None) -> 
     return PRESETS[model].default_seq if model in PRESETS else 0
 
 
+def _storage(dtype: str, weight_dtype: str | None, kv_dtype: str | None) -> tuple[str, str, float, float, float]:
+    """``(capture dtype, activation dtype's name, weight, KV and activation bytes per element)``.
+
+    A width torch builds in (fp32, bf16, fp16, fp64) with no ``weight_dtype``/``kv_dtype`` is its
+    itemsize throughout; otherwise the widths of :class:`dfx.costs.precision.Precision` (fp8, int8,
+    int4 and fp4 weights captured in bf16 and priced at their stored bytes).
+    """
+    from dfx.costs.precision import CAPTURE_DTYPES, Precision, bytes_per_element, storage_name
+
+    try:
+        plain = weight_dtype is None and kv_dtype is None and storage_name(dtype) in CAPTURE_DTYPES
+    except DfxError:
+        plain = True  # not a storage width (fp64): the capture names the accepted dtypes
+    if plain:
+        name = dtype_name(dtype)
+        size = float(itemsize_bytes(name))
+        return name, name, size, size, size
+    p = Precision.of(dtype, weight_dtype, kv_dtype)
+    return (
+        p.capture,
+        p.activation,
+        bytes_per_element(p.weight),
+        bytes_per_element(p.kv),
+        bytes_per_element(p.activation),
+    )
+
+
 def model_capacity(
     model: str,
     hw: str | HardwareProfile,
@@ -118,21 +167,27 @@ def model_capacity(
     batch: int = 1,
     seq: int | None = None,
     input_shapes: Sequence[tuple[int, ...]] | None = None,
+    weight_dtype: str | None = None,
+    kv_dtype: str | None = None,
 ) -> CapacityReport:
-    """Weights, activations and KV cache of ``model`` against ``hw``'s memories.
+    """Weights, activations and KV cache of ``model`` against ``hw``'s memories, each at the width it
+    is stored in: ``dtype`` for activations, ``weight_dtype`` and ``kv_dtype`` (default ``dtype``)
+    for the weights and the cache; fp8, int8, int4 and fp4 are priced from a bf16 capture.
 
     ``hf:`` configs: parameters and KV geometry in closed form from the config; activations from
     a one-layer capture. Other models: everything from the captured graph.
     """
-    profile, dtype = profile_of(hw), dtype_name(dtype)
+    profile = profile_of(hw)
+    capture, name, weight_b, kv_b, act_b = _storage(dtype, weight_dtype, kv_dtype)
+    captured_b = itemsize_bytes(capture)
     config = _hf_config(model)
     count = parameter_count_from_config(config) if config is not None else None
     if count is not None:
-        costed = _one_layer_costed(config, dtype=dtype, batch=batch, seq=seq)
+        costed = _one_layer_costed(config, dtype=capture, batch=batch, seq=seq)
         geometry = kv_geometry_from_config(config)
         seq_used = _default_seq(model, config, seq)
-        kv = geometry.cache_bytes(batch, seq_used, itemsize_bytes(dtype))
-        params_bytes = count * itemsize_bytes(dtype)
+        kv = math.ceil(geometry.cache_bytes(batch, seq_used, kv_b))
+        params_bytes = math.ceil(count * weight_b)
         kv_info = {
             "layers": geometry.layers,
             "kv_heads": geometry.kv_heads,
@@ -142,20 +197,29 @@ def model_capacity(
         }
         sources = {"parameters": "closed form from the config", "activations": "one-layer capture"}
     else:
-        costed = capture_costed(model, dtype=dtype, batch=batch, seq=seq, input_shapes=input_shapes)
+        costed = capture_costed(model, dtype=capture, batch=batch, seq=seq, input_shapes=input_shapes)
         seq_used = _default_seq(model, config, seq)
-        count, params_bytes = costed.unique_parameter_count(), costed.unique_parameter_bytes()
-        kv = graph_kv_cache_bytes(costed.graph)
+        count = costed.unique_parameter_count()
+        buffers = sum(p.spec.nbytes for p in costed.graph.parameters if p.kind != "parameter")
+        params_bytes = (
+            math.ceil(count * weight_b) + buffers if weight_b != captured_b else costed.unique_parameter_bytes()
+        )
+        kv = math.ceil(graph_kv_cache_bytes(costed.graph) * kv_b / captured_b)
         found = graph_kv_geometry(costed.graph)
         kv_info = {"from": "attention operands in the captured graph"}
         if found is not None:
             kv_info.update(layers=found.layers, kv_heads=found.kv_heads, head_dim=found.head_dim, causal=True)
         sources = {"parameters": "captured graph (unique footprint)", "activations": "captured graph"}
-    peak = lifetime(costed.graph, math.inf, _categories(costed)).peak_bytes
+    if (weight_b, kv_b, act_b) != (captured_b,) * 3:
+        sources["widths"] = (
+            f"stored: weights {weight_b:g} B, KV cache {kv_b:g} B, activations {act_b:g} B per element "
+            f"(captured in {capture}; dfx.costs.precision)"
+        )
+    peak = math.ceil(lifetime(costed.graph, math.inf, _categories(costed)).peak_bytes * act_b / captured_b)
     return capacity_report(
         profile,
         model=model,
-        dtype=dtype,
+        dtype=name,
         batch=batch,
         seq=seq_used,
         parameter_count=count,
@@ -228,6 +292,7 @@ class TileReport:
     machine: Machine
     chosen: tuple[TileChoice, ...]
     small: tuple[TileChoice, ...]
+    acc_dtype: str | None = None  # the accumulator output tiles are held at
 
     def to_dict(self) -> dict[str, Any]:
         m = self.machine
@@ -235,6 +300,7 @@ class TileReport:
             "schema": TILE_SCHEMA,
             "hardware": self.hardware,
             "dtype": self.dtype,
+            "acc_dtype": self.acc_dtype,
             "double_buffer": self.double_buffer,
             "scratchpad_bytes": m.scratchpad_bytes,
             "cores": m.cores,
@@ -245,15 +311,27 @@ class TileReport:
 
 
 def tile_gemms(
-    found: list[Gemm], hw: str | HardwareProfile, *, dtype: str = "bf16", double_buffer: bool = True
+    found: list[Gemm],
+    hw: str | HardwareProfile,
+    *,
+    dtype: str = "bf16",
+    double_buffer: bool = True,
+    acc_dtype: str | None = None,
 ) -> TileReport:
-    """Tile each GEMM on ``hw`` (:func:`.tiling.choose_tile`), with the one-array-side tile beside it."""
+    """Tile each GEMM on ``hw`` (:func:`.tiling.choose_tile`), with the one-array-side tile beside it.
+
+    Each output tile is held at ``acc_dtype``'s width (:func:`accumulator_dtype`: fp32 for bf16 and
+    fp16 inputs by default), unless a GEMM gives its own ``acc_bytes``.
+    """
     profile, dtype = profile_of(hw), dtype_name(dtype)
+    acc = accumulator_dtype(dtype, acc_dtype)
+    acc_bytes = itemsize_bytes(acc)
+    found = [g if g.acc_bytes is not None else replace(g, acc_bytes=acc_bytes) for g in found]
     machine = machine_for(profile, dtype)
     cache: dict[tuple[int, ...], TileChoice] = {}
     chosen, small = [], []
     for g in found:
-        key = (g.m, g.k, g.n, g.elem_bytes, g.batch)
+        key = (g.m, g.k, g.n, g.elem_bytes, g.batch, g.accumulator_bytes)
         if key not in cache:
             cache[key] = choose_tile(g, machine, double_buffer)
         c = cache[key]
@@ -273,7 +351,7 @@ def tile_gemms(
         )
         sm, sn, sk = min(g.m, machine.granule_m), min(g.n, machine.granule_n), min(g.k, machine.granule_k)
         small.append(evaluate_tile(g, machine, sm, sn, sk, double_buffer))
-    return TileReport(profile.id, dtype, double_buffer, machine, tuple(chosen), tuple(small))
+    return TileReport(profile.id, dtype, double_buffer, machine, tuple(chosen), tuple(small), acc)
 
 
 def tile_model(
@@ -285,10 +363,11 @@ def tile_model(
     seq: int | None = None,
     double_buffer: bool = True,
     input_shapes: Sequence[tuple[int, ...]] | None = None,
+    acc_dtype: str | None = None,
 ) -> TileReport:
-    """Tile every matmul of ``model`` on ``hw``."""
+    """Tile every matmul of ``model`` on ``hw`` (output tiles at ``acc_dtype``, see :func:`tile_gemms`)."""
     costed = capture_costed(model, dtype=dtype_name(dtype), batch=batch, seq=seq, input_shapes=input_shapes)
     found = gemms(costed)
     if not found:
         raise DfxError(f"model {model!r} has no mm/bmm matmul to tile")
-    return tile_gemms(found, hw, dtype=dtype, double_buffer=double_buffer)
+    return tile_gemms(found, hw, dtype=dtype, double_buffer=double_buffer, acc_dtype=acc_dtype)

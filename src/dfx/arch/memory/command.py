@@ -66,16 +66,27 @@ def capacity(
     seq: Optional[int] = typer.Option(None, help="Sequence length (default: the model's own)."),
     input_shape: Optional[List[str]] = typer.Option(None, "--input-shape", help=_SHAPE_HELP),
     input_dtype: Optional[List[str]] = typer.Option(None, "--input-dtype", help=_INPUT_DTYPE_HELP),
+    weight_dtype: Optional[str] = typer.Option(
+        None, "--weight-dtype", help="Weight storage: bf16, fp16, fp8, int8, int4, fp4 (default: --dtype)."
+    ),
+    kv_dtype: Optional[str] = typer.Option(None, "--kv-dtype", help="KV-cache storage (default: --dtype)."),
     as_json: bool = typer.Option(False, "--json", help="Print the dfx.capacity/1 document."),
 ) -> None:
-    """Weights, activations and KV cache against the on- and off-chip capacity of --hw."""
+    """Weights, activations and KV cache against the on- and off-chip capacity of --hw (each as stored)."""
     from dfx.arch.memory.api import model_capacity
     from dfx.arch.memory.report import capacity_lines
 
     _positive("--batch", batch)
     _positive("--seq", seq)
     r = model_capacity(
-        model, hw, dtype=dtype, batch=batch or 1, seq=seq, input_shapes=_shapes(input_shape, input_dtype, batch, seq)
+        model,
+        hw,
+        dtype=dtype,
+        batch=batch or 1,
+        seq=seq,
+        input_shapes=_shapes(input_shape, input_dtype, batch, seq),
+        weight_dtype=weight_dtype,
+        kv_dtype=kv_dtype,
     )
     _emit(r.to_dict(), capacity_lines(r.to_dict()), as_json)
 
@@ -92,6 +103,9 @@ def tile(
     ),
     input_shape: Optional[List[str]] = typer.Option(None, "--input-shape", help=_SHAPE_HELP),
     input_dtype: Optional[List[str]] = typer.Option(None, "--input-dtype", help=_INPUT_DTYPE_HELP),
+    acc_dtype: Optional[str] = typer.Option(
+        None, "--acc-dtype", help="Accumulator the output tile is held in (default fp32 for bf16/fp16 inputs)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the dfx.tile/1 document."),
 ) -> None:
     """Scratchpad tiles per matmul: working set, off-chip traffic, intensity and time on --hw."""
@@ -108,7 +122,7 @@ def tile(
     if gemm is not None:
         m, k, n = _parse_gemm(gemm)
         g = Gemm(m, k, n, itemsize_bytes(dtype_name(dtype)), 1, f"gemm {m}x{k}x{n}")
-        r = tile_gemms([g], hw, dtype=dtype, double_buffer=double_buffer)
+        r = tile_gemms([g], hw, dtype=dtype, double_buffer=double_buffer, acc_dtype=acc_dtype)
     else:
         r = tile_model(
             model,
@@ -118,6 +132,7 @@ def tile(
             seq=seq,
             double_buffer=double_buffer,
             input_shapes=_shapes(input_shape, input_dtype, batch, seq),
+            acc_dtype=acc_dtype,
         )
     _emit(r.to_dict(), tile_lines(r.to_dict()), as_json)
 

@@ -42,7 +42,8 @@ def tile_lines(d: dict[str, Any]) -> list[str]:
     """``dfx tile`` as a table: the chosen tile and the one-array-side tile per matmul."""
     lines = [
         f"{d['hardware']}, {d['dtype']}: scratchpad {_b(d['scratchpad_bytes'])} per core, {d['cores']} cores, "
-        f"{'double' if d['double_buffer'] else 'single'}-buffered inputs",
+        f"{'double' if d['double_buffer'] else 'single'}-buffered inputs"
+        + (f", {d['acc_dtype']} accumulator" if d.get("acc_dtype") else ""),
         f"{'matmul':<34} {'MxKxN (xbatch)':<22} {'tile tm,tn,tk':<18} {'working set':>12} {'off-chip':>12} "
         f"{'FLOP/B':>8} {'time':>11}  bound",
     ]

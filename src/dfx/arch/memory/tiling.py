@@ -10,10 +10,13 @@ in the scratchpad until its K loop ends, then is written once. Off-chip traffic 
 
 (ignores a partial-tile tail's padding; tk does not enter the traffic, only the working set)::
 
-    working set = elem * (buffers * (tm*tk + tk*tn) + tm*tn),  buffers = 2 if double-buffered
+    working set = elem * buffers * (tm*tk + tk*tn) + acc * tm*tn,  buffers = 2 if double-buffered
 
-The output tile is held at the element size (an accumulator wider than the inputs, e.g. fp32 for
-bf16, is ignored). Tile sides are multiples of the matrix array's side (``compute.array_rows`` /
+The output tile is held at the accumulator's width ``acc`` (``Gemm.acc_bytes``): ``dfx tile``
+accumulates bf16/fp16 (and fp8) inputs in fp32 and int8 in int32 (``--acc-dtype``; as a TPU MXU or
+a tensor core accumulates), 4 bytes per output element where the inputs take 2; left unset, the
+accumulator is the element width (what the compile stage's tiling still assumes). The output is
+written off chip at the element width. Tile sides are multiples of the matrix array's side (``compute.array_rows`` /
 ``array_cols``: 8 on Spyre, 128 on a TPU MXU) unless they cover the whole dimension.
 
 Time with the work divided across cores: the ``ceil(M/tm) * ceil(N/tn) * batch`` output tiles are
@@ -34,12 +37,22 @@ from dfx.costs.terms import FMA_FLOPS
 from dfx.errors import DfxError
 from dfx.limits import MAX_DIM
 
-__all__ = ["Gemm", "Machine", "TileChoice", "choose_tile", "evaluate_tile", "offchip_elements", "working_set_bytes"]
+__all__ = [
+    "Gemm",
+    "Machine",
+    "TileChoice",
+    "choose_tile",
+    "evaluate_tile",
+    "largest_square_tile",
+    "offchip_elements",
+    "working_set_bytes",
+]
 
 
 @dataclass(frozen=True)
 class Gemm:
-    """``batch`` copies of ``[M, K] @ [K, N]`` at ``elem_bytes`` per element."""
+    """``batch`` copies of ``[M, K] @ [K, N]`` at ``elem_bytes`` per element, accumulated at
+    ``acc_bytes`` per output element (``None``: at ``elem_bytes``)."""
 
     m: int
     k: int
@@ -47,9 +60,14 @@ class Gemm:
     elem_bytes: int = 2
     batch: int = 1
     name: str = "gemm"
+    acc_bytes: int | None = None
+
+    @property
+    def accumulator_bytes(self) -> int:
+        return self.elem_bytes if self.acc_bytes is None else self.acc_bytes
 
     def __post_init__(self) -> None:
-        if min(self.m, self.k, self.n, self.elem_bytes, self.batch) < 1:
+        if min(self.m, self.k, self.n, self.elem_bytes, self.batch, self.accumulator_bytes) < 1:
             raise DfxError(f"GEMM {self.name}: M, K, N, element size and batch must be >= 1, got {self}")
         if max(self.m, self.k, self.n) > MAX_DIM:
             raise DfxError(f"GEMM {self.name}: M, K and N must be at most {MAX_DIM:,} (2**31 - 1); give smaller sizes")
@@ -114,6 +132,7 @@ class TileChoice(RooflineTime):
             "n": g.n,
             "batch": g.batch,
             "elem_bytes": g.elem_bytes,
+            "acc_bytes": g.accumulator_bytes,
             "flops": g.flops,
             "tile": {"tm": self.tm, "tn": self.tn, "tk": self.tk},
             "working_set_bytes": self.working_set_bytes,
@@ -138,21 +157,56 @@ def offchip_elements(m: int, k: int, n: int, tm: int, tn: int) -> int:
     return m * k * math.ceil(n / tn) + k * n * math.ceil(m / tm) + m * n
 
 
-def working_set_bytes(tm: int, tn: int, tk: int, elem_bytes: int, double_buffer: bool = True) -> int:
-    """``elem * (buffers * (tm*tk + tk*tn) + tm*tn)`` bytes held in the scratchpad.
+def working_set_bytes(
+    tm: int, tn: int, tk: int, elem_bytes: int, double_buffer: bool = True, acc_bytes: int | None = None
+) -> int:
+    """``elem * buffers * (tm*tk + tk*tn) + acc * tm*tn`` bytes held in the scratchpad (``acc``:
+    the accumulator's bytes per output element, ``elem`` when ``None``).
 
     Examples
     --------
     >>> working_set_bytes(2, 2, 3, 2)  # 2 * (2 * (6 + 6) + 4)
     56
+    >>> working_set_bytes(2, 2, 3, 2, acc_bytes=4)  # 2 * 2 * (6 + 6) + 4 * 4
+    64
     """
     buffers = 2 if double_buffer else 1
-    return elem_bytes * (buffers * (tm * tk + tk * tn) + tm * tn)
+    acc = elem_bytes if acc_bytes is None else acc_bytes
+    return elem_bytes * buffers * (tm * tk + tk * tn) + acc * tm * tn
+
+
+def largest_square_tile(
+    scratchpad_bytes: float, elem_bytes: int, acc_bytes: int, tk: int, granule: int = 1, double_buffer: bool = True
+) -> int:
+    """The largest ``t`` (a multiple of ``granule``) whose ``t x t`` output tile, with its ``t x tk``
+    and ``tk x t`` input tiles, fits: ``elem * buffers * 2*t*tk + acc * t^2 <= scratchpad``.
+
+    Examples
+    --------
+    >>> largest_square_tile(1 << 20, 2, 4, 8, 8)   # bf16 inputs, an fp32 accumulator, 1 MiB: 64t + 4t^2
+    504
+    >>> largest_square_tile(1 << 20, 2, 2, 8, 8)   # the accumulator at bf16: 64t + 2t^2
+    704
+
+    Raises
+    ------
+    DfxError
+        If not even one granule fits.
+    """
+    buffers = 2 if double_buffer else 1
+    lin, quad = elem_bytes * buffers * 2 * tk, acc_bytes
+    t = int((-lin + math.sqrt(lin * lin + 4 * quad * scratchpad_bytes)) / (2 * quad))  # the quadratic's root
+    while t > 0 and quad * t * t + lin * t > scratchpad_bytes:  # floating point: step down to a fitting t
+        t -= 1
+    t = t // granule * granule
+    if t < max(granule, 1):
+        raise DfxError(f"not even a {granule}x{granule} output tile fits {scratchpad_bytes:.0f} B")
+    return t
 
 
 def evaluate_tile(gemm: Gemm, machine: Machine, tm: int, tn: int, tk: int, double_buffer: bool = True) -> TileChoice:
     """Traffic, intensity and time of ``gemm`` tiled (tm, tn, tk) on ``machine``."""
-    traffic = gemm.batch * gemm.elem_bytes * offchip_elements(gemm.m, gemm.k, gemm.n, tm, tn)
+    traffic = gemm.batch * gemm.elem_bytes * offchip_elements(gemm.m, gemm.k, gemm.n, tm, tn)  # C written at elem
     tiles = gemm.batch * math.ceil(gemm.m / tm) * math.ceil(gemm.n / tn)
     waves = math.ceil(tiles / machine.cores)
     per_core_peak = machine.peak_flop_per_s / machine.cores
@@ -162,7 +216,7 @@ def evaluate_tile(gemm: Gemm, machine: Machine, tm: int, tn: int, tk: int, doubl
         tm,
         tn,
         tk,
-        working_set_bytes(tm, tn, tk, gemm.elem_bytes, double_buffer),
+        working_set_bytes(tm, tn, tk, gemm.elem_bytes, double_buffer, gemm.accumulator_bytes),
         machine.scratchpad_bytes,
         traffic,
         gemm.flops / traffic,
@@ -219,7 +273,7 @@ def _candidates(gemm: Gemm, machine: Machine, double_buffer: bool) -> Iterator[t
     for tm in sides_m:
         fits_any = False
         for tn in sides_n:
-            if working_set_bytes(tm, tn, tk, gemm.elem_bytes, double_buffer) > machine.scratchpad_bytes:
+            if working_set_bytes(tm, tn, tk, gemm.elem_bytes, double_buffer, gemm.acc_bytes) > machine.scratchpad_bytes:
                 break
             fits_any = True
             yield tm, tn, tk
@@ -230,7 +284,7 @@ def _candidates(gemm: Gemm, machine: Machine, double_buffer: bool) -> Iterator[t
 def _widest_k(gemm: Gemm, machine: Machine, tm: int, tn: int, double_buffer: bool) -> int:
     """The largest tk (granule multiple, <= K) keeping the working set within the scratchpad."""
     buffers = 2 if double_buffer else 1
-    room = machine.scratchpad_bytes / gemm.elem_bytes - tm * tn
+    room = (machine.scratchpad_bytes - gemm.accumulator_bytes * tm * tn) / gemm.elem_bytes
     tk = int(room // (buffers * (tm + tn)))
     tk = min(gemm.k, (tk // machine.granule_k) * machine.granule_k)
     return max(tk, min(gemm.k, machine.granule_k))
@@ -285,6 +339,7 @@ def _least_traffic(gemm: Gemm, machine: Machine, double_buffer: bool) -> tuple[i
     from bisect import bisect_left, bisect_right
 
     b, eb, m, k, n = gemm.batch, gemm.elem_bytes, gemm.m, gemm.k, gemm.n
+    ab = gemm.accumulator_bytes
     cores, bandwidth, scratch = machine.cores, machine.offchip_bytes_per_s, machine.scratchpad_bytes
     per_core_peak = machine.peak_flop_per_s / machine.cores
     tk = min(k, machine.granule_k)  # the thinnest K slice: leaves the most room for tm x tn
@@ -310,19 +365,22 @@ def _least_traffic(gemm: Gemm, machine: Machine, double_buffer: bool) -> tuple[i
         return min((key(tm, j), j) for j in range(start, end))  # the first least key of the run
 
     # In whole numbers (sizes, element bytes and cores are integers), both prefixes' ends are closed
-    # forms: the working set elem * (buffers * tm*tk + tn * (buffers*tk + tm)) is at most the scratchpad
-    # (at most floor(scratch), being an integer) for tn <= (floor(scratch) - elem*buffers*tm*tk) //
-    # (elem * (buffers*tk + tm)); and rows_m * blocks < cores for blocks < ceil(cores / rows_m).
-    exact = all(type(v) is int for v in (b, eb, m, n, tk, cores)) and eb > 0
+    # forms: the working set elem*buffers*tm*tk + tn * (elem*buffers*tk + acc*tm) is at most the
+    # scratchpad (at most floor(scratch), being an integer) for tn <= (floor(scratch) -
+    # elem*buffers*tm*tk) // (elem*buffers*tk + acc*tm); and rows_m * blocks < cores for blocks <
+    # ceil(cores / rows_m).
+    exact = all(type(v) is int for v in (b, eb, ab, m, n, tk, cores)) and eb > 0
     buffers = 2 if double_buffer else 1
     room = math.floor(scratch) if exact and math.isfinite(scratch) else None
     negated_blocks = [-blocks for blocks in blocks_n]  # ascending
     best: dict[bool, tuple[tuple[int, float, int], int, int] | None] = {True: None, False: None}  # busy?
     for tm in sides_m:
         if room is not None:
-            fit = bisect_right(sides_n, (room - eb * buffers * tm * tk) // (eb * (buffers * tk + tm)))
+            fit = bisect_right(sides_n, (room - eb * buffers * tm * tk) // (eb * buffers * tk + ab * tm))
         else:
-            fit = bisect_left(sides_n, True, key=lambda tn: working_set_bytes(tm, tn, tk, eb, double_buffer) > scratch)
+            fit = bisect_left(
+                sides_n, True, key=lambda tn: working_set_bytes(tm, tn, tk, eb, double_buffer, ab) > scratch
+            )
         if fit == 0:
             break  # the working set grows with tm too: no later row fits
         rows_m = b * math.ceil(m / tm)

@@ -31,6 +31,8 @@ _EXPORTS = {
     "ShardAxis": "shard",
     "ShardedGemm": "shard",
     "sharded_gemm": "shard",
+    "Torus": "torus",
+    "torus_of": "torus",
     "TPU_SYSTOLIC": "tpu",
     "SystolicArchModel": "tpu",
     "Frame": "stepsim",
@@ -57,6 +59,7 @@ __all__ = [
     "SystolicArchModel",
     "SystolicResult",
     "TPU_SYSTOLIC",
+    "Torus",
     "chip_gemm",
     "conv",
     "gemm",
@@ -66,4 +69,5 @@ __all__ = [
     "parse_dataflow",
     "sharded_gemm",
     "step",
+    "torus_of",
 ]
