@@ -32,7 +32,7 @@ def _check_positive(name: str, value: Optional[int]) -> None:
         raise DfxError(f"{name} must be a positive integer, got {value}")
 
 
-# Every file `analyze --out` may write (dag.svg and dag.png only where Graphviz is installed).
+# Every file `analyze --out` writes (dag.svg and dag.png by Graphviz, or by dfx's own layout without it).
 ANALYZE_OUTPUTS = (
     "analysis.json",
     "nodes.csv",
