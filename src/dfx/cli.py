@@ -67,6 +67,9 @@ def analyze(
     ),
     force: bool = typer.Option(False, help="Overwrite files that already exist in --out."),
     as_json: bool = typer.Option(False, "--json", help="Print the export document (dfx.analysis/1) to stdout."),
+    trace: Optional[Path] = typer.Option(
+        None, "--trace", help="Write the compiled programs as a Chrome/Perfetto trace JSON (open in ui.perfetto.dev)."
+    ),
     top: int = typer.Option(10, help="How many nodes to list by time."),
     color_by: Optional[str] = typer.Option(
         None, "--color-by", help="With --out: the profile whose bounds colour the DAG (default: the first)."
@@ -131,6 +134,10 @@ def analyze(
         from dfx.report.files import check_targets
 
         check_targets(out, list(ANALYZE_OUTPUTS), force=force)
+    if trace is not None:
+        from dfx.report.files import check_target_file
+
+        check_target_file(trace, "--trace", force=force)
     analysis = run_analyze(
         model,
         hardware=hw or None,
@@ -163,6 +170,10 @@ def analyze(
             _err.print(note, highlight=False, markup=False)
         if not as_json:
             _err.print("wrote " + ", ".join(str(p) for p in written))
+    if trace is not None:
+        from dfx.sim.program_trace import write_trace
+
+        _err.print(write_trace(trace, doc, force=force), highlight=False, markup=False)
     if as_json:
         sys.stdout.write(json.dumps(doc, indent=1) + "\n")
     else:
