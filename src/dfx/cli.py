@@ -254,7 +254,8 @@ def hw_list() -> None:
     from dfx.hardware import list_profiles
 
     table = Table(title="Hardware profiles")
-    for col in ("id", "name", "kind", "peak bf16", "off-chip BW", "on-chip", "memory model"):
+    # the bf16 peak; a profile that lists none shows the peak dfx times bf16 at, with its dtype named
+    for col in ("id", "name", "kind", "peak (bf16 unless named)", "off-chip BW", "on-chip", "memory model"):
         table.add_column(col)
     from dfx.report.console import format_bytes
 
@@ -264,7 +265,10 @@ def hw_list() -> None:
             row["id"],
             row["name"],
             row["kind"],
-            f"{row['peak_bf16_flop_per_s'] / 1e12:,.0f} TFLOP/s" if row.get("peak_bf16_flop_per_s") else "-",
+            f"{row['peak_bf16_flop_per_s'] / 1e12:,.0f} TFLOP/s"
+            + ("" if row.get("peak_bf16_dtype") in (None, "bfloat16") else f" {row['peak_bf16_dtype']}")
+            if row.get("peak_bf16_flop_per_s")
+            else "-",
             f"{row['off_chip_bytes_per_s'] / 1e9:,.0f} GB/s" if row.get("off_chip_bytes_per_s") else "-",
             format_bytes(row["on_chip_bytes"]) if row.get("on_chip_bytes") else "-",
             row["memory_model"],

@@ -10,7 +10,7 @@ from rich.table import Table
 from dfx.schema.analysis import AnalysisDoc, ParallelRecord, ProgramRecord, read_analysis
 from dfx.schema.bound import Bound
 
-__all__ = ["format_bytes", "format_flops", "format_seconds", "print_analysis", "print_graph"]
+__all__ = ["fallback_note", "format_bytes", "format_flops", "format_seconds", "print_analysis", "print_graph"]
 
 
 def format_seconds(t: float) -> str:
@@ -150,17 +150,41 @@ def print_analysis(doc: Mapping[str, Any] | AnalysisDoc, console: Console | None
     for h in ids:
         if plans[h]:
             console.print(f"{h}: split over chips chosen by {plans[h].plan.source}", highlight=False)
-    for h in ids:
-        for requested, used in hw[h].dtype_fallbacks.items():
-            console.print(
-                f"[yellow]{h} lists no {requested} peak: {requested} nodes are timed at its {used} peak[/yellow]",
-                highlight=False,
-            )
+    note = fallback_note({h: hw[h] for h in ids})
+    if note:
+        console.print(f"[yellow]{note}[/yellow]", highlight=False)
     _print_top_nodes(d, ids, console, top)
     for h in ids:
         path = list(hw[h].critical_path.nodes)
         shown_path = " -> ".join(path if len(path) <= 12 else path[:6] + ["..."] + path[-5:])
         console.print(f"[bold]critical path on {h}[/bold] ({len(path)} nodes): {shown_path}")
+
+
+def fallback_note(hardware: Mapping[str, Any]) -> str | None:
+    """One line for every dtype fallback that changed a time: ``None`` when none did.
+
+    A profile that lists no peak for a dtype times that dtype's FLOPs at another's peak
+    (``hardware.<id>.dtype_fallbacks``). That changes a number only for compute-bound nodes of that
+    dtype: a memory-bound node's time is its bytes over the bandwidth, and a node without FLOPs
+    (an int64 index, a copy) never reads the peak. Those fallbacks are left unsaid.
+
+    Examples
+    --------
+    >>> from dfx.schema.analysis import ANALYSIS_SCHEMA, HardwareRecord, example_hardware
+    >>> nodes = {"mm": {"bound": "compute", "dtype": "bfloat16"}, "idx": {"bound": "memory", "dtype": "int64"}}
+    >>> hw = HardwareRecord.from_dict(
+    ...     example_hardware(nodes, dtype_fallbacks={"bfloat16": "float16", "int64": "float64"}), ANALYSIS_SCHEMA
+    ... )
+    >>> print(fallback_note({"spyre": hw}))
+    peaks not listed, timed at another dtype's: spyre bfloat16 at its float16 peak (1 compute-bound node)
+    """
+    parts = []
+    for h, rec in hardware.items():
+        for requested, used in rec.dtype_fallbacks.items():
+            hit = sum(1 for n in rec.nodes.values() if n.dtype == requested and str(n.bound) == "compute")
+            if hit:
+                parts.append(f"{h} {requested} at its {used} peak ({hit} compute-bound node{'s' if hit != 1 else ''})")
+    return "peaks not listed, timed at another dtype's: " + "; ".join(parts) if parts else None
 
 
 def _plan_cell(parallel: ParallelRecord | None, chips: int | None) -> str:
