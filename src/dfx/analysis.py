@@ -19,6 +19,7 @@ from dfx.costs.terms import FMA_FLOPS
 from dfx.errors import DfxError
 from dfx.ir import Graph
 from dfx.ir.spec import normalize_dtype
+from dfx.report.progress import step
 from dfx.schema.ids import ANALYSIS_SCHEMA as SCHEMA
 
 if TYPE_CHECKING:  # export records, imported where a record is built: a sweep never builds one
@@ -328,6 +329,7 @@ def analyze(
     split = _split_request(chips, parallel)
 
     def evaluate(costed: CostedGraph, profile: Any) -> Any:
+        step(f"compiling and evaluating on {profile.id}")
         return evaluate_on(costed, profile, execution_model=model_name, split=split, runtime=runtime)
 
     if train or optimizer is not None:
@@ -791,6 +793,7 @@ def capture_spec(
     from dfx.models import PRESETS, resolve
 
     dtype_name = normalize_dtype_or_fail("float32" if dtype is None else dtype)  # --dtype '' is refused, not fp32
+    step(f"capturing {spec}")
     is_file = ":" in spec and not spec.startswith("hf:")
     if is_file and (batch is not None or seq is not None):
         raise DfxError(

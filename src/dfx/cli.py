@@ -138,7 +138,9 @@ def analyze(
         from dfx.report.files import check_target_file
 
         check_target_file(trace, "--trace", force=force)
-    analysis = run_analyze(
+    from dfx.report.progress import with_progress
+
+    analysis = with_progress(f"dfx analyze {model}", run_analyze)(
         model,
         hardware=hw or None,
         dtype=dtype,

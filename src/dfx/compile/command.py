@@ -115,9 +115,11 @@ def compile_command(
         from dfx.report.files import check_target_file
 
         check_target_file(trace, "--trace", force=force)
-    graph, _info = capture_spec(model, batch=batch, seq=seq, dtype=dtype_name)
+    from dfx.report.progress import with_progress
+
+    graph, _info = with_progress(f"dfx compile {model}", capture_spec)(model, batch=batch, seq=seq, dtype=dtype_name)
     costed = annotate(graph)
-    program = compile_program(costed, profile)
+    program = with_progress(f"dfx compile {model}: compiling for {profile.id}", compile_program)(costed, profile)
     record = program.to_record()
     run_inductor = inductor if inductor is not None else (profile.kind is Kind.GPU and not as_json)
     if run_inductor:
