@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 TORCH_VERSION ?= 2.13.0
 OUT ?= out/demo
 
-.PHONY: venv lint format test demo bench clean graphviz chromium images
+.PHONY: venv lint format test demo bench clean system-deps images
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,13 +18,11 @@ $(VENV)/.installed: pyproject.toml
 
 venv: $(VENV)/.installed
 
-# System packages for the pictures, installed where missing and installable (root + apt-get);
-# otherwise one line says so, dfx writes dag.dot without dag.svg/png, and the browser test skips.
-graphviz:
-	@scripts/install_system_deps.sh graphviz
-
-chromium:
-	@scripts/install_system_deps.sh chromium
+# Opt-in, as root: Graphviz (its `dot` lays out the DAG with module clusters; without it dfx lays the
+# DAG out itself) and Chromium (the browser tests of report.html, skipped without it). No other
+# target installs system packages: `make test` and `make demo` need no root.
+system-deps:
+	@scripts/install_system_deps.sh graphviz chromium
 
 # ruff's lint rules (pyproject.toml [tool.ruff.lint]) and its formatter's check ([tool.ruff.format]);
 # .ci/run runs it before the tests. `make format` rewrites what the check would change.
@@ -36,14 +34,14 @@ format: venv
 	$(VENV)/bin/ruff format .
 
 # The suite runs on every core (pytest-xdist): about 4 minutes on this project's 2-core machine.
-test: venv graphviz chromium
+test: venv
 	$(PY) -m pytest -q -n auto
 
-demo: venv graphviz
+demo: venv
 	$(VENV)/bin/dfx analyze gpt2-block --out $(OUT) --force
 
 # The README's pictures (docs/images/), regenerated from the GPT-2 block.
-images: venv graphviz
+images: venv
 	$(PY) scripts/make_readme_images.py
 
 bench: venv

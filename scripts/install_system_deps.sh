@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Install the system packages dfx's pictures use, where missing and installable: Graphviz (the
 # `dot` layout of dag.svg/dag.png) and Chromium (the headless browser test of report.html).
-# Usage: scripts/install_system_deps.sh graphviz [chromium]
+# Usage: scripts/install_system_deps.sh graphviz [chromium]   (`make system-deps`; opt-in, never run by make test/demo)
 # Idempotent and quiet: a present tool is skipped silently; without root or apt-get it says so in
-# one line and exits 0 (dfx then writes dag.dot only, and the browser test is skipped).
+# one line and exits 0 (dfx then lays out the DAG itself, and the browser tests are skipped).
 set -uo pipefail
 
 binary_of() {

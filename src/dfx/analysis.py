@@ -19,6 +19,7 @@ from dfx.costs.terms import FMA_FLOPS
 from dfx.errors import DfxError
 from dfx.ir import Graph
 from dfx.ir.spec import normalize_dtype
+from dfx.report.progress import step
 from dfx.schema.ids import ANALYSIS_SCHEMA as SCHEMA
 
 if TYPE_CHECKING:  # export records, imported where a record is built: a sweep never builds one
@@ -35,6 +36,9 @@ __all__ = [
 ]
 
 DEFAULT_MODEL = "gpt2-block"
+# The dtype a model name is built in when none is given: machines are compared at bf16, the CLI's
+# --dtype default, so dfx.analyze("gpt2-block") and `dfx analyze gpt2-block` are the same analysis.
+DEFAULT_DTYPE = "bf16"
 
 # A GPU and a dataflow accelerator, side by side: the comparison dfx exists for.
 DEFAULT_HARDWARE: tuple[str, ...] = ("nvidia-h100-sxm", "ibm-spyre")
@@ -203,8 +207,11 @@ class Analysis:
         from dfx.report.console import format_flops, format_seconds
 
         times = ", ".join(f"{r.profile.id}: {format_seconds(r.latency_s)}" for r in self.hardware)
+        dtype = self.model.get("dtype")
         return (
-            f"<Analysis {self.model.get('name', self.graph.name)!r}: {len(self.graph.nodes)} nodes, "
+            f"<Analysis {self.model.get('name', self.graph.name)!r}"
+            + (f" ({dtype})" if dtype else "")
+            + f": {len(self.graph.nodes)} nodes, "
             f"{format_flops(self.costed.total.flops)}" + (f"; {times}" if times else "") + ">"
         )
 
@@ -219,7 +226,10 @@ class Analysis:
         try:
             import pandas as pd
         except ImportError:
-            raise DfxError("to_pandas() needs pandas; install it with `pip install pandas`") from None
+            raise DfxError(
+                "to_pandas() needs pandas, which dfx does not install: `pip install 'dfx[pandas]'` "
+                "(or `pip install pandas`)"
+            ) from None
         return pd.read_csv(io.StringIO(self.nodes_csv()))
 
 
@@ -262,9 +272,10 @@ def analyze(
         ``[]`` means costs only.
     dtype : str, optional
         For model specs: the dtype to build the model in (``fp32``, ``bf16``, ``fp16``); ``None``:
-        ``fp32``, as torch builds a module. The command line's ``--dtype`` defaults to ``bf16``
-        (machines are compared at bf16), so pass ``dtype="bf16"`` to get what ``dfx analyze``
-        prints: ``hf:llama-2-70b`` decode at tp=8 on H100 is 16.2 ms TPOT in fp32, 11.2 ms in bf16.
+        :data:`DEFAULT_DTYPE` (``bf16``, machines are compared at bf16), as the command line's
+        ``--dtype``, so ``dfx.analyze("gpt2-block")`` is what ``dfx analyze gpt2-block`` prints.
+        Pass ``dtype="fp32"`` for torch's own default: ``hf:llama-2-70b`` decode at tp=8 on H100
+        is 16.2 ms TPOT in fp32, 11.2 ms in bf16. A module is captured in its own dtype.
     batch, seq : int, optional
         For built-in and ``hf:`` models: batch size (``None``: 1) and sequence length (``None``:
         the model's default). A file model takes its shapes from ``input_shapes`` instead.
@@ -307,6 +318,8 @@ def analyze(
     """
     if isinstance(hardware, str):  # one profile given bare, not in a list
         hardware = [hardware]
+    if dtype is None and isinstance(model_or_name, str):
+        dtype = DEFAULT_DTYPE
     hardware_ids = DEFAULT_HARDWARE if hardware is None else tuple(hardware)
     profiles = [_load(h) for h in hardware_ids]  # fail fast on a bad id, before capture
     model_name = _execution_model(execution_model)
@@ -316,6 +329,7 @@ def analyze(
     split = _split_request(chips, parallel)
 
     def evaluate(costed: CostedGraph, profile: Any) -> Any:
+        step(f"compiling and evaluating on {profile.id}")
         return evaluate_on(costed, profile, execution_model=model_name, split=split, runtime=runtime)
 
     if train or optimizer is not None:
@@ -779,6 +793,7 @@ def capture_spec(
     from dfx.models import PRESETS, resolve
 
     dtype_name = normalize_dtype_or_fail("float32" if dtype is None else dtype)  # --dtype '' is refused, not fp32
+    step(f"capturing {spec}")
     is_file = ":" in spec and not spec.startswith("hf:")
     if is_file and (batch is not None or seq is not None):
         raise DfxError(

@@ -32,7 +32,7 @@ def _check_positive(name: str, value: Optional[int]) -> None:
         raise DfxError(f"{name} must be a positive integer, got {value}")
 
 
-# Every file `analyze --out` may write (dag.svg and dag.png only where Graphviz is installed).
+# Every file `analyze --out` writes (dag.svg and dag.png by Graphviz, or by dfx's own layout without it).
 ANALYZE_OUTPUTS = (
     "analysis.json",
     "nodes.csv",
@@ -67,6 +67,9 @@ def analyze(
     ),
     force: bool = typer.Option(False, help="Overwrite files that already exist in --out."),
     as_json: bool = typer.Option(False, "--json", help="Print the export document (dfx.analysis/1) to stdout."),
+    trace: Optional[Path] = typer.Option(
+        None, "--trace", help="Write the compiled programs as a Chrome/Perfetto trace JSON (open in ui.perfetto.dev)."
+    ),
     top: int = typer.Option(10, help="How many nodes to list by time."),
     color_by: Optional[str] = typer.Option(
         None, "--color-by", help="With --out: the profile whose bounds colour the DAG (default: the first)."
@@ -131,7 +134,13 @@ def analyze(
         from dfx.report.files import check_targets
 
         check_targets(out, list(ANALYZE_OUTPUTS), force=force)
-    analysis = run_analyze(
+    if trace is not None:
+        from dfx.report.files import check_target_file
+
+        check_target_file(trace, "--trace", force=force)
+    from dfx.report.progress import with_progress
+
+    analysis = with_progress(f"dfx analyze {model}", run_analyze)(
         model,
         hardware=hw or None,
         dtype=dtype,
@@ -163,6 +172,10 @@ def analyze(
             _err.print(note, highlight=False, markup=False)
         if not as_json:
             _err.print("wrote " + ", ".join(str(p) for p in written))
+    if trace is not None:
+        from dfx.sim.program_trace import write_trace
+
+        _err.print(write_trace(trace, doc, force=force), highlight=False, markup=False)
     if as_json:
         sys.stdout.write(json.dumps(doc, indent=1) + "\n")
     else:
@@ -243,7 +256,8 @@ def hw_list() -> None:
     from dfx.hardware import list_profiles
 
     table = Table(title="Hardware profiles")
-    for col in ("id", "name", "kind", "peak bf16", "off-chip BW", "on-chip", "memory model"):
+    # the bf16 peak; a profile that lists none shows the peak dfx times bf16 at, with its dtype named
+    for col in ("id", "name", "kind", "peak (bf16 unless named)", "off-chip BW", "on-chip", "memory model"):
         table.add_column(col)
     from dfx.report.console import format_bytes
 
@@ -253,7 +267,10 @@ def hw_list() -> None:
             row["id"],
             row["name"],
             row["kind"],
-            f"{row['peak_bf16_flop_per_s'] / 1e12:,.0f} TFLOP/s" if row.get("peak_bf16_flop_per_s") else "-",
+            f"{row['peak_bf16_flop_per_s'] / 1e12:,.0f} TFLOP/s"
+            + ("" if row.get("peak_bf16_dtype") in (None, "bfloat16") else f" {row['peak_bf16_dtype']}")
+            if row.get("peak_bf16_flop_per_s")
+            else "-",
             f"{row['off_chip_bytes_per_s'] / 1e9:,.0f} GB/s" if row.get("off_chip_bytes_per_s") else "-",
             format_bytes(row["on_chip_bytes"]) if row.get("on_chip_bytes") else "-",
             row["memory_model"],

@@ -37,8 +37,8 @@ def test_animate_with_force_replaces_the_file_and_without_keeps_it(tmp_path):
     assert (tmp_path / "user.gif").read_bytes() != b"mine" or (tmp_path / "user.png").exists()
 
 
-def test_a_dot_that_never_returns_is_stopped_and_dag_dot_kept(tmp_path, monkeypatch):
-    """A `dot` (a shell wrapper whose child sleeps) past its budget: killed, dag.dot alone, one note."""
+def test_a_dot_that_never_returns_is_stopped_and_dfx_draws_the_dag(tmp_path, monkeypatch):
+    """A `dot` (a shell wrapper whose child sleeps) past its budget: killed, dfx lays out the DAG, one note."""
     import json
     import os
     import time
@@ -57,5 +57,15 @@ def test_a_dot_that_never_returns_is_stopped_and_dag_dot_kept(tmp_path, monkeypa
     assert time.perf_counter() - start < 60
     assert result.rc == 0, result.err
     written = {p.name for p in (tmp_path / "pictures").iterdir()}
-    assert "dag.dot" in written and not written & {"dag.svg", "dag.png"}, written
-    assert "did not finish in 1 s and was stopped" in result.err
+    assert {"dag.dot", "dag.svg", "dag.png"} <= written, written
+    assert "<svg" in (tmp_path / "pictures" / "dag.svg").read_text()
+    assert "did not finish in 1 s and was stopped" in result.err and "dfx laid out" in result.err
+
+
+def test_dot_is_given_twenty_seconds_by_default(monkeypatch):
+    from dfx.viz.dot import dot_timeout_s
+
+    monkeypatch.delenv("DFX_DOT_TIMEOUT_S", raising=False)
+    assert dot_timeout_s() == 20.0
+    monkeypatch.setenv("DFX_DOT_TIMEOUT_S", "nonsense")
+    assert dot_timeout_s() == 20.0

@@ -15,7 +15,7 @@ import pytest
 
 CHROMIUM = next((p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None)
 pytestmark = pytest.mark.skipif(
-    CHROMIUM is None, reason="headless Chromium is not installed (apt-get install chromium)"
+    CHROMIUM is None, reason="headless Chromium is not installed (make system-deps installs it)"
 )
 
 
@@ -69,3 +69,26 @@ def test_screenshot_is_not_blank(tmp_path, report_file):
     assert len(colours) > 20  # text, tables and the drawn graph, not one flat colour
     # the bound colours of the DAG are on screen
     assert any(c[1] == (0x5F, 0xA8, 0xD3) or c[1] == (0xF4, 0xA2, 0x61) for c in colours)
+
+
+def test_without_dot_the_dag_is_svg_and_searchable(tmp_path, mlp_doc, monkeypatch):
+    """dfx's own layout in a real browser: every node a hover target, and the search finds `linear_1`."""
+    from dfx.viz import render_pictures
+
+    monkeypatch.setattr("dfx.viz.dot.shutil.which", lambda name: None)
+    html = render_pictures(mlp_doc).files["report.html"]
+    # type into the search box once the page's script has run, then dump the DOM
+    probe = (
+        '<script>window.addEventListener("load", function () {'
+        ' var f = document.getElementById("dfx-find"); f.value = "linear_1";'
+        ' f.dispatchEvent(new Event("input")); });</script></body>'
+    )
+    page = tmp_path / "report.html"
+    page.write_text(html.replace("</body>", probe, 1), encoding="utf-8")
+    result = _chromium(tmp_path, "--dump-dom", "--virtual-time-budget=2000", page.as_uri())
+    assert result.returncode == 0, result.stderr[-2000:]
+    dom = result.stdout
+    assert 'data-dfx-ready="1"' in dom
+    assert set(re.findall(r'data-dfx-hover="([^"]+)"', dom)) == {n["name"] for n in mlp_doc["nodes"]}
+    hit = re.search(r'class="node[^"]*dfx-hit[^"]*"[^>]*>\s*<title>([^<]+)</title>', dom)
+    assert hit and hit.group(1) == "linear_1", "the search marked no node"

@@ -14,7 +14,7 @@ import pytest
 from .test_viz_browser import CHROMIUM, _chromium
 
 pytestmark = pytest.mark.skipif(
-    CHROMIUM is None, reason="headless Chromium is not installed (apt-get install chromium)"
+    CHROMIUM is None, reason="headless Chromium is not installed (make system-deps installs it)"
 )
 
 # Appended to a copy of the report: measures the laid-out page and writes the facts into the DOM.

@@ -211,7 +211,7 @@ def test_the_report_with_a_timeline_runs_in_a_browser(tmp_path, mlp_report):
     from .test_viz_browser import CHROMIUM, _chromium
 
     if CHROMIUM is None:
-        pytest.skip("headless Chromium is not installed (apt-get install chromium)")
+        pytest.skip("headless Chromium is not installed (make system-deps installs it)")
     page = tmp_path / "report.html"
     page.write_text(mlp_report, encoding="utf-8")
     result = _chromium(tmp_path, "--dump-dom", page.as_uri())

@@ -87,12 +87,15 @@ def compile_command(
     hw: str = typer.Option("nvidia-h100-sxm", "--hw", help="Hardware profile id, alias or file."),
     batch: Optional[int] = typer.Option(None, help="Batch size (default 1)."),
     seq: Optional[int] = typer.Option(None, help="Sequence length (default: the model's own)."),
-    dtype: str = typer.Option("fp32", help="fp32, bf16 or fp16."),
+    dtype: str = typer.Option("bf16", help="bf16 (default, as dfx analyze), fp16 or fp32."),
     as_json: bool = typer.Option(False, "--json", help="Print the dfx.compile/1 document to stdout."),
     out: Optional[Path] = typer.Option(
         None, help="Write compile.json, fusion.dot (and .svg with Graphviz), and Inductor's graphs."
     ),
     force: bool = typer.Option(False, help="Overwrite files that already exist in --out."),
+    trace: Optional[Path] = typer.Option(
+        None, "--trace", help="Write the scheduled program as a Chrome/Perfetto trace JSON (open in ui.perfetto.dev)."
+    ),
     inductor: Optional[bool] = typer.Option(None, "--inductor/--no-inductor", help=INDUCTOR_HELP),
     top: int = typer.Option(20, help="How many kernels to list."),
 ) -> None:
@@ -108,9 +111,15 @@ def compile_command(
     dtype_name = normalize_dtype_or_fail(dtype)
     if out is not None:
         check_targets(out, ["compile.json", "fusion.dot"], force=force)
-    graph, _info = capture_spec(model, batch=batch, seq=seq, dtype=dtype_name)
+    if trace is not None:
+        from dfx.report.files import check_target_file
+
+        check_target_file(trace, "--trace", force=force)
+    from dfx.report.progress import with_progress
+
+    graph, _info = with_progress(f"dfx compile {model}", capture_spec)(model, batch=batch, seq=seq, dtype=dtype_name)
     costed = annotate(graph)
-    program = compile_program(costed, profile)
+    program = with_progress(f"dfx compile {model}: compiling for {profile.id}", compile_program)(costed, profile)
     record = program.to_record()
     run_inductor = inductor if inductor is not None else (profile.kind is Kind.GPU and not as_json)
     if run_inductor:
@@ -120,6 +129,12 @@ def compile_command(
             record, inductor=inductor_report(model, program, costed, batch=batch or 1, seq=seq, dtype=dtype_name)
         )
     doc = record.to_dict()
+    if trace is not None:  # the schedule (start and end of each kernel) is evaluate's: one profile's analysis
+        from dfx.analysis import Analysis, evaluate_on
+        from dfx.sim.program_trace import write_trace
+
+        line = write_trace(trace, Analysis(costed, (evaluate_on(costed, profile),), _info).to_dict(), force=force)
+        typer.echo(line, err=True)
     if out is not None:
         from dfx.viz.dot import graphviz_available, render_dot
         from dfx.viz.fusion import fusion_dot

@@ -41,7 +41,7 @@ def analyze_phase(
     from dfx.costs.precision import Precision
     from dfx.inference.phases import DEFAULT_OUTPUT_LEN, DEFAULT_PROMPT_LEN, Phase, PhaseRequest, run_phase
 
-    precision = Precision.of("float32" if dtype is None else dtype, weight_dtype, kv_dtype)
+    precision = Precision.of("bfloat16" if dtype is None else dtype, weight_dtype, kv_dtype)  # DEFAULT_DTYPE
     if phase is None:
         given = [
             f

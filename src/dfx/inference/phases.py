@@ -294,6 +294,9 @@ def run_phase(
     def step(tokens: int, kv_len: int):
         key = (tokens, kv_len)
         if key not in results:
+            from dfx.report.progress import step as say
+
+            say(f"{'prefill' if kv_len == 0 else 'decode'} step: {tokens} token(s), kv_len {kv_len}")
             s = capture_step(spec, batch=request.batch, tokens=tokens, kv_len=kv_len, dtype=dtype, method=method)
             costed = precision.apply(s.costed, is_cache_input)
             results[key] = (s, costed, tuple(evaluate(costed, p) for p in profiles))

@@ -20,7 +20,7 @@ from dfx.errors import ModelSpecError, user_code
 from dfx.ir.spec import InputShape
 from dfx.models.spec import ModelSpec, check_input_numel, close_matches, parse_dtype
 
-__all__ = ["build_from_file", "is_file_spec"]
+__all__ = ["build_from_file", "check_not_a_path", "is_file_spec"]
 
 
 def is_file_spec(spec: str) -> bool:
@@ -48,6 +48,10 @@ def build_from_file(
     if not attr or not path_text:
         raise ModelSpecError(f"name the model in {spec!r} as path/to/file.py:ClassOrFactory")
     path = Path(path_text).expanduser()
+    if path.is_dir():
+        raise ModelSpecError(
+            f"model file {str(path)!r} is a folder; give the Python file in it: path/to/file.py:{attr}"
+        )
     if not path.is_file():
         raise ModelSpecError(f"model file {str(path)!r} not found; give an existing path/to/file.py:{attr}")
     torch_dtype = parse_dtype(dtype)
@@ -137,3 +141,29 @@ def _user_line(exc: BaseException, path: Path) -> str:
     if lineno is None and isinstance(exc, SyntaxError):
         lineno = exc.lineno
     return f" at line {lineno}" if lineno else ""
+
+
+def check_not_a_path(spec: str) -> None:
+    """Refuse, with the fix, a model spec that names an existing file or folder other than a ``.py`` file.
+
+    ``notes.txt`` or ``notes.txt:Net`` is a path, not a built-in name: say what dfx reads instead of
+    "unknown model" or a hint about ``--input-shape``.
+
+    Raises
+    ------
+    ModelSpecError
+        If ``spec`` (or its part before the last ``:``) is an existing file or folder.
+    """
+    for text in dict.fromkeys((spec, spec.rpartition(":")[0])):
+        if not text:
+            continue
+        path = Path(text).expanduser()
+        if path.is_dir():
+            raise ModelSpecError(
+                f"model {spec!r} names the folder {text!r}; give a Python file and the model in it: path/to/file.py:Class"
+            )
+        if path.is_file():
+            raise ModelSpecError(
+                f"model {spec!r} names the file {text!r}, which is not a Python file (.py); give path/to/file.py:Class "
+                "(a file defining the model), or hf:path/to/config.json for a Hugging Face config"
+            )

@@ -15,7 +15,7 @@ import torch.nn as nn
 
 from dfx.errors import ModelSpecError
 from dfx.models import bert, gpt2, llama, mlp, resnet
-from dfx.models.spec import ModelSpec, check_input_numel, check_positive, check_tokens, close_matches, parse_dtype
+from dfx.models.spec import ModelSpec, check_input_numel, check_positive, check_tokens, parse_dtype
 
 __all__ = ["PRESETS", "Preset", "available", "build", "describe"]
 
@@ -128,10 +128,22 @@ def describe(name: str) -> str:
     return f"{preset.description}; input ({shape}), seq = {preset.seq_means}"
 
 
+def _near_models(name: str) -> str:
+    """``"; did you mean hf:llama-3-8b, llama3-8b-layer?"``: built-ins and shipped ``hf:`` configs close to ``name``."""
+    import difflib
+
+    from dfx.models.hf import shipped_configs
+
+    choices = {c: c for c in available()} | {c: f"hf:{c}" for c in shipped_configs()}
+    score = {shown: difflib.SequenceMatcher(None, name, c).ratio() for c, shown in choices.items()}
+    near = sorted((s for s in score if score[s] >= 0.6), key=lambda s: -score[s])[:3]
+    return f"; did you mean {', '.join(near)}?" if near else ""
+
+
 def _preset(name: str) -> Preset:
     if name not in PRESETS:
         raise ModelSpecError(
-            f"unknown model {name!r}{close_matches(name, available())} (built-ins: {', '.join(available())};"
+            f"unknown model {name!r}{_near_models(name)} (built-ins: {', '.join(available())};"
             " or give path/to/file.py:Class or hf:CONFIG)"
         )
     return PRESETS[name]

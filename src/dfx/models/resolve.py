@@ -5,9 +5,9 @@ from __future__ import annotations
 import torch
 
 from dfx.errors import ModelSpecError
-from dfx.models.files import build_from_file, is_file_spec
+from dfx.models.files import build_from_file, check_not_a_path, is_file_spec
 from dfx.models.hf import build_hf
-from dfx.models.registry import build
+from dfx.models.registry import PRESETS, build
 from dfx.models.spec import ModelSpec
 
 __all__ = ["resolve"]
@@ -56,6 +56,8 @@ def resolve(
     spec = spec.strip()
     if is_file_spec(spec):
         return build_from_file(spec, input_shapes=input_shapes, dtype=dtype, device=device)
+    if not spec.startswith(_HF_PREFIX) and spec not in PRESETS:
+        check_not_a_path(spec)  # notes.txt, a folder: say so, not "unknown model" or --input-shape
     if input_shapes:
         raise ModelSpecError(f"--input-shape applies to path/to/file.py:Class models; {spec} takes --batch and --seq")
     if spec.startswith(_HF_PREFIX):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any, Mapping
 
 from rich.console import Console
@@ -10,7 +11,15 @@ from rich.table import Table
 from dfx.schema.analysis import AnalysisDoc, ParallelRecord, ProgramRecord, read_analysis
 from dfx.schema.bound import Bound
 
-__all__ = ["format_bytes", "format_flops", "format_seconds", "print_analysis", "print_graph"]
+__all__ = [
+    "fallback_note",
+    "format_bytes",
+    "format_flops",
+    "format_seconds",
+    "print_analysis",
+    "print_graph",
+    "readable_name",
+]
 
 
 def format_seconds(t: float) -> str:
@@ -47,10 +56,16 @@ def print_analysis(doc: Mapping[str, Any] | AnalysisDoc, console: Console | None
     d = doc if isinstance(doc, AnalysisDoc) else read_analysis(doc)
     totals = d.totals
     shown = {k: d.model_field(k) for k in ("batch", "seq", "dtype", "capture_method")}  # optional model fields
+    fields = {k: "-" if shown[k] is None else str(shown[k]) for k in ("batch", "seq", "dtype")}
+    step = d.inference.get("graph_step") if d.inference else None
+    if step:  # a phase: the graph is one step of it, not a sequence of `seq` tokens (a decode step's seq is 1)
+        fields.pop("seq")
+        fields = {"phase": str(d.model_field("phase")), **fields, "graph": f"the {step}"}
     console.print(
         f"[bold]{d.model_name}[/bold]  "
-        + " ".join(f"{k}={'-' if shown[k] is None else shown[k]}" for k in ("batch", "seq", "dtype"))
-        + f"  capture={shown['capture_method']}  nodes={totals.node_count}"
+        + " ".join(f"{k}={v}" for k, v in fields.items())
+        + f"  capture={shown['capture_method']}  nodes={totals.node_count}",
+        highlight=False,
     )
     cats = ", ".join(f"{k} {format_flops(v)}" for k, v in totals.flops_by_category.items() if v)
     console.print(
@@ -150,17 +165,42 @@ def print_analysis(doc: Mapping[str, Any] | AnalysisDoc, console: Console | None
     for h in ids:
         if plans[h]:
             console.print(f"{h}: split over chips chosen by {plans[h].plan.source}", highlight=False)
-    for h in ids:
-        for requested, used in hw[h].dtype_fallbacks.items():
-            console.print(
-                f"[yellow]{h} lists no {requested} peak: {requested} nodes are timed at its {used} peak[/yellow]",
-                highlight=False,
-            )
+    note = fallback_note({h: hw[h] for h in ids})
+    if note:
+        console.print(f"[yellow]{note}[/yellow]", highlight=False)
     _print_top_nodes(d, ids, console, top)
+    modules = {n.name: n.module_path for n in d.nodes}
     for h in ids:
-        path = list(hw[h].critical_path.nodes)
+        path = [readable_name(p, modules.get(p, "")) for p in hw[h].critical_path.nodes]
         shown_path = " -> ".join(path if len(path) <= 12 else path[:6] + ["..."] + path[-5:])
         console.print(f"[bold]critical path on {h}[/bold] ({len(path)} nodes): {shown_path}")
+
+
+def fallback_note(hardware: Mapping[str, Any]) -> str | None:
+    """One line for every dtype fallback that changed a time: ``None`` when none did.
+
+    A profile that lists no peak for a dtype times that dtype's FLOPs at another's peak
+    (``hardware.<id>.dtype_fallbacks``). That changes a number only for compute-bound nodes of that
+    dtype: a memory-bound node's time is its bytes over the bandwidth, and a node without FLOPs
+    (an int64 index, a copy) never reads the peak. Those fallbacks are left unsaid.
+
+    Examples
+    --------
+    >>> from dfx.schema.analysis import ANALYSIS_SCHEMA, HardwareRecord, example_hardware
+    >>> nodes = {"mm": {"bound": "compute", "dtype": "bfloat16"}, "idx": {"bound": "memory", "dtype": "int64"}}
+    >>> hw = HardwareRecord.from_dict(
+    ...     example_hardware(nodes, dtype_fallbacks={"bfloat16": "float16", "int64": "float64"}), ANALYSIS_SCHEMA
+    ... )
+    >>> print(fallback_note({"spyre": hw}))
+    peaks not listed, timed at another dtype's: spyre bfloat16 at its float16 peak (1 compute-bound node)
+    """
+    parts = []
+    for h, rec in hardware.items():
+        for requested, used in rec.dtype_fallbacks.items():
+            hit = sum(1 for n in rec.nodes.values() if n.dtype == requested and str(n.bound) == "compute")
+            if hit:
+                parts.append(f"{h} {requested} at its {used} peak ({hit} compute-bound node{'s' if hit != 1 else ''})")
+    return "peaks not listed, timed at another dtype's: " + "; ".join(parts) if parts else None
 
 
 def _plan_cell(parallel: ParallelRecord | None, chips: int | None) -> str:
@@ -171,6 +211,31 @@ def _plan_cell(parallel: ParallelRecord | None, chips: int | None) -> str:
     p = parallel.plan
     dp = f"{p.sharding} {p.dp} x " if p.dp > 1 else ""
     return f"{p.chips} = {dp}tp {p.tp} x pp {p.pp} x ep {p.ep}"
+
+
+_COPY = re.compile(r"(?P<base>.+)__L(?P<layer>\d+)")  # dfx.inference.repeat's name for layer k's copy of a node
+
+
+def readable_name(name: str, module_path: str = "") -> str:
+    """A node's name as the console shows it: a repeated layer's copy by its module path.
+
+    A phase of a deep model captures two layers and repeats the second (:func:`dfx.inference.repeat.repeat_layer`);
+    copy ``k`` of node ``linear_13`` is named ``linear_13__L<k>`` in the graph and the export, and
+    shown as its module path with the node it copies.
+
+    Examples
+    --------
+    >>> readable_name("linear_13__L2", "model.layers.2.mlp.down_proj")
+    'model.layers.2.mlp.down_proj (copy of linear_13)'
+    >>> readable_name("linear_13__L2"), readable_name("linear_13", "model.layers.1.mlp.down_proj")
+    ('linear_13 (layer 2)', 'linear_13')
+    """
+    m = _COPY.fullmatch(name)
+    if m is None:
+        return name
+    if module_path:
+        return f"{module_path} (copy of {m['base']})"
+    return f"{m['base']} (layer {m['layer']})"
 
 
 def _print_top_nodes(d: AnalysisDoc, ids: list[str], console: Console, top: int) -> None:
@@ -190,7 +255,7 @@ def _print_top_nodes(d: AnalysisDoc, ids: list[str], console: Console, top: int)
         table.add_column(f"{h}{' (1 chip)' if (hw[h].chips or 1) > 1 else ''}", justify="right")
     for n in ranked[:top]:
         cells = [
-            n.name,
+            readable_name(n.name, n.module_path),
             n.category,
             format_flops(n.flops),
             format_bytes(n.bytes_read + n.bytes_written),

@@ -19,6 +19,7 @@ from typing import Any, Mapping
 
 from dfx.schema.fields import as_dict, as_float, as_int, as_opt_float, as_str, as_str_tuple
 from dfx.schema.ids import CALIBRATION_SCHEMA
+from dfx.schema.errors import SchemaError
 from dfx.schema.record import Record, key, nested, nested_list, nested_map, read_tagged
 
 __all__ = [
@@ -294,6 +295,18 @@ def read_calibration(doc: Any, origin: str = "the calibration document") -> Cali
     SchemaError
         If ``doc`` is not a calibration document, or a key is missing or holds the wrong kind of value.
     """
+    if isinstance(doc, Mapping) and doc.get("schema") == CALIBRATION_SCHEMA:
+        missing = [k for k in _HEADER if k not in doc]
+        if missing:  # a header key a later dfx began to record: the document is older than this dfx
+            raise SchemaError(
+                CALIBRATION_SCHEMA,
+                ", ".join(missing),
+                f"{'is' if len(missing) == 1 else 'are'} missing from {origin}",
+                fix="it was written by an older dfx, which did not record "
+                + ("it" if len(missing) == 1 else "them")
+                + "; calibrate this machine again with this dfx (`dfx calibrate --out host.yaml --json-out "
+                "calibration.json`) and pass the new calibration.json",
+            )
     return read_tagged(
         CalibrationDoc,
         doc,

@@ -14,9 +14,8 @@ from dfx.viz.document import Doc
 from dfx.viz.facts import BOUND_FILL, BOUND_LABEL, box_facts, box_label_lines
 from dfx.viz.graph import Box, DisplayGraph, Kind, Level
 
-__all__ = ["GRAPHVIZ_HINT", "graphviz_available", "render_dot", "to_dot"]
+__all__ = ["graphviz_available", "render_dot", "to_dot"]
 
-GRAPHVIZ_HINT = "Graphviz `dot` not found: wrote dag.dot only; install Graphviz (apt-get install graphviz, brew install graphviz) for dag.svg and dag.png"
 _FADED = {"fillcolor": "#fafafa", "color": "#bbbbbb", "fontcolor": "#888888", "fontsize": "8"}
 _CRITICAL_EDGE = {"penwidth": "3", "color": "#c0392b", "class": "critical"}
 
@@ -139,9 +138,9 @@ def graphviz_available() -> bool:
 
 
 # Graphviz lays out a few thousand boxes in seconds; a layout still running after this long is
-# stopped (a huge graph, or a broken `dot`) and the pictures go on without dag.svg and dag.png.
+# stopped (a huge graph, or a broken `dot`) and dfx lays the DAG out itself (dfx.viz.layout).
 # DFX_DOT_TIMEOUT_S overrides it.
-DOT_TIMEOUT_S = 60.0
+DOT_TIMEOUT_S = 20.0
 
 
 class GraphvizTimeout(Exception):
@@ -187,9 +186,8 @@ def render_dot(dot_text: str, fmt: str, timeout_s: float | None = None) -> bytes
         os.killpg(proc.pid, signal.SIGKILL)
         proc.communicate()
         raise GraphvizTimeout(
-            f"Graphviz dot -T{fmt} did not finish in {budget:g} s and was stopped: wrote dag.dot "
-            "without dag.svg and dag.png; lay it out yourself (dot -Tsvg dag.dot) or draw "
-            "--level module"
+            f"Graphviz dot -T{fmt} did not finish in {budget:g} s and was stopped: dfx laid out "
+            "dag.svg and dag.png itself (set DFX_DOT_TIMEOUT_S to give dot longer, or draw --level module)"
         ) from None
     if proc.returncode != 0:
         from dfx.errors import DfxError

@@ -8,10 +8,12 @@ from typing import Any, Mapping
 
 from dfx.errors import DfxError
 from dfx.viz.document import Doc, read_document
-from dfx.viz.dot import GRAPHVIZ_HINT, GraphvizTimeout, graphviz_available, render_dot, to_dot
+from dfx.viz.dot import GraphvizTimeout, render_dot, to_dot
 from dfx.viz.graph import Level, build_display_graph
 from dfx.viz.html import render_html
 from dfx.viz.roofline import render_roofline
+from dfx.viz.svgdag import dag_png as draw_png
+from dfx.viz.svgdag import dag_svg, draw_dag
 from dfx.viz.simdoc import SimDoc, check_matches, read_simulation
 from dfx.viz.timeline import timeline_context
 from dfx.viz.valdoc import ValDoc, check_same_model, read_validation
@@ -50,9 +52,13 @@ def _color_by(doc: Doc, color_by: str | None) -> str | None:
 
 
 def picture_names(doc: Mapping[str, Any] | Doc, graphviz: bool = True) -> list[str]:
-    """The files :func:`render_pictures` makes for ``doc``: known before any drawing."""
+    """The files :func:`render_pictures` makes for ``doc``: known before any drawing.
+
+    ``dag.svg`` and ``dag.png`` are always made: by Graphviz where ``dot`` is installed (and
+    ``graphviz``), else by dfx's own layered layout; ``graphviz`` is kept for callers that pass it.
+    """
     d = doc if isinstance(doc, Doc) else read_document(doc)
-    names = ["dag.dot"] + (["dag.svg", "dag.png"] if graphviz and graphviz_available() else [])
+    names = ["dag.dot", "dag.svg", "dag.png"]
     return names + (["roofline.png", "roofline.svg"] if d.hardware else []) + ["report.html"]
 
 
@@ -89,15 +95,15 @@ def _render(
     try:
         svg = render_dot(dot_text, "svg") if graphviz else None
         png = (render_dot(dot_text, "png") or b"") if svg is not None and dag_png else None
-    except GraphvizTimeout as exc:  # a layout past its budget: dag.dot alone, and say so
+    except GraphvizTimeout as exc:  # a layout past its budget: dfx lays it out instead, and says so
         svg = png = None
         notes.append(str(exc))
-    if svg is not None:
-        files["dag.svg"] = svg.decode("utf-8")
-        if png is not None:
-            files["dag.png"] = png
-    elif not notes:
-        notes.append(GRAPHVIZ_HINT)
+    if svg is None:  # no `dot` (or a stopped one): dfx's own layered layout, SVG and PNG
+        drawing = draw_dag(d, graph, hw_id)
+        svg, png = dag_svg(drawing).encode("utf-8"), draw_png(drawing) if dag_png else None
+    files["dag.svg"] = svg.decode("utf-8")
+    if png is not None:
+        files["dag.png"] = png
     roof = render_roofline(d)
     if roof is not None:
         files["roofline.png"], files["roofline.svg"] = roof.png, roof.svg
@@ -139,7 +145,9 @@ def render_pictures(
     level : {"op", "module"}
         One box per node, or one per run of a module's nodes. Repeated layers are folded at both.
     graphviz : bool
-        Lay out the DAG with the ``dot`` binary when it is installed; without it only ``dag.dot``.
+        Lay out the DAG with the ``dot`` binary when it is installed; without it (or when false, or
+        when ``dot`` runs past its budget) dfx lays it out itself (:mod:`dfx.viz.layout`, drawn by
+        :mod:`dfx.viz.svgdag`): ``dag.svg`` and ``dag.png`` are always written.
     simulation : dict or SimDoc, optional
         A simulation document (schema ``dfx.simulation/1``) of this analysis, e.g.
         ``SimulationResult.to_dict()``: ``report.html`` then gains a Timeline section (a Gantt chart

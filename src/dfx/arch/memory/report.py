@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from dfx.report.console import format_seconds
+
 __all__ = ["capacity_lines", "energy_lines", "tile_lines"]
 
 
@@ -54,7 +56,7 @@ def tile_lines(d: dict[str, Any]) -> list[str]:
             lines.append(
                 f"{(m['name'] if not label else label)[:34]:<34} {shape if not label else '':<22} "
                 f"{tt['tm']},{tt['tn']},{tt['tk']:<10} {_b(t['working_set_bytes']):>12} {_b(t['offchip_bytes']):>12} "
-                f"{t['intensity']:>8.1f} {t['time_s'] * 1e6:>9.2f}us  {t['bound']}"
+                f"{t['intensity']:>8.1f} {format_seconds(t['time_s']):>11}  {t['bound']}"
             )
     return lines
 

@@ -88,10 +88,12 @@ def systolic_command(
     )
     layer = parse_conv(conv_layer) if conv_layer is not None else None
     m, k, n = layer.gemm_mkn if layer is not None else _ints(gemm_dims, 3, "--gemm")
-    if steps or animate:  # refuse before any work: sizes, then the file
+    if steps or animate:  # refuse before any work: sizes, the seed, then the file
         from dfx.arch.systolic.stepsim import check_step_sizes
 
         check_step_sizes(m, k, n, rows, cols)
+        if seed < 0:  # numpy's default_rng takes only non-negative seeds
+            raise DfxError(f"--seed must be a non-negative integer, got {seed}")
     if animate is not None:
         from pathlib import Path
 
