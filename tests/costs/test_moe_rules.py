@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 
 from tests.costs._helpers import call, cost, costed, flop_counter_total, matmul_flops, spec
+from tests.costs._moe import D, E, F, H, HD, HKV, K, L, T, V, mixtral
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
@@ -79,32 +80,9 @@ def test_f_grouped_mm_lowers_to_the_same_op():
 
 # --- transformers' own models on the meta device ------------------------------------------------
 
-T, D, F, E, K, L = 128, 256, 512, 8, 2, 2  # tokens, hidden, expert width, experts, top-k, layers
-H, HKV, HD, V = 8, 2, 32, 1000  # query heads, KV heads, head dim, vocab
-
-
-def _mixtral():
-    cfg = transformers.MixtralConfig(
-        hidden_size=D,
-        intermediate_size=F,
-        num_hidden_layers=L,
-        num_attention_heads=H,
-        num_key_value_heads=HKV,
-        num_local_experts=E,
-        num_experts_per_tok=K,
-        vocab_size=V,
-        sliding_window=None,  # full causal attention (a sliding-window mask calls .item(), not on meta)
-        use_cache=False,
-    )
-    with torch.device("meta"):
-        model = transformers.MixtralForCausalLM._from_config(cfg, attn_implementation="sdpa")
-        model = model.to(torch.bfloat16).eval()  # bf16: transformers calls torch._grouped_mm (fp32: its fallback)
-        ids = torch.zeros(1, T, dtype=torch.int64)
-    return model, ids
-
 
 def test_transformers_mixtral_matmul_flops_equal_top_k_hand_count():
-    model, ids = _mixtral()
+    model, ids = mixtral()
     cg = costed(model, (ids,))
     q_o = 2 * 2 * T * D * (H * HD)  # q_proj and o_proj: 2 * T * D * D each
     k_v = 2 * 2 * T * D * (HKV * HD)  # k_proj and v_proj
