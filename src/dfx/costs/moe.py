@@ -338,7 +338,7 @@ def _read_counts(path: Path) -> tuple[float, ...]:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
             raise RoutingError(f"routing file {path} is not valid JSON: {exc}") from None
-        values = data.get("counts") if isinstance(data, dict) else data
+        values = data["counts"] if isinstance(data, dict) and "counts" in data else data
         if not isinstance(values, list):
             raise RoutingError(f'routing file {path}: expected a list of per-expert counts or {{"counts": [...]}}')
     else:

@@ -97,19 +97,28 @@ def grouped_gemm(call: AtenCall) -> GroupedGemm:
     raise ValueError(f"{call.op}: expected 2D or 3D operands, got {a.shape} and {b.shape}")
 
 
-def grouped_mm_cost(call: AtenCall, experts_read: float | None = None) -> Cost:
-    """``Cost`` of a grouped GEMM reading ``experts_read`` groups' weights (default ``min(E, S)``)."""
+def grouped_mm_cost(call: AtenCall, experts_read: float | None = None, rows: int | None = None) -> Cost:
+    """``Cost`` of a grouped GEMM reading ``experts_read`` groups' weights (default ``min(E, S)``).
+
+    ``rows`` computes that many rows instead of the S routed ones (a fixed expert capacity:
+    ``E * C`` slots, :mod:`dfx.compile.moe`): FLOPs, the activation read and the output written
+    scale by ``rows / S``; the weights do not.
+    """
     g = grouped_gemm(call)
     a, b = tensor_arg(call, 0, "mat_a") or tensor_arg(call, 0, "self"), tensor_arg(call, 1, "mat_b")
+    scale = 1.0 if rows is None or not g.rows else rows / g.rows
+    extras = [s for s in call.inputs if s is not a and s is not b]  # offs, scales, bias
+    weights = 0
     if g.weight is None:  # weight gradient: both jagged operands read once
-        reads = read_bytes(a) + read_bytes(b)
+        acts = read_bytes(a) + read_bytes(b)
     else:
         touched = min(g.groups, g.rows) if experts_read is None else experts_read
-        other = b if g.weight is a else a
-        reads = read_bytes(other) + round(g.bytes_per_group * touched)
-    extras = [s for s in call.inputs if s is not a and s is not b]  # offs, scales, bias
-    reads += sum(read_bytes(s) for s in extras)
-    return Cost(g.flops, reads, sum(write_bytes(s) for s in call.outputs))
+        acts = read_bytes(b if g.weight is a else a)
+        weights = round(g.bytes_per_group * touched)
+    reads = round(acts * scale) + weights + sum(read_bytes(s) for s in extras)
+    written = round(sum(write_bytes(s) for s in call.outputs) * scale)
+    flops = g.flops if rows is None else contraction_flops(1, rows, g.k, g.n)
+    return Cost(flops, reads, written)
 
 
 @register_cost(["aten._grouped_mm", "aten._scaled_grouped_mm", "transformers.grouped_mm_fallback"], category=M)
