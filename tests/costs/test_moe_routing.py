@@ -94,3 +94,20 @@ def test_apply_routing_sets_weight_bytes_to_the_expected_experts(mixtral_graph):
     assert skewed.meta["moe"]["routing"] == Routing("zipf", 2.0)
     # applying again with uniform restores the uniform bytes (routing sets, never scales)
     assert apply_routing(skewed, "uniform")[layer.experts[0]].cost == mixtral_graph[layer.experts[0]].cost
+
+
+def test_weight_precision_reaches_the_experts_and_survives_rerouting():
+    # one token (decode-like), top-2 of 8: the grouped GEMMs read 2 experts' weights; int4 weights are
+    # 4/16 of their bf16 bytes. gate_up reads [D, 2F] per expert: 2 * 256 * 1024 * 2 B = 1,048,576 B in bf16
+    from dfx.costs.precision import Precision, apply_precision
+
+    model, ids = mixtral(tokens=1, layers=1)
+    cg = costed(model, (ids,))
+    (layer,) = find_moe_layers(cg.graph)
+    gate_up = layer.experts[0]
+    acts = cg[gate_up].cost.bytes_read - 2 * D * 2 * F * 2  # activations and offsets
+    int4 = apply_precision(cg, Precision.of("bf16", "int4"))
+    assert int4[gate_up].cost.bytes_read == acts + 2 * D * 2 * F * 2 // 4
+    assert int4[gate_up].b_operand_bits == 4
+    # routing again (uniform: 2 experts at T=1) keeps the int4 width
+    assert apply_routing(int4, "uniform")[gate_up].cost.bytes_read == int4[gate_up].cost.bytes_read

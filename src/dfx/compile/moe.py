@@ -40,9 +40,8 @@ from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any
 
-from dfx.costs.moe import GROUPED_OPS, MoeLayer, Routing, apply_routing, find_moe_layers, parse_routing
-from dfx.costs.record import CallCost, Cost, CostedGraph
-from dfx.costs.rules_moe import grouped_mm_cost
+from dfx.costs.moe import MoeLayer, Routing, apply_routing, find_moe_layers, parse_routing, reprice_experts
+from dfx.costs.record import CostedGraph
 from dfx.errors import DfxError
 from dfx.frozen import copy_with
 from dfx.hardware import HardwareProfile
@@ -226,32 +225,10 @@ def _offset_kernels(costed: CostedGraph, layer: MoeLayer) -> int:
 
 def _pad_experts(costed: CostedGraph, lowered: dict[str, LayerLowering], layers: tuple[MoeLayer, ...]) -> CostedGraph:
     """Expert GEMM nodes computing ``computed_slots`` rows each and reading every expert's weights."""
-    rows: dict[str, tuple[int, int]] = {}
+    rows: dict[str, tuple[float, int]] = {}
     for layer in layers:
-        x = lowered[layer.router]
-        rows.update(dict.fromkeys(layer.experts, (x.computed_slots, layer.num_experts)))
-    nodes = []
-    for cn in costed.nodes:
-        if cn.name not in rows:
-            nodes.append(cn)
-            continue
-        computed, experts = rows[cn.name]
-        calls, cost = list(cn.calls), cn.cost
-        grouped = [c for c in cn.node.aten_calls if c.packet in GROUPED_OPS]
-        positions = [i for i, cc in enumerate(cn.calls) if ".".join(cc.op.split(".")[:2]) in GROUPED_OPS]
-        for i, call in zip(positions, grouped):
-            new, old = grouped_mm_cost(call, experts, rows=computed), calls[i].cost
-            cost = Cost(
-                cost.flops - old.flops + new.flops,
-                cost.bytes_read - old.bytes_read + new.bytes_read,
-                cost.bytes_written - old.bytes_written + new.bytes_written,
-            )
-            split = tuple((cat, new.flops if cat == "matmul" else f) for cat, f in calls[i].flops_by_category)
-            calls[i] = CallCost(calls[i].op, calls[i].category, new, split)
-        split = dict(cn.flops_by_category)
-        split["matmul"] = (split["matmul"] if "matmul" in split else 0) + cost.flops - cn.cost.flops
-        nodes.append(replace(cn, cost=cost, calls=tuple(calls), flops_by_category=tuple(split.items())))
-    return replace(costed, nodes=tuple(nodes))
+        rows.update(dict.fromkeys(layer.experts, (layer.num_experts, lowered[layer.router].computed_slots)))
+    return reprice_experts(costed, rows)
 
 
 def lower_moe(

@@ -50,6 +50,7 @@ __all__ = [
     "apply_routing",
     "find_moe_layers",
     "parse_routing",
+    "reprice_experts",
 ]
 
 # The op packets of a grouped expert GEMM (rules_moe registers a rule for each).
@@ -389,23 +390,61 @@ def apply_routing(costed: CostedGraph, routing: Routing | str | None = None) -> 
     for layer in layers:
         expected = routing.expected_experts(layer.num_experts, layer.top_k, layer.tokens)
         touched.update(dict.fromkeys(layer.experts, expected))
+    repriced = reprice_experts(costed, {name: (experts, None) for name, experts in touched.items()})
+    meta = {**costed.meta, "moe": {"routing": routing, "layers": layers}}
+    return replace(repriced, meta=meta)
+
+
+def _at_precision(call: Any, captured: Cost, precision: Any) -> Cost:
+    """A grouped GEMM's ``captured``-width cost with its weights and activations at ``precision``'s widths.
+
+    The call's costs stay at the captured width (as :func:`dfx.costs.precision.apply_precision`
+    leaves them); the node's total is what is re-priced.
+    """
+    if precision is None or precision.is_identity:
+        return captured
+    g = grouped_gemm(call)
+    rows = captured.flops // (2 * g.k * g.n) if g.k and g.n else None  # the rows it computes: 2*rows*K*N
+    acts = grouped_mm_cost(call, 0, rows)  # no expert weights: activations, offsets
+    act, wgt, _ = precision.ratios()
+    weights = captured.bytes_read - acts.bytes_read
+    return Cost(
+        captured.flops, math.ceil(acts.bytes_read * act + weights * wgt), math.ceil(captured.bytes_written * act)
+    )
+
+
+def reprice_experts(costed: CostedGraph, experts: dict[str, tuple[float, int | None]]) -> CostedGraph:
+    """``costed`` with the grouped GEMMs of each node in ``experts`` re-priced.
+
+    ``experts[name] = (experts_read, rows)``: the experts whose weights the node reads, and the rows
+    it computes (``None``: the routed rows). Weights and activations keep the widths
+    :func:`dfx.costs.precision.apply_precision` gave them (``costed.meta["precision"]``); the
+    node's ``matmul`` FLOPs follow its rows.
+    """
+    precision = costed.meta["precision"] if "precision" in costed.meta else None
     nodes = []
     for cn in costed.nodes:
         grouped_calls = [c for c in cn.node.aten_calls if c.packet in GROUPED_OPS]
         positions = [i for i, cc in enumerate(cn.calls) if _packet(cc.op) in GROUPED_OPS]
-        if cn.name not in touched or len(grouped_calls) != len(positions):
+        if cn.name not in experts or len(grouped_calls) != len(positions):
             nodes.append(cn)  # not an expert GEMM (or its rule failed: nothing to re-price)
             continue
+        touched, rows = experts[cn.name]
         calls, cost = list(cn.calls), cn.cost
         for i, call in zip(positions, grouped_calls):
-            new = grouped_mm_cost(call, touched[cn.name])
-            old = calls[i].cost
+            new = grouped_mm_cost(call, touched, rows)
+            priced, old = _at_precision(call, new, precision), _at_precision(call, calls[i].cost, precision)
             cost = Cost(
-                cost.flops - old.flops + new.flops,
-                cost.bytes_read - old.bytes_read + new.bytes_read,
-                cost.bytes_written - old.bytes_written + new.bytes_written,
+                cost.flops - old.flops + priced.flops,
+                cost.bytes_read - old.bytes_read + priced.bytes_read,
+                cost.bytes_written - old.bytes_written + priced.bytes_written,
             )
-            calls[i] = CallCost(calls[i].op, calls[i].category, new, calls[i].flops_by_category)
-        nodes.append(replace(cn, cost=cost, calls=tuple(calls)))
-    meta = {**costed.meta, "moe": {"routing": routing, "layers": layers}}
-    return replace(costed, nodes=tuple(nodes), meta=meta)
+            split = tuple((cat, new.flops if cat == "matmul" else f) for cat, f in calls[i].flops_by_category)
+            calls[i] = CallCost(calls[i].op, calls[i].category, new, split)
+        by_category = dict(cn.flops_by_category)
+        if cost.flops != cn.cost.flops:
+            by_category["matmul"] = (
+                (by_category["matmul"] if "matmul" in by_category else 0) + cost.flops - cn.cost.flops
+            )
+        nodes.append(replace(cn, cost=cost, calls=tuple(calls), flops_by_category=tuple(by_category.items())))
+    return replace(costed, nodes=tuple(nodes))
