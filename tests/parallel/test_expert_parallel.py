@@ -52,3 +52,21 @@ def test_skewed_routing_loads_the_first_chip(layer):
 def test_ep_must_divide_the_experts(layer):
     with pytest.raises(DfxError, match="ep=3 does not divide the model's 8 experts"):
         _ep_layers(layer, 3)
+
+
+def test_capacity_counts_every_experts_weights():
+    from pathlib import Path
+
+    from dfx.arch.memory.api import model_capacity
+
+    config = Path(__file__).resolve().parents[2] / "examples" / "mixtral-tiny.json"
+    report = model_capacity(f"hf:{config}", "h100", seq=16)
+    d, f, e, heads_kv_dim, vocab = 256, 512, 8, 2 * 32, 1000
+    per_layer = (
+        2 * d * d  # q_proj, o_proj
+        + 2 * d * heads_kv_dim  # k_proj, v_proj
+        + d * e  # router
+        + e * 3 * d * f  # all 8 experts' gate, up, down: 3,145,728
+        + 2 * d  # two RMSNorms
+    )
+    assert report.parameter_count == 2 * per_layer + 2 * vocab * d + d == 7_136_512
