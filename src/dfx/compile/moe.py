@@ -58,8 +58,9 @@ __all__ = [
     "lower_moe",
 ]
 
-# GShard and Switch Transformer's usual training value (Switch's Table 1 sweeps 1.0 to 2.0; 1.25 is
-# the default of its public code, mesh_tensorflow/transformer/moe.py); dfx's default.
+# The training default of the MoE layers GShard and Switch Transformer were built on
+# (mesh_tensorflow/transformer/moe.py: capacity_factor_train=1.25, capacity_factor_eval=2.0); Switch's
+# Table 1 compares 1.0, 1.25 and 2.0, and GShard's own capacity 2N/E is a factor of 2. dfx's default.
 DEFAULT_CAPACITY_FACTOR = 1.25
 STATIC_TARGETS = ("xla", "dataflow")  # targets whose shapes are fixed at compile time
 _OFFSET_OPS = ("aten.histc", "aten.cumsum", "aten.bincount")  # kernels that size a grouped GEMM at run time
