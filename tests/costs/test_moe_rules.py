@@ -11,10 +11,11 @@ from __future__ import annotations
 import pytest
 
 from tests.costs._helpers import call, cost, costed, flop_counter_total, matmul_flops, spec
-from tests.costs._moe import D, E, F, H, HD, HKV, K, L, T, V, mixtral
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
+
+from tests.costs._moe import D, E, F, H, HD, HKV, K, L, T, V, mixtral  # noqa: E402
 
 BF16 = "bfloat16"
 
@@ -168,3 +169,20 @@ def test_transformers_fallback_op_fp32_and_its_backward():
     g = spec(256, 32)
     bwd = cost(call("transformers.grouped_mm_fallback_backward.default", a, b, offs, g, outputs=(a, b)))
     assert bwd.cost.flops == 2 * (2 * 256 * 64 * 32)  # grad_input and grad_weight, one GEMM each
+
+
+def test_transformers_mixtral_block_alone_captures_as_grouped_gemms():
+    # MixtralSparseMoeBlock built on its own has no experts implementation chosen and would run its
+    # per-expert loop over the experts a batch hits (data-dependent); dfx captures it as a whole model
+    # runs it, with grouped GEMMs, and leaves the config as it found it
+    from transformers.models.mixtral.modeling_mixtral import MixtralSparseMoeBlock
+
+    cfg = transformers.MixtralConfig(hidden_size=D, intermediate_size=F, num_local_experts=E, num_experts_per_tok=K)
+    with torch.device("meta"):
+        block = MixtralSparseMoeBlock(cfg).to(torch.bfloat16).eval()
+        x = torch.zeros(1, T, D, dtype=torch.bfloat16)
+    cg = costed(block, (x,))
+    router = 2 * T * D * E
+    experts = 2 * T * K * 3 * D * F  # top-2 of 8 over 128 tokens: 201,326,592
+    assert matmul_flops(cg) == router + experts == 201_850_880
+    assert cfg._experts_implementation is None
