@@ -256,6 +256,8 @@ def analyze(
     runtime: str | None = None,
     train: bool = False,
     optimizer: str | None = None,
+    routing: str | None = None,
+    capacity_factor: float | None = None,
 ) -> Analysis:
     """Capture, cost and evaluate a model on hardware profiles.
 
@@ -305,6 +307,12 @@ def analyze(
         (``docs/training.md``); ``Analysis.training`` holds the step's split and memory.
     optimizer : {"adam", "adamw", "sgd", "sgd-momentum"}, optional
         With ``train``: the optimizer (default ``adam``).
+    routing : str, optional
+        How a mixture of experts routes its tokens: ``uniform`` (default), ``zipf:S`` or a JSON/CSV
+        file of per-expert token counts (:func:`dfx.costs.moe.parse_routing`).
+    capacity_factor : float, optional
+        Expert capacity on compile-time machines, ``ceil(factor * T * k / E)`` slots per expert
+        (default 1.25; ``docs/compile.md``, "Mixtures of experts").
 
     Returns
     -------
@@ -327,10 +335,17 @@ def analyze(
         check_execution_model(p, model_name)
     _check_distinct_ids(profiles)
     split = _split_request(chips, parallel)
+    from dfx.compile.moe import DEFAULT_CAPACITY_FACTOR, attach_moe, check_capacity_factor, lower_moe
+    from dfx.costs.moe import apply_routing, parse_routing
+
+    moe_routing = parse_routing(routing)  # a bad --routing file fails before capture
+    factor = check_capacity_factor(DEFAULT_CAPACITY_FACTOR if capacity_factor is None else capacity_factor)
 
     def evaluate(costed: CostedGraph, profile: Any) -> Any:
         step(f"compiling and evaluating on {profile.id}")
-        return evaluate_on(costed, profile, execution_model=model_name, split=split, runtime=runtime)
+        lowered, moe = lower_moe(costed, profile, moe_routing, factor)  # each target's MoE lowering
+        result = evaluate_on(lowered, profile, execution_model=model_name, split=split, runtime=runtime)
+        return attach_moe(result, lowered, moe)
 
     if train or optimizer is not None:
         return _analyze_training(
@@ -380,7 +395,7 @@ def analyze(
         info["name"] = graph.name
     else:
         graph, info = _capture(model_or_name, args, kwargs, dtype, batch, seq, method, input_shapes)
-    costed = annotate(graph)
+    costed = apply_routing(annotate(graph), moe_routing)
     results = tuple(evaluate(costed, p) for p in profiles)
     return Analysis(costed, results, info)
 

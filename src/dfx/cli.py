@@ -118,6 +118,16 @@ def analyze(
     optimizer: Optional[str] = typer.Option(
         None, "--optimizer", help="With --train: adam (default), adamw, sgd or sgd-momentum."
     ),
+    routing: Optional[str] = typer.Option(
+        None,
+        "--routing",
+        help="MoE routing: uniform (default), zipf:S (skewed), or a JSON/CSV file of per-expert token counts (docs/cost-model.md).",
+    ),
+    capacity_factor: Optional[float] = typer.Option(
+        None,
+        "--capacity-factor",
+        help="MoE expert capacity on compile-time machines: ceil(factor * tokens * k / E) slots per expert (default 1.25; docs/compile.md).",
+    ),
 ) -> None:
     """Capture and cost MODEL, classify every node and predict the makespan on each profile."""
     from dfx.analysis import analyze as run_analyze
@@ -159,6 +169,8 @@ def analyze(
         parallel=parallel,
         train=train,
         optimizer=optimizer,
+        routing=routing,
+        capacity_factor=capacity_factor,
     )
     doc = analysis.to_dict()
     if out is not None:
@@ -188,6 +200,9 @@ def analyze(
             from dfx.training.console import print_training
 
             print_training(doc, _out)
+        from dfx.compile.moe_console import print_moe
+
+        print_moe(doc, _out)
 
 
 @app.command()

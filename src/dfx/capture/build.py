@@ -19,6 +19,7 @@ from torch.fx.experimental.symbolic_shapes import ShapeEnv
 from torch.utils._pytree import tree_flatten
 
 from dfx.capture.propagate import AtenRecorder, device_neutral_kernels, to_spec
+from dfx.capture.routing import grouped_experts
 from dfx.capture.trace import METHODS, Traced, capture_context, canonical_param_names
 from dfx.errors import CaptureError, user_code
 from dfx.ir import Edge, Graph, Node, ParameterInfo
@@ -172,7 +173,7 @@ def _capture_with(model, args, kwargs, method: str, name: str) -> Graph:
     # A shape environment lets data-dependent sizes (boolean masks, nonzero) propagate as bounded
     # symbols instead of failing.
     mode = FakeTensorMode(allow_non_fake_inputs=True, shape_env=ShapeEnv())
-    with capture_context(), device_neutral_kernels(), warnings.catch_warnings():
+    with capture_context(), device_neutral_kernels(), grouped_experts(model), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         traced = METHODS[method](model, args, kwargs, mode)
         recorder = AtenRecorder(traced.gm)

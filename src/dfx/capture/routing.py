@@ -25,7 +25,9 @@ exactly what any routing of the N slots costs; only the split between experts is
 
 from __future__ import annotations
 
+import contextlib
 import itertools
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,7 +35,9 @@ import torch
 from torch.utils._pytree import tree_flatten
 from torch.utils.weak import WeakIdKeyDictionary
 
-__all__ = ["ClassIndices", "ClassSlice", "OneHot", "RoutingTracker", "is_one_hot_target"]
+__all__ = ["ClassIndices", "ClassSlice", "OneHot", "RoutingTracker", "grouped_experts", "is_one_hot_target"]
+
+_GROUPED = "grouped_mm"  # transformers 5's experts implementation: sort by expert, one grouped GEMM each
 
 
 @dataclass(frozen=True)
@@ -98,6 +102,33 @@ def is_one_hot_target(target: Any) -> bool:
     """Whether an fx node's target is ``one_hot`` (``aten.one_hot``, ``F.one_hot``, ``torch._C._nn.one_hot``)."""
     name = str(target) if isinstance(target, torch._ops.OpOverload) else getattr(target, "__name__", str(target))
     return any(name == n or name.startswith(f"aten.{n}.") for n in _ONE_HOT_NAMES)
+
+
+@contextlib.contextmanager
+def grouped_experts(model: Any) -> Iterator[None]:
+    """Run transformers' experts modules that have no implementation chosen as grouped GEMMs.
+
+    A transformers 5 experts module (``@use_experts_implementation``) built outside a
+    ``PreTrainedModel`` (``MixtralSparseMoeBlock(config)`` on its own) has
+    ``config._experts_implementation`` unset and falls back to its eager per-expert loop, which
+    iterates over the experts a batch hits: a data-dependent count no tracer can follow
+    (``GuardOnDataDependentSymNode``). A whole model sets it to ``"grouped_mm"``
+    (``PreTrainedModel.get_correct_experts_implementation``'s default); this does the same for the
+    capture, and restores ``None`` after. Modules with an implementation chosen are left alone.
+    """
+    configs = []
+    for module in model.modules() if hasattr(model, "modules") else ():
+        config = getattr(module, "config", None)
+        if hasattr(type(module), "_apply_gate") and config is not None and hasattr(config, "_experts_implementation"):
+            if config._experts_implementation is None and all(c is not config for c in configs):
+                configs.append(config)
+    for config in configs:
+        config._experts_implementation = _GROUPED
+    try:
+        yield
+    finally:
+        for config in configs:
+            config._experts_implementation = None
 
 
 def _op(func: Any) -> tuple[str, str]:

@@ -82,6 +82,21 @@ def _print_inductor(inductor: Mapping[str, Any], console: Any) -> None:
         console.print(f"    {line}", highlight=False)
 
 
+def _lower_moe(costed: Any, profile: Any, routing: Any, factor: float) -> tuple[Any, Any]:
+    """The graph as ``profile``'s target runs its MoE layers, and the lowering's record with its times
+    (the expert kernels timed as ``dfx analyze`` times them); ``(costed, None)`` without MoE layers."""
+    from dfx.analysis import evaluate_on
+    from dfx.compile.moe import attach_moe, lower_moe
+    from dfx.schema.analysis import MoeRecord
+    from dfx.schema.ids import ANALYSIS_SCHEMA
+
+    lowered, moe = lower_moe(costed, profile, routing, factor)
+    if moe is None:
+        return costed, None
+    timed = attach_moe(evaluate_on(lowered, profile, split=1), lowered, moe)
+    return lowered, MoeRecord.from_dict(dict(timed.extras["moe"]), ANALYSIS_SCHEMA, "moe")
+
+
 def compile_command(
     model: str = typer.Argument("gpt2-block", help=MODEL_HELP),
     hw: str = typer.Option("nvidia-h100-sxm", "--hw", help="Hardware profile id, alias or file."),
@@ -98,6 +113,14 @@ def compile_command(
     ),
     inductor: Optional[bool] = typer.Option(None, "--inductor/--no-inductor", help=INDUCTOR_HELP),
     top: int = typer.Option(20, help="How many kernels to list."),
+    routing: Optional[str] = typer.Option(
+        None, "--routing", help="MoE routing: uniform (default), zipf:S, or a JSON/CSV file of per-expert token counts."
+    ),
+    capacity_factor: Optional[float] = typer.Option(
+        None,
+        "--capacity-factor",
+        help="MoE expert capacity on compile-time machines: ceil(factor * tokens * k / E) slots (default 1.25).",
+    ),
 ) -> None:
     """Compile MODEL for one machine and show each compiler stage: fusion, tiling, placement, schedule."""
     from dfx.analysis import _load, capture_spec, normalize_dtype_or_fail
@@ -115,12 +138,18 @@ def compile_command(
         from dfx.report.files import check_target_file
 
         check_target_file(trace, "--trace", force=force)
+    from dfx.compile.moe import DEFAULT_CAPACITY_FACTOR, check_capacity_factor
+    from dfx.costs.moe import parse_routing
     from dfx.report.progress import with_progress
 
+    moe_routing = parse_routing(routing)
+    factor = check_capacity_factor(DEFAULT_CAPACITY_FACTOR if capacity_factor is None else capacity_factor)
     graph, _info = with_progress(f"dfx compile {model}", capture_spec)(model, batch=batch, seq=seq, dtype=dtype_name)
-    costed = annotate(graph)
+    costed, moe = _lower_moe(annotate(graph), profile, moe_routing, factor)
     program = with_progress(f"dfx compile {model}: compiling for {profile.id}", compile_program)(costed, profile)
     record = program.to_record()
+    if moe is not None:
+        record = replace(record, moe=moe)
     run_inductor = inductor if inductor is not None else (profile.kind is Kind.GPU and not as_json)
     if run_inductor:
         from dfx.capture.inductor import inductor_report
@@ -155,6 +184,10 @@ def compile_command(
         print(json.dumps(doc, indent=1))
         return
     _print_program(record, _out, top)
+    if record.moe is not None:
+        from dfx.compile.moe_console import moe_table
+
+        _out.print(moe_table({profile.id: record.moe}))
     if record.inductor is not None:
         _print_inductor(record.inductor, _out)
     if out is not None:

@@ -17,6 +17,7 @@ from dfx.costs import (  # noqa: F401  (imported for their @register_cost side e
     rules_loss,
     rules_matmul,
     rules_memory,
+    rules_moe,
     rules_norm,
     rules_optim,
     rules_pointwise,

@@ -1,7 +1,8 @@
 """Cost every node of a graph: ``annotate(graph) -> CostedGraph``, and ``coverage(graph)``.
 
 A node's cost is the sum of its aten calls' costs (eager semantics: each call reads its inputs from
-memory and writes its outputs back); its category is the highest-ranked among its calls
+memory and writes its outputs back; a mixture of experts' GEMMs read the weights of the experts
+uniform routing is expected to touch, :func:`dfx.costs.moe.apply_routing`); its category is the highest-ranked among its calls
 (:data:`~dfx.costs.record.CATEGORY_RANK`). Placeholders, ``get_attr`` and ``output`` cost nothing.
 
 An aten call no rule covers (after the registry's fallback, see :mod:`dfx.costs.registry`) is
@@ -28,6 +29,7 @@ from dfx.costs.record import (
     UnknownOp,
     UnknownOpWarning,
 )
+from dfx.costs.moe import GROUPED_OPS, UNIFORM, apply_routing
 from dfx.costs.registry import REGISTRY, Registry
 from dfx.ir import AtenCall, Graph, Node
 
@@ -147,7 +149,10 @@ def annotate(graph: Graph, *, registry: Registry | None = None) -> CostedGraph:
     _warn(unknown)
     calls = sum(len(n.aten_calls) for n in graph.nodes if n.op not in _NO_COST_OPCODES)
     meta = {"aten_calls": calls, "costed_calls": calls - sum(u.count for u in unknown)}
-    return CostedGraph(graph, nodes, unknown, meta)
+    costed = CostedGraph(graph, nodes, unknown, meta)
+    if any(c.packet in GROUPED_OPS for n in graph.nodes for c in n.aten_calls):
+        costed = apply_routing(costed, UNIFORM)  # expert weights: the experts uniform routing touches
+    return costed
 
 
 def coverage(graph: Graph | CostedGraph, *, registry: Registry | None = None) -> Coverage:

@@ -176,6 +176,10 @@ class Precision:
     def apply(self, costed: CostedGraph, is_cache: Callable[[str], bool] | None = None) -> CostedGraph:
         return apply_precision(costed, self, is_cache=is_cache)
 
+    def ratios(self) -> tuple[float, float, float]:
+        """Bytes at this precision over bytes as captured: activations, weights, KV cache."""
+        return tuple(_ratio(x, self.capture) for x in (self.activation, self.weight, self.kv))
+
     def weight_bytes(self, costed: CostedGraph) -> int:
         """Footprint of the parameters at the weight width: ``ceil(count * bits / 8)`` (buffers left out)."""
         return math.ceil(costed.unique_parameter_count() * STORAGE_BITS[self.weight] / 8)
@@ -192,6 +196,22 @@ class Precision:
                 "kv_cache": STORAGE_BITS[self.kv],
             },
         }
+
+
+def expert_weight_bytes(cn: CostedNode) -> int:
+    """Bytes of expert weights a node's grouped GEMMs read (``rules_moe``), at the captured width; 0 for others.
+
+    An MoE layer's expert weights reach its grouped GEMM through a transpose view, so they are not
+    among the node's own ``params``: they are the call's reads beyond its activations.
+    """
+    from dfx.costs.moe import GROUPED_OPS
+    from dfx.costs.rules_moe import grouped_mm_cost
+
+    grouped = [c for c in cn.node.aten_calls if c.packet in GROUPED_OPS]
+    costed_calls = [cc for cc in cn.calls if ".".join(cc.op.split(".")[:2]) in GROUPED_OPS]
+    if not grouped or len(grouped) != len(costed_calls):
+        return 0
+    return sum(max(0, cc.cost.bytes_read - grouped_mm_cost(c, 0).bytes_read) for c, cc in zip(grouped, costed_calls))
 
 
 def _ratio(to: str, captured: str) -> float:
@@ -241,6 +261,7 @@ def apply_precision(
         c = cn.cost
         is_mm = cn.category is Category.MATMUL
         w_bytes = sum(params[p].spec.nbytes for p in cn.node.params if params[p].kind == "parameter") if is_mm else 0
+        w_bytes += expert_weight_bytes(cn) if is_mm else 0  # grouped expert GEMMs: weights through a view
         kv_bytes = (
             sum(graph.node(e.src).outputs[e.index].nbytes for e in cn.node.inputs if from_cache(e.src))
             if cn.node.op != "placeholder"
@@ -270,6 +291,7 @@ def apply_precision(
             "input_bytes": _stored_input_bytes(graph, is_cache, act, kv),
             "activation_ratio": act,
         },
+        "precision": precision,
     }
     return replace(costed, nodes=tuple(nodes), meta=meta)
 

@@ -14,6 +14,11 @@ one direction). NCCL's performance notes give the factors as the "bus bandwidth"
 
     time = base_latency + steps * hop_latency + bytes each chip sends / ring_bytes_per_s
 
+All-to-all (expert parallelism's dispatch and combine, GShard arXiv 2006.16668 section 3.2): each
+chip holds ``S`` bytes, ``1/n`` of them for each chip including itself, and sends the other
+``(n - 1)/n``; nccl-tests gives its bus bandwidth as ``algBw * (n - 1) / n`` (PERFORMANCE.md,
+"AllToAll"), and a ring schedule takes ``n - 1`` steps (one peer per step).
+
 ``direct``: on a Dragonfly whose groups are fully connected (Groq), each chip sends its pieces to
 every other chip at once, so a collective takes one or two link crossings whatever ``n`` is (the
 bytes are the same; NB: an estimate of how Groq's compiler schedules a collective, see the

@@ -20,9 +20,21 @@ the roofline's ``1/tp``::
     stage_s   = sum(layer_s of its layers)        # pp stages, consecutive layers, as equal as they come
     latency_s = sum(stage_s) + (pp - 1) * send_recv(layer output bytes)
 
-Expert parallelism: each chip runs ``1/ep`` of the nodes under ``experts`` whole (their time, launch
-included, divided by ``ep``), and each MoE layer pays two all-to-alls of its output over ``ep``
-chips (GShard). One request passes the stages in turn (no micro-batching), which is what a decode
+Expert parallelism: each chip holds ``E / ep`` of a layer's experts and runs the nodes under
+``experts`` on the slots routed to them, and each MoE layer pays two all-to-alls over ``ep`` chips
+(GShard, Lepikhin et al. 2020, arXiv 2006.16668, section 3.2: dispatch tokens to their experts'
+chips, combine the results back). For a grouped-GEMM layer (:func:`dfx.costs.moe.find_moe_layers`)
+the all-to-alls move the routed activations, and the busiest chip sets the pace::
+
+    dispatch  = all_to_all(T*k*D bytes: the experts' input rows [T*k, D], ep)
+    combine   = all_to_all(T*k*D bytes: the experts' output rows [T*k, D], ep)
+    experts_s = (expert nodes' time / ep) x ep * max_chip share of the T*k slots  (1 under uniform routing)
+
+with chip c holding experts ``c*E/ep .. (c+1)*E/ep - 1`` and the shares from the request's routing
+(``costed.meta["moe"]``; zipf puts the busiest experts on chip 0). ``all_to_all`` sends ``(ep-1)/ep``
+of the bytes from each chip (:mod:`dfx.parallel.collectives`). An MoE written as a per-expert loop
+(no grouped GEMM) keeps two all-to-alls of the layer's output and the plain ``1/ep`` share.
+One request passes the stages in turn (no micro-batching), which is what a decode
 step's time per output token is.
 
 **Data parallelism** (a training step, ``plan.dp > 1``): one replica's step as above (or one
@@ -142,6 +154,50 @@ def _layer_groups(costed: CostedGraph) -> tuple[list[int], dict[int, float], set
             out_bytes[layer] = sum(o.nbytes for o in cn.node.outputs)  # the last working node's output
         moe[layer] = moe.get(layer, False) or bool(_EXPERTS.search(cn.node.module_path or ""))
     return layers, out_bytes, set(seen), moe
+
+
+@dataclass(frozen=True)
+class _EpLayer:
+    """A grouped-GEMM MoE layer under expert parallelism: its all-to-all bytes and load imbalance."""
+
+    dispatch_bytes: float  # the experts' input rows [T*k, D]
+    combine_bytes: float  # the experts' output rows [T*k, D]
+    imbalance: float  # ep x the busiest chip's share of the routed slots (1.0: balanced)
+
+
+def _ep_layers(costed: CostedGraph, ep: int) -> dict[int, _EpLayer]:
+    """Per layer index, its grouped-GEMM MoE layer under ``ep`` chips (module docstring).
+
+    Raises
+    ------
+    DfxError
+        If ``ep`` does not divide a layer's experts.
+    """
+    from dfx.costs.moe import UNIFORM, find_moe_layers
+
+    if ep <= 1:
+        return {}
+    routing = costed.meta["moe"]["routing"] if "moe" in costed.meta else UNIFORM
+    graph = costed.graph
+    out: dict[int, _EpLayer] = {}
+    for layer in find_moe_layers(graph):
+        index = layer_of(layer.module_path)
+        if index is None:
+            index = 0
+        if layer.num_experts % ep:
+            valid = ", ".join(str(d) for d in range(1, layer.num_experts + 1) if layer.num_experts % d == 0)
+            raise DfxError(f"ep={ep} does not divide the model's {layer.num_experts} experts; use ep in {valid}")
+        first, last = graph.node(layer.experts[0]), graph.node(layer.experts[-1])
+        call = next(c for c in first.aten_calls if c.inputs)
+        counts = routing.expert_counts(layer.num_experts, layer.routed_slots)
+        per_chip = layer.num_experts // ep
+        busiest = max(sum(counts[c * per_chip : (c + 1) * per_chip]) for c in range(ep))
+        out[index] = _EpLayer(
+            call.inputs[0].nbytes,
+            sum(o.nbytes for o in last.outputs),
+            ep * busiest / layer.routed_slots if layer.routed_slots else 1.0,
+        )
+    return out
 
 
 def _split_layers(ordered: list[int], pp: int, plan: ParallelPlan | None = None) -> list[list[int]]:
@@ -316,9 +372,12 @@ def _tensor_pipeline(result, costed: CostedGraph, plan: ParallelPlan) -> Paralle
     # forward nodes twice: once in the forward, again in the backward
     again = set(recomputed(result).nodes) if "recompute" in result.extras else set()
     sharded_s = shard_timer(result, costed, plan.tp, plan.ep)
+    ep_layers = _ep_layers(costed, plan.ep)
     for cn, timing, layer in zip(costed.nodes, result.nodes, layers):
         experts = bool(_EXPERTS.search(cn.node.module_path or ""))
         node_s = sharded_s(cn, timing, experts)
+        if experts and layer in ep_layers:
+            node_s *= ep_layers[layer].imbalance  # the busiest chip's experts set the pace
         per_layer[layer] = per_layer.get(layer, 0.0) + (2 * node_s if cn.node.name in again else node_s)
     ordered = sorted(per_layer)
     stages = _split_layers(ordered, plan.pp, plan)
@@ -343,7 +402,16 @@ def _tensor_pipeline(result, costed: CostedGraph, plan: ParallelPlan) -> Paralle
                     )
                 )
                 t += ar
-            if plan.ep > 1 and moe.get(layer):
+            if plan.ep > 1 and layer in ep_layers:
+                e = ep_layers[layer]
+                a2a = collective_s(link, Collective.ALL_TO_ALL, e.dispatch_bytes, plan.ep) + collective_s(
+                    link, Collective.ALL_TO_ALL, e.combine_bytes, plan.ep
+                )
+                spans.append(
+                    Span(chips, "communication", f"ep all-to-all dispatch + combine, layer {layer}", t, t + a2a)
+                )
+                t += a2a
+            elif plan.ep > 1 and moe.get(layer):
                 a2a = _EP_ALL_TO_ALLS_PER_LAYER * collective_s(link, Collective.ALL_TO_ALL, out_bytes[layer], plan.ep)
                 spans.append(Span(chips, "communication", f"ep all-to-all x2, layer {layer}", t, t + a2a))
                 t += a2a

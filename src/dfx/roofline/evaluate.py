@@ -148,6 +148,7 @@ class HardwareResult:
             HardwareRecord,
             ParallelismRecord,
             ParallelRecord,
+            MoeRecord,
             RecomputeRecord,
             ShiftRecord,
         )
@@ -158,6 +159,7 @@ class HardwareResult:
         chips = extras.pop("chips", None)
         parallel = extras.pop("parallel", None)
         recompute = extras.pop("recompute", None)
+        moe = extras.pop("moe", None)
         return HardwareRecord(
             id=self.profile.id,
             execution_model=self.execution_model.value,
@@ -191,6 +193,7 @@ class HardwareResult:
             recompute=None
             if recompute is None
             else RecomputeRecord.from_dict(recompute, ANALYSIS_SCHEMA, f"hardware.{self.profile.id}.recompute"),
+            moe=None if moe is None else MoeRecord.from_dict(moe, ANALYSIS_SCHEMA, f"hardware.{self.profile.id}.moe"),
             extras=MappingProxyType(extras),
         )
 

@@ -40,6 +40,8 @@ __all__ = [
     "HardwareRecord",
     "HwNodeRecord",
     "KernelRecord",
+    "MoeLayerRecord",
+    "MoeRecord",
     "NodeRecord",
     "DataParallelRecord",
     "ParallelRecord",
@@ -62,6 +64,10 @@ __all__ = [
 
 def as_bound(v: Any) -> Bound:
     return Bound(v)
+
+
+def _opt_int(v: Any) -> int | None:
+    return None if v is None else as_int(v)
 
 
 def as_opt_bound(v: Any) -> Bound | None:
@@ -276,6 +282,40 @@ class RecomputeRecord(Record):
 
 
 @_record
+class MoeLayerRecord(Record):
+    """One MoE layer as a target runs it (``hardware.<id>.moe.layers[]``, :mod:`dfx.compile.moe`)."""
+
+    router: str = key(as_str)
+    experts: int = key(as_int)
+    top_k: int = key(as_int)
+    tokens: int = key(as_int)
+    routed_slots: int = key(as_int)
+    capacity: int | None = key(_opt_int)  # slots per expert; null where sized at run time
+    computed_slots: int = key(as_int)
+    padding_slots: int = key(as_int)
+    dropped_slots: int = key(as_int)
+    padding_fraction: float = key(as_float)
+    dropped_fraction: float = key(as_float)
+    overhead_kernels: int = key(as_int)
+
+
+@_record
+class MoeRecord(Record):
+    """A profile's lowering of the graph's MoE layers (``hardware.<id>.moe``, ``docs/compile.md``)."""
+
+    target: str = key(as_str)
+    strategy: str = key(as_str)  # "capacity" (compile time) or "grouped-gemm" (run time)
+    routing: str = key(as_str)
+    capacity_factor: float = key(as_float)
+    padding_fraction: float = key(as_float)
+    dropped_fraction: float = key(as_float)
+    padding_s: float = key(as_float)
+    overhead_s: float = key(as_float)
+    expert_s: float = key(as_float)
+    layers: tuple[MoeLayerRecord, ...] = nested_list(MoeLayerRecord)
+
+
+@_record
 class ParallelRecord(Record):
     """A result spread over chips (``hardware.<id>.parallel``, ``docs/parallel.md``); ``more``: the timeline."""
 
@@ -320,6 +360,7 @@ class HardwareRecord(Record):
     chips: int | None = key(as_int, absent=None, omit=None)  # set by dfx.parallel.place
     parallel: ParallelRecord | None = nested(ParallelRecord, absent=None, omit=None)  # spread over chips only
     recompute: RecomputeRecord | None = nested(RecomputeRecord, absent=None, omit=None)  # a step that did not fit
+    moe: MoeRecord | None = nested(MoeRecord, absent=None, omit=None)  # a mixture of experts' lowering
     extras: Mapping[str, Any] = rest()
     id: str = map_key()  # the profile id, the key it is filed under
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Mapping
 
-from dfx.schema.analysis import StageRecord
+from dfx.schema.analysis import MoeRecord, StageRecord
 from dfx.schema.fields import as_dict, as_int, as_opt_float, as_opt_str, as_str, as_str_tuple
 from dfx.schema.ids import COMPILE_SCHEMA
 from dfx.schema.record import Record, key, nested, nested_list, read_tagged
@@ -78,6 +78,7 @@ class CompileDoc(Record):
     kernels: tuple[CompileKernelRecord, ...] = nested_list(CompileKernelRecord)
     totals: CompileTotalsRecord = nested(CompileTotalsRecord)
     inductor: Mapping[str, Any] | None = key(_frozen, absent=None, omit=None)  # only with --inductor
+    moe: MoeRecord | None = nested(MoeRecord, absent=None, omit=None)  # a graph with MoE layers (dfx.compile.moe)
 
 
 def read_compile(doc: Any, origin: str = "the compile document") -> CompileDoc:
