@@ -137,7 +137,9 @@ class ServingResult:
     def to_dict(self) -> dict[str, Any]:
         from dfx.schema.ids import SERVING_SCHEMA
 
-        return {
+        from dfx.schema.serving import read_serving
+
+        doc = {
             "schema": SERVING_SCHEMA,
             "config": self.config.to_dict(),
             "machines": [m.to_dict() for m in self.machines],
@@ -145,6 +147,7 @@ class ServingResult:
             "wall_s": self.wall_s,
             "pricing_wall_s": self.pricing_wall_s,
         }
+        return read_serving(doc, "dfx.serve").to_dict()  # written through the record that reads it
 
 
 def _curve_row(m: MachineServing) -> dict[str, Any]:

@@ -134,12 +134,13 @@ def summarize(
     n = len(arrival)
     good = None
     if slo:
+        inf = float("inf")
+        t_max, p_max, e_max = (slo[k] if k in slo else inf for k in ("ttft_s", "tpot_s", "e2e_s"))
         ok = 0
         for i in range(n):
-            t_ok = ttft[i] <= slo.get("ttft_s", float("inf"))
             o = outputs[i]
             p = (finish[i] - first[i]) / (o - 1) if o > 1 else 0.0
-            ok += t_ok and p <= slo.get("tpot_s", float("inf"))
+            ok += ttft[i] <= t_max and p <= p_max and e2e[i] <= e_max
         good = ok / duration if duration > 0 else 0.0
     busy = sum(r[1] - r[0] for r in rows)
     mean_batch = sum((r[1] - r[0]) * r[2] for r in rows) / busy if busy > 0 else 0.0

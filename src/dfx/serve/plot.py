@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import math
 from typing import Any
 
 __all__ = ["rate_curve_png", "timeline_png"]
@@ -57,9 +58,9 @@ def rate_curve_png(doc: dict[str, Any]) -> bytes:
         rows = sorted(rows, key=lambda r: r["rate_per_s"])
         rates = [r["rate_per_s"] for r in rows]
         for ax, key in zip(axes, ("ttft_s", "tpot_s")):
-            vals = [(r[key] or {}) for r in rows]
-            ax.plot(rates, [v.get("p50", float("nan")) * 1e3 for v in vals], marker="o", label=f"{name} p50")
-            ax.plot(rates, [v.get("p99", float("nan")) * 1e3 for v in vals], marker="x", ls="--", label=f"{name} p99")
+            vals = [r[key] for r in rows]
+            ax.plot(rates, [v["p50"] * 1e3 if v else math.nan for v in vals], marker="o", label=f"{name} p50")
+            ax.plot(rates, [v["p99"] * 1e3 if v else math.nan for v in vals], marker="x", ls="--", label=f"{name} p99")
     axes[0].set(xlabel="request rate (requests/s)", ylabel="TTFT (ms)", yscale="log", title="time to first token")
     axes[1].set(xlabel="request rate (requests/s)", ylabel="TPOT (ms)", title="time per output token")
     for ax in axes:

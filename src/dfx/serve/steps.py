@@ -173,7 +173,7 @@ class StepPricer:
             for p in profiles:
                 m = info.metrics(p.id)
                 lat[p.id] = m.tpot_s if kv_len else m.ttft_s
-            chips = {p.id: int(r.extras.get("chips", 1)) for p, r in zip(profiles, results)}
+            chips = {p.id: int(r.extras["chips"]) for p, r in zip(profiles, results)}
             if split is None:
                 for pid, c in chips.items():
                     fixed.setdefault(pid, c)
