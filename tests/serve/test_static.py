@@ -31,7 +31,7 @@ def test_padding_by_hand():
     # first tokens when the 16-token prefill ends (1 s); the last of each after its O - 1 steps
     assert run.first_token_s == pytest.approx((1.0,) * 4)
     assert run.finish_s == pytest.approx((1.5, 2.0, 2.5, 1.5))
-    assert run.batches == ((0.0, 2.5, 4, 16, 4),)
+    assert run.batches == ((0.0, 2.5, 4, 16, 4, 0),)
 
 
 def test_requests_wait_for_the_next_batch():

@@ -50,6 +50,7 @@ class ServeConfig:
     dtype: str = "bfloat16"
     weight_dtype: str | None = None
     kv_dtype: str | None = None
+    runtime: str | None = None  # time kernels as that runtime of each profile runs them (docs/hardware.md)
     slo: Mapping[str, float] = field(default_factory=dict)
     tol: float = DEFAULT_TOL
     rates: tuple[float, ...] = ()  # more rates: a latency-versus-rate curve
@@ -74,6 +75,7 @@ class ServeConfig:
             "dtype": self.dtype,
             "weight_dtype": self.weight_dtype,
             "kv_dtype": self.kv_dtype,
+            "runtime": self.runtime,
             "slo": dict(self.slo),
             "tol": self.tol,
             "rates": list(self.rates),
@@ -276,6 +278,7 @@ def simulate(
                 weight_dtype=config.weight_dtype,
                 kv_dtype=config.kv_dtype,
                 split=sp,
+                runtime=config.runtime,
             )
 
     all_requests = [r for w in workloads for r in w]
@@ -382,7 +385,7 @@ class _Server:
         from dfx.serve.static import run_static
 
         s = run_static(reqs, self.cost, self.batch, self.buckets, concurrency=conc)
-        rows = [(b0, b1, float(n), None, 0) for b0, b1, n, _bucket, _o in s.batches]
+        rows = [(b0, b1, float(n), None, w) for b0, b1, n, _bucket, _o, w in s.batches]
         waits = [st - a for st, a in zip(s.start_s, s.arrival_s)]
         from dfx.serve.metrics import Percentiles
 

@@ -69,6 +69,9 @@ def serve(
     dtype: str = typer.Option("bf16", "--dtype", help="Activation dtype."),
     weight_dtype: Optional[str] = typer.Option(None, "--weight-dtype", help="Weight storage (fp8, int8, int4...)."),
     kv_dtype: Optional[str] = typer.Option(None, "--kv-dtype", help="KV-cache storage."),
+    runtime: Optional[str] = typer.Option(
+        None, "--runtime", help="Time kernels as a profile's runtime runs them (e.g. back-to-back); default: ideal."
+    ),
     slo: Optional[str] = typer.Option(None, "--slo", help="Goodput targets, e.g. ttft=200ms,tpot=50ms."),
     out: Optional[Path] = typer.Option(None, "--out", help="Write serving.json and the pictures into this folder."),
     force: bool = typer.Option(False, help="Overwrite files that already exist in --out."),
@@ -118,6 +121,7 @@ def serve(
         dtype=dtype,
         weight_dtype=weight_dtype,
         kv_dtype=kv_dtype,
+        runtime=runtime,
         slo=parse_slo(slo),
         rates=tuple(rates) if len(rates) > 1 else (),
     )

@@ -33,13 +33,14 @@ __all__ = ["StaticRun", "decode_steps_s", "run_static"]
 @dataclass(frozen=True)
 class StaticRun:
     """Per request (request order): arrival, batch start, first-token and last-token times (s); per
-    batch ``(start_s, end_s, rows used, bucket, longest output)``; padded and real token counts."""
+    batch ``(start_s, end_s, rows used, bucket, longest output, requests left waiting)``; padded and
+    real token counts."""
 
     arrival_s: tuple[float, ...]
     start_s: tuple[float, ...]
     first_token_s: tuple[float, ...]
     finish_s: tuple[float, ...]
-    batches: tuple[tuple[float, float, int, int, int], ...]
+    batches: tuple[tuple[float, float, int, int, int, int], ...]
     prompt_tokens: int
     prompt_padded_tokens: int
     decode_row_steps: int
@@ -130,7 +131,7 @@ def run_static(
         row_steps += sum(r.output_len - 1 for r in reqs)
         padded_row_steps += batch * (o_max - 1)
         end = t_first + steps_s
-        batches.append((now, end, len(reqs), bucket, o_max))
+        batches.append((now, end, len(reqs), bucket, o_max, len(queue)))
         served += len(reqs)
         if next_closed < n:  # each finished request's user sends the next one
             for t_fin, _ in sorted(finishes):
