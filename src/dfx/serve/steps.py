@@ -34,6 +34,7 @@ from __future__ import annotations
 import bisect
 import math
 import time
+import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
@@ -163,9 +164,14 @@ class StepPricer:
                 req = PhaseRequest(Phase.DECODE, batch=batch, prompt_len=kv_len, kv_len=kv_len)
             else:
                 req = PhaseRequest(Phase.PREFILL, batch=batch, prompt_len=tokens)
-            costed, results, info = run_phase(
-                model, profiles, req, dtype=precision.capture, evaluate=evaluate, precision=precision
-            )
+            with warnings.catch_warnings():
+                # a grid point (batch 64 at the longest context) may hold more cache than the chips:
+                # it is a point to interpolate from, not a state the server runs; the paged cache's
+                # capacity, not the point, limits what runs (dfx.serve.api)
+                warnings.filterwarnings("ignore", message=".*does not fit.*")
+                costed, results, info = run_phase(
+                    model, profiles, req, dtype=precision.capture, evaluate=evaluate, precision=precision
+                )
             if "g" not in box:
                 box["g"] = _geometry(costed, info, precision)
                 pricer.geometry = box["g"]
@@ -297,21 +303,43 @@ class IterationCost:
         return t
 
 
+def _grid_multiple(m: float) -> int:
+    """The smallest of 1, 2, 3, 4, 6, 8, 12, 16, ... (``2**k`` and ``3 * 2**(k - 1)``) that is >= ``m``."""
+    k = 1
+    while True:
+        if k >= m:
+            return k
+        if k >= 2 and k * 3 // 2 >= m:
+            return k * 3 // 2
+        k *= 2
+
+
 def _bracket(grid_step: int, x: float) -> tuple[int, ...]:
-    """The grid points around ``x`` on ``{1} U {grid_step * m}``: one point where ``x`` is on it."""
+    """The grid points around ``x`` on ``{1} U {grid_step * m : m = 1, 2, 3, 4, 6, 8, 12, ...}``
+    (two points an octave: every one a multiple of ``grid_step``); one point where ``x`` is on it.
+
+    >>> _bracket(64, 1), _bracket(64, 40), _bracket(64, 64), _bracket(64, 130), _bracket(64, 700)
+    ((1,), (1, 64), (64,), (128, 192), (512, 768))
+    >>> _bracket(128, 5000)
+    (4096, 6144)
+    """
     if x <= 1:
         return (1,)
-    hi = -(-int(math.ceil(x)) // grid_step) * grid_step
-    lo = hi - grid_step if hi > grid_step else 1
-    return (hi,) if hi == x else (lo, hi)
+    m = _grid_multiple(x / grid_step)
+    hi = m * grid_step
+    if hi == x:
+        return (hi,)
+    prev = {1: 0, 2: 1}.get(m, m * 2 // 3 if m % 3 == 0 else m * 3 // 4)  # the grid point below
+    return (prev * grid_step if prev else 1, hi)
 
 
 class StepCosts(IterationCost):
     """One profile's step times (module docstring), priced on demand through ``pricer`` and kept.
 
-    Decode batches are priced at 1 and multiples of :data:`BATCH_QUANTUM`, each at every KV length
-    of ``kv_lens`` (fixed at construction by :func:`fit_costs`); prompts at 1 token and multiples of
-    :data:`PREFILL_QUANTUM`. A point is priced the first time an iteration needs a value between
+    Decode batches are priced at 1 and :data:`BATCH_QUANTUM` times 1, 2, 3, 4, 6, 8, 12, ... (two
+    points an octave, each a multiple of the tile), each at every KV length of ``kv_lens`` (fixed at
+    construction by :func:`fit_costs`); prompts at 1 token and :data:`PREFILL_QUANTUM` times the same
+    multiples. A point is priced the first time an iteration needs a value between
     it and its neighbour, so a lightly loaded server prices small batches only.
     """
 
