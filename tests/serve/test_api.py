@@ -121,3 +121,15 @@ def test_a_cache_too_small_for_one_request_is_refused():
 
     with pytest.raises(DfxError, match="more chips"):
         simulate(_config(hardware=("nvidia-h100-sxm",)), pricer_factory=huge)
+
+
+def test_the_console_table_for_each_kind_of_arrivals():
+    from rich.console import Console
+
+    from dfx.serve.console import serving_table
+
+    for arrivals in (Arrivals(rate=4.0, requests=50), Arrivals(requests=50), Arrivals(concurrency=4, requests=50)):
+        r = simulate(_config(hardware=("nvidia-h100-sxm",), arrivals=arrivals), pricer_factory=_pricer)
+        console = Console(width=200, record=True)
+        console.print(serving_table(r))
+        assert "continuous" in console.export_text()

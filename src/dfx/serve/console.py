@@ -21,9 +21,12 @@ def serving_table(result: Any):
 
     c = result.config
     arr = c.arrivals
-    how = {"poisson": f"Poisson {arr.rate:g} req/s", "closed-loop": f"{arr.concurrency} users (closed loop)"}.get(
-        arr.kind, "offline (all at once)"
-    )
+    if arr.kind == "poisson":
+        how = f"Poisson {arr.rate:g} req/s"
+    elif arr.kind == "closed-loop":
+        how = f"{arr.concurrency} users (closed loop)"
+    else:
+        how = "offline (all at once)"
     table = Table(
         title=f"dfx serve {c.model}: {arr.requests:,} requests, {how}, input {c.input_len}, output {c.output_len}"
     )
