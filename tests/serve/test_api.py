@@ -133,3 +133,11 @@ def test_the_console_table_for_each_kind_of_arrivals():
         console = Console(width=200, record=True)
         console.print(serving_table(r))
         assert "continuous" in console.export_text()
+
+
+def test_the_pictures_are_pngs():
+    from dfx.serve.plot import rate_curve_png, timeline_png
+
+    doc = simulate(_config(rates=(2.0, 8.0)), pricer_factory=_pricer).to_dict()
+    for png in (timeline_png(doc), rate_curve_png(doc)):
+        assert png.startswith(b"\x89PNG\r\n\x1a\n")
