@@ -24,9 +24,13 @@ costed and evaluated as ``dfx analyze --phase`` does), and every iteration's tim
   ``t`` tokens beyond that of ``t`` tokens alone, zero where the weights' reads hide it). With no
   chunk ``T = D(B, K)`` exactly; with no decode batch and no prefix ``T = P(t)`` exactly.
 
-The refinement (:func:`refine`) prices both ends of a range and splits it at the midpoint while the
-midpoint is more than ``tol`` (1 %) off the chord, so the points priced are as few as keep linear
-interpolation within ``tol`` at every midpoint tested. No constant is fitted to a benchmark.
+Which points: the KV lengths are refined once (:func:`refine`: both ends, then midpoints while one
+is more than ``tol``, 1 %, off its chord, at most :data:`KV_DEPTH` levels); batches and prompt
+lengths sit on a grid of tile multiples, two points an octave, each priced the first time an
+iteration needs a value next to it (:class:`StepCosts`), and kept in the run's
+:class:`StepPricer`. Where a priced step is not linear between grid points (a tile's step), the
+interpolation error is what it is: ``bench/bench_serve.py --check`` measures it. No constant is
+fitted to a benchmark.
 """
 
 from __future__ import annotations
