@@ -58,6 +58,7 @@ KV_QUANTUM = 128
 PREFILL_QUANTUM = 128
 BATCH_QUANTUM = 64
 KV_DEPTH = 2  # levels of KV midpoints: at most 5 KV lengths
+_CHECK_BATCH = 8  # where the batch axis below BATCH_QUANTUM is checked for linearity
 
 
 @dataclass(frozen=True)
@@ -347,16 +348,25 @@ class StepCosts(IterationCost):
     it and its neighbour, so a lightly loaded server prices small batches only.
     """
 
-    def __init__(self, pricer: StepPricer, profile_id: str, kv_lens: Sequence[int], residual: float = 0.0) -> None:
+    def __init__(
+        self,
+        pricer: StepPricer,
+        profile_id: str,
+        kv_lens: Sequence[int],
+        residual: float = 0.0,
+        tol: float = DEFAULT_TOL,
+    ) -> None:
         if len(kv_lens) < 2:
             raise DfxError("StepCosts needs two KV lengths at least")
         self.pricer = pricer
         self.profile_id = profile_id
         self.kv_lens = tuple(sorted(kv_lens))
         self.residual = residual
+        self.tol = tol
         self._rows: dict[int, tuple[float, ...]] = {}  # batch -> D at each of kv_lens
         self._prefill: dict[int, float] = {0: 0.0}  # P(0) = 0: an iteration with no tokens costs nothing
         self._lines: dict[tuple[int, int], tuple[float, float]] = {}
+        self._small: bool | None = None  # batches below the grid's first multiple: priced at powers of two?
 
     def _row(self, batch: int) -> tuple[float, ...]:
         if batch not in self._rows:
@@ -384,12 +394,27 @@ class StepCosts(IterationCost):
         hit = self._lines.get((batch, j))
         if hit is not None:
             return hit
-        pts = (batch,) if batch in self._rows else _bracket(BATCH_QUANTUM, batch)
+        pts = (batch,) if batch in self._rows else self._batch_bracket(batch)
         rows = [self._at_batch(b, j) for b in pts]
         c = _lerp(pts, [r[0] for r in rows], batch)
         m = _lerp(pts, [r[1] for r in rows], batch)
         self._lines[(batch, j)] = (c, m / batch)  # m per token of each sequence = m / batch per token read
         return self._lines[(batch, j)]
+
+    def _batch_bracket(self, batch: int) -> tuple[int, ...]:
+        """The priced batches around ``batch``: the grid's, and below :data:`BATCH_QUANTUM` powers of
+        two where the step is not linear between 1 and the quantum (checked once, at batch 8: on
+        Groq's TSP a decode step grows faster per row past 8 rows; on an H100 it is linear)."""
+        if not 1 < batch < BATCH_QUANTUM:
+            return _bracket(BATCH_QUANTUM, batch)
+        if self._small is None:
+            lo, mid, hi = self._row(1), self._row(_CHECK_BATCH), self._row(BATCH_QUANTUM)
+            w = (_CHECK_BATCH - 1) / (BATCH_QUANTUM - 1)
+            self._small = any(abs(m - (a + (b - a) * w)) > self.tol * m for a, m, b in zip(lo, mid, hi))
+        if not self._small:
+            return (1, BATCH_QUANTUM)
+        hi = 1 << (batch - 1).bit_length()
+        return (hi,) if hi == batch else (hi // 2, hi)
 
     def segment_end(self, batch: int, kv_tokens: float) -> float:
         """The mean KV length per sequence where :meth:`decode_line`'s piece ends (``inf``: the last)."""
@@ -445,4 +470,4 @@ def fit_costs(
         residual=residual,
     )
     kv_lens = tuple(sorted(got))
-    return {pid: StepCosts(pricer, pid, kv_lens, max(residual, default=0.0)) for pid in pricer.profile_ids}
+    return {pid: StepCosts(pricer, pid, kv_lens, max(residual, default=0.0), tol) for pid in pricer.profile_ids}
