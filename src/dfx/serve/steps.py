@@ -213,6 +213,7 @@ def refine(
     quantum: int = 1,
     max_depth: int = MAX_DEPTH,
     residual: list[float] | None = None,
+    on_chord: set[int] | None = None,
 ) -> dict[int, Mapping[str, float]]:
     """``f`` at the few points of ``[lo, hi]`` that keep linear interpolation of every value it
     returns within ``tol`` (relative) at each midpoint tested.
@@ -222,7 +223,8 @@ def refine(
     deep. For a convex piecewise-linear ``f`` (a roofline's ``max`` of affine terms), a midpoint on
     the chord means the interval is affine; otherwise the test is a check, not a proof. Where an
     interval stops unresolved (too deep, or no multiple of ``quantum`` inside), its midpoint's
-    relative deviation is appended to ``residual``.
+    relative deviation is appended to ``residual``; a midpoint found on its chord is added to
+    ``on_chord`` (interpolation does not need it).
 
     Examples
     --------
@@ -249,6 +251,8 @@ def refine(
             return
         err = off_by(a, m, b)
         if err <= tol:
+            if on_chord is not None:
+                on_chord.add(m)
             return
         if depth >= max_depth:
             if residual is not None:
@@ -459,6 +463,7 @@ def fit_costs(
     step is affine in its KV length, docs/inference.md, so the ends and one midpoint usually do).
     """
     residual: list[float] = []
+    on_chord: set[int] = set()
     kv_hi = max(2, -(-max_kv // KV_QUANTUM)) * KV_QUANTUM
     got = refine(
         lambda k: pricer.latency(batch, 1, k),
@@ -468,6 +473,7 @@ def fit_costs(
         quantum=KV_QUANTUM,
         max_depth=KV_DEPTH,
         residual=residual,
+        on_chord=on_chord,
     )
-    kv_lens = tuple(sorted(got))
+    kv_lens = tuple(sorted(set(got) - on_chord))  # a midpoint on its chord is not needed to interpolate
     return {pid: StepCosts(pricer, pid, kv_lens, max(residual, default=0.0), tol) for pid in pricer.profile_ids}
