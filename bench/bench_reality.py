@@ -6,7 +6,7 @@ express yet says why. Nothing here is fitted to a row: the runtimes' achieved fr
 costs come from the profiles (``runtimes:``), each with its own source (docs/validation.md,
 "Published measurements").
 
-Usage: python bench/bench_reality.py [--csv PATH] [--markdown]
+Usage: python bench/bench_reality.py [--csv PATH] [--markdown] [--only ID_PREFIX]
 ``--markdown`` prints the table for docs/validation.md. This is a benchmark, not a test: it prints
 numbers and asserts nothing (tests/test_reality_ops.py holds the op-level rows to 1.5x).
 """
@@ -232,6 +232,60 @@ def _maxtext_l8b(row) -> Prediction:
     )
 
 
+# -- serving rows: dfx serve (docs/serving.md), run as a user would run it -----------------------------
+# SGLang v0.3.0's table (sgl-project/sglang benchmark/benchmark_vllm_060/README.md): Llama 3.1 70B
+# Instruct, TP 4 on 4 H100s, ShareGPT through sglang.bench_serving, radix cache disabled. What the
+# run states is passed as it is: 4 chips, rate 4 with 1,200 prompts or 5,000 prompts at once,
+# mem_frac 0.85 at TP 4 (0.88 set by hand for the offline run, the README's note). SGLang's own
+# defaults of the time are passed as its user got them: chunked_prefill_size 8192
+# (python/sglang/srt/server_args.py), max_running_requests = max_total_tokens // 2, i.e. no limit
+# below the cache (4,096 here). Lengths: ShareGPT's mean prompt, 161 tokens (Kwon et al., SOSP 2023,
+# section 6.1), and the run's own mean output, 3,856.01 / 19.84 = 194.4 tokens; the spread is not
+# published: lognormal with sigma 1.0, an assumption. Kernels queued back to back (runtime
+# back-to-back: the profile's H100 fractions, from MAMF, not from this row).
+_SGL_SERVE = {
+    "model": f"hf:{CONFIGS / 'llama-3.1-70b.json'}",
+    "hardware": ("nvidia-h100-sxm",),
+    "chips": 4,
+    "input_len": "lognormal:161,1.0",
+    "output_len": "lognormal:194,1.0",
+    "max_batch_tokens": 8192,
+    "max_seqs": 4096,
+    "runtime": _QUEUED,
+}
+
+
+@cache
+def _sgl_run(offline: bool):
+    from dfx.serve import Arrivals, ServeConfig, simulate
+
+    arrivals = Arrivals(requests=5000) if offline else Arrivals(rate=4.0, requests=1200)
+    config = ServeConfig(**_SGL_SERVE, arrivals=arrivals, mem_fraction=0.88 if offline else 0.85)
+    return simulate(config).machines[0]
+
+
+def _sgl_how(m) -> str:
+    return (
+        f"dfx serve, continuous batching, tp 4, ShareGPT-like lognormal 161/194 tokens (sigma 1.0), "
+        f"{m.kv_capacity_tokens:,} KV tokens, mean batch {m.summary.mean_batch:.1f}, runtime {_QUEUED}"
+    )
+
+
+def _sgl_ttft(row) -> Prediction:
+    m = _sgl_run(False)
+    return Prediction(1e3 * m.summary.ttft_s.p50, _sgl_how(m))
+
+
+def _sgl_tpot(row) -> Prediction:
+    m = _sgl_run(False)
+    return Prediction(1e3 * m.summary.tpot_s.p50, _sgl_how(m))
+
+
+def _sgl_offline(row) -> Prediction:
+    m = _sgl_run(True)
+    return Prediction(m.summary.output_tokens_per_s, _sgl_how(m) + f", {m.summary.preemptions:,} preemptions")
+
+
 PREDICTORS: dict[str, Callable[[dict], Prediction]] = {
     "LLMC-A100-gemm-8192x4096x4096": _llmc_gemm_big,
     "LLMC-A100-gemm-8192x64x64": _llmc_gemm_tiny,
@@ -247,10 +301,16 @@ PREDICTORS: dict[str, Callable[[dict], Prediction]] = {
     "Groq-L70B-chips": _groq_chips,
     "CS3-L3.1-70B-systems": _cs3_systems,
     "MaxText-v6e-L3.1-8B-train": _maxtext_l8b,
+    "SGL-L31-70B-4xH100-rps4-TTFT": _sgl_ttft,
+    "SGL-L31-70B-4xH100-rps4-TPOT": _sgl_tpot,
+    "SGL-L31-70B-4xH100-offline": _sgl_offline,
 }
 
 NOT_EXPRESSED: dict[str, str] = {
-    "MLPerf4-L70B-8xH100-offline": "offline serving with in-flight batching of OpenOrca requests: the batch and lengths per step are not in the log",
+    "MLPerf4-L70B-8xH100-offline": (
+        "dfx serve runs offline in-flight batching, but the row gives no input lengths (OpenOrca's), no "
+        "precision ('not in the log') and no split of the 8 GPUs (replicas or TP): each would be a guess"
+    ),
 }
 
 
@@ -335,8 +395,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--csv", type=Path, default=DEFAULT_CSV)
     parser.add_argument("--markdown", action="store_true")
+    parser.add_argument("--only", default="", help="predict only the rows whose id starts with this")
     ns = parser.parse_args()
-    print(render(outcomes(str(ns.csv)), ns.markdown))
+    if ns.only:  # only those rows are predicted
+        results = tuple(predict_row(r) for r in read_rows(ns.csv) if r["id"].startswith(ns.only))
+    else:
+        results = outcomes(str(ns.csv))
+    print(render(results, ns.markdown))
 
 
 if __name__ == "__main__":

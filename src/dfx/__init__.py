@@ -41,6 +41,7 @@ __all__ = [
     "capture",
     "guards",
     "load_profile",
+    "serve",
     "simulate",
     "__version__",
 ]
@@ -76,6 +77,10 @@ def __getattr__(name: str) -> Any:
         from dfx import shapes
 
         return getattr(shapes, name)
+    if name == "serve":
+        import importlib
+
+        return importlib.import_module("dfx.serve")  # a callable module: dfx.serve(config)
     if name == "models":
         import importlib
 

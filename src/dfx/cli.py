@@ -350,6 +350,7 @@ _COMMAND_MODULES = (
     "dfx.sim.dag_command",
     "dfx.arch.gpu.command",
     "dfx.sweep.command",
+    "dfx.serve.command",
 )
 
 

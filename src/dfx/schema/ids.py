@@ -19,6 +19,7 @@ __all__ = [
     "ENERGY_SCHEMA",
     "GRAPH_SCHEMA",
     "GUARDS_SCHEMA",
+    "SERVING_SCHEMA",
     "SIMULATION_SCHEMA",
     "SWEEP_SCHEMA",
     "SYSTOLIC_SCHEMA",
@@ -46,3 +47,4 @@ SYSTOLIC_SCHEMA = "dfx.systolic/1"  # dfx systolic --json (docs/systolic.md)
 TRITON_SCHEMA = "dfx.triton/1"  # dfx triton --json (docs/gpu.md)
 GUARDS_SCHEMA = "dfx.guards/1"  # dfx guards --json (docs/shapes.md)
 BUCKETS_SCHEMA = "dfx.buckets/1"  # dfx buckets --json (docs/shapes.md)
+SERVING_SCHEMA = "dfx.serving/1"  # dfx serve --json, serving.json (docs/serving.md)

@@ -1,0 +1,58 @@
+"""The iteration cost model: what is priced, and what is read off it, against formulas by hand."""
+
+from __future__ import annotations
+
+import pytest
+
+from dfx.serve.steps import StepPricer, fit_costs
+
+
+def _pricer(decode, prefill):
+    """A pricer whose steps are formulas: ``decode(B, kv)`` and ``prefill(n)`` in seconds."""
+
+    def price(batch, tokens, kv_len):
+        t = decode(batch, kv_len) if kv_len else prefill(batch * tokens)
+        return {"m": t}, {"m": 1}
+
+    return StepPricer(price, ["m"])
+
+
+def test_decode_affine_in_kv_and_batch_is_read_exactly():
+    # D(B, kv) = 5 ms + 10 us B + 2 ns B kv: affine in both, so two batches and two KV lengths do
+    pricer = _pricer(lambda b, k: 5e-3 + 1e-5 * b + 2e-9 * b * k, lambda n: 1e-5 * n)
+    c = fit_costs(pricer, max_kv=600)["m"]
+    assert c.kv_lens == (128, 640)  # the ends; the midpoint tested (384) lies on the chord
+    # B = 5 sequences reading K = 5 x 300 tokens: 5e-3 + 5e-5 + 2e-9 x 1500
+    assert c.decode_s(5, 1500) == pytest.approx(5e-3 + 5e-5 + 3e-6)
+    # batch 1 and 64 and the linearity check at 8: nothing else priced for batches up to 64
+    assert sorted({p.batch for p in pricer.points if p.kv_len}) == [1, 8, 64]
+
+
+def test_a_convex_batch_axis_is_priced_at_powers_of_two():
+    # D grows as B^2 below 64: the check at 8 fails, so B = 5 is read between 4 and 8
+    pricer = _pricer(lambda b, k: 1e-3 * b * b + 1e-9 * b * k, lambda n: 1e-5 * n)
+    c = fit_costs(pricer, max_kv=200)["m"]
+    # between 4 (16 ms) and 8 (64 ms) at a quarter of the way: 16 + (64 - 16) / 4 = 28 ms, plus the KV
+    assert c.decode_s(5, 5 * 200) == pytest.approx(28e-3 + 1e-9 * 5 * 200)
+    assert {4, 8} <= {p.batch for p in pricer.points}
+
+
+def test_prefill_is_linear_between_grid_points_and_zero_at_zero():
+    pricer = _pricer(lambda b, k: 1e-3, lambda n: 2e-3 + 1e-5 * n)
+    c = fit_costs(pricer, max_kv=128)["m"]
+    assert c.prefill_s(0) == 0.0
+    assert c.prefill_s(256) == pytest.approx(2e-3 + 2.56e-3)  # a grid point, priced
+    assert c.prefill_s(300) == pytest.approx(2e-3 + 3e-3)  # between 256 and 384: exact for a line
+
+
+def test_a_mixed_iteration_by_hand():
+    # D(B, K) = 4 ms + 1 ns K (no batch term); P(n) = 4 ms + 10 us n above 1 token
+    pricer = _pricer(lambda b, k: 4e-3 + 1e-9 * b * k, lambda n: 4e-3 + 1e-5 * n)
+    c = fit_costs(pricer, max_kv=256)["m"]
+    d = 4e-3 + 1e-9 * 1000  # the decode batch of 2 reading 1,000 cached tokens
+    # one chunk of 128 tokens, no prefix: D + P(2 + 128) - P(2) = D + 1.28 ms
+    assert c.iteration_s(2, 1000, [(128, 0)]) == pytest.approx(d + 1.28e-3)
+    # a chunk after a 256-token prefix adds max(0, P(384) - P(256) - P(128)) = max(0, -4 ms) = 0
+    assert c.iteration_s(2, 1000, [(128, 256)]) == pytest.approx(d + 1.28e-3)
+    # no chunk: the decode step itself
+    assert c.iteration_s(2, 1000) == pytest.approx(d)
