@@ -7,7 +7,7 @@ import pytest
 
 import dfx
 from dfx.arch.memory.api import model_capacity
-from dfx.parallel.plan import _model_bytes, fewest_chips
+from dfx.parallel.plan import fewest_chips, model_footprint
 
 # the PB-05 MLP: 784*512 + 512 + 512*512 + 512 + 512*10 + 10 = 669,706 parameters, no buffers
 MLP_PARAMS = 669_706
@@ -20,7 +20,7 @@ def test_unique_parameter_bytes_and_fewest_chips_read_the_stored_weights(weight,
     r = dfx.analyze("mlp", hardware=["h100"], dtype="bf16", weight_dtype=weight)
     stored = math.ceil(MLP_PARAMS * bits / 8)  # e.g. int4: 334,853; fp4: ceil(376,709.6) = 376,710
     assert r.costed.unique_parameter_bytes() == stored
-    assert _model_bytes(r.costed)[:2] == (MLP_PARAMS, stored)
+    assert model_footprint(r.costed)[:2] == (MLP_PARAMS, stored)
 
 
 @pytest.mark.parametrize(("weight", "bits"), sorted(WIDTHS.items()))
@@ -36,7 +36,7 @@ def test_fp8_llama_2_7b_decode_at_batch_112_fits_one_h100():
     h100 = dfx.load_profile("h100")
     fp8 = dfx.analyze("hf:llama-2-7b", hardware=[], phase="decode", kv_len=2048, batch=112, dtype="fp8")
     assert fp8.costed.unique_parameter_bytes() == 6_738_415_616 + 2_097_152  # + the rotary buffers at bf16
-    params, weights, activations, inputs = _model_bytes(fp8.costed)
+    params, weights, activations, inputs = model_footprint(fp8.costed)
     assert inputs == 2 * 32 * 112 * 2048 * 32 * 128 + 112 * 8  # the cache at 1 B, + the int64 token ids
     assert activations < 1e9
     assert fewest_chips(fp8.costed, h100) == 1

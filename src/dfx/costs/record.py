@@ -234,9 +234,9 @@ class CostedGraph:
         ``--weight-dtype`` or ``--dtype fp8``), the parameters as stored, ``ceil(count * bits / 8)``
         (buffers at the capture width).
         """
-        stored = self.meta.get("stored_widths")
-        if stored is None:
+        if "stored_widths" not in self.meta:
             return sum(p.spec.nbytes for p in self.graph.parameters)
+        stored = self.meta["stored_widths"]
         buffers = sum(p.spec.nbytes for p in self.graph.parameters if p.kind != "parameter")
         return math.ceil(self.unique_parameter_count() * stored["weight_bits"] / 8) + buffers
 

@@ -47,6 +47,7 @@ __all__ = [
     "default_plan",
     "default_training_plan",
     "fewest_chips",
+    "model_footprint",
     "parse_parallel",
     "plan_for_chips",
     "recomputed",
@@ -152,8 +153,17 @@ def _peak_activation_bytes(costed: CostedGraph) -> int:
 
 def _model_bytes(costed: CostedGraph) -> tuple[int, int, int, int]:
     """What :func:`fewest_chips` reads of a graph, none of it the profile's (a per-graph fact): its parameter
-    count and bytes, its activation bytes and its user inputs' bytes, each as stored where the graph was
-    re-priced (``--dtype fp8``, ``--weight-dtype``, ``--kv-dtype``: :func:`dfx.costs.precision.apply_precision`).
+    count and bytes, its peak live activation bytes and its user inputs' bytes."""
+    from dfx.arch.memory.lifetime import peak_live_bytes
+
+    peak = peak_live_bytes(costed.graph, {n.name: n.category.value for n in costed.nodes})
+    return costed.unique_parameter_count(), costed.unique_parameter_bytes(), peak, _input_bytes(costed)
+
+
+def model_footprint(costed: CostedGraph) -> tuple[int, int, int, int]:
+    """``(parameters, weight bytes, activation bytes, input bytes)`` :func:`fewest_chips` holds, each as
+    stored where the graph was re-priced (``--dtype fp8``, ``--weight-dtype``, ``--kv-dtype``:
+    :func:`dfx.costs.precision.apply_precision`).
 
     The inputs (a decode step's KV cache) are counted once: the activations are the peak live bytes
     less the inputs' (at least 0). The peak counts the inputs while they are read and the new cache a
@@ -161,22 +171,20 @@ def _model_bytes(costed: CostedGraph) -> tuple[int, int, int, int]:
     adding the inputs to the whole peak had counted a KV cache twice (4 H100s for Llama-2-7B's fp8
     decode at batch 112 and 2,048 tokens, where 6.3 GiB of weights and 56 GiB of cache fit one).
     """
-    from dfx.arch.memory.lifetime import peak_live_bytes
-
-    peak = peak_live_bytes(costed.graph, {n.name: n.category.value for n in costed.nodes})
-    inputs = _input_bytes(costed)
+    count, weights, peak, inputs = per_graph(costed, _model_bytes)
     activations = max(peak - inputs, 0)
-    stored = costed.meta.get("stored_widths")  # weights, KV cache and activations as stored (dfx.costs.precision)
-    if stored is not None:
+    meta = costed.meta
+    if "stored_widths" in meta:  # weights, KV cache and activations as stored (dfx.costs.precision)
+        stored = meta["stored_widths"]
         activations, inputs = math.ceil(activations * stored["activation_ratio"]), stored["input_bytes"]
-    return costed.unique_parameter_count(), costed.unique_parameter_bytes(), activations, inputs
+    return count, weights, activations, inputs
 
 
 def fewest_chips(costed: CostedGraph, profile: HardwareProfile) -> int:
-    """The fewest chips of ``profile`` that hold ``costed``'s model (module docstring), at least 1."""
+    """The fewest chips of ``profile`` that hold ``costed``'s model (module docstring; :func:`model_footprint`), at least 1."""
     from dfx.arch.memory.capacity import capacity_report
 
-    parameter_count, parameter_bytes, activations, inputs = per_graph(costed, _model_bytes)
+    parameter_count, parameter_bytes, activations, inputs = model_footprint(costed)
     report = capacity_report(
         profile,
         model=costed.graph.name,
