@@ -135,7 +135,7 @@ def test_kept_for_backward_equals_eager_autograd_saved_tensors(name, batch, seq)
 
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
         model(torch.randn(spec.args[0].shape)).sum().backward()
-    t = dfx.analyze(name, batch=batch, seq=seq, train=True, hardware=[]).to_dict()["training"]
+    t = dfx.analyze(name, batch=batch, seq=seq, train=True, hardware=[], dtype="fp32").to_dict()["training"]
     assert t["saved_activation_bytes"] + t["saved_input_bytes"] == sum(saved.values())
     assert t["saved_input_bytes"] == torch.Size(spec.args[0].shape).numel() * 4  # the input is kept (fp32)
 
@@ -143,7 +143,7 @@ def test_kept_for_backward_equals_eager_autograd_saved_tensors(name, batch, seq)
 def test_mlp_kept_for_backward_by_hand():
     # batch 4: the input [4, 1, 784] (12,544 B, kept for the first weight's gradient) and the two
     # ReLU outputs [4, 1, 512] (8,192 B each, kept for the next weight's gradient and ReLU's backward)
-    t = dfx.analyze("mlp", batch=4, train=True, hardware=[]).to_dict()["training"]
+    t = dfx.analyze("mlp", batch=4, train=True, hardware=[], dtype="fp32").to_dict()["training"]
     assert t["saved_input_bytes"] == 4 * 784 * 4
     assert t["saved_activation_bytes"] == 2 * 4 * 512 * 4
 
@@ -286,7 +286,7 @@ def test_gpt2_block_kept_for_backward_against_korthikanti():
     # keeps its output, the 2*s*b*h of the output projection's input, and its log-sum-exp):
     # 32*s*b*h at 2 bytes. In fp32, s = 1024, b = 1, h = 768: 2 * 32*1024*768 = 50,331,648, plus
     # the layer norms' mean and rstd 2 * 2 * 1024 * 4 = 16,384 and the log-sum-exp 12*1024*4 = 49,152.
-    t = dfx.analyze("gpt2-block", train=True, hardware=[]).to_dict()["training"]
+    t = dfx.analyze("gpt2-block", train=True, hardware=[], dtype="fp32").to_dict()["training"]
     assert t["saved_activation_bytes"] + t["saved_input_bytes"] == 50_331_648 + 16_384 + 49_152
     # torch.compile's min-cut partitioner, run on the same joint graph, recomputes nothing here
     assert t["min_cut_saved_bytes"] == 50_331_648 + 16_384 + 49_152

@@ -57,7 +57,7 @@ def print_analysis(doc: Mapping[str, Any] | AnalysisDoc, console: Console | None
     totals = d.totals
     shown = {k: d.model_field(k) for k in ("batch", "seq", "dtype", "capture_method")}  # optional model fields
     fields = {k: "-" if shown[k] is None else str(shown[k]) for k in ("batch", "seq", "dtype")}
-    step = d.inference.get("graph_step") if d.inference else None
+    step = d.inference["graph_step"] if d.inference and "graph_step" in d.inference else None
     if step:  # a phase: the graph is one step of it, not a sequence of `seq` tokens (a decode step's seq is 1)
         fields.pop("seq")
         fields = {"phase": str(d.model_field("phase")), **fields, "graph": f"the {step}"}

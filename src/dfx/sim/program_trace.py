@@ -78,19 +78,19 @@ def program_spans(program: ProgramRecord, process: str) -> list[Span]:
 def _parallel_spans(hw_id: str, timeline: Any) -> list[Span]:
     """The split's timeline: compute stages on each chip's ``compute`` track, collectives on their link."""
     spans = []
-    for entry in timeline or ():
-        chips = [int(c) for c in entry.get("chips", [0])]
-        comm = entry.get("kind") == "communication"
+    for entry in timeline:
+        chips = [int(c) for c in entry["chips"]]
+        comm = entry["kind"] == "communication"
         thread = "link " + "-".join(str(c) for c in chips) if comm else "compute"
         for c in chips:
             spans.append(
                 Span(
-                    name=str(entry.get("name", "")),
+                    name=str(entry["name"]),
                     start_s=float(entry["start_s"]),
                     end_s=float(entry["end_s"]),
                     process=f"{hw_id} chip {c}",
                     thread=thread,
-                    category=str(entry.get("kind", "compute")),
+                    category=str(entry["kind"]),
                     args={"chips": chips},
                 )
             )
@@ -121,8 +121,8 @@ def analysis_trace(doc: Mapping[str, Any] | AnalysisDoc) -> dict[str, Any]:
         spread = h.parallel is not None and (h.parallel.plan.chips or 1) > 1
         name = f"{hw_id}: one chip's compiled program" if spread else f"{hw_id} chip 0"
         spans += program_spans(h.program, name)
-        if spread:
-            spans += _parallel_spans(hw_id, h.parallel.more.get("timeline"))
+        if spread and "timeline" in h.parallel.more:  # the split's timeline, where its model wrote one
+            spans += _parallel_spans(hw_id, h.parallel.more["timeline"])
     other = {"schema": record.schema, "model": record.model_name, "hardware": list(record.hardware)}
     return spans_trace(spans, other=other)
 

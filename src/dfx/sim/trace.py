@@ -119,9 +119,9 @@ def spans_trace(spans: Iterable[Span], *, other: Mapping[str, Any] | None = None
 
     Examples
     --------
-    >>> t = spans_trace([Span("k0", 0.0, 2e-6, "chip 0", "core 0"), Span("ar", 2e-6, 3e-6, "chip 0", "link 0-1")])
+    >>> t = spans_trace([Span("k0", 0.0, 2e-6, "chip 0", "core 0"), Span("ar", 2e-6, 4e-6, "chip 0", "link 0-1")])
     >>> [(e["name"], e["pid"], e["tid"], e["ts"], e["dur"]) for e in t["traceEvents"] if e["ph"] == "X"]
-    [('k0', 1, 1, 0.0, 2.0), ('ar', 1, 2, 2.0, 1.0)]
+    [('k0', 1, 1, 0.0, 2.0), ('ar', 1, 2, 2.0, 2.0)]
     """
     pids: dict[str, int] = {}
     tids: dict[tuple[str, str], int] = {}

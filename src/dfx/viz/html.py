@@ -164,7 +164,7 @@ def render_html(
     timeline: dict[str, object] | None = None,
     validation: dict[str, object] | None = None,
 ) -> str:
-    """The report page; ``dag_svg`` is inlined (without Graphviz, the DOT text is shown instead).
+    """The report page; ``dag_svg`` (Graphviz's or dfx's own layout) is inlined, with zoom, pan and search.
 
     ``timeline`` (:func:`dfx.viz.timeline.timeline_context`) adds the Timeline section, and
     ``validation`` (:func:`dfx.viz.validation.validation_context`) the "Predicted vs measured"

@@ -28,6 +28,7 @@ _PULLS = 12  # coordinate relaxation rounds
 _H_GAP = 18.0  # px between boxes in a layer
 _V_GAP = 36.0  # px between layers
 _DUMMY_W = 6.0  # px a routed edge takes in a layer
+_DUMMY = "\x00"  # dummy nodes' names start with it
 
 
 @dataclass(frozen=True)
@@ -131,8 +132,9 @@ def _coordinates(
         for row in rows:
             for v in row:
                 nbrs = up[v] + down[v]
-                if nbrs:
-                    x[v] = (x[v] + sum(x[n] for n in nbrs) / len(nbrs)) / 2
+                if nbrs:  # a box moves half way to its neighbours' mean; a dummy all the way (straighter edges)
+                    mean = sum(x[n] for n in nbrs) / len(nbrs)
+                    x[v] = mean if v.startswith(_DUMMY) else (x[v] + mean) / 2
             _separate(row, x, w)
     shift = min(x[v] - w[v] / 2 for v in x) if x else 0.0
     return {v: c - shift for v, c in x.items()}
@@ -186,7 +188,7 @@ def layered_layout(
     for a, b in clean:
         chain = [a]
         for k in range(layer[a] + 1, layer[b]):
-            d = f"\x00{a}\x00{b}\x00{k}"  # a dummy: a name no box can have
+            d = f"{_DUMMY}{a}\x00{b}\x00{k}"  # a dummy: a name no box can have
             up[d], down[d], w[d], layer[d] = [], [], _DUMMY_W, k
             chain.append(d)
         chain.append(b)

@@ -24,7 +24,7 @@ __all__ = ["Pictures", "picture_names", "render_pictures", "render_report", "wri
 
 @dataclass(frozen=True)
 class Pictures:
-    """File name -> contents (text or PNG bytes), and notes for the user (e.g. Graphviz missing)."""
+    """File name -> contents (text or PNG bytes), and notes for the user (e.g. a `dot` stopped past its budget)."""
 
     files: dict[str, str | bytes]
     notes: tuple[str, ...] = field(default=())
