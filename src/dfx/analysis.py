@@ -246,6 +246,7 @@ def analyze(
     runtime: str | None = None,
     train: bool = False,
     optimizer: str | None = None,
+    cache: Any = None,
 ) -> Analysis:
     """Capture, cost and evaluate a model on hardware profiles.
 
@@ -294,6 +295,10 @@ def analyze(
         (``docs/training.md``); ``Analysis.training`` holds the step's split and memory.
     optimizer : {"adam", "adamw", "sgd", "sgd-momentum"}, optional
         With ``train``: the optimizer (default ``adam``).
+    cache : dfx.cache.CaptureCache, optional
+        Read the forward graph of a model spec from this capture cache, and store a new capture in
+        it (``dfx analyze`` passes one at the user's cache folder unless ``--no-cache``); default:
+        capture every time.
 
     Returns
     -------
@@ -365,7 +370,7 @@ def analyze(
         graph = model_or_name
         info["name"] = graph.name
     else:
-        graph, info = _capture(model_or_name, args, kwargs, dtype, batch, seq, method, input_shapes)
+        graph, info = _capture(model_or_name, args, kwargs, dtype, batch, seq, method, input_shapes, cache)
     costed = annotate(graph)
     results = tuple(evaluate(costed, p) for p in profiles)
     return Analysis(costed, results, info)
@@ -764,11 +769,14 @@ def capture_spec(
     method: str = "auto",
     input_shapes: Sequence[tuple[int, ...]] | None = None,
     train: bool = False,
+    cache: Any = None,
 ) -> tuple[Graph, dict[str, Any]]:
     """Build the model a spec string names (see :func:`dfx.models.resolve`) and capture it.
 
     Returns the graph and a description of the model (name, batch, seq, dtype). With ``train``,
     the graph is one training step's joint forward + backward (:func:`dfx.capture.joint.capture_joint`).
+    With ``cache`` (a :class:`dfx.cache.CaptureCache`), a graph captured before under the same
+    :class:`dfx.cache.CaptureKey` is read from it, with no torch import, and a new capture is stored.
 
     Raises
     ------
@@ -788,6 +796,23 @@ def capture_spec(
         raise DfxError(
             f"--method {method} does not apply with --train: the training step is traced by AOTAutograd; drop --method"
         )
+    key = None
+    if cache is not None:
+        from dfx.cache import CaptureKey
+
+        key = CaptureKey.of(
+            "forward",
+            spec,
+            batch=batch,
+            seq=seq,
+            dtype=dtype_name,
+            method=method,
+            train=train,
+            input_shapes=input_shapes,
+        )
+        hit = cache.get(key) if key is not None else None
+        if hit is not None:
+            return hit
     model = resolve(spec, batch=batch or 1, seq=seq, dtype=dtype_name, input_shapes=input_shapes)
     if train:
         from dfx.capture.joint import capture_joint
@@ -802,17 +827,22 @@ def capture_spec(
     info: dict[str, Any] = {"name": model.name, "dtype": dtype_name}
     if is_file:
         info["input_shapes"] = [list(a.shape) for a in model.args]
-        return graph, info
-    if seq is None and spec in PRESETS:
+    elif seq is None and spec in PRESETS:
         seq = PRESETS[spec].default_seq
     elif seq is None and spec.startswith("hf:") and model.args:
         seq = int(model.args[0].shape[-1])  # input_ids (batch, seq) at the config's default
-    return graph, {**info, "batch": batch or 1, "seq": seq}
+    if not is_file:
+        info = {**info, "batch": batch or 1, "seq": seq}
+    if key is not None:
+        cache.put(key, graph, info)
+    return graph, info
 
 
-def _capture(model_or_name, args, kwargs, dtype, batch, seq, method, input_shapes):
+def _capture(model_or_name, args, kwargs, dtype, batch, seq, method, input_shapes, cache=None):
     if isinstance(model_or_name, str):
-        return capture_spec(model_or_name, batch=batch, seq=seq, dtype=dtype, method=method, input_shapes=input_shapes)
+        return capture_spec(
+            model_or_name, batch=batch, seq=seq, dtype=dtype, method=method, input_shapes=input_shapes, cache=cache
+        )
     from dfx.capture import capture
 
     if dtype is not None:

@@ -115,9 +115,13 @@ def analyze(
     optimizer: Optional[str] = typer.Option(
         None, "--optimizer", help="With --train: adam (default), adamw, sgd or sgd-momentum."
     ),
+    no_cache: bool = typer.Option(
+        False, "--no-cache", help="Capture again, without reading or writing the capture cache (dfx cache info)."
+    ),
 ) -> None:
     """Capture and cost MODEL, classify every node and predict the makespan on each profile."""
     from dfx.analysis import analyze as run_analyze
+    from dfx.cache import CaptureCache
     from dfx.report.console import print_analysis
 
     _check_positive("--batch", batch)
@@ -150,6 +154,7 @@ def analyze(
         parallel=parallel,
         train=train,
         optimizer=optimizer,
+        cache=None if no_cache else CaptureCache(),
     )
     doc = analysis.to_dict()
     if out is not None:
@@ -310,6 +315,7 @@ _COMMAND_MODULES = (
     "dfx.sim.dag_command",
     "dfx.arch.gpu.command",
     "dfx.sweep.command",
+    "dfx.cache.command",
 )
 
 
