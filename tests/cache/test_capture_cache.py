@@ -145,3 +145,27 @@ def test_cache_commands(tmp_path, monkeypatch):
     assert CaptureCache(tmp_path).info().entries == 1  # --no-cache wrote nothing
     cleared = runner.invoke(app, ["cache", "clear"])
     assert cleared.exit_code == 0 and "removed 1 captures" in cleared.stdout
+
+
+def test_a_sweep_elsewhere_reads_the_captures_of_the_first(tmp_path, monkeypatch):
+    from dfx.sweep import ResultsTable, load_spec, run_sweep
+    from dfx.sweep.evaluate import costed_graph
+
+    spec = load_spec(None, {"models": ["gpt2-block"], "hardware": ["nvidia-h100-sxm"], "seq": [8, 16], "batch": [2, 3]})
+    cache = CaptureCache(tmp_path / "cache")
+    run_sweep(spec, tmp_path / "first", workers=1, capture_cache=cache)
+    assert cache.info().entries == 4  # one graph per (batch, seq), concrete or substituted
+    costed_graph.cache_clear()  # this process's graphs: the second sweep must read the disk cache
+    _forbid_export(monkeypatch)
+    run_sweep(spec, tmp_path / "second", workers=1, capture_cache=cache)
+
+    def rows(out):
+        return {r["point_id"]: (r["latency_s"], r["flops"], r["bytes"]) for r in ResultsTable(out).rows()}
+
+    assert rows(tmp_path / "second") == rows(tmp_path / "first")
+    # and dfx analyze of one point reads the sweep's capture (no export), with the sweep's numbers
+    hits = cache.hits
+    a = dfx.analyze("gpt2-block", hardware=["nvidia-h100-sxm"], dtype="bf16", batch=2, seq=16, cache=cache)
+    assert cache.hits == hits + 1
+    (row,) = [r for r in ResultsTable(tmp_path / "first").rows() if (r["batch"], r["seq"]) == (2, 16)]
+    assert (a.hardware[0].latency_s, a.costed.total.flops) == (row["latency_s"], row["flops"])

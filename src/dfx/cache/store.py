@@ -137,6 +137,8 @@ class CaptureKey:
         if definition is None:
             return None
         shapes = None if input_shapes is None else tuple(tuple(int(d) for d in s) for s in input_shapes)
+        if batch is None and shapes is None and ":" not in spec.removeprefix(_HF_PREFIX):
+            batch = 1  # what a built-in or hf: model is built with when no batch is given
         return cls(
             kind,
             spec,
