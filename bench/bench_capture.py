@@ -15,7 +15,12 @@ JSON documents are compared (equal but for nothing: the cache must not change an
 kind runs ``--repeat`` times, alternating, and the fastest run is kept (the usual defence against
 a busy machine); say the machine's load when you quote the numbers.
 
-Usage: python bench/bench_capture.py [--seq 128] [--repeat 2] [--configs hf:llama-2-7b hf:llama-2-70b]
+With ``--sweep``, also the sweep a user runs, as whole ``dfx sweep`` processes: the test suite's 216
+points (3 models x 6 profiles x 4 seq x 3 batch, :data:`SWEEP_AXES`) into a fresh ``--out`` with an
+empty capture cache (every graph captured: points/s with the capture), then into another fresh
+``--out`` on the filled cache (points/s without it).
+
+Usage: python bench/bench_capture.py [--seq 128] [--repeat 2] [--configs hf:llama-2-7b hf:llama-2-70b] [--sweep]
 This is a benchmark, not a test: it prints numbers, it asserts nothing.
 """
 
@@ -58,6 +63,31 @@ def _peak(cmd: list[str], env: dict[str, str]) -> tuple[float, int, str]:
     return stats["s"], stats["peak"], lines[0] if len(lines) > 1 else ""
 
 
+SWEEP_AXES = [
+    "-m", "gpt2-block,bert-layer,llama3-8b-layer",
+    "--hw", "nvidia-h100-sxm,nvidia-a100-sxm-80gb,google-tpu-v4,groq-lpu,cerebras-wse-3,ibm-spyre",
+    "--seq", "8,16,24,32",
+    "--batch", "1,2,4",
+]  # fmt: skip
+SWEEP_POINTS = 3 * 6 * 4 * 3
+
+
+def _sweep(repeat: int) -> None:
+    """Points/s of whole ``dfx sweep`` processes: cold capture cache, then warm with another --out."""
+    best: dict[str, float] = {}
+    for _ in range(repeat):
+        with tempfile.TemporaryDirectory(prefix="dfx-bench-sweep-") as tmp:
+            env = {**os.environ, "DFX_CACHE_DIR": str(Path(tmp) / "cache")}
+            for kind in ("cold", "warm"):
+                cmd = [sys.executable, "-m", "dfx.cli", "sweep", *SWEEP_AXES, "--out", str(Path(tmp) / kind)]
+                s, _, _ = _peak([*cmd, "--no-report"], env)
+                best[kind] = min(best.get(kind, s), s)
+    for kind, label in (("cold", "with the capture (empty cache)"), ("warm", "without it (capture cache, new --out)")):
+        print(
+            f"dfx sweep, {SWEEP_POINTS} points, {label}: {best[kind]:.1f} s, {SWEEP_POINTS / best[kind]:.1f} points/s"
+        )
+
+
 def _doc_numbers(text: str) -> dict:
     doc = json.loads(text)
     return {"totals": doc.get("totals"), "hardware": doc.get("hardware")}
@@ -68,6 +98,7 @@ def main() -> None:
     parser.add_argument("--seq", type=int, default=128)
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--configs", nargs="+", default=["hf:llama-2-7b", "hf:llama-2-70b"])
+    parser.add_argument("--sweep", action="store_true", help="Also time dfx sweep cold and warm (216 points).")
     ns = parser.parse_args()
     dfx_cmd = [sys.executable, "-m", "dfx.cli", "analyze"]
     print(f"load average before: {os.getloadavg()[0]:.2f} (1 min), {os.cpu_count()} CPUs")
@@ -96,6 +127,8 @@ def main() -> None:
             f"{Path(spec).name:<16} {e[0]:9.2f} {c[0]:7.2f} {w[0]:7.2f} {c[0] / e[0]:8.2f} {w[0] / e[0]:8.2f} "
             f"{e[1] / gib:10.2f} {c[1] / gib:8.2f} {w[1] / gib:8.2f} {'yes' if same else 'NO':>9}"
         )
+    if ns.sweep:
+        _sweep(ns.repeat)
     print(f"load average after: {os.getloadavg()[0]:.2f} (1 min)")
 
 

@@ -783,9 +783,6 @@ def capture_spec(
     DfxError
         On a bad spec, dtype or shape, or if capture fails.
     """
-    from dfx.capture import capture
-    from dfx.models import PRESETS, resolve
-
     dtype_name = normalize_dtype_or_fail("float32" if dtype is None else dtype)  # --dtype '' is refused, not fp32
     is_file = ":" in spec and not spec.startswith("hf:")
     if is_file and (batch is not None or seq is not None):
@@ -813,6 +810,9 @@ def capture_spec(
         hit = cache.get(key) if key is not None else None
         if hit is not None:
             return hit
+    from dfx.capture import capture  # torch: after the cache, which a hit answers without it
+    from dfx.models import PRESETS, resolve
+
     model = resolve(spec, batch=batch or 1, seq=seq, dtype=dtype_name, input_shapes=input_shapes)
     if train:
         from dfx.capture.joint import capture_joint
