@@ -97,7 +97,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seq", type=int, default=128)
     parser.add_argument("--repeat", type=int, default=2)
-    parser.add_argument("--configs", nargs="+", default=["hf:llama-2-7b", "hf:llama-2-70b"])
+    parser.add_argument("--configs", nargs="*", default=["hf:llama-2-7b", "hf:llama-2-70b"])
     parser.add_argument("--sweep", action="store_true", help="Also time dfx sweep cold and warm (216 points).")
     ns = parser.parse_args()
     dfx_cmd = [sys.executable, "-m", "dfx.cli", "analyze"]
