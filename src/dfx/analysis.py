@@ -258,6 +258,7 @@ def analyze(
     optimizer: str | None = None,
     routing: str | None = None,
     capacity_factor: float | None = None,
+    cache: Any = None,
 ) -> Analysis:
     """Capture, cost and evaluate a model on hardware profiles.
 
@@ -313,6 +314,10 @@ def analyze(
     capacity_factor : float, optional
         Expert capacity on compile-time machines, ``ceil(factor * T * k / E)`` slots per expert
         (default 1.25; ``docs/compile.md``, "Mixtures of experts").
+    cache : dfx.cache.CaptureCache, optional
+        Read the forward graph of a model spec from this capture cache, and store a new capture in
+        it (``dfx analyze`` passes one at the user's cache folder unless ``--no-cache``); default:
+        capture every time.
 
     Returns
     -------
@@ -394,7 +399,7 @@ def analyze(
         graph = model_or_name
         info["name"] = graph.name
     else:
-        graph, info = _capture(model_or_name, args, kwargs, dtype, batch, seq, method, input_shapes)
+        graph, info = _capture(model_or_name, args, kwargs, dtype, batch, seq, method, input_shapes, cache)
     costed = apply_routing(annotate(graph), moe_routing)
     results = tuple(evaluate(costed, p) for p in profiles)
     return Analysis(costed, results, info)
@@ -793,20 +798,20 @@ def capture_spec(
     method: str = "auto",
     input_shapes: Sequence[tuple[int, ...]] | None = None,
     train: bool = False,
+    cache: Any = None,
 ) -> tuple[Graph, dict[str, Any]]:
     """Build the model a spec string names (see :func:`dfx.models.resolve`) and capture it.
 
     Returns the graph and a description of the model (name, batch, seq, dtype). With ``train``,
     the graph is one training step's joint forward + backward (:func:`dfx.capture.joint.capture_joint`).
+    With ``cache`` (a :class:`dfx.cache.CaptureCache`), a graph captured before under the same
+    :class:`dfx.cache.CaptureKey` is read from it, with no torch import, and a new capture is stored.
 
     Raises
     ------
     DfxError
         On a bad spec, dtype or shape, or if capture fails.
     """
-    from dfx.capture import capture
-    from dfx.models import PRESETS, resolve
-
     dtype_name = normalize_dtype_or_fail("float32" if dtype is None else dtype)  # --dtype '' is refused, not fp32
     step(f"capturing {spec}")
     is_file = ":" in spec and not spec.startswith("hf:")
@@ -818,6 +823,26 @@ def capture_spec(
         raise DfxError(
             f"--method {method} does not apply with --train: the training step is traced by AOTAutograd; drop --method"
         )
+    key = None
+    if cache is not None:
+        from dfx.cache import CaptureKey
+
+        key = CaptureKey.of(
+            "forward",
+            spec,
+            batch=batch,
+            seq=seq,
+            dtype=dtype_name,
+            method=method,
+            train=train,
+            input_shapes=input_shapes,
+        )
+        hit = cache.get(key) if key is not None else None
+        if hit is not None:
+            return hit
+    from dfx.capture import capture  # torch: after the cache, which a hit answers without it
+    from dfx.models import PRESETS, resolve
+
     model = resolve(spec, batch=batch or 1, seq=seq, dtype=dtype_name, input_shapes=input_shapes)
     if train:
         from dfx.capture.joint import capture_joint
@@ -832,17 +857,22 @@ def capture_spec(
     info: dict[str, Any] = {"name": model.name, "dtype": dtype_name}
     if is_file:
         info["input_shapes"] = [list(a.shape) for a in model.args]
-        return graph, info
-    if seq is None and spec in PRESETS:
+    elif seq is None and spec in PRESETS:
         seq = PRESETS[spec].default_seq
     elif seq is None and spec.startswith("hf:") and model.args:
         seq = int(model.args[0].shape[-1])  # input_ids (batch, seq) at the config's default
-    return graph, {**info, "batch": batch or 1, "seq": seq}
+    if not is_file:
+        info = {**info, "batch": batch or 1, "seq": seq}
+    if key is not None:
+        cache.put(key, graph, info)
+    return graph, info
 
 
-def _capture(model_or_name, args, kwargs, dtype, batch, seq, method, input_shapes):
+def _capture(model_or_name, args, kwargs, dtype, batch, seq, method, input_shapes, cache=None):
     if isinstance(model_or_name, str):
-        return capture_spec(model_or_name, batch=batch, seq=seq, dtype=dtype, method=method, input_shapes=input_shapes)
+        return capture_spec(
+            model_or_name, batch=batch, seq=seq, dtype=dtype, method=method, input_shapes=input_shapes, cache=cache
+        )
     from dfx.capture import capture
 
     if dtype is not None:

@@ -128,9 +128,13 @@ def analyze(
         "--capacity-factor",
         help="MoE expert capacity on compile-time machines: ceil(factor * tokens * k / E) slots per expert (default 1.25; docs/compile.md).",
     ),
+    no_cache: bool = typer.Option(
+        False, "--no-cache", help="Capture again, without reading or writing the capture cache (dfx cache info)."
+    ),
 ) -> None:
     """Capture and cost MODEL, classify every node and predict the makespan on each profile."""
     from dfx.analysis import analyze as run_analyze
+    from dfx.cache import CaptureCache
     from dfx.report.console import print_analysis
 
     _check_positive("--batch", batch)
@@ -171,6 +175,7 @@ def analyze(
         optimizer=optimizer,
         routing=routing,
         capacity_factor=capacity_factor,
+        cache=None if no_cache else CaptureCache(),
     )
     doc = analysis.to_dict()
     if out is not None:
@@ -351,6 +356,7 @@ _COMMAND_MODULES = (
     "dfx.arch.gpu.command",
     "dfx.sweep.command",
     "dfx.serve.command",
+    "dfx.cache.command",
 )
 
 

@@ -33,6 +33,12 @@ __all__ = ["Phase", "PhaseRequest", "InferenceResult", "ProfileMetrics", "run_ph
 DEFAULT_PROMPT_LEN = 128  # tokens; TensorRT-LLM's and MLPerf's shortest published input length
 DEFAULT_OUTPUT_LEN = 128
 _AFFINE_REL_TOL = 1e-9  # a midpoint this close to the chord counts as on it (float rounding only)
+# A decode step's latency on a machine that rounds (whole cycles on Groq, whole cores per stage on the
+# wafer, whole waves on a GPU) is affine in k only within its rounding: points this close to the
+# chord count as on it. The trapezoid's error is then at most 2x this of the sum for a convex latency
+# (chord - f is concave and 0 at the ends: its maximum is at most twice its midpoint value), and is
+# checked at the quarter points besides the midpoint for the others (tests/inference/test_kv_range.py).
+STEP_REL_TOL = 1e-4
 
 
 class Phase(str, Enum):
@@ -148,12 +154,17 @@ class InferenceResult:
         }
 
 
-def sum_over_steps(f: Callable[[int], float], lo: int, hi: int) -> tuple[float, tuple[int, ...]]:
+def sum_over_steps(
+    f: Callable[[int], float], lo: int, hi: int, rel_tol: float = _AFFINE_REL_TOL
+) -> tuple[float, tuple[int, ...]]:
     """``sum(f(k) for k in range(lo, hi + 1))`` from a few evaluations of ``f``, and the ``k`` evaluated.
 
     ``f`` is evaluated at both ends and the midpoint of ``[lo, hi]``. If the midpoint lies on the
     chord, the interval's sum is the trapezoid ``(hi - lo + 1) * (f(lo) + f(hi)) / 2`` (exact for
     an affine ``f``); otherwise both halves are summed the same way, recursively.
+
+    With ``rel_tol`` above float rounding (:data:`STEP_REL_TOL`), the quarter points are checked
+    too, and each of the three may lie within ``rel_tol`` of the chord.
 
     Notes
     -----
@@ -177,12 +188,15 @@ def sum_over_steps(f: Callable[[int], float], lo: int, hi: int) -> tuple[float, 
             seen[k] = f(k)
         return seen[k]
 
+    def on_chord(a: int, b: int, k: int) -> bool:
+        return math.isclose(at(k), at(a) + (at(b) - at(a)) * (k - a) / (b - a), rel_tol=rel_tol, abs_tol=0.0)
+
     def total(a: int, b: int) -> float:
         if b - a <= 1:
             return sum(at(k) for k in range(a, b + 1))
         mid = (a + b) // 2
-        chord = at(a) + (at(b) - at(a)) * (mid - a) / (b - a)
-        if math.isclose(at(mid), chord, rel_tol=_AFFINE_REL_TOL, abs_tol=0.0):
+        checks = (mid,) if rel_tol <= _AFFINE_REL_TOL or b - a < 4 else (mid, (a + mid) // 2, (mid + b) // 2)
+        if all(on_chord(a, b, k) for k in checks):
             return (b - a + 1) * (at(a) + at(b)) / 2
         return total(a, mid) + total(mid, b) - at(mid)
 
@@ -209,7 +223,7 @@ def _metrics(
             decode_kv_lens_evaluated=(r.kv_len,),
         )
     steps = r.decode_kv_lens
-    decode_s, evaluated = sum_over_steps(decode, steps.start, steps.stop - 1)
+    decode_s, evaluated = sum_over_steps(decode, steps.start, steps.stop - 1, STEP_REL_TOL)
     total = prefill_s + decode_s
     tpot = decode_s / len(steps) if len(steps) else None
     return ProfileMetrics(
@@ -285,11 +299,21 @@ def run_phase(
         none), its costs at ``precision``, its results per profile, and the metrics.
     """
     from dfx.costs.precision import Precision, bytes_per_element
+    from dfx.inference.kv_range import DecodeRange
     from dfx.inference.steps import capture_step, is_cache_input
 
     check_request(request)
     precision = precision if precision is not None else Precision.of(dtype)
     results: dict[tuple[int, int], tuple[Any, Any, tuple[Any, ...]]] = {}  # (tokens, kv_len) -> step
+    latencies: dict[tuple[int, int], tuple[float, ...]] = {}  # every step evaluated: its latency per profile
+
+    def capture(tokens: int, kv_len: int):
+        return capture_step(spec, batch=request.batch, tokens=tokens, kv_len=kv_len, dtype=dtype, method=method)
+
+    kv = request.decode_kv_lens
+    decode_range = DecodeRange(lambda k: capture(1, k), kv.start, kv.stop - 1) if kv else None
+    prefill_key = (request.prompt_len, 0)
+    shown = (1, kv.start) if kv else prefill_key  # the step the document shows: kept whole
 
     def step(tokens: int, kv_len: int):
         key = (tokens, kv_len)
@@ -297,20 +321,26 @@ def run_phase(
             from dfx.report.progress import step as say
 
             say(f"{'prefill' if kv_len == 0 else 'decode'} step: {tokens} token(s), kv_len {kv_len}")
-            s = capture_step(spec, batch=request.batch, tokens=tokens, kv_len=kv_len, dtype=dtype, method=method)
+            in_range = decode_range is not None and tokens == 1 and kv_len in kv
+            s = decode_range.step(kv_len) if in_range else capture(tokens, kv_len)
             costed = precision.apply(s.costed, is_cache_input)
-            results[key] = (s, costed, tuple(evaluate(costed, p) for p in profiles))
+            got = (s, costed, tuple(evaluate(costed, p) for p in profiles))
+            latencies[key] = tuple(r.latency_s for r in got[2])
+            if key != shown:
+                return got  # only its latencies are kept: a long generation evaluates many steps
+            results[key] = got
         return results[key]
 
     def latency(tokens: int, kv_len: int, index: int) -> float:
-        return step(tokens, kv_len)[2][index].latency_s
+        key = (tokens, kv_len)
+        if key not in latencies:
+            step(tokens, kv_len)
+        return latencies[key][index]
 
-    prefill_key = (request.prompt_len, 0)
     metrics = []
     for i, p in enumerate(profiles):
         prefill_s = latency(*prefill_key, i) if request.phase is not Phase.DECODE else None
         metrics.append(_metrics(request, p.id, prefill_s, lambda k, i=i: latency(1, k, i)))
-    shown = (1, request.decode_kv_lens.start) if request.decode_kv_lens else prefill_key
     s, costed, hw = step(*shown)  # captured already, unless there are no profiles
     geometry = s.geometry
     kv_dtype = precision.kv_dtype

@@ -98,6 +98,9 @@ def sweep(
     ),  # \\[ keeps rich's help from reading [ray] as a markup tag (it printed "pip install dfx")
     ray_address: Optional[str] = typer.Option(None, "--ray-address", help="Run on the Ray cluster at ADDR."),
     no_report: bool = typer.Option(False, "--no-report", help="Skip the summary, pictures and report.html."),
+    no_cache: bool = typer.Option(
+        False, "--no-cache", help="Capture without reading or writing the capture cache (dfx cache info)."
+    ),
 ) -> None:
     """Sweep models x hardware x batch x seq x dtype x phase x chips; resume by running it again."""
     import time
@@ -112,6 +115,7 @@ def sweep(
         TimeRemainingColumn,
     )
 
+    from dfx.cache import CaptureCache
     from dfx.errors import DfxError
     from dfx.report.files import check_targets
     from dfx.sweep import load_spec, run_sweep
@@ -135,7 +139,7 @@ def sweep(
         "parallel": (_chip_counts(chips) or []) + splits or None,
     }
     spec = load_spec(spec_file, overrides)
-    to_capture = _models_to_capture(spec, out)
+    to_capture = _models_to_capture(spec, out, None if no_cache else CaptureCache())
     if to_capture:
         _check_models(to_capture)
     if not no_report and not (out / SPEC_FILE).is_file():
@@ -176,6 +180,7 @@ def sweep(
             force=force,
             on_rows=on_rows,
             on_start=on_start,
+            capture_cache=None if no_cache else CaptureCache(),
         )
     finally:
         if state["started"]:  # a Progress never started still prints an empty line when stopped
@@ -183,7 +188,7 @@ def sweep(
     _finish(spec, run, out, no_report)
 
 
-def _models_to_capture(spec, out: Path) -> list[str]:
+def _models_to_capture(spec, out: Path, capture_cache=None) -> list[str]:
     """The models of ``spec`` that have a point whose graph is not in ``out``'s graph cache (a phase
     point always captures), in ``spec.models``' order.
 
@@ -195,7 +200,11 @@ def _models_to_capture(spec, out: Path) -> list[str]:
     from dfx.sweep.runner import CACHE_DIR
 
     cache = str(out / CACHE_DIR)
-    missing = {t["model"] for t in (g.to_task() for g in spec.groups()) if not graph_on_disk(t, cache)}
+    tasks = [g.to_task() for g in spec.groups()]
+    if capture_cache is not None:  # a graph in the user's capture cache needs no capture either
+        for t in tasks:
+            t["capture_cache"] = str(capture_cache.root)
+    missing = {t["model"] for t in tasks if not graph_on_disk(t, cache)}
     return [m for m in spec.models if m in missing]
 
 

@@ -42,7 +42,15 @@ def _graph_cache_path(cache_dir: str, key: tuple[Any, ...]) -> Path:
 
 
 @lru_cache(maxsize=256)  # more than a sweep's graphs per worker: a miss re-reads the graph's JSON
-def costed_graph(model: str, batch: int, seq: int, dtype: str, method: str, cache_dir: str | None = None):
+def costed_graph(
+    model: str,
+    batch: int,
+    seq: int,
+    dtype: str,
+    method: str,
+    cache_dir: str | None = None,
+    capture_cache: str | None = None,
+):
     """The costed graph of a forward point, captured at most once per process and per cache folder.
 
     Parameters
@@ -58,6 +66,9 @@ def costed_graph(model: str, batch: int, seq: int, dtype: str, method: str, cach
         Folder of captured graphs (``dfx.graph/1`` JSON, keyed by dfx version, model, sizes, dtype,
         method); read if present, written after a capture or a substitution
         (:func:`dfx.sweep.graphs.forward_graph`).
+    capture_cache : str, optional
+        The folder of the user's capture cache (:class:`dfx.cache.CaptureCache`), shared by every
+        sweep and ``dfx analyze``: read before capturing, written after.
 
     Returns
     -------
@@ -77,7 +88,12 @@ def costed_graph(model: str, batch: int, seq: int, dtype: str, method: str, cach
         else:
             after_capture()
             return costed
-    graph = forward_graph(model, batch, seq, dtype, method)  # one symbolic capture per bucket (dfx.sweep.graphs)
+    captures = None
+    if capture_cache is not None:
+        from dfx.cache import CaptureCache
+
+        captures = CaptureCache(capture_cache)
+    graph = forward_graph(model, batch, seq, dtype, method, captures)  # one symbolic capture per bucket
     if path is not None:
         _write_atomic(path, graph.to_json())
     costed = annotate(graph)
@@ -92,7 +108,15 @@ def graph_on_disk(task: dict[str, Any], cache_dir: str | None) -> bool:
     if cache_dir is None or task["phase"] != FORWARD:
         return False
     key = (task["model"], task["batch"], task["seq"], Precision.of(task["dtype"]).capture, task["method"])
-    return _graph_cache_path(cache_dir, key).is_file()
+    if _graph_cache_path(cache_dir, key).is_file():
+        return True
+    if task.get("capture_cache") is None:
+        return False
+    from dfx.cache import CaptureCache, CaptureKey
+
+    model, batch, seq, dtype, method = key
+    captured = CaptureKey.of("forward", model, batch=batch, seq=seq, dtype=dtype, method=method)
+    return captured is not None and CaptureCache(task["capture_cache"]).path(captured).is_file()
 
 
 def _write_atomic(path: Path, text: str) -> None:
@@ -165,7 +189,15 @@ def _forward_rows(task: dict[str, Any], cache_dir: str | None) -> list[dict[str,
     # as dfx.analyze does it: capture in the precision's capture dtype (bf16 for fp8/int8), and
     # re-price the costs unless the capture dtype is the activation dtype
     precision = Precision.of(task["dtype"])
-    costed = costed_graph(task["model"], task["batch"], task["seq"], precision.capture, task["method"], cache_dir)
+    costed = costed_graph(
+        task["model"],
+        task["batch"],
+        task["seq"],
+        precision.capture,
+        task["method"],
+        cache_dir,
+        task.get("capture_cache"),
+    )
     if not precision.is_identity:
         costed = precision.apply(costed)
     total = costed.total

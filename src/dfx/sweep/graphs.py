@@ -15,7 +15,9 @@ The first point of a bucket is captured concretely (:func:`dfx.analysis.capture_
 ``dfx analyze`` sees) and exported symbolically once; the symbolic graph takes its node names from
 that concrete graph and must then equal it exactly (:meth:`SymbolicCapture.align`), or the bucket
 falls back to concrete captures. Every further size of the bucket is a substitution, with no export.
-:data:`CAPTURES` counts what this process did (``symbolic``, ``concrete``, ``substituted``).
+Given a :class:`dfx.cache.CaptureCache`, a point's graph is read from it when there (``dfx analyze``
+and earlier sweeps fill it), and stored after its capture or substitution.
+:data:`CAPTURES` counts what this process did (``symbolic``, ``concrete``, ``substituted``, ``cached``).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from typing import Any
 
 __all__ = ["CAPTURES", "forward_graph", "reset"]
 
-CAPTURES: Counter = Counter()  # "symbolic" exports, "concrete" captures, "substituted" graphs, this process
+CAPTURES: Counter = Counter()  # "symbolic" exports, "concrete" captures, "substituted", "cached" graphs
 _BUCKETS: dict[tuple[Any, ...], Any] = {}  # bucket key -> SymbolicCapture, or None (capture concretely)
 _FIXED: dict[tuple[str, str], tuple[bool, bool]] = {}  # (model, dtype) -> (batch sizes the model, seq sizes it)
 _EXPORT_METHODS = ("auto", "export")  # the static path these must reproduce exports first
@@ -63,14 +65,31 @@ def _concrete(model: str, batch: int, seq: int, dtype: str, method: str):
     return graph
 
 
-def forward_graph(model: str, batch: int, seq: int, dtype: str, method: str):
-    """The :class:`dfx.ir.Graph` ``dfx analyze model --batch --seq --dtype`` captures, from this process's buckets.
+def forward_graph(model: str, batch: int, seq: int, dtype: str, method: str, cache: Any = None):
+    """The :class:`dfx.ir.Graph` ``dfx analyze model --batch --seq --dtype`` captures, from this process's
+    buckets, or from ``cache`` (a :class:`dfx.cache.CaptureCache`), where it is stored when captured.
 
     Raises
     ------
     DfxError
         As :func:`dfx.analysis.capture_spec` (a bad model, a capture failure).
     """
+    if cache is None:
+        return _forward_graph(model, batch, seq, dtype, method)
+    from dfx.cache import CaptureKey
+
+    key = CaptureKey.of("forward", model, batch=batch, seq=seq, dtype=dtype, method=method)
+    hit = cache.get(key) if key is not None else None
+    if hit is not None:
+        CAPTURES["cached"] += 1
+        return hit[0]
+    graph = _forward_graph(model, batch, seq, dtype, method)
+    if key is not None:  # the description dfx.analysis.capture_spec gives the same capture
+        cache.put(key, graph, {"name": graph.name, "dtype": dtype, "batch": batch, "seq": seq})
+    return graph
+
+
+def _forward_graph(model: str, batch: int, seq: int, dtype: str, method: str):
     from dfx.errors import DfxError
 
     if method not in _EXPORT_METHODS or (":" in model and not model.startswith("hf:")):

@@ -361,6 +361,7 @@ def run_sweep(
     force: bool = False,
     on_rows: Callable[[list[dict[str, Any]]], None] | None = None,
     on_start: Callable[[int, int], None] | None = None,
+    capture_cache: Any = None,
 ) -> SweepRun:
     """Run the points of ``spec`` that ``out``'s table lacks, appending each group's rows as it finishes.
 
@@ -384,6 +385,9 @@ def run_sweep(
         interrupted or not.
     on_start : callable, optional
         Called once with (points to run, points already done) before any work.
+    capture_cache : dfx.cache.CaptureCache, optional
+        The capture cache forward graphs are read from and written to (``dfx sweep`` passes the
+        user's unless ``--no-cache``); default: captures only in ``out``'s ``graphs/``.
 
     Raises
     ------
@@ -403,6 +407,9 @@ def run_sweep(
     if on_start is not None:
         on_start(len(todo), spec.n_points - len(todo))
     tasks = [g.to_task() for g in groups]
+    if capture_cache is not None:
+        for t in tasks:
+            t["capture_cache"] = str(capture_cache.root)
     cache = str(out / CACHE_DIR)
     # at most one worker per group: a pool forks every worker at its start, busy or not
     n = max(1, min(workers if workers is not None else os.cpu_count() or 1, len(tasks)))

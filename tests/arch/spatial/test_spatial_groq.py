@@ -233,3 +233,17 @@ def test_weights_never_cross_between_chips():
     # the weight arriving as an edge is counted once: 5,120 + 7,680 + 1,230,720 B
     assert working_set(edged["fc1"], edged) == working_set(plain["fc1"], plain) == 1_243_520
     assert compile_schedule(edged, small).makespan_cycles == compile_schedule(plain, small).makespan_cycles
+
+
+def test_the_plan_prices_each_distinct_node_once_and_equals_pricing_every_node():
+    # GPT-2's 12 identical layers: the plan shares node_cycles between equal nodes (same category,
+    # costs, aten calls, dtype, split); each node's cycles must still be exactly its own node_cycles
+    import dfx
+    from dfx.arch.spatial.groq_schedule import tsp_plan
+
+    profile = load_profile("groq-lpu")
+    org = TspOrganisation.from_profile(profile)
+    costed = dfx.analyze("hf:gpt2", hardware=[], seq=8).costed
+    plan = tsp_plan(costed, profile)
+    for cn in costed.nodes:
+        assert plan.cycles[cn.name] == node_cycles(cn, org, cn.cost.bytes, ways=split_ways(cn, costed, org)), cn.name

@@ -145,6 +145,9 @@ def _make_plan(costed: CostedGraph, org: TspOrganisation) -> TspPlan:
     params = graph.parameter_index if graph.parameters else {}
     sram = org.sram_bytes
     new = object.__new__
+    # node_cycles is a pure function of these (and the org): the repeated layers of a decoder price
+    # each distinct node once, not once per layer
+    shared: dict[tuple, NodeCycles] = {}
     for cn in costed.nodes:
         node = cn.node
         name, inputs = node.name, node.inputs
@@ -172,7 +175,12 @@ def _make_plan(costed: CostedGraph, org: TspOrganisation) -> TspPlan:
             cycles.__dict__.update(name=name, slice=None, mxm=0, vxm=0, mem=0, c2c=0, fill=0)
             busy, unit = 0, None
         else:
-            cycles = node_cycles(cn, org, cost.bytes, ways=ways)
+            key = (cn.category, cost, cn.flops_by_category, cn.dtype, node.aten_calls, ways)
+            same = shared.get(key)
+            if same is None:
+                same = shared[key] = node_cycles(cn, org, cost.bytes, ways=ways)
+            cycles = new(NodeCycles)
+            cycles.__dict__.update(same.__dict__, name=name)
             busy, unit = cycles.total, cycles.slice
         gather = gather_s(cn, ways, org) if ways != 1 else 0.0
         cycles_by[name], gather_by[name] = cycles, gather
