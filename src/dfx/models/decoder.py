@@ -86,25 +86,29 @@ class DecoderConfig:
     qk_rope_head_dim: int = 0
     v_head_dim: int = 0
     mtp_layers: int = 0  # DeepSeek-V3's multi-token-prediction modules (off unless asked for)
+    layer_map: tuple[int, ...] = ()  # built layer i is the config's layer layer_map[i] (a few layers of a model)
     family: str = field(default="decoder", compare=False)
 
     @property
     def mla(self) -> bool:
         return self.kv_lora_rank > 0
 
+    def _source(self, i: int) -> int:
+        return self.layer_map[i] if self.layer_map else i
+
     def layer_type(self, i: int) -> str:
-        return self.layer_types[i] if self.layer_types else FULL
+        return self.layer_types[self._source(i)] if self.layer_types else FULL
 
     def window(self, i: int) -> int | None:
         """Layer ``i``'s sliding window in tokens, or None for full attention."""
         return self.sliding_window if self.layer_type(i) == SLIDING else None
 
     def is_moe(self, i: int) -> bool:
-        return self.n_experts > 0 and i >= self.first_dense_layers
+        return self.n_experts > 0 and self._source(i) >= self.first_dense_layers
 
     def layer_kind(self, i: int) -> tuple[str, bool]:
         """What makes layer ``i``'s graph differ from another's: its attention type and whether it is MoE."""
-        return (self.layer_type(i), self.is_moe(i))
+        return (self.layer_type(i) if self.sliding_window else FULL, self.is_moe(i))
 
 
 class RMSNorm(nn.Module):
