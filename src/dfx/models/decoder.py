@@ -158,9 +158,9 @@ def softcap(x: torch.Tensor, cap: float | None) -> torch.Tensor:
 
 def sliding_mask(T: int, window: int, device) -> torch.Tensor:
     """(T, T) bool: query i sees key j when ``i - window < j <= i`` (transformers' sliding causal mask)."""
-    i = torch.arange(T, device=device)
-    d = i[:, None] - i[None, :]  # (T, T) query minus key position
-    return (d >= 0) & (d < window)
+    q_idx = torch.arange(T, device=device)[:, None]  # (T, 1) query positions
+    kv_idx = torch.arange(T, device=device)[None, :]  # (1, T) key positions
+    return (kv_idx <= q_idx) & (kv_idx > q_idx - window)
 
 
 def grouped_attention(
@@ -182,13 +182,13 @@ def grouped_attention(
     nkv = k.shape[1]
     g = nh // nkv
     s = torch.matmul(q.reshape(B, nkv, g * T, hs), k.transpose(-1, -2)) * scale  # (B, nkv, g*T, T)
-    s = softcap(s, cap).view(B, nkv, g, T, T).masked_fill(~mask, float("-inf"))
+    s = softcap(s, cap).masked_fill(~mask.repeat(g, 1), float("-inf"))  # row (j, t) is query t of head j
     if sinks is not None:  # one extra logit per head, dropped after the softmax
-        sink = sinks.view(1, nkv, g, 1, 1).expand(B, nkv, g, T, 1).to(s.dtype)
-        p = F.softmax(torch.cat((s, sink), dim=-1), dim=-1, dtype=torch.float32)[..., :T]
+        sink = sinks.view(nkv, g, 1).expand(nkv, g, T).reshape(1, nkv, g * T, 1).expand(B, nkv, g * T, 1)
+        p = F.softmax(torch.cat((s, sink.to(s.dtype)), dim=-1), dim=-1, dtype=torch.float32)[..., :T]
     else:
         p = F.softmax(s, dim=-1, dtype=torch.float32)
-    y = torch.matmul(p.to(v.dtype).view(B, nkv, g * T, T), v)  # (B, nkv, g*T, hs)
+    y = torch.matmul(p.to(v.dtype), v)  # (B, nkv, g*T, hs)
     return y.view(B, nh, T, hs)
 
 

@@ -38,9 +38,9 @@ def _common(c: dict[str, Any], seq: int, **defaults) -> dict[str, Any]:
 
 def _layer_types(c: dict[str, Any], every: int | None) -> tuple[str, ...]:
     """Explicit ``layer_types``; else every ``every``-th layer full, the others sliding (Gemma, gpt-oss)."""
-    if c.get("layer_types"):
-        return tuple(c["layer_types"])
     L = c["num_hidden_layers"]
+    if c.get("layer_types"):  # a config cut to fewer layers keeps its first layers' types
+        return tuple(c["layer_types"][:L])
     if every is None:  # Mistral, Phi-3: every layer slides when the config names a window
         return (SLIDING,) * L if c.get("sliding_window") else ()
     return tuple(SLIDING if (i + 1) % every else FULL for i in range(L))

@@ -230,6 +230,8 @@ def _from_transformers(config: dict[str, Any], seq: int, device: str | torch.dev
 
     # "_source" and other "_" keys are dfx's notes (the config's URL), not transformers fields
     fields = {k: v for k, v in config.items() if k not in ("model_type", "transformers_version") and k[:1] != "_"}
+    if isinstance(fields.get("layer_types"), list) and isinstance(fields.get("num_hidden_layers"), int):
+        fields["layer_types"] = fields["layer_types"][: fields["num_hidden_layers"]]  # a config cut to fewer layers
     try:
         hf_config = AutoConfig.for_model(config["model_type"], **fields)
     except (KeyError, ValueError) as exc:
