@@ -191,3 +191,21 @@ def test_mtp_head_is_an_option(tmp_path):
     # one MTP module: enorm, hnorm, eh_proj (2d -> d), shared_head.norm, and one MoE decoder layer
     layer = sum(p.numel() for p in plain.layers[1].parameters())
     assert extra == 3 * d + 2 * d * d + layer
+
+
+# Whole models, transformers' count on the meta device (docs/models.md's table); dfx's must equal it.
+WHOLE = {
+    "mistral-7b": 7_241_732_096,
+    "mixtral-8x7b": 46_702_792_704,
+    "qwen3-30b-a3b": 30_532_122_624,
+    "gemma-2-9b": 9_241_705_984,
+    "gpt-oss-20b": 20_914_757_184,
+    "deepseek-v3": 671_026_404_352,
+}
+
+
+@pytest.mark.parametrize("name", list(WHOLE))
+def test_whole_model_parameters(name):
+    for impl in ("dfx", "transformers"):
+        spec = build_hf(name, seq=16, dtype="bfloat16", implementation=impl)
+        assert sum(p.numel() for p in spec.model.parameters()) == WHOLE[name], impl

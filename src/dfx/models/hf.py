@@ -86,7 +86,31 @@ def describe_config(name: str) -> str:
     hidden = config.get("hidden_size", config.get("n_embd"))
     heads = config.get("num_attention_heads", config.get("n_head"))
     context = config.get("max_position_embeddings", config.get("n_positions"))
-    return f"{arch} ({config['model_type']}): {layers} layers, hidden {hidden}, {heads} heads, context {context}; input input_ids (B, seq)"
+    return (
+        f"{arch} ({config['model_type']}): {layers} layers, hidden {hidden}, {heads} heads, context {context}"
+        f"{_extras(config)}; input input_ids (B, seq)"
+    )
+
+
+def _extras(config: dict[str, Any]) -> str:
+    """``, 8 experts top-2`` (MoE), ``, MLA latent 576`` (DeepSeek), ``, sliding window 4096``; or ``""``.
+
+    >>> _extras({"n_routed_experts": 256, "num_experts_per_tok": 8, "n_shared_experts": 1, "kv_lora_rank": 512,
+    ...          "qk_rope_head_dim": 64})
+    ', 256 experts top-8 + 1 shared, MLA latent 576'
+    """
+    out = ""
+    experts = config.get("num_local_experts") or config.get("num_experts") or config.get("n_routed_experts")
+    if experts:
+        shared = config.get("n_shared_experts")
+        out += f", {experts} experts top-{config.get('num_experts_per_tok')}" + (
+            f" + {shared} shared" if shared else ""
+        )
+    if config.get("kv_lora_rank"):
+        out += f", MLA latent {config['kv_lora_rank'] + config.get('qk_rope_head_dim', 0)}"
+    if config.get("sliding_window") and config.get("use_sliding_window", True):
+        out += f", sliding window {config['sliding_window']}"
+    return out
 
 
 def load_config(name_or_path: str) -> tuple[dict[str, Any], str]:
