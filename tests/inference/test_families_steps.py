@@ -149,3 +149,17 @@ def test_decode_kv_cache_bytes_past_the_window():
     # DeepSeek-V3 at kv_len 4,096: 61 layers x (512 + 64) x 2 B per token
     d = dfx.analyze("hf:deepseek-v3", hardware=[], dtype="bf16", phase="decode", kv_len=4096)
     assert d.inference.kv_cache_bytes == 61 * 576 * 2 * 4096
+
+
+@pytest.mark.parametrize("model_type", ["deepseek_v3"])  # MLA expanded, shared + routed experts
+def test_training_step_captures_the_routed_experts(tmp_path, model_type):
+    from dfx.capture.joint import capture_joint
+    from dfx.models.hf import build_hf
+
+    spec = build_hf(_tiny(tmp_path, model_type)[3:], seq=16, dtype="bfloat16", implementation="dfx")
+    graph = capture_joint(spec.model, spec.args, spec.kwargs)
+    grouped = [n for n in graph.nodes if any(c.op == "aten._grouped_mm.default" for c in n.aten_calls)]
+    moe_layers = sum(1 for m in spec.model.modules() if type(m).__name__ == "Experts")
+    # each MoE layer: 2 grouped GEMMs forward; backward 2 more per forward one (input and weight gradients)
+    assert len(grouped) == moe_layers * 2 * 3
+    assert {u.target for u in annotate(graph).unknown_ops} <= _MOE_OPS
