@@ -209,3 +209,11 @@ def test_whole_model_parameters(name):
     for impl in ("dfx", "transformers"):
         spec = build_hf(name, seq=16, dtype="bfloat16", implementation=impl)
         assert sum(p.numel() for p in spec.model.parameters()) == WHOLE[name], impl
+
+
+@pytest.mark.parametrize("name, count", [("mistral-7b", 7_241_732_096), ("qwen2-7b", 7_615_616_512)])
+def test_capacity_closed_form_equals_transformers(name, count):
+    from dfx.arch.memory.model_shape import parameter_count_from_config
+
+    # Qwen2's q/k/v biases: 28 layers * (3584 + 2 * 512) = 129,024 more than a bias-free Llama shape
+    assert parameter_count_from_config(load_config(name)[0]) == count

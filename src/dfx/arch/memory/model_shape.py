@@ -114,6 +114,8 @@ def _llama_count(c: dict[str, Any]) -> int:
     attn = d * heads * hd + 2 * d * kv * hd + heads * hd * d  # q, k, v, o weights
     if c.get("attention_bias"):
         attn += heads * hd + 2 * kv * hd + d
+    elif c.get("model_type") == "qwen2":  # Qwen2 always biases q, k and v (modeling_qwen2.py), not o
+        attn += heads * hd + 2 * kv * hd
     mlp = 3 * d * f + (2 * f + d if c.get("mlp_bias") else 0)  # gate, up, down
     per_layer = attn + mlp + 2 * d  # two RMSNorm weights
     embed = v * d * (1 if c.get("tie_word_embeddings", False) else 2)  # embed_tokens (+ lm_head)
