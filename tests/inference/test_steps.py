@@ -71,9 +71,12 @@ def test_kv_cache_bytes_of_every_shipped_config(name):
             dfx.analyze(f"hf:{name}", hardware=[], dtype="bf16", phase="decode", kv_len=8)
         return
     layers, kv_heads, head_dim = _config_fields(name)
-    tokens, batch = 8, 2
+    tokens, batch = 8, 2  # 8 tokens: shorter than every sliding window, so every layer keeps all of them
     a = dfx.analyze(f"hf:{name}", hardware=[], dtype="bf16", phase="decode", kv_len=tokens, batch=batch)
     expected = 2 * layers * kv_heads * head_dim * tokens * batch * 2  # bf16: 2 bytes per element
+    c = json.loads((CONFIG_DIR / f"{name}.json").read_text())
+    if c.get("kv_lora_rank"):  # MLA (DeepSeek-V2 paper, section 2.1.2): one latent of r + dr per token and layer
+        expected = layers * (c["kv_lora_rank"] + c["qk_rope_head_dim"]) * tokens * batch * 2
     assert a.to_dict()["inference"]["kv_cache_bytes"] == expected
     assert sum(n.outputs[0].nbytes for n in cache_inputs(a.costed.graph)) == expected
     # an fp8 cache is half of it

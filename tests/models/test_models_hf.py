@@ -34,7 +34,25 @@ WHOLE_PARAMS = {
 
 
 def test_shipped_configs():
-    assert shipped_configs() == ["bert-base-uncased", "gpt2", "llama-2-70b", "llama-2-7b", "llama-3-8b"]
+    assert shipped_configs() == [
+        "bert-base-uncased",
+        "deepseek-v3",
+        "gemma-2-9b",
+        "gemma-3-12b",
+        "gpt-oss-120b",
+        "gpt-oss-20b",
+        "gpt2",
+        "llama-2-70b",
+        "llama-2-7b",
+        "llama-3-8b",
+        "llama-3.1-70b",
+        "mistral-7b",
+        "mixtral-8x7b",
+        "phi-3-mini",
+        "qwen2-7b",
+        "qwen3-30b-a3b",
+        "qwen3-8b",
+    ]
 
 
 @pytest.mark.parametrize("name", list(WHOLE_PARAMS))
@@ -174,7 +192,7 @@ def test_seq_beyond_learned_positions():
 
 
 def test_model_type_dfx_cannot_build(tmp_path):
-    (tmp_path / "config.json").write_text(json.dumps({**TINY_LLAMA, "model_type": "mistral"}))
+    (tmp_path / "config.json").write_text(json.dumps({**TINY_LLAMA, "model_type": "falcon"}))  # dfx builds mistral now
     with pytest.raises(ModelSpecError, match="needs transformers"):
         build_hf(str(tmp_path), implementation="dfx")
 

@@ -125,13 +125,25 @@ class InferenceResult:
     graph_step: str  # which step the document's graph (nodes, totals, hardware) is
     profiles: tuple[ProfileMetrics, ...] = ()
     precision: dict[str, Any] = field(default_factory=dict)
+    windows: tuple[int | None, ...] = ()  # per layer sliding window (None: full); () is full everywhere
+    latent_dim: int = 0  # MLA: kv_lora_rank + qk_rope_head_dim elements per token per layer
 
     @property
     def kv_cache_bytes(self) -> int:
-        """``2 * layers * kv_heads * head_dim * tokens * batch * bytes per element``."""
+        """``per_layer * sum over layers of min(tokens, window) * batch * bytes per element``.
+
+        ``per_layer`` is ``2 * kv_heads * head_dim`` (K and V), or MLA's ``latent_dim``; without
+        windows the sum is ``layers * tokens``: ``2 * layers * kv_heads * head_dim * tokens * batch * bytes``.
+        """
         r = self.request
-        elements = 2 * self.n_layers * self.n_kv_heads * self.head_dim * r.kv_cache_tokens * r.batch
-        return math.ceil(elements * self.kv_bytes_per_element)
+        per_layer = self.latent_dim or 2 * self.n_kv_heads * self.head_dim
+        tokens = r.kv_cache_tokens
+        cached = (
+            sum(tokens if w is None else min(tokens, w) for w in self.windows)
+            if self.windows
+            else self.n_layers * tokens
+        )
+        return math.ceil(per_layer * cached * r.batch * self.kv_bytes_per_element)
 
     def metrics(self, profile_id: str) -> ProfileMetrics:
         for m in self.profiles:
@@ -354,5 +366,7 @@ def run_phase(
         graph_step=("prefill" if shown[1] == 0 else "decode") + f" step: {shown[0]} new token(s), kv_len {shown[1]}",
         profiles=tuple(metrics),
         precision=precision.to_dict(),
+        windows=getattr(geometry, "windows", ()),
+        latent_dim=getattr(geometry, "latent_dim", 0),
     )
     return costed, hw, info

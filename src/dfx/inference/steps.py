@@ -72,13 +72,15 @@ def capture_step(spec: str, *, batch: int, tokens: int, kv_len: int, dtype: str,
 @lru_cache(maxsize=64)
 def _capture_step(spec: str, batch: int, tokens: int, kv_len: int, dtype: str, method: str) -> Step:
     from dfx.capture import capture
-    from dfx.inference.repeat import repeat_layer
+    from dfx.inference.repeat import repeat_layer, repeat_layers
     from dfx.models.decode import build_step
 
     built = build_step(spec, batch=batch, tokens=tokens, kv_len=kv_len, dtype=dtype, layers=_TEMPLATE_LAYERS)
     what = f"decode-kv{kv_len}" if kv_len else f"prefill-{tokens}"
     graph = capture(built.spec.model, built.spec.args, built.spec.kwargs, method=method, name=f"{spec}:{what}")
     geometry = built.geometry
-    if geometry.n_layers > built.built_layers:
+    if built.template and geometry.n_layers > built.built_layers:  # layers of several kinds
+        graph = repeat_layers(graph, geometry.layer_prefix, built.template)
+    elif geometry.n_layers > built.built_layers:
         graph = repeat_layer(graph, geometry.layer_prefix, geometry.n_layers)
     return Step(graph, annotate(graph), geometry, batch, tokens, kv_len, dtype)

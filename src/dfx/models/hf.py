@@ -19,6 +19,9 @@ import torch.nn as nn
 from dfx.errors import ModelSpecError
 from dfx.safe_load import load_json
 from dfx.models.bert import Bert, BertConfig
+from dfx.models.decoder import Decoder
+from dfx.models.families import FAMILIES, decoder_config
+from dfx.models.moe import check_expert_dtype
 from dfx.models.gpt2 import GPT2, GPT2Config
 from dfx.models.llama import Llama, LlamaConfig
 from dfx.models.spec import ModelSpec, check_input_numel, check_positive, check_tokens, close_matches, parse_dtype
@@ -48,6 +51,15 @@ _SIZE_FIELDS = (
     "type_vocab_size",
     "num_local_experts",
     "num_experts_per_tok",
+    "num_experts",
+    "n_routed_experts",
+    "moe_intermediate_size",
+    "kv_lora_rank",
+    "q_lora_rank",
+    "qk_nope_head_dim",
+    "qk_rope_head_dim",
+    "v_head_dim",
+    "sliding_window",
 )
 _LAYER_FIELDS = ("num_hidden_layers", "n_layer")
 # Capture traces every layer (about 0.6 s of CPU each for Llama-2-7B here), so a config of 100,000
@@ -74,7 +86,31 @@ def describe_config(name: str) -> str:
     hidden = config.get("hidden_size", config.get("n_embd"))
     heads = config.get("num_attention_heads", config.get("n_head"))
     context = config.get("max_position_embeddings", config.get("n_positions"))
-    return f"{arch} ({config['model_type']}): {layers} layers, hidden {hidden}, {heads} heads, context {context}; input input_ids (B, seq)"
+    return (
+        f"{arch} ({config['model_type']}): {layers} layers, hidden {hidden}, {heads} heads, context {context}"
+        f"{_extras(config)}; input input_ids (B, seq)"
+    )
+
+
+def _extras(config: dict[str, Any]) -> str:
+    """``, 8 experts top-2`` (MoE), ``, MLA latent 576`` (DeepSeek), ``, sliding window 4096``; or ``""``.
+
+    >>> _extras({"n_routed_experts": 256, "num_experts_per_tok": 8, "n_shared_experts": 1, "kv_lora_rank": 512,
+    ...          "qk_rope_head_dim": 64})
+    ', 256 experts top-8 + 1 shared, MLA latent 576'
+    """
+    out = ""
+    experts = config.get("num_local_experts") or config.get("num_experts") or config.get("n_routed_experts")
+    if experts:
+        shared = config.get("n_shared_experts")
+        out += f", {experts} experts top-{config.get('num_experts_per_tok')}" + (
+            f" + {shared} shared" if shared else ""
+        )
+    if config.get("kv_lora_rank"):
+        out += f", MLA latent {config['kv_lora_rank'] + config.get('qk_rope_head_dim', 0)}"
+    if config.get("sliding_window") and config.get("use_sliding_window", True):
+        out += f", sliding window {config['sliding_window']}"
+    return out
 
 
 def load_config(name_or_path: str) -> tuple[dict[str, Any], str]:
@@ -143,6 +179,7 @@ def build_hf(
     use_transformers = implementation == "transformers" or (implementation == "auto" and have_transformers)
     build = _from_transformers if use_transformers else _from_dfx
     model = build(config, seq, device).to(dtype=torch_dtype).eval()
+    check_expert_dtype(model, torch_dtype)
     input_ids = torch.zeros((batch, seq), dtype=torch.int64, device=device)
     impl = "transformers" if use_transformers else "dfx"
     description = (
@@ -215,7 +252,10 @@ def _check_seq(config: dict[str, Any], seq: int | None) -> int:
 def _from_transformers(config: dict[str, Any], seq: int, device: str | torch.device) -> nn.Module:
     from transformers import AutoConfig, AutoModel, AutoModelForCausalLM
 
-    fields = {k: v for k, v in config.items() if k not in ("model_type", "transformers_version")}
+    # "_source" and other "_" keys are dfx's notes (the config's URL), not transformers fields
+    fields = {k: v for k, v in config.items() if k not in ("model_type", "transformers_version") and k[:1] != "_"}
+    if isinstance(fields.get("layer_types"), list) and isinstance(fields.get("num_hidden_layers"), int):
+        fields["layer_types"] = fields["layer_types"][: fields["num_hidden_layers"]]  # a config cut to fewer layers
     try:
         hf_config = AutoConfig.for_model(config["model_type"], **fields)
     except (KeyError, ValueError) as exc:
@@ -225,7 +265,10 @@ def _from_transformers(config: dict[str, Any], seq: int, device: str | torch.dev
     causal = any(a.endswith(("ForCausalLM", "LMHeadModel")) for a in config.get("architectures") or [])
     auto = AutoModelForCausalLM if causal else AutoModel
     with torch.device(device):  # imports done above, outside the device context
-        return auto.from_config(hf_config, attn_implementation="sdpa")
+        try:
+            return auto.from_config(hf_config, attn_implementation="sdpa")
+        except ValueError:  # no SDPA path (Gemma 2's soft-capped logits): transformers' eager attention
+            return auto.from_config(hf_config, attn_implementation="eager")
 
 
 # --- dfx's own implementations ------------------------------------------------------------------
@@ -288,8 +331,18 @@ def _bert(c: dict[str, Any], seq: int) -> nn.Module:
     return Bert(config)
 
 
+def _decoder(c: dict[str, Any], seq: int) -> nn.Module:
+    """Mistral, Mixtral, Qwen2/3, Qwen3-MoE, Gemma 2/3, Phi-3, gpt-oss, DeepSeek-V3: :mod:`dfx.models.decoder`."""
+    return Decoder(decoder_config(c, seq))
+
+
 # model_type -> builder; everything else needs transformers.
-_DFX_BUILDERS: dict[str, Callable[[dict[str, Any], int], nn.Module]] = {"gpt2": _gpt2, "llama": _llama, "bert": _bert}
+_DFX_BUILDERS: dict[str, Callable[[dict[str, Any], int], nn.Module]] = {
+    "gpt2": _gpt2,
+    "llama": _llama,
+    "bert": _bert,
+    **{kind: _decoder for kind in FAMILIES},
+}
 
 
 def _from_dfx(config: dict[str, Any], seq: int, device: str | torch.device) -> nn.Module:

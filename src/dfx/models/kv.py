@@ -19,7 +19,15 @@ __all__ = ["attend_with_cache"]
 
 
 def attend_with_cache(
-    q: torch.Tensor, k_new: torch.Tensor, v_new: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor
+    q: torch.Tensor,
+    k_new: torch.Tensor,
+    v_new: torch.Tensor,
+    k_cache: torch.Tensor,
+    v_cache: torch.Tensor,
+    *,
+    scale: float | None = None,
+    cap: float | None = None,
+    sinks: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """Softmax attention of ``q`` against ``S`` cached keys plus the ``T`` new ones.
 
@@ -29,6 +37,12 @@ def attend_with_cache(
     k_new, v_new : Tensor (B, nkv, T, hs)
         The new tokens' keys (after rotary positions, where the model has them) and values.
     k_cache, v_cache : Tensor (B, nkv, S, hs)
+    scale : float, optional
+        Score scale; ``None`` is SDPA's ``hs**-0.5`` (Gemma: ``query_pre_attn_scalar**-0.5``).
+    cap : float, optional
+        Gemma 2's logit soft cap: scores become ``cap * tanh(scores / cap)``.
+    sinks : Tensor (nh,), optional
+        gpt-oss's per-head sink logit, joined to each softmax and dropped after it.
 
     Returns
     -------
@@ -45,9 +59,16 @@ def attend_with_cache(
     B, nh, T, hs = q.shape
     nkv, S = k_cache.shape[1], k_cache.shape[2]
     g = nh // nkv
-    q = q.reshape(B, nkv, g * T, hs) * hs**-0.5  # (B, nkv, g*T, hs), scaled as SDPA scales
+    q = q.reshape(B, nkv, g * T, hs) * (hs**-0.5 if scale is None else scale)  # (B, nkv, g*T, hs)
     s_cache = torch.matmul(q, k_cache.transpose(-1, -2))  # (B, nkv, g*T, S): reads the K cache
     s_new = torch.matmul(q, k_new.transpose(-1, -2))  # (B, nkv, g*T, T)
-    p = F.softmax(torch.cat((s_cache, s_new), dim=-1), dim=-1)  # (B, nkv, g*T, S+T)
+    s = torch.cat((s_cache, s_new), dim=-1)  # (B, nkv, g*T, S+T)
+    if cap is not None:
+        s = torch.tanh(s / cap) * cap
+    if sinks is not None:  # row (j, t) of KV head h belongs to query head h*g + j
+        sink = sinks.view(1, nkv, g, 1, 1).expand(B, nkv, g, T, 1).reshape(B, nkv, g * T, 1).to(s.dtype)
+        s = torch.cat((s, sink), dim=-1)  # (B, nkv, g*T, S+T+1)
+    p = F.softmax(s, dim=-1)
+    p = p[..., : S + T] if sinks is not None else p  # (B, nkv, g*T, S+T)
     y = torch.matmul(p[..., :S], v_cache) + torch.matmul(p[..., S:], v_new)  # (B, nkv, g*T, hs): reads V
     return y.reshape(B, nh, T, hs)

@@ -39,9 +39,10 @@ __all__ = ["CachedAttention", "cached_attentions", "kv_cache_bytes"]
 _SDPA = "scaled_dot_product"
 _MATMUL = frozenset({"matmul", "bmm", "mm", "__matmul__"})
 _SOFTMAX = frozenset({"softmax", "_softmax", "_safe_softmax"})
-# Ops between q @ kᵀ and softmax: scale, mask, soft-cap, dtype casts.
+# Ops between q @ kᵀ and softmax: scale, mask, soft-cap, dtype casts, attention sinks (cat).
 _SCORE = frozenset(
     {
+        "cat",
         "add",
         "sub",
         "mul",
@@ -61,7 +62,9 @@ _SCORE = frozenset(
     }
 )
 # Ops between softmax and probs @ v.
-_PROBS = frozenset({"dropout", "native_dropout", "getitem", "to", "_to_copy", "type_as", "clone", "contiguous"})
+_PROBS = frozenset(
+    {"dropout", "native_dropout", "getitem", "slice", "to", "_to_copy", "type_as", "clone", "contiguous"}
+)  # slice: gpt-oss drops its sink column
 # Ops that change a tensor's layout or width but not which values it holds.
 _LAYOUT = frozenset(
     {

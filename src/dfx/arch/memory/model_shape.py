@@ -43,18 +43,27 @@ class KvGeometry:
     kv_heads: int
     head_dim: int
     causal: bool = True
+    latent_dim: int = 0  # MLA (DeepSeek-V3): kv_lora_rank + qk_rope_head_dim elements per token and layer
+    windows: tuple[int | None, ...] = ()  # per layer sliding window (None: full attention)
 
     def cache_bytes(self, batch: int, seq: int, itemsize: int) -> int:
         """``2 * L * B * S * H_kv * D * itemsize`` (0 for an encoder).
+
+        MLA caches ``latent_dim`` elements per token and layer instead of ``2 * H_kv * D``; a
+        sliding-window layer keeps ``min(S, window)`` tokens.
 
         Examples
         --------
         >>> KvGeometry(layers=80, kv_heads=8, head_dim=128).cache_bytes(1, 4096, 2)  # Llama-2-70B
         1342177280
+        >>> KvGeometry(61, 1, 576, latent_dim=576).cache_bytes(1, 4096, 2)  # DeepSeek-V3: 61 * 576 * 4096 * 2
+        287834112
         """
         if not self.causal:
             return 0
-        return _KV_PER_TOKEN * self.layers * batch * seq * self.kv_heads * self.head_dim * itemsize
+        per_layer = self.latent_dim or _KV_PER_TOKEN * self.kv_heads * self.head_dim
+        tokens = sum(seq if w is None else min(seq, w) for w in self.windows) if self.windows else self.layers * seq
+        return per_layer * batch * tokens * itemsize
 
 
 def _is_decoder(config: dict[str, Any]) -> bool:
@@ -69,9 +78,33 @@ def kv_geometry_from_config(config: dict[str, Any]) -> KvGeometry:
         hidden = config.get("hidden_size", config.get("n_embd"))
         kv_heads = config.get("num_key_value_heads") or heads
         head_dim = config.get("head_dim") or hidden // heads
-        return KvGeometry(int(layers), int(kv_heads), int(head_dim), causal=_is_decoder(config))
+        if config.get("kv_lora_rank"):  # MLA: one latent per token and layer (arXiv 2405.04434, 2.1.2)
+            latent = int(config["kv_lora_rank"]) + int(config.get("qk_rope_head_dim") or 0)
+            return KvGeometry(int(layers), 1, latent, causal=_is_decoder(config), latent_dim=latent)
+        windows = _windows(config, int(layers))
+        return KvGeometry(int(layers), int(kv_heads), int(head_dim), causal=_is_decoder(config), windows=windows)
     except TypeError:
         raise DfxError(f"config of model_type {config.get('model_type')!r} names no layer/head/hidden sizes") from None
+
+
+# Families whose layers alternate sliding and full attention without listing layer_types: every
+# n-th layer full (transformers' configuration_gemma2.py, configuration_gemma3.py, configuration_gpt_oss.py).
+_FULL_EVERY = {"gemma2": 2, "gpt_oss": 2, "gemma3_text": 6}
+_ALL_SLIDING = ("mistral", "phi3", "mixtral")  # a sliding_window applies to every layer
+
+
+def _windows(c: dict[str, Any], layers: int) -> tuple[int | None, ...]:
+    """Per layer sliding window of a config (dfx.models.families reads the same fields), () for none."""
+    w = c.get("sliding_window")
+    kind = c.get("model_type")
+    if not w or (kind not in _FULL_EVERY and kind not in _ALL_SLIDING and not c.get("layer_types")):
+        return ()
+    if c.get("layer_types"):
+        return tuple(w if t == "sliding_attention" else None for t in c["layer_types"])
+    if kind in _ALL_SLIDING:
+        return (int(w),) * layers
+    every = int(c.get("sliding_window_pattern") or _FULL_EVERY[kind])
+    return tuple(int(w) if (i + 1) % every else None for i in range(layers))
 
 
 def _llama_count(c: dict[str, Any]) -> int:
@@ -81,6 +114,8 @@ def _llama_count(c: dict[str, Any]) -> int:
     attn = d * heads * hd + 2 * d * kv * hd + heads * hd * d  # q, k, v, o weights
     if c.get("attention_bias"):
         attn += heads * hd + 2 * kv * hd + d
+    elif c.get("model_type") == "qwen2":  # Qwen2 always biases q, k and v (modeling_qwen2.py), not o
+        attn += heads * hd + 2 * kv * hd
     mlp = 3 * d * f + (2 * f + d if c.get("mlp_bias") else 0)  # gate, up, down
     per_layer = attn + mlp + 2 * d  # two RMSNorm weights
     embed = v * d * (1 if c.get("tie_word_embeddings", False) else 2)  # embed_tokens (+ lm_head)
