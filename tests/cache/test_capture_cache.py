@@ -100,11 +100,11 @@ def test_shipped_aliases_match_the_models_package():
 )
 def test_an_unreadable_entry_warns_and_is_captured_again(tmp_path, damage):
     cache = CaptureCache(tmp_path)
-    first = dfx.analyze("mlp", hardware=[], cache=cache)
+    first = dfx.analyze("mlp", hardware=[], dtype="fp32", cache=cache)
     (entry,) = cache.folder.glob("*.json.gz")
     entry.write_bytes(damage(entry.read_bytes()))
     with pytest.warns(UserWarning, match="ignoring unreadable entry") as caught:
-        again = dfx.analyze("mlp", hardware=[], cache=cache)
+        again = dfx.analyze("mlp", hardware=[], dtype="fp32", cache=cache)
     assert len(caught) == 1 and "\n" not in str(caught[0].message)
     assert again.to_json() == first.to_json()
     key = CaptureKey.of("forward", "mlp", batch=None, seq=None, dtype="float32", method="auto")

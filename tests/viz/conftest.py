@@ -12,7 +12,11 @@ PROFILES = ["nvidia-h100-sxm", "ibm-spyre"]
 
 @pytest.fixture(scope="session")
 def mlp_analysis():
-    """``dfx.analyze("mlp", dtype="fp32")`` on a GPU and a dataflow accelerator (fp32: the peak-label test reads it)."""
+    """``dfx.analyze("mlp", dtype="fp32")`` on a GPU and a dataflow accelerator.
+
+    fp32 because the roofline tests read Spyre's fallback from fp32 (it lists no fp32 peak) and the
+    H100's own fp32 peak (66.9 TFLOP/s).
+    """
     from dfx.analysis import analyze
 
     return analyze("mlp", hardware=PROFILES, dtype="fp32")

@@ -237,7 +237,7 @@ class CaptureCache:
             return None
         try:
             doc = json.loads(gzip.decompress(raw))
-            if doc.get("schema") != CACHE_SCHEMA or doc.get("key") != key.to_dict():
+            if doc["schema"] != CACHE_SCHEMA or doc["key"] != key.to_dict():  # a missing key is unreadable too
                 raise ValueError("its key differs from the one asked for")
             graph, info = Graph.from_dict(doc["graph"]), dict(doc["info"])
             graph = replace(graph, meta=tuple(doc["graph"]["meta"].items()))  # the capture's order, not sorted

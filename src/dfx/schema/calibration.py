@@ -304,7 +304,7 @@ def read_calibration(doc: Any, origin: str = "the calibration document") -> Cali
                 f"{'is' if len(missing) == 1 else 'are'} missing from {origin}",
                 fix="it was written by an older dfx, which did not record "
                 + ("it" if len(missing) == 1 else "them")
-                + "; calibrate this machine again with this dfx (`dfx calibrate --json > calibration.json`, or "
+                + " (or it was edited); calibrate this machine again with this dfx (`dfx calibrate --json > calibration.json`, or "
                 "`dfx calibrate --out host.yaml --json-out calibration.json`) and pass the new calibration.json",
             )
     return read_tagged(
