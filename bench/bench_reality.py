@@ -27,6 +27,8 @@ DEFAULT_CSV = next(  # ../shared/reality/train.csv beside the checkout (or a wor
     ROOT.parent / "shared" / "reality" / "train.csv",
 )
 CONFIGS = Path(__file__).resolve().parent / "configs"
+# Published MoE measurements this project found (same columns as train.csv), read after it by default.
+MOE_CSV = Path(__file__).resolve().parent / "reality_moe.csv"
 GOAL_RATIO = 1.5  # issue 15: every expressible row within 1.5x of the measured value
 
 
@@ -195,6 +197,43 @@ def _cs3_l8b(row) -> Prediction:
     )
 
 
+# -- mixture-of-experts rows (bench/reality_moe.csv): Mixtral-8x7B, top-2 of 8, routing uniform ---------
+def _groq_mixtral(row) -> Prediction:
+    m, r = _phase(
+        "hf:mixtral-8x7b", "groq-lpu", runtime=None, execution_model=None, phase="decode", kv_len=1024, dtype="bf16"
+    )
+    return Prediction(
+        m.tokens_per_s_per_user,
+        f"decode at 1,024 cached tokens (not stated), bf16, {r.extras.get('chips')} chips, 2 of 8 experts read a layer",
+    )
+
+
+def _baseten_mixtral(row) -> tuple[object, str]:
+    # TensorRT-LLM int8 weight-only on one A100: fp16 activations, int8 weights; 512 in, 128 out, batch 1.
+    # dfx builds MoE models in bf16 only (torch's grouped-GEMM shape rule): the A100's bf16 and fp16
+    # peaks and widths are the same (312 TFLOP/s dense, 2 bytes), so the times are fp16's.
+    m, _ = _phase(
+        "hf:mixtral-8x7b",
+        "nvidia-a100-sxm-80gb",
+        phase="generate",
+        prompt_len=512,
+        output_len=128,
+        dtype="bf16",
+        weight_dtype="int8",
+    )
+    return m, f"generate 512 + 128, int8 weights, bf16 activations (fp16's peak), eager, runtime {_QUEUED}"
+
+
+def _baseten_ttft(row) -> Prediction:
+    m, how = _baseten_mixtral(row)
+    return Prediction(1e3 * m.ttft_s, how)
+
+
+def _baseten_rate(row) -> Prediction:
+    m, how = _baseten_mixtral(row)
+    return Prediction(m.tokens_per_s_per_user, how)
+
+
 # -- training rows: one step of data-parallel training (dfx --train, dfx.parallel.data) ----------------
 def _maxtext_l8b(row) -> Prediction:
     from dfx.analysis import analyze
@@ -298,6 +337,9 @@ PREDICTORS: dict[str, Callable[[dict], Prediction]] = {
     "TRT-BERTbase-A100-s128-b1": _bert,
     "Groq-L70B-tok/s": _groq_l70b,
     "CS3-L3.1-8B-tok/s": _cs3_l8b,
+    "Groq-Mixtral-8x7B-tok/s": _groq_mixtral,
+    "Baseten-Mixtral-int8-A100-TTFT": _baseten_ttft,
+    "Baseten-Mixtral-int8-A100-tok/s": _baseten_rate,
     "Groq-L70B-chips": _groq_chips,
     "CS3-L3.1-70B-systems": _cs3_systems,
     "MaxText-v6e-L3.1-8B-train": _maxtext_l8b,
@@ -393,14 +435,15 @@ def render(results: tuple[Outcome, ...], markdown: bool) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--csv", type=Path, default=DEFAULT_CSV)
+    parser.add_argument(
+        "--csv", type=Path, default=None, help="one CSV of rows (default: train.csv, then reality_moe.csv)"
+    )
     parser.add_argument("--markdown", action="store_true")
     parser.add_argument("--only", default="", help="predict only the rows whose id starts with this")
     ns = parser.parse_args()
-    if ns.only:  # only those rows are predicted
-        results = tuple(predict_row(r) for r in read_rows(ns.csv) if r["id"].startswith(ns.only))
-    else:
-        results = outcomes(str(ns.csv))
+    paths = [ns.csv] if ns.csv is not None else [DEFAULT_CSV, MOE_CSV]
+    rows = [r for path in paths for r in read_rows(path)]
+    results = tuple(predict_row(r) for r in rows if r["id"].startswith(ns.only))
     print(render(results, ns.markdown))
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import dfx
+
 import pytest
 
 from dfx.costs.moe import Routing, RoutingError, apply_routing, find_moe_layers, parse_routing
@@ -111,3 +113,23 @@ def test_weight_precision_reaches_the_experts_and_survives_rerouting():
     assert int4[gate_up].b_operand_bits == 4
     # routing again (uniform: 2 experts at T=1) keeps the int4 width
     assert apply_routing(int4, "uniform")[gate_up].cost.bytes_read == int4[gate_up].cost.bytes_read
+
+
+@pytest.mark.parametrize("batch", [1, 256])
+def test_a_mixtral_decode_step_reads_the_experts_its_tokens_touch(batch):
+    # Mixtral-8x7B (hf_configs/mixtral-8x7b.json): d 4096, 32 layers, 32 query / 8 KV heads of 128,
+    # 8 experts of SwiGLU width 14336, top-2, vocab 32000, bf16 (2 bytes per element).
+    d, layers, kv, f, experts, vocab = 4096, 32, 8 * 128, 14336, 8, 32000
+    attention = 2 * d * d + 2 * d * kv  # q, o: 16,777,216 each; k, v: 4,194,304 each
+    router_and_norms = d * experts + 2 * d
+    expert = 3 * d * f  # gate, up, down: 176,160,768
+    # uniform routing: E * (1 - (1 - k/E)**T) experts per layer; T = 1: exactly k = 2; T = 256: all 8
+    touched = 2 if batch == 1 else experts
+    # every parameter a node reads counts whole: the embedding table (its lookup), the LM head, the final norm
+    dense_rest = 2 * vocab * d + d
+    hand_bytes = 2 * (layers * (attention + router_and_norms + touched * expert) + dense_rest)
+    doc = dfx.analyze(
+        "hf:mixtral-8x7b", hardware=["nvidia-h100-sxm"], phase="decode", kv_len=1024, batch=batch, dtype="bf16"
+    ).to_dict()
+    # the rotary cos/sin tables (buffers, 16.8 MB) are the rest: within 1% of the hand count
+    assert doc["totals"]["parameter_traffic_bytes"] == pytest.approx(hand_bytes, rel=0.01)

@@ -36,7 +36,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from dfx.costs.record import CallCost, Cost, CostedGraph
+from dfx.costs.record import EXPERT_READ_SHARE, CallCost, Cost, CostedGraph
 from dfx.costs.rules_moe import grouped_gemm, grouped_mm_cost
 from dfx.errors import DfxError
 from dfx.ir import Graph, Node
@@ -386,12 +386,14 @@ def apply_routing(costed: CostedGraph, routing: Routing | str | None = None) -> 
     layers = find_moe_layers(costed.graph)
     if not layers:
         return costed
-    touched = {}
+    touched, share = {}, {}
     for layer in layers:
         expected = routing.expected_experts(layer.num_experts, layer.top_k, layer.tokens)
         touched.update(dict.fromkeys(layer.experts, expected))
+        share.update(dict.fromkeys(layer.experts, expected / layer.num_experts))
     repriced = reprice_experts(costed, {name: (experts, None) for name, experts in touched.items()})
-    meta = {**costed.meta, "moe": {"routing": routing, "layers": layers}}
+    # EXPERT_READ_SHARE: the share of its expert weights each expert GEMM reads (parameter_traffic_bytes)
+    meta = {**costed.meta, "moe": {"routing": routing, "layers": layers}, EXPERT_READ_SHARE: share}
     return replace(repriced, meta=meta)
 
 

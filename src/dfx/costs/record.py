@@ -14,6 +14,9 @@ from typing import Any
 
 from dfx.ir import Graph, Node
 
+# CostedGraph.meta key: {expert GEMM node: the share of its expert weights a step reads} (dfx.costs.moe)
+EXPERT_READ_SHARE = "expert_read_share"
+
 __all__ = [
     "CATEGORY_RANK",
     "CallCost",
@@ -245,6 +248,17 @@ class CostedGraph:
         return sum(p.spec.numel for p in self.graph.parameters if p.kind == "parameter")
 
     def parameter_traffic_bytes(self) -> int:
-        """Bytes of parameter reads summed over nodes: a weight read by three nodes counts three times."""
+        """Bytes of parameter reads summed over nodes: a weight read by three nodes counts three times.
+
+        An MoE expert GEMM reads only the experts its tokens are routed to: its weights count at the
+        share :func:`dfx.costs.moe.apply_routing` expects a step to touch (``meta[EXPERT_READ_SHARE]``;
+        batch-1 decode of top-2 of 8: a quarter), so a decode step's figure is its dense weights plus
+        the touched experts'.
+        """
         index = self.graph.parameter_index
-        return sum(index[p].spec.nbytes for n in self.graph.nodes for p in n.params)
+        share = self.meta[EXPERT_READ_SHARE] if EXPERT_READ_SHARE in self.meta else {}
+        return sum(
+            math.ceil(index[p].spec.nbytes * (share[n.name] if n.name in share else 1.0))
+            for n in self.graph.nodes
+            for p in n.params
+        )
