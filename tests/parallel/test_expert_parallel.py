@@ -70,3 +70,22 @@ def test_capacity_counts_every_experts_weights():
         + 2 * d  # two RMSNorms
     )
     assert report.parameter_count == 2 * per_layer + 2 * vocab * d + d == 7_136_512
+
+
+def test_the_console_states_the_all_to_all_time(tmp_path):
+    import json
+
+    from tests.hostile._runner import run_main
+
+    # the module's layer as a config: transformers' Mixtral, 1 layer, D 256, top-2 of 8, seq 128, bf16
+    model, _ = mixtral(layers=1)
+    config = {**model.config.to_dict(), "model_type": "mixtral"}
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    run = run_main(
+        ["analyze", f"hf:{path}", "--seq", "128", "--hw", "h100", "--parallel", "ep=2", "--no-cache"], tmp_path
+    )
+    assert run.rc == 0, run.err
+    (row,) = [line for line in run.out.splitlines() if "of which ep all-to-all" in line]
+    # dispatch and combine, each 6.6 us + 0.6 us + (1/2) * 131,072 B / 450 GB/s = 7.346 us: 14.7 us
+    assert "14.7 us" in row, row

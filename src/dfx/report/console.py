@@ -137,6 +137,11 @@ def print_analysis(doc: Mapping[str, Any] | AnalysisDoc, console: Console | None
             "communication (in the makespan)",
             *[format_seconds(plans[h].communication_s) if plans[h] else "-" for h in ids],
         )
+        a2a = {h: _all_to_all_s(plans[h]) if plans[h] else None for h in ids}
+        if any(a2a.values()):  # expert parallelism's dispatch and combine (dfx.parallel.place)
+            summary.add_row(
+                "of which ep all-to-all", *[format_seconds(a2a[h]) if a2a[h] is not None else "-" for h in ids]
+            )
     dps = {h: plans[h].data_parallel if plans[h] else None for h in ids}
     if any(v is not None for v in dps.values()):  # a training step's data parallelism (dfx.parallel.data)
         summary.add_row(
@@ -201,6 +206,14 @@ def fallback_note(hardware: Mapping[str, Any]) -> str | None:
             if hit:
                 parts.append(f"{h} {requested} at its {used} peak ({hit} compute-bound node{'s' if hit != 1 else ''})")
     return "peaks not listed, timed at another dtype's: " + "; ".join(parts) if parts else None
+
+
+def _all_to_all_s(plan: Any) -> float:
+    """Seconds of the all-to-all spans of a split's per-chip timeline (expert parallelism; 0 without)."""
+    timeline = plan.more["timeline"] if "timeline" in plan.more else ()
+    return sum(
+        e["end_s"] - e["start_s"] for e in timeline if e["kind"] == "communication" and "all-to-all" in e["name"]
+    )
 
 
 def _plan_cell(parallel: ParallelRecord | None, chips: int | None) -> str:
