@@ -33,7 +33,7 @@ lint: venv
 format: venv
 	$(VENV)/bin/ruff format .
 
-# The suite runs on every core (pytest-xdist): about 4 minutes on this project's 2-core machine.
+# The suite runs on every core (pytest-xdist): about 8 minutes (2,532 tests) on this project's 2-core machine.
 test: venv
 	$(PY) -m pytest -q -n auto
 
