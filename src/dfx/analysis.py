@@ -340,11 +340,11 @@ def analyze(
         check_execution_model(p, model_name)
     _check_distinct_ids(profiles)
     split = _split_request(chips, parallel)
-    from dfx.compile.moe import DEFAULT_CAPACITY_FACTOR, attach_moe, check_capacity_factor, lower_moe
+    from dfx.compile.moe import attach_moe, check_capacity_factor, lower_moe
     from dfx.costs.moe import apply_routing, parse_routing
 
     moe_routing = parse_routing(routing)  # a bad --routing file fails before capture
-    factor = check_capacity_factor(DEFAULT_CAPACITY_FACTOR if capacity_factor is None else capacity_factor)
+    factor = check_capacity_factor(capacity_factor)
 
     def evaluate(costed: CostedGraph, profile: Any) -> Any:
         step(f"compiling and evaluating on {profile.id}")
@@ -837,7 +837,7 @@ def capture_spec(
             train=train,
             input_shapes=input_shapes,
         )
-        hit = cache.get(key) if key is not None else None
+        hit = cache.get(key)
         if hit is not None:
             return hit
     from dfx.capture import capture  # torch: after the cache, which a hit answers without it

@@ -138,12 +138,12 @@ def compile_command(
         from dfx.report.files import check_target_file
 
         check_target_file(trace, "--trace", force=force)
-    from dfx.compile.moe import DEFAULT_CAPACITY_FACTOR, check_capacity_factor
+    from dfx.compile.moe import check_capacity_factor
     from dfx.costs.moe import parse_routing
     from dfx.report.progress import with_progress
 
     moe_routing = parse_routing(routing)
-    factor = check_capacity_factor(DEFAULT_CAPACITY_FACTOR if capacity_factor is None else capacity_factor)
+    factor = check_capacity_factor(capacity_factor)
     graph, _info = with_progress(f"dfx compile {model}", capture_spec)(model, batch=batch, seq=seq, dtype=dtype_name)
     costed, moe = _lower_moe(annotate(graph), profile, moe_routing, factor)
     program = with_progress(f"dfx compile {model}: compiling for {profile.id}", compile_program)(costed, profile)

@@ -170,8 +170,11 @@ class MoeLowering:
         }
 
 
-def check_capacity_factor(capacity_factor: float) -> float:
-    """``capacity_factor`` as a float; a :class:`DfxError` naming it unless it is a number > 0."""
+def check_capacity_factor(capacity_factor: float | None) -> float:
+    """``capacity_factor`` as a float (``None``: :data:`DEFAULT_CAPACITY_FACTOR`); a :class:`DfxError`
+    naming it unless it is a number > 0."""
+    if capacity_factor is None:
+        return DEFAULT_CAPACITY_FACTOR
     if not isinstance(capacity_factor, (int, float)) or not math.isfinite(capacity_factor) or capacity_factor <= 0:
         raise DfxError(
             f"--capacity-factor {capacity_factor!r}: must be a number > 0 (GShard and Switch use 1.0 to 2.0)"

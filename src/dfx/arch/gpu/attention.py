@@ -35,13 +35,13 @@ from typing import Any
 
 from dfx.arch.gpu.kernel import _dtype_bytes, _machine
 from dfx.arch.gpu.simt import Occupancy, Waves, occupancy, simt_spec, waves
+from dfx.costs.terms import FMA_FLOPS
 from dfx.errors import DfxError
 from dfx.hardware import HardwareProfile
 
 __all__ = ["AttentionConfig", "AttentionKernel", "attention_kernel"]
 
 _MATMULS = 2  # Q @ K^T and P @ V
-_FMA = 2  # FLOPs per multiply-accumulate
 _ACC_BYTES = 4  # the fp32 accumulator and qk tile
 _BASE_REGS = 32  # registers besides the accumulator and qk (pointers, m_i, l_i, loop state): an estimate
 
@@ -196,7 +196,7 @@ def attention_kernel(
         raise DfxError(f"attention config {c.to_dict()} cannot run on {profile.id}: no program fits on an SM")
     grid_m = math.ceil(s / c.block_m)
     w = waves(grid_m * b * h, spec.sms, occ.blocks_per_sm)
-    per_program_flops = _MATMULS * _FMA * c.block_m * s * d  # Q@K^T and P@V of one query block
+    per_program_flops = _MATMULS * FMA_FLOPS * c.block_m * s * d  # Q@K^T and P@V of one query block
     hbm = 4 * b * h * s * d * elem  # Q, K, V read once, O written once
     per_sm_peak = mach.peak_flop_per_s / spec.sms
     times = tuple(
@@ -205,7 +205,7 @@ def attention_kernel(
         )
         for size in w.sizes()
     )
-    flops = _MATMULS * _FMA * b * h * s * s * d
+    flops = _MATMULS * FMA_FLOPS * b * h * s * s * d
     return AttentionKernel(
         b,
         h,
