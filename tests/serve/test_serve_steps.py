@@ -56,3 +56,15 @@ def test_a_mixed_iteration_by_hand():
     assert c.iteration_s(2, 1000, [(128, 256)]) == pytest.approx(d + 1.28e-3)
     # no chunk: the decode step itself
     assert c.iteration_s(2, 1000) == pytest.approx(d)
+
+
+def test_the_kv_bytes_per_token_of_a_latent_cache_are_the_mla_formula():
+    from dfx.hardware import load_profile
+    from dfx.serve.steps import StepPricer
+
+    # DeepSeek-V3 (hf_configs/deepseek-v3.json): 61 layers, one latent of kv_lora_rank 512 + rope 64 = 576
+    # elements per token per layer (DeepSeek-V2, arXiv 2405.04434, section 2.1), bf16: 61 * 576 * 2 = 70,272 B
+    # (K and V of 128 heads would be 2 * 61 * 128 * 192 * 2 = 5,996,544 B)
+    pricer = StepPricer.from_model("hf:deepseek-v3", [load_profile("nvidia-h200")], split=8)
+    pricer.point(1, 1, 16)  # one decode step: batch 1, 1 token, 16 cached
+    assert pricer.geometry.kv_bytes_per_token == 61 * 576 * 2

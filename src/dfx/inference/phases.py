@@ -129,6 +129,20 @@ class InferenceResult:
     latent_dim: int = 0  # MLA: kv_lora_rank + qk_rope_head_dim elements per token per layer
 
     @property
+    def kv_elements_per_token_per_layer(self) -> int:
+        """``2 * kv_heads * head_dim`` (K and V), or MLA's ``latent_dim``."""
+        return self.latent_dim or 2 * self.n_kv_heads * self.head_dim
+
+    @property
+    def kv_bytes_per_token(self) -> float:
+        """Bytes one cached token takes in every layer: ``layers * per_layer * bytes per element``.
+
+        NB: a sliding-window layer stops growing at its window, so past it a sequence takes less
+        (:attr:`kv_cache_bytes` counts that); this is the bound for a sequence within every window.
+        """
+        return self.n_layers * self.kv_elements_per_token_per_layer * self.kv_bytes_per_element
+
+    @property
     def kv_cache_bytes(self) -> int:
         """``per_layer * sum over layers of min(tokens, window) * batch * bytes per element``.
 
@@ -136,7 +150,7 @@ class InferenceResult:
         windows the sum is ``layers * tokens``: ``2 * layers * kv_heads * head_dim * tokens * batch * bytes``.
         """
         r = self.request
-        per_layer = self.latent_dim or 2 * self.n_kv_heads * self.head_dim
+        per_layer = self.kv_elements_per_token_per_layer
         tokens = r.kv_cache_tokens
         cached = (
             sum(tokens if w is None else min(tokens, w) for w in self.windows)

@@ -88,7 +88,7 @@ class PricedPoint:
 class KvGeometry:
     """Bytes of K and V one cached token takes, and the model's weights and peak activations."""
 
-    kv_bytes_per_token: float  # 2 * layers * kv_heads * head_dim * bytes per element
+    kv_bytes_per_token: float  # layers * (2 * kv_heads * head_dim, or MLA's latent) * bytes per element
     weight_bytes: int
     activation_bytes: int
 
@@ -199,7 +199,7 @@ def _geometry(costed: Any, info: Any, precision: Any) -> KvGeometry:
     """KV bytes per token from the captured step's geometry; weights at ``precision``; peak activations."""
     from dfx.arch.memory.lifetime import peak_live_bytes
 
-    per_token = 2 * info.n_layers * info.n_kv_heads * info.head_dim * info.kv_bytes_per_element
+    per_token = info.kv_bytes_per_token  # MLA's latent where the model has one
     peak = peak_live_bytes(costed.graph, {n.name: n.category.value for n in costed.nodes})
     return KvGeometry(per_token, int(precision.weight_bytes(costed)), int(peak))
 
