@@ -25,7 +25,7 @@ import math
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
-from dfx.costs.record import Category, Cost, CostedGraph, CostedNode
+from dfx.costs.record import STORED_WIDTHS, Category, Cost, CostedGraph, CostedNode
 from dfx.errors import DfxError
 
 __all__ = [
@@ -77,7 +77,7 @@ _ALIASES: dict[str, str] = {
 }
 
 # The key of a re-priced graph's meta holding its stored footprint (apply_precision; CostedGraph reads it).
-STORED_META = "stored_widths"
+STORED_META = STORED_WIDTHS
 
 # Formats a model can be built and captured in (the others are re-priced from a bf16 capture).
 CAPTURE_DTYPES = ("float32", "bfloat16", "float16")

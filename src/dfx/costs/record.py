@@ -16,6 +16,8 @@ from dfx.ir import Graph, Node
 
 # CostedGraph.meta key: {expert GEMM node: the share of its expert weights a step reads} (dfx.costs.moe)
 EXPERT_READ_SHARE = "expert_read_share"
+# CostedGraph.meta key: the footprint as stored after dfx.costs.precision.apply_precision re-priced it
+STORED_WIDTHS = "stored_widths"
 
 __all__ = [
     "CATEGORY_RANK",
@@ -237,9 +239,9 @@ class CostedGraph:
         ``--weight-dtype`` or ``--dtype fp8``), the parameters as stored, ``ceil(count * bits / 8)``
         (buffers at the capture width).
         """
-        if "stored_widths" not in self.meta:
+        if STORED_WIDTHS not in self.meta:
             return sum(p.spec.nbytes for p in self.graph.parameters)
-        stored = self.meta["stored_widths"]
+        stored = self.meta[STORED_WIDTHS]
         buffers = sum(p.spec.nbytes for p in self.graph.parameters if p.kind != "parameter")
         return math.ceil(self.unique_parameter_count() * stored["weight_bits"] / 8) + buffers
 

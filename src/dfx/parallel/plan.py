@@ -36,7 +36,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from dfx.costs.record import CostedGraph
+from dfx.costs.record import STORED_WIDTHS, CostedGraph
 from dfx.errors import DfxError
 from dfx.hardware import HardwareProfile
 from dfx.roofline.per_graph import per_graph
@@ -174,8 +174,8 @@ def model_footprint(costed: CostedGraph) -> tuple[int, int, int, int]:
     count, weights, peak, inputs = per_graph(costed, _model_bytes)
     activations = max(peak - inputs, 0)
     meta = costed.meta
-    if "stored_widths" in meta:  # weights, KV cache and activations as stored (dfx.costs.precision)
-        stored = meta["stored_widths"]
+    if STORED_WIDTHS in meta:  # weights, KV cache and activations as stored (dfx.costs.precision)
+        stored = meta[STORED_WIDTHS]
         activations, inputs = math.ceil(activations * stored["activation_ratio"]), stored["input_bytes"]
     return count, weights, activations, inputs
 
