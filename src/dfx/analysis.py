@@ -837,7 +837,7 @@ def capture_spec(
             train=train,
             input_shapes=input_shapes,
         )
-        hit = cache.get(key)
+        hit = cache.get(key) if key is not None else None  # None: a definition that cannot be hashed
         if hit is not None:
             return hit
     from dfx.capture import capture  # torch: after the cache, which a hit answers without it

@@ -13,7 +13,7 @@ from rich.console import Console
 
 from dfx.errors import DfxError
 from dfx.limits import check_tokens
-from dfx.options import parse_input_shapes
+from dfx.options import CAPACITY_FACTOR_HELP, ROUTING_HELP, parse_input_shapes
 from dfx.report.out import stdout as _out
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="dfx, the dataflow explorer.")
@@ -121,12 +121,12 @@ def analyze(
     routing: Optional[str] = typer.Option(
         None,
         "--routing",
-        help="MoE routing: uniform (default), zipf:S (skewed), or a JSON/CSV file of per-expert token counts (docs/cost-model.md).",
+        help=ROUTING_HELP,
     ),
     capacity_factor: Optional[float] = typer.Option(
         None,
         "--capacity-factor",
-        help="MoE expert capacity on compile-time machines: ceil(factor * tokens * k / E) slots per expert (default 1.25; docs/compile.md).",
+        help=CAPACITY_FACTOR_HELP,
     ),
     no_cache: bool = typer.Option(
         False, "--no-cache", help="Capture again, without reading or writing the capture cache (dfx cache info)."

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any, Mapping, Optional
 
 import typer
 
+from dfx.options import CAPACITY_FACTOR_HELP, ROUTING_HELP
+
 if TYPE_CHECKING:
     from dfx.schema.compile import CompileDoc
 
@@ -113,13 +115,11 @@ def compile_command(
     ),
     inductor: Optional[bool] = typer.Option(None, "--inductor/--no-inductor", help=INDUCTOR_HELP),
     top: int = typer.Option(20, help="How many kernels to list."),
-    routing: Optional[str] = typer.Option(
-        None, "--routing", help="MoE routing: uniform (default), zipf:S, or a JSON/CSV file of per-expert token counts."
-    ),
+    routing: Optional[str] = typer.Option(None, "--routing", help=ROUTING_HELP),
     capacity_factor: Optional[float] = typer.Option(
         None,
         "--capacity-factor",
-        help="MoE expert capacity on compile-time machines: ceil(factor * tokens * k / E) slots (default 1.25).",
+        help=CAPACITY_FACTOR_HELP,
     ),
 ) -> None:
     """Compile MODEL for one machine and show each compiler stage: fusion, tiling, placement, schedule."""
