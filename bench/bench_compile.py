@@ -27,7 +27,7 @@ import sys
 import time
 
 from dfx.analysis import capture_spec, evaluate_on
-from dfx.compile import compile_program
+from dfx.targets import compile_for
 from dfx.costs import annotate
 from dfx.errors import DfxError
 from dfx.hardware import load_profile
@@ -55,7 +55,7 @@ def compile_and_evaluate(costed, profile, runs: int):
     best = None
     for _ in range(runs):
         t0 = time.perf_counter()
-        program = compile_program(costed, profile)
+        program = compile_for(costed, profile)
         t1 = time.perf_counter()
         model = default_execution_model(profile)
         nodes = tuple(node_timing(n, costed.graph, profile, model) for n in costed.nodes)

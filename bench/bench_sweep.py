@@ -115,11 +115,11 @@ def _forget_plans() -> None:
     graph (the costed graphs and their data flow stay: reading and costing a graph is counted by the
     whole-sweep figures)."""
     from dfx.arch.gpu.plan import clear_gemm_plans
-    from dfx.compile import clear_compile_caches
     from dfx.roofline.per_graph import clear_per_graph
+    from dfx.targets import clear_caches
 
     clear_gemm_plans()
-    clear_compile_caches()  # pipelines, fusion runs and eager kernels, scratchpad tiles
+    clear_caches()  # the targets' pipelines, fusion runs and eager kernels, scratchpad tiles
     clear_per_graph()
 
 

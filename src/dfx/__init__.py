@@ -14,7 +14,7 @@ import copyreg
 from types import MappingProxyType
 from typing import Any
 
-__version__ = "0.1.0"
+from dfx._version import __version__
 
 
 def _mapping_proxy(items: dict) -> MappingProxyType:

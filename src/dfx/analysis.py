@@ -87,7 +87,7 @@ class Analysis:
             UnknownOpRecord,
         )
 
-        from dfx import __version__
+        from dfx._version import __version__
 
         costed = self.costed
         graph = costed.graph
@@ -342,13 +342,14 @@ def analyze(
     split = _split_request(chips, parallel)
     from dfx.compile.moe import attach_moe, check_capacity_factor, lower_moe
     from dfx.costs.moe import apply_routing, parse_routing
+    from dfx.targets import target_for
 
     moe_routing = parse_routing(routing)  # a bad --routing file fails before capture
     factor = check_capacity_factor(capacity_factor)
 
     def evaluate(costed: CostedGraph, profile: Any) -> Any:
         step(f"compiling and evaluating on {profile.id}")
-        lowered, moe = lower_moe(costed, profile, moe_routing, factor)  # each target's MoE lowering
+        lowered, moe = lower_moe(costed, target_for(profile), moe_routing, factor)  # each target's MoE lowering
         result = evaluate_on(lowered, profile, execution_model=model_name, split=split, runtime=runtime)
         return attach_moe(result, lowered, moe)
 
@@ -474,26 +475,6 @@ def _execution_model(value: Any):
         return parse_execution_model(DEFAULT_EXECUTION_MODEL if value is None else value)
     except ValueError as exc:
         raise DfxError(str(exc)) from None
-
-
-def _eager_summary(result: Any) -> dict[str, Any]:
-    """The eager numbers a GPU's compiled result is shown beside (``hardware.<id>.eager``): the eager
-    program (one kernel per operator) on the same kernel model as the compiled one (under a runtime,
-    the per-operator model)."""
-    off = result.profile.off_chip_level()
-    if result.program is not None:
-        kernels, offchip = len(result.program.program.kernels), result.program.program.offchip_bytes
-    else:
-        kernels = sum(1 for t in result.nodes if t.flops or t.bytes)
-        offchip = sum(t.bytes_by_level.get(off.name, 0) for t in result.nodes) if off else None
-    return {
-        "execution_model": result.execution_model.value,
-        "serial_time_s": result.serial_time_s,
-        "critical_path_s": result.critical_path.time_s,
-        "makespan_s": result.latency_s,
-        "kernels": kernels,
-        "offchip_bytes": offchip if off else None,
-    }
 
 
 def _split_request(chips: int | None, parallel: str | None) -> Any:
@@ -637,7 +618,7 @@ def evaluate_on(
     It is ``place_on(evaluate_one_chip(...), costed, profile, split)``: a sweep over splits
     evaluates one chip once and places that result on each split.
 
-    Eager is the unfused program (:func:`dfx.compile.eager_program`) on the same kernel model as the
+    Eager is the unfused program (:meth:`dfx.targets.Target.eager_program`) on the same kernel model as the
     compiled one. It stays the per-operator model (one operator at a time on the whole machine) with
     ``per_operator`` (``dfx validate``, which compares measured operators), under a ``runtime``, and
     on a calibrated profile: their fractions, fixed costs and tables were measured per operator, and
@@ -683,19 +664,9 @@ def check_execution_model(profile: Any, execution_model: Any = None) -> None:
     >>> check_execution_model(load_profile("h100"), "eager")  # a GPU: eager is the unfused program
     >>> check_execution_model(load_profile("groq-lpu"), "compiled")
     """
-    from dfx.arch import arch_model_for
-    from dfx.roofline import ExecutionModel
+    from dfx.targets import target_for
 
-    if _execution_model(execution_model) is not ExecutionModel.EAGER:
-        return
-    arch = arch_model_for(profile)
-    if arch is not None and getattr(arch, "times_operators", False):
-        raise DfxError(
-            f"execution model 'eager' on {profile.id}: its architecture model ({arch.name}) times every operator "
-            "whole, on chip, in the compiler's schedule (the machine has no eager runtime), so eager would repeat "
-            f"the compiled latency; use execution model 'compiled' (the default) on {profile.id}, or compare eager "
-            "with compiled on a GPU, TPU or Spyre profile"
-        )
+    target_for(profile).check_execution_model(profile, _execution_model(execution_model))
 
 
 def evaluate_one_chip(
@@ -708,42 +679,18 @@ def evaluate_one_chip(
     per_operator: bool = False,
 ):
     """:func:`evaluate_on` on one chip, before :func:`place_on` spreads it over chips (same parameters)."""
-    from dfx.arch import arch_model_for
-    from dfx.arch.spatial.residency import weight_load_s, weights_resident
-    from dfx.compile import eager_program
-    from dfx.hardware import Kind
-    from dfx.roofline import ExecutionModel, evaluate
+    from dfx.targets import target_for
 
-    model = _execution_model(execution_model)
-    if not per_operator:
-        check_execution_model(profile, model)
-    arch = arch_model_for(profile)
-    timer = (
-        {}
-        if arch is None
-        else {
-            "node_timer": arch.node_timer(costed, profile),
-            "arch_model": arch.name,
-            "operator_times": getattr(arch, "times_operators", False),
-        }
+    calibrated = getattr(profile, "calibrated", None) is not None
+    return target_for(profile).evaluate(
+        costed,
+        profile,
+        execution_model=_execution_model(execution_model),
+        runtime=runtime,
+        eager=eager,
+        per_operator=per_operator,
+        machine_model=(lambda eager: _calibrated_timer(costed, profile, eager)) if calibrated else None,
     )
-    calibrated = arch is None and getattr(profile, "calibrated", None) is not None
-    if calibrated:
-        timer = _calibrated_timer(costed, profile, eager=model is ExecutionModel.EAGER)
-    extras = {} if arch is None else dict(arch.extras(costed, profile))
-    if model is ExecutionModel.COMPILED and weights_resident(costed, profile):
-        extras["weight_load_s"] = weight_load_s(costed, profile)  # once, before the steady state quoted
-    per_op = per_operator or runtime is not None or calibrated
-
-    def unfused():
-        return None if per_op else eager_program(costed, profile)
-
-    if eager and model is ExecutionModel.COMPILED and profile.kind is Kind.GPU:
-        extras["eager"] = _eager_summary(
-            evaluate(costed, profile, execution_model=ExecutionModel.EAGER, program=unfused(), runtime=runtime, **timer)
-        )
-    program = unfused() if model is ExecutionModel.EAGER else None
-    return evaluate(costed, profile, execution_model=model, extras=extras, runtime=runtime, program=program, **timer)
 
 
 def _calibrated_timer(costed: CostedGraph, profile: Any, eager: bool = False) -> dict[str, Any]:

@@ -325,7 +325,7 @@ def hw_show(
 
 def _print_version(value: bool) -> None:
     if value:
-        from dfx import __version__
+        from dfx._version import __version__
 
         sys.stdout.write(f"dfx {__version__}\n")
         raise typer.Exit()

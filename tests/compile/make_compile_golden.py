@@ -57,7 +57,7 @@ def _digest(doc: Any) -> str:
 
 def snapshot(graph: Any) -> dict[str, Any]:
     """Per profile: the summary numbers and a SHA-256 of the compiled program and of its evaluation."""
-    from dfx.compile import compile_program
+    from dfx.targets import compile_for
     from dfx.costs import annotate
     from dfx.hardware import load_profile
     from dfx.roofline import evaluate_program
@@ -68,7 +68,7 @@ def snapshot(graph: Any) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for pid in PROFILES:
         profile = load_profile(pid)
-        program = compile_program(costed, profile)
+        program = compile_for(costed, profile)
         model = default_execution_model(profile)
         nodes = tuple(node_timing(n, costed.graph, profile, model) for n in costed.nodes)
         result = evaluate_program(program, nodes, profile)

@@ -1,6 +1,7 @@
 """The fusion pass on tiny hand-built graphs: kernels formed and their off-chip bytes, derived by hand."""
 
-from dfx.compile import Pass, compile_program, passes_for
+from dfx.compile import Pass, compile_program
+from dfx.targets import compile_for, target_for
 from dfx.compile.fusion import fusion_pass
 from dfx.compile.rules import DataflowRules, InductorRules, XlaRules
 from dfx.costs import annotate
@@ -86,8 +87,9 @@ def _sum_then_scale() -> Graph:
 
 
 def _compile(graph: Graph, hw: str, rules=None):
-    passes = None if rules is None else (Pass("fusion", fusion_pass(rules)),)
-    return compile_program(annotate(graph), load_profile(hw), passes)
+    profile = load_profile(hw)
+    passes = target_for(profile).passes(profile) if rules is None else (Pass("fusion", fusion_pass(rules)),)
+    return compile_program(annotate(graph), profile, passes)
 
 
 def test_three_pointwise_ops_fuse_into_one_kernel_reading_and_writing_once():
@@ -156,7 +158,7 @@ def test_off_chip_bytes_eager_ge_compiled_ge_compulsory_on_every_target():
         )  # weights once + x (128 B) + the graph output
         for hw in ("h100", "tpu-v5e", "spyre", "groq"):
             eager = compile_program(costed, load_profile(hw), ()).offchip_bytes
-            compiled = compile_program(costed, load_profile(hw)).offchip_bytes
+            compiled = compile_for(costed, load_profile(hw)).offchip_bytes
             # Groq keeps the weights in SRAM (the residency pass): per run only x and the output cross
             floor = compulsory - (costed.unique_parameter_bytes() if hw == "groq" else 0)
             assert eager >= compiled >= floor, (graph.name, hw)
@@ -166,16 +168,15 @@ def test_residency_moves_weight_reads_on_chip_where_the_chip_keeps_them():
     costed = annotate(_mm_relu())
     weights = 8 * 8 * 4  # w: [8, 8] fp32
     assert costed.unique_parameter_bytes() == weights
-    groq = compile_program(costed, load_profile("groq"))
+    groq = compile_for(costed, load_profile("groq"))
     assert [s.name for s in groq.stages][:3] == ["lower", "fusion", "residency"]
-    fused = compile_program(
-        costed, load_profile("groq"), tuple(p for p in passes_for(load_profile("groq")) if p.name != "residency")
-    )
+    hw = load_profile("groq")
+    fused = compile_program(costed, hw, tuple(p for p in target_for(hw).passes(hw) if p.name != "residency"))
     # the same region, the weights read from SRAM instead of crossing the chip boundary
     assert fused.offchip_bytes - groq.offchip_bytes == weights
     assert sum(k.onchip_bytes for k in groq.kernels) - sum(k.onchip_bytes for k in fused.kernels) == weights
     assert groq.meta["resident_weight_bytes"] == weights
-    assert "residency" not in [s.name for s in compile_program(costed, load_profile("spyre")).stages]
+    assert "residency" not in [s.name for s in compile_for(costed, load_profile("spyre")).stages]
 
 
 def _through_unknown(middle: str) -> Graph:
@@ -237,7 +238,7 @@ def test_fusion_keeps_the_dependencies_through_an_unknown_op():
     # read a and c read b through u: kernels {a, c} and {b} depended on each other (a cycle).
     costed = _annotate_quietly(_through_unknown("mm"))
     for hw in ("h100", "tpu-v5e", "spyre", "groq"):
-        program = compile_program(costed, load_profile(hw))
+        program = compile_for(costed, load_profile(hw))
         deps = {k.nodes: {program.kernel(d).nodes for d in k.deps} for k in program.kernels}
         # no target fuses across u (a GEMM never takes relu's output on Inductor, XLA only output-fuses
         # into a dot; u itself is never fused): one kernel per operator, u's depending on a's and b's
@@ -245,14 +246,14 @@ def test_fusion_keeps_the_dependencies_through_an_unknown_op():
         unknown = program.kernels[2]
         assert (unknown.flops, unknown.offchip_bytes) == (0, 0) and "cost unknown" in unknown.reason
     # h100 (nothing fuses): relu 128 + 128, mm 128 + 256 (w) + 128, u unknown (0), exp 128 + 128 = 1024 B
-    assert compile_program(costed, load_profile("h100")).offchip_bytes == 1024
-    refused = [d for d in compile_program(costed, load_profile("h100")).meta["fusion_decisions"] if d.b == "u"]
+    assert compile_for(costed, load_profile("h100")).offchip_bytes == 1024
+    refused = [d for d in compile_for(costed, load_profile("h100")).meta["fusion_decisions"] if d.b == "u"]
     assert refused and all(not d.fused and "cost is unknown" in d.reason for d in refused)
 
 
 def test_pointwise_chain_fuses_up_to_an_unknown_op_and_not_across_it():
     # Before: c (after u) fused with a and b into one kernel and u ran nowhere.
-    program = compile_program(_annotate_quietly(_through_unknown("neg")), load_profile("h100"))
+    program = compile_for(_annotate_quietly(_through_unknown("neg")), load_profile("h100"))
     assert [k.nodes for k in program.kernels] == [("a", "b"), ("u",), ("c",)]
     # {a, b}: reads x (128 B); writes a (u reads it) and b: 3 * 128 = 384 B; c: 128 + 128 = 256 B
     assert [k.offchip_bytes for k in program.kernels] == [384, 0, 256]
@@ -287,7 +288,7 @@ def test_two_slices_of_a_tensor_made_in_the_kernel_are_read_on_chip():
     for hw in ("h100", "tpu-v5e", "spyre"):
         # x in (384 B) and z out (128 B); y never leaves the chip, both its slices included.
         # Before: z's read of y counted one slice (128 B) as on chip and the other as an off-chip read: 640 B
-        assert compile_program(costed, load_profile(hw)).offchip_bytes == 384 + 128, hw
+        assert compile_for(costed, load_profile(hw)).offchip_bytes == 384 + 128, hw
 
 
 def test_one_kernel_reads_a_storage_once_through_two_views():
@@ -305,7 +306,7 @@ def test_one_kernel_reads_a_storage_once_through_two_views():
     costed = annotate(graph)
     assert compile_program(costed, load_profile("h100"), ()).offchip_bytes == 512 + 256  # eager: as costed
     for hw in ("h100", "spyre"):
-        kernel = compile_program(costed, load_profile(hw)).kernels[0]
+        kernel = compile_for(costed, load_profile(hw)).kernels[0]
         # compiled: x loaded once (256 B), s written (256 B); the second read of x is on chip (256 B)
         assert (kernel.offchip_bytes, kernel.onchip_bytes) == (256 + 256, 256), hw
 
@@ -328,7 +329,7 @@ def test_a_copy_of_an_expand_reads_the_storage_and_writes_its_whole_output():
     for hw in ("h100", "spyre"):
         # x in (64 B) and c out (256 B): the compulsory bytes. Before: the clone's read was taken as the
         # view's 256 B of on-chip bytes, more than the 64 B it read, and only 128 B crossed
-        assert compile_program(costed, load_profile(hw)).offchip_bytes == 64 + 256, hw
+        assert compile_for(costed, load_profile(hw)).offchip_bytes == 64 + 256, hw
 
 
 def test_a_gather_then_a_whole_read_of_one_table_load_it_once_in_a_region():
@@ -352,7 +353,7 @@ def test_a_gather_then_a_whole_read_of_one_table_load_it_once_in_a_region():
             Node("output", "output", "output", inputs=(Edge("lm"),)),
         ),
     )
-    program = compile_program(annotate(graph), load_profile("spyre"))
+    program = compile_for(annotate(graph), load_profile("spyre"))
     assert {k.region for k in program.kernels} == {"r0"}
     # the gather reads ids (32 B) and 4 rows of w (128 B); lm reads the other 6 rows (192 B), writes 160 B.
     # Before: the gather was taken to have loaded 288 B of w (its whole traffic, its write included): 352 B

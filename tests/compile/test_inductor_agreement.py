@@ -4,7 +4,7 @@ import pytest
 
 from dfx.capture import capture
 from dfx.capture.inductor import inductor_kernels
-from dfx.compile import compile_program
+from dfx.targets import compile_for
 from dfx.compile.compare import compare_groups
 from dfx.costs import annotate
 from dfx.hardware import load_profile
@@ -19,7 +19,7 @@ def comparisons():
     out = {}
     for name, (model, args) in MODELS.items():
         costed = annotate(capture(model, args, name=name))
-        program = compile_program(costed, load_profile("h100"))
+        program = compile_for(costed, load_profile("h100"))
         kernels = inductor_kernels(model, args)
         groups = [k.sources for k in kernels if k.kind != "extern"]
         out[name] = (program, compare_groups(program, costed, groups), kernels)

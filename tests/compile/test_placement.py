@@ -2,7 +2,8 @@
 
 import pytest
 
-from dfx.compile import compile_program, core_count, passes_for
+from dfx.compile import compile_program, core_count
+from dfx.targets import compile_for, target_for
 from dfx.compile.placement import kernel_cores
 from dfx.costs import annotate
 from dfx.hardware import load_profile
@@ -73,13 +74,14 @@ def test_a_gpu_gemm_occupies_one_sm_per_tile(m, n, cores):
     (kernel,) = program.kernels
     assert kernel.cores == cores
     # after the GPU tiling pass (Triton programs, docs/gpu.md): one SM per program, at most 132
-    (tiled,) = compile_program(costed, load_profile("h100")).kernels
+    (tiled,) = compile_for(costed, load_profile("h100")).kernels
     assert tiled.tile_shape and tiled.cores == min(tiled.tiles, 132)
 
 
 def _untiled(profile: str):
     """The target's pipeline without its tiling pass: placement estimates the tiles (module docstring)."""
-    return tuple(p for p in passes_for(load_profile(profile)) if p.name != "tiling")
+    hw = load_profile(profile)
+    return tuple(p for p in target_for(hw).passes(hw) if p.name != "tiling")
 
 
 def test_a_gpu_pointwise_kernel_occupies_one_sm_per_block_of_1024():
@@ -92,7 +94,7 @@ def test_a_gpu_pointwise_kernel_occupies_one_sm_per_block_of_1024():
 def test_dataflow_and_tpu_kernels_occupy_every_core():
     costed = annotate(mm_graph(128, 64, 128, relu=True))
     for profile, cores in (("ibm-spyre", 32), ("google-tpu-v4", 2), ("groq-lpu", 20)):
-        program = compile_program(costed, load_profile(profile))
+        program = compile_for(costed, load_profile(profile))
         assert {k.cores for k in program.kernels} == {cores}, profile
 
 
@@ -101,13 +103,13 @@ def test_a_dataflow_kernel_occupies_every_core_however_it_is_tiled():
     costed = annotate(mm_graph(128, 64, 128))
     spyre = load_profile("ibm-spyre")
     (kernel,) = compile_program(costed, spyre, passes=()).kernels
-    assert kernel_cores(kernel.with_(tiles=8, tile_shape=(16, 128)), costed, spyre) == 32
-    assert kernel_cores(kernel.with_(tiles=100, tile_shape=(1, 128)), costed, spyre) == 32
+    assert kernel_cores(kernel.with_(tiles=8, tile_shape=(16, 128)), costed, spyre, target_for(spyre).grain) == 32
+    assert kernel_cores(kernel.with_(tiles=100, tile_shape=(1, 128)), costed, spyre, target_for(spyre).grain) == 32
 
 
 def test_placement_and_schedule_are_recorded_stages():
-    program = compile_program(annotate(mm_graph(256, 64, 256)), load_profile("h100"))
+    program = compile_for(annotate(mm_graph(256, 64, 256)), load_profile("h100"))
     assert [s.name for s in program.stages] == ["lower", "fusion", "tiling", "placement", "schedule"]
     assert program.meta["schedule_policy"] == "dynamic"  # H100: dynamic commitment
-    spyre = compile_program(annotate(mm_graph(256, 64, 256)), load_profile("spyre"))
+    spyre = compile_for(annotate(mm_graph(256, 64, 256)), load_profile("spyre"))
     assert spyre.meta["schedule_policy"] == "static"

@@ -2,8 +2,7 @@
 
 import math
 
-from dfx.compile import compile_program
-from dfx.compile.tiling import core_memory
+from dfx.targets import compile_for, target_for
 from dfx.costs import annotate
 from dfx.hardware import load_profile
 
@@ -11,18 +10,23 @@ from .test_placement import mm_graph
 
 
 def _gemm(hw: str, m: int, k: int, n: int):
-    program = compile_program(annotate(mm_graph(m, k, n)), load_profile(hw))
+    program = compile_for(annotate(mm_graph(m, k, n)), load_profile(hw))
     (kernel,) = program.kernels
     return kernel
+
+
+def _core_memory(profile: str):
+    hw = load_profile(profile)
+    return target_for(hw).core_memory(hw)
 
 
 def test_core_memory_is_one_cores_share_of_the_on_chip_level():
     # H100: 33 MiB of SMEM over 132 SMs = 256 KiB; Spyre: 64 MB of LX over 32 cores = 2 MB;
     # Groq: 220 MiB of SRAM over 88 slices = 2.5 MiB; TPU v6e: no on-chip capacity in its profile
-    assert core_memory(load_profile("h100")).per_core_bytes == 256 * 1024
-    assert core_memory(load_profile("spyre")).per_core_bytes == 2e6
-    assert core_memory(load_profile("groq")).per_core_bytes == 220 * 2**20 / 88
-    assert core_memory(load_profile("tpu-v6e")).per_core_bytes is None
+    assert _core_memory("h100").per_core_bytes == 256 * 1024
+    assert _core_memory("spyre").per_core_bytes == 2e6
+    assert _core_memory("groq").per_core_bytes == 220 * 2**20 / 88
+    assert _core_memory("tpu-v6e").per_core_bytes is None
 
 
 def test_spyre_gemm_tile_fits_its_scratchpad_in_multiples_of_the_array():
@@ -50,7 +54,7 @@ def test_groq_mxm_tile_spans_all_twenty_superlanes():
 def test_spyre_reduction_tiles_whole_rows_over_the_cores():
     from .test_fusion import _sum_then_scale
 
-    program = compile_program(annotate(_sum_then_scale()), load_profile("spyre"))
+    program = compile_for(annotate(_sum_then_scale()), load_profile("spyre"))
     s = next(k for k in program.kernels if k.nodes == ("s",))
     # 4 rows of 8: ceil(32 / 32 cores) = 1 element per core, but a row stays whole: 1 row per tile
     assert s.tile_shape == (1, 8) and s.tiles == 4

@@ -5,7 +5,7 @@ import math
 import pytest
 
 from dfx.arch.gpu import GemmConfig, choose_gemm_config, gemm_kernel
-from dfx.compile import compile_program
+from dfx.targets import compile_for
 from dfx.compile.program import Kernel, KernelKind
 from dfx.hardware import load_profile
 from dfx.roofline.program import kernel_timing
@@ -17,7 +17,7 @@ def test_gpu_kernels_get_inductors_triton_programs():
     from dfx.analysis import analyze
 
     costed = analyze("gpt2-block", hardware=[]).costed
-    program = compile_program(costed, H100)
+    program = compile_for(costed, H100)
     tiling = next(s for s in program.stages if s.name == "tiling")
     assert tiling.modified
     qkv = next(k for k in program.kernels if k.nodes == ("linear",))

@@ -18,6 +18,7 @@ from dfx.measure.machine import (
     vector_family,
 )
 from dfx.roofline import evaluate
+from dfx.targets import compile_for
 
 PROFILE = {
     "id": "test-cpu",
@@ -90,6 +91,7 @@ def _kernels(costed, profile, machine) -> dict:
         execution_model="compiled",
         node_timer=cache_timer(costed, profile, machine),
         kernel_timer=kernel_timer(costed, profile, machine),
+        program=compile_for(costed, profile),
     )
     return {n: k for k in result.program.kernels for n in k.nodes}
 

@@ -8,6 +8,7 @@ from dfx.costs import annotate
 from dfx.hardware import load_profile
 from dfx.ir import AtenCall, Edge, Graph, Node, TensorSpec
 from dfx.roofline import Bound, ExecutionModel, evaluate
+from dfx.targets import compile_for, target_for
 
 H100_BF16 = 989.4e12  # FLOP/s, the profile's bf16 dense peak
 H100_HBM = 3.35e12  # B/s
@@ -45,10 +46,12 @@ def untiled(costed, hw: str = "h100"):
     """The compiled program without its tiling pass: placement estimates 128 x 128 output tiles per
     GEMM (compile/placement.py); the GPU tiling pass's Triton programs are tested in
     tests/compile/test_tiling_gpu.py."""
-    from dfx.compile import compile_program, passes_for
+    from dfx.compile import compile_program
 
     profile = load_profile(hw)
-    return compile_program(costed, profile, passes=tuple(p for p in passes_for(profile) if p.name != "tiling"))
+    return compile_program(
+        costed, profile, passes=tuple(p for p in target_for(profile).passes(profile) if p.name != "tiling")
+    )
 
 
 # One 256 x 256 x 256 bf16 GEMM on an H100:
@@ -85,7 +88,8 @@ def test_independent_kernels_share_the_gpu_dynamically():
 
 def test_kernels_on_every_core_run_one_after_another():
     # Spyre: each kernel divided over all 32 cores, static order: makespan = serial.
-    r = evaluate(annotate(two_mms()), "spyre", execution_model="compiled")
+    costed = annotate(two_mms())
+    r = evaluate(costed, "spyre", execution_model="compiled", program=compile_for(costed, load_profile("spyre")))
     assert {k.cores for k in r.program.kernels} == {32}
     assert r.program.policy.value == "static"
     assert r.makespan_s == pytest.approx(r.serial_time_s)
@@ -130,14 +134,14 @@ def test_unknown_execution_model_is_one_line():
 def test_program_from_compute_times_equals_program_from_node_records():
     # a kernel that is neither collective nor operator-timed reads only its nodes' compute times
     # (its memory time and launch are its own), so both entries give the same result on a GPU and Spyre
-    from dfx.compile import compile_program
+    from dfx.targets import compile_for
     from dfx.roofline.latency import node_timings
     from dfx.roofline.program import evaluate_program, evaluate_program_from_figures
 
     costed = annotate(two_mms())
     for hw in ("h100", "spyre"):
         profile = load_profile(hw)
-        program = compile_program(costed, profile)
+        program = compile_for(costed, profile)
         nodes = node_timings(costed, profile, ExecutionModel.COMPILED)
         compute = {t.name: t.compute_time_s for t in nodes}
         # mm1 alone: 2 * 256^3 FLOPs at the bf16 peak (33.9 ns on an H100)
@@ -182,14 +186,17 @@ def test_architecture_timers_give_the_kernels_the_figures_their_records_carry(hw
     # Groq's and the wafer's timers give each node's four seconds (figures), the TPU's its compute seconds
     # (compute_s), so a kernel is timed without the nodes' records: the same result as a timer that
     # offers neither (every node timed first, then the kernels from the records)
-    from dfx.arch import arch_model_for
 
     costed = annotate(two_mms(640))
     profile = load_profile(hw)
-    arch = arch_model_for(profile)
+    arch = target_for(profile).arch_model(profile)
     timer = arch.node_timer(costed, profile)
     assert hasattr(timer, "figures") or hasattr(timer, "compute_s")
     kw = {"execution_model": "compiled", "operator_times": getattr(arch, "times_operators", False)}
+    fused = target_for(profile).fused(costed, profile)  # what Target.evaluate hands an operator-timed family
+    kw |= (
+        {"program": fused[0], "finish": fused[1]} if kw["operator_times"] else {"program": compile_for(costed, profile)}
+    )
     fast = evaluate(costed, profile, node_timer=timer, **kw)
     full = evaluate(costed, profile, node_timer=lambda n, t: timer(n, t), **kw)
     if kw["operator_times"]:

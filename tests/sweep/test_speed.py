@@ -3,6 +3,7 @@
 import dfx
 from dfx.analysis import evaluate_on
 from dfx.hardware import load_profile
+from dfx.targets import compile_for
 
 
 def test_gpu_without_eager_numbers_has_the_same_latency():
@@ -85,15 +86,13 @@ def test_one_chip_is_evaluated_once_for_every_split(monkeypatch):
 
 def _fresh_compile(costed, profile):
     """``compile_program`` with the fusion cache emptied first: fusion computed afresh, the reference."""
-    from dfx.compile import compile_program
     from dfx.compile.fusion import clear_fusion_cache
 
     clear_fusion_cache()
-    return compile_program(costed, profile)
+    return compile_for(costed, profile)
 
 
 def test_fusion_is_computed_once_per_graph_for_profiles_with_equal_rules():
-    from dfx.compile import compile_program
     from dfx.compile.fusion import CACHE_STATS, clear_fusion_cache
 
     a = dfx.analyze("bert-layer", hardware=[], batch=2, seq=8, dtype="bf16").costed
@@ -104,21 +103,20 @@ def test_fusion_is_computed_once_per_graph_for_profiles_with_equal_rules():
     )
     ref_a100 = _fresh_compile(a, a100)
     clear_fusion_cache()
-    compile_program(a, h100)
+    compile_for(a, h100)
     assert CACHE_STATS == {"hits": 0, "misses": 1}
-    shared = compile_program(a, a100)  # both GPUs fuse by InductorRules(): the H100's fusion is reused
+    shared = compile_for(a, a100)  # both GPUs fuse by InductorRules(): the H100's fusion is reused
     assert CACHE_STATS == {"hits": 1, "misses": 1}
     assert shared == ref_a100  # every kernel, decision, stage note and schedule as a fresh compile's
-    compile_program(a, v4)  # XLA's rules are other rules: fused afresh
+    compile_for(a, v4)  # XLA's rules are other rules: fused afresh
     assert CACHE_STATS == {"hits": 1, "misses": 2}
     b = dfx.analyze("bert-layer", hardware=[], batch=4, seq=8, dtype="bf16").costed
-    compile_program(b, h100)  # another size is another graph: never served a's kernels
+    compile_for(b, h100)  # another size is another graph: never served a's kernels
     assert CACHE_STATS == {"hits": 1, "misses": 3}
 
 
 def test_compiled_programs_over_many_sizes_equal_fresh_compiles():
     """Every profile of the sweep's axes, at 6 sizes: the cached pipeline gives the fresh pipeline's program."""
-    from dfx.compile import compile_program
     from dfx.compile.fusion import CACHE_STATS, clear_fusion_cache
 
     refs = ("nvidia-h100-sxm", "nvidia-a100-sxm-80gb", "google-tpu-v4", "groq-lpu", "cerebras-wse-3", "ibm-spyre")
@@ -127,7 +125,7 @@ def test_compiled_programs_over_many_sizes_equal_fresh_compiles():
         costed = dfx.analyze("gpt2-block", hardware=[], batch=batch, seq=seq, dtype="bf16").costed
         fresh = [_fresh_compile(costed, p) for p in profiles]
         clear_fusion_cache()
-        cached = [compile_program(costed, p) for p in profiles]
+        cached = [compile_for(costed, p) for p in profiles]
         assert cached == fresh, (batch, seq)
         # 6 profiles: the two GPUs share InductorRules(); the 3 dataflow chips' on-chip capacities
         # differ (Groq 220 MiB, Cerebras 44 GB, Spyre 64 MB) but a GPT-2 block's regions at these sizes

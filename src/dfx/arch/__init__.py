@@ -1,9 +1,9 @@
-"""Architecture models: the TPU systolic array, the Groq TSP, the Cerebras wafer, Spyre's cores.
+"""Architecture models: the TPU systolic array, the Groq TSP, the Cerebras wafer (and the GPU kernel model).
 
 An architecture model re-times the nodes it knows how to model (a matmul on a systolic array, a
 layer on a wafer region) and may add export fields (a wafer mapping, a chip count). It plugs into
-:func:`dfx.roofline.evaluate` through ``node_timer``; :func:`dfx.analysis.analyze` picks the model
-for each profile with :func:`arch_model_for`. Nodes a model does not cover keep their roofline time.
+:func:`dfx.roofline.evaluate` through ``node_timer``; each machine family's target picks its model
+(:meth:`dfx.targets.Target.arch_model`). Nodes a model does not cover keep their roofline time.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ if TYPE_CHECKING:  # names for the protocol's signatures only: importing dfx.arc
     from dfx.hardware import HardwareProfile
     from dfx.roofline.latency import NodeTiming
 
-__all__ = ["ArchModel", "arch_model_for", "arch_models"]
+__all__ = ["ArchModel"]
 
 
 class ArchModel(Protocol):
@@ -27,7 +27,7 @@ class ArchModel(Protocol):
     times_operators: bool
 
     def applies_to(self, profile: HardwareProfile) -> bool:
-        """Whether this model describes ``profile``'s hardware."""
+        """Whether ``profile`` (of the family whose target asks) gives the figures this model needs."""
 
     def node_timer(
         self, costed: CostedGraph, profile: HardwareProfile
@@ -36,21 +36,3 @@ class ArchModel(Protocol):
 
     def extras(self, costed: CostedGraph, profile: HardwareProfile) -> dict[str, Any]:
         """Export fields this model adds under ``hardware.<id>`` (may be empty)."""
-
-
-def arch_models() -> tuple[ArchModel, ...]:
-    """The models dfx ships, in the order they are tried; the first that applies to a profile is used.
-
-    Imported on first use: the models build on :mod:`dfx.roofline` and :mod:`dfx.costs`, which
-    ``import dfx.arch`` alone should not pull in.
-    """
-    from dfx.arch.spatial.groq import GroqModel
-    from dfx.arch.spatial.wafer import WaferModel
-    from dfx.arch.systolic.tpu import TPU_SYSTOLIC
-
-    return (TPU_SYSTOLIC, GroqModel(), WaferModel())
-
-
-def arch_model_for(profile: HardwareProfile) -> ArchModel | None:
-    """The first model in :func:`arch_models` that applies to ``profile``, else ``None``."""
-    return next((m for m in arch_models() if m.applies_to(profile)), None)

@@ -63,7 +63,7 @@ def _sha256_file(path: Path) -> str:
 @functools.cache
 def _code_digest() -> str:
     """sha256 of dfx's version and the sources of the packages that capture (read once per process)."""
-    from dfx import __version__
+    from dfx._version import __version__
 
     h = hashlib.sha256(__version__.encode())
     for package in _CODE_PACKAGES:

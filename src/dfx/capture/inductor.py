@@ -39,7 +39,6 @@ __all__ = [
     "InductorPipeline",
     "inductor_kernels",
     "inductor_pipeline",
-    "inductor_report",
     "runnable_model",
 ]
 
@@ -277,21 +276,3 @@ def runnable_model(
     with torch.no_grad():
         built = resolve(spec, batch=batch, seq=seq, dtype=dtype, device="cpu")
     return built.model.eval(), tuple(built.args), dict(built.kwargs or {})
-
-
-def inductor_report(
-    spec: str, program: Any, costed: Any, *, batch: int = 1, seq: int | None = None, dtype: str = "float32"
-) -> dict[str, Any]:
-    """The ``inductor`` object of ``dfx compile``'s document: the real torch.compile on the CPU beside ``program``.
-
-    ``pipeline`` (Dynamo, AOTAutograd and post-grad graphs as text), ``kernels`` (Inductor's fused
-    kernels and the dfx nodes they compute) and ``agreement`` (:func:`dfx.compile.compare.compare_groups`
-    of ``program``'s fusion groups against Inductor's); ``docs/export-format.md``, ``dfx.compile/1``.
-    """
-    from dfx.compile.compare import compare_groups
-
-    model, args, kwargs = runnable_model(spec, batch=batch, seq=seq, dtype=dtype)
-    pipeline = inductor_pipeline(model, args, kwargs)
-    kernels = inductor_kernels(model, args, kwargs)
-    agreement = compare_groups(program, costed, [k.sources for k in kernels if k.kind != "extern"])
-    return {"pipeline": pipeline.to_dict(), "kernels": [k.to_dict() for k in kernels], "agreement": agreement.to_dict()}

@@ -1,6 +1,6 @@
 """``dfx compile MODEL --hw ID``: the compiler's stages, its kernels, and (GPU) the real Inductor beside it.
 
-Thin: capture and cost the model, run :func:`dfx.compile.compile_program`, print or write. Torch is
+Thin: capture and cost the model, compile it with the profile's target (:mod:`dfx.targets`), print or write. Torch is
 reached only through :mod:`dfx.analysis` (capture) and :mod:`dfx.capture.inductor`.
 """
 
@@ -91,8 +91,9 @@ def _lower_moe(costed: Any, profile: Any, routing: Any, factor: float) -> tuple[
     from dfx.compile.moe import attach_moe, lower_moe
     from dfx.schema.analysis import MoeRecord
     from dfx.schema.ids import ANALYSIS_SCHEMA
+    from dfx.targets import target_for
 
-    lowered, moe = lower_moe(costed, profile, routing, factor)
+    lowered, moe = lower_moe(costed, target_for(profile), routing, factor)
     if moe is None:
         return costed, None
     timed = attach_moe(evaluate_on(lowered, profile, split=1), lowered, moe)
@@ -125,9 +126,8 @@ def compile_command(
     """Compile MODEL for one machine and show each compiler stage: fusion, tiling, placement, schedule."""
     from dfx.analysis import _load, capture_spec, normalize_dtype_or_fail
     from dfx.report.out import stdout as _out
-    from dfx.compile import compile_program
     from dfx.costs import annotate
-    from dfx.hardware import Kind
+    from dfx.targets import target_for
     from dfx.report.files import check_targets, write_outputs
 
     profile = _load(hw)
@@ -146,14 +146,13 @@ def compile_command(
     factor = check_capacity_factor(capacity_factor)
     graph, _info = with_progress(f"dfx compile {model}", capture_spec)(model, batch=batch, seq=seq, dtype=dtype_name)
     costed, moe = _lower_moe(annotate(graph), profile, moe_routing, factor)
-    program = with_progress(f"dfx compile {model}: compiling for {profile.id}", compile_program)(costed, profile)
+    target = target_for(profile)
+    program = with_progress(f"dfx compile {model}: compiling for {profile.id}", target.compile)(costed, profile)
     record = program.to_record()
     if moe is not None:
         record = replace(record, moe=moe)
-    run_inductor = inductor if inductor is not None else (profile.kind is Kind.GPU and not as_json)
+    run_inductor = inductor if inductor is not None else (target.runs_inductor and not as_json)
     if run_inductor:
-        from dfx.capture.inductor import inductor_report
-
         record = replace(
             record, inductor=inductor_report(model, program, costed, batch=batch or 1, seq=seq, dtype=dtype_name)
         )
@@ -196,3 +195,22 @@ def compile_command(
 
 def register(app: typer.Typer) -> None:
     app.command("compile")(compile_command)
+
+
+def inductor_report(
+    spec: str, program: Any, costed: Any, *, batch: int = 1, seq: int | None = None, dtype: str = "float32"
+) -> dict[str, Any]:
+    """The ``inductor`` object of ``dfx compile``'s document: the real torch.compile on the CPU beside ``program``.
+
+    ``pipeline`` (Dynamo, AOTAutograd and post-grad graphs as text), ``kernels`` (Inductor's fused
+    kernels and the dfx nodes they compute) and ``agreement`` (:func:`dfx.compile.compare.compare_groups`
+    of ``program``'s fusion groups against Inductor's); ``docs/export-format.md``, ``dfx.compile/1``.
+    """
+    from dfx.capture.inductor import inductor_kernels, inductor_pipeline, runnable_model
+    from dfx.compile.compare import compare_groups
+
+    model, args, kwargs = runnable_model(spec, batch=batch, seq=seq, dtype=dtype)
+    pipeline = inductor_pipeline(model, args, kwargs)
+    kernels = inductor_kernels(model, args, kwargs)
+    agreement = compare_groups(program, costed, [k.sources for k in kernels if k.kind != "extern"])
+    return {"pipeline": pipeline.to_dict(), "kernels": [k.to_dict() for k in kernels], "agreement": agreement.to_dict()}

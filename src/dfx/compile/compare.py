@@ -75,12 +75,12 @@ def compare_groups(program: Program, costed: CostedGraph, compiler_groups: Seque
 
     Examples
     --------
-    >>> from dfx.compile import compile_program
     >>> from dfx.costs import annotate
     >>> from dfx.hardware import load_profile
     >>> from dfx.ir import Graph
+    >>> from dfx.targets import compile_for
     >>> costed = annotate(Graph(name="empty", nodes=()))
-    >>> compare_groups(compile_program(costed, load_profile("h100")), costed, []).fraction
+    >>> compare_groups(compile_for(costed, load_profile("h100")), costed, []).fraction
     1.0
     """
     ops = dataflow(costed).ops

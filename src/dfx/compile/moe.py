@@ -2,7 +2,7 @@
 
 Routing is data the compiler cannot see: how many of a layer's T*k routed slots each of its E
 experts receives is known only at run time. A machine decides what to do about it by how much of
-its schedule it fixes ahead of time (:func:`dfx.compile.targets.target_of`):
+its schedule it fixes ahead of time (:attr:`dfx.targets.Target.static_shapes`):
 
 **Compile-time machines** (``xla``: TPUs; ``dataflow``: Groq, Cerebras, Spyre) need static shapes,
 so each expert gets a buffer of a fixed capacity (GShard, Lepikhin et al. 2020, arXiv 2006.16668,
@@ -38,19 +38,17 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Protocol
 
 from dfx.costs.moe import MoeLayer, Routing, apply_routing, find_moe_layers, parse_routing, reprice_experts
 from dfx.costs.record import CostedGraph
 from dfx.errors import DfxError
 from dfx.frozen import copy_with
-from dfx.hardware import HardwareProfile
 
 __all__ = [
     "DEFAULT_CAPACITY_FACTOR",
     "LayerLowering",
     "MoeLowering",
-    "STATIC_TARGETS",
     "attach_moe",
     "check_capacity_factor",
     "expert_capacity",
@@ -62,7 +60,6 @@ __all__ = [
 # (mesh_tensorflow/transformer/moe.py: capacity_factor_train=1.25, capacity_factor_eval=2.0); Switch's
 # Table 1 compares 1.0, 1.25 and 2.0, and GShard's own capacity 2N/E is a factor of 2. dfx's default.
 DEFAULT_CAPACITY_FACTOR = 1.25
-STATIC_TARGETS = ("xla", "dataflow")  # targets whose shapes are fixed at compile time
 _OFFSET_OPS = ("aten.histc", "aten.cumsum", "aten.bincount")  # kernels that size a grouped GEMM at run time
 
 
@@ -235,13 +232,21 @@ def _pad_experts(costed: CostedGraph, lowered: dict[str, LayerLowering], layers:
     return reprice_experts(costed, rows)
 
 
+class MoeTarget(Protocol):
+    """What MoE lowering reads of a machine's target (:class:`dfx.targets.Target`)."""
+
+    compiler: str  # inductor, xla, dataflow
+    static_shapes: bool  # shapes fixed at compile time: a capacity per expert
+
+
 def lower_moe(
     costed: CostedGraph,
-    profile: HardwareProfile,
+    target: MoeTarget,
     routing: Routing | str | None = None,
     capacity_factor: float = DEFAULT_CAPACITY_FACTOR,
 ) -> tuple[CostedGraph, MoeLowering | None]:
-    """``costed`` as ``profile``'s target runs its MoE layers, and what that lowering costs.
+    """``costed`` as ``target`` (a profile's :func:`dfx.targets.target_for`) runs its MoE layers, and what
+    that lowering costs.
 
     Returns ``(costed, None)`` for a graph without MoE layers. On a compile-time target the expert
     GEMMs compute their fixed capacity (module docstring); on a run-time target they keep the routed
@@ -252,15 +257,12 @@ def lower_moe(
     DfxError
         A capacity factor that is not a number > 0; a routing file that does not match the layers.
     """
-    from dfx.compile.targets import target_of
-
     capacity_factor = check_capacity_factor(capacity_factor)
     routing = parse_routing(routing)
     layers = find_moe_layers(costed.graph)
     if not layers:
         return costed, None
-    target = target_of(profile)
-    static = target in STATIC_TARGETS
+    static = target.static_shapes
     lowered = {
         layer.router: lower_layer(
             layer,
@@ -274,7 +276,11 @@ def lower_moe(
     routed = apply_routing(costed, routing)
     out = _pad_experts(routed, lowered, layers) if static else routed
     moe = MoeLowering(
-        target, "capacity" if static else "grouped-gemm", str(routing), capacity_factor, tuple(lowered.values())
+        target.compiler,
+        "capacity" if static else "grouped-gemm",
+        str(routing),
+        capacity_factor,
+        tuple(lowered.values()),
     )
     return out, moe
 

@@ -22,31 +22,53 @@ default tensor-core threadblock tile, ``GemmShape<128, 128, 32>`` in
 elements (Inductor's largest pointwise ``XBLOCK``, ``torch/_inductor/runtime/triton_heuristics.py``),
 and any CPU kernel in grains of 32,768 elements (``at::internal::GRAIN_SIZE``, ATen's
 ``Parallel.h``). A ``COLLECTIVE`` kernel occupies no compute cores (it runs on the links).
+
+Which of the two rules a machine follows is its target's (:mod:`dfx.targets`): a :class:`TileGrain`
+(GPU, CPU: ``min(tiles, C)``, with the grain that estimates the tiles) or ``None`` (TPU and dataflow:
+every core). This module knows no machine family.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from functools import partial
 
 from dfx.compile.passes import Pass, PassResult
 from dfx.compile.program import Kernel, KernelKind, Program
 from dfx.costs.record import CostedGraph
-from dfx.hardware import HardwareProfile, Kind
+from dfx.hardware import HardwareProfile
 
 __all__ = [
+    "CPU_GRAIN",
     "GEMM_TILE_ELEMS",
     "GPU_BLOCK_ELEMS",
+    "GPU_GRAIN",
     "CPU_GRAIN_ELEMS",
+    "TileGrain",
     "core_count",
     "estimate_tiles",
     "kernel_cores",
-    "placement_pass",
+    "placement_pass_for",
 ]
 
 GEMM_TILE_ELEMS = 128 * 128  # CUTLASS's default tensor-core threadblock tile (M x N outputs)
 GPU_BLOCK_ELEMS = 1024  # Inductor's largest pointwise XBLOCK
 CPU_GRAIN_ELEMS = 32768  # at::internal::GRAIN_SIZE: elements per thread below which ATen stays serial
-_TILED_BY_BLOCKS = (Kind.GPU, Kind.CPU)  # machines whose kernels occupy as many cores as they have tiles
+
+
+@dataclass(frozen=True)
+class TileGrain:
+    """Output elements per tile of an untiled kernel, on a machine whose kernels occupy as many cores as
+    they have tiles (GPU thread blocks, CPU threads): ``matmul_elems`` for a GEMM or attention kernel,
+    ``other_elems`` for any other."""
+
+    matmul_elems: int
+    other_elems: int
+
+
+GPU_GRAIN = TileGrain(GEMM_TILE_ELEMS, GPU_BLOCK_ELEMS)
+CPU_GRAIN = TileGrain(CPU_GRAIN_ELEMS, CPU_GRAIN_ELEMS)
 
 
 def core_count(profile: HardwareProfile) -> int:
@@ -67,25 +89,22 @@ def _output_elems(kernel: Kernel, costed: CostedGraph) -> int:
     return sum(spec.numel for spec in node.outputs) or 1
 
 
-def estimate_tiles(kernel: Kernel, costed: CostedGraph, profile: HardwareProfile) -> int:
-    """Tiles of an untiled kernel on a GPU or CPU, from its output elements (see the module docstring).
+def estimate_tiles(kernel: Kernel, costed: CostedGraph, grain: TileGrain) -> int:
+    """Tiles of an untiled kernel on a GPU or CPU, from its output elements over ``grain`` (module docstring).
 
     Returns ``kernel.tiles`` once a tiling pass has set ``tile_shape``.
     """
     if kernel.tile_shape or not kernel.nodes:
         return kernel.tiles
     elems = _output_elems(kernel, costed)
-    if profile.kind is Kind.CPU:
-        unit = CPU_GRAIN_ELEMS
-    elif kernel.kind in (KernelKind.GEMM, KernelKind.ATTENTION):
-        unit = GEMM_TILE_ELEMS
-    else:
-        unit = GPU_BLOCK_ELEMS
-    return max(1, math.ceil(elems / unit))
+    matmul = kernel.kind in (KernelKind.GEMM, KernelKind.ATTENTION)
+    return max(1, math.ceil(elems / (grain.matmul_elems if matmul else grain.other_elems)))
 
 
-def kernel_cores(kernel: Kernel, costed: CostedGraph, profile: HardwareProfile) -> int:
+def kernel_cores(kernel: Kernel, costed: CostedGraph, profile: HardwareProfile, grain: TileGrain | None) -> int:
     """How many of ``profile``'s cores ``kernel`` occupies (the table in the module docstring).
+
+    ``grain``: the target's (:attr:`dfx.targets.Target.grain`); ``None``, every kernel on every core.
 
     Raises
     ------
@@ -95,20 +114,19 @@ def kernel_cores(kernel: Kernel, costed: CostedGraph, profile: HardwareProfile) 
     if kernel.kind is KernelKind.COLLECTIVE:
         return 0
     total = core_count(profile)
-    if profile.kind in _TILED_BY_BLOCKS:
-        return min(estimate_tiles(kernel, costed, profile), total)
+    if grain is not None:
+        return min(estimate_tiles(kernel, costed, grain), total)
     return total  # TPU and dataflow: every core
 
 
-def _place(program: Program, costed: CostedGraph, profile: HardwareProfile) -> PassResult:
+def _place(program: Program, costed: CostedGraph, profile: HardwareProfile, grain: TileGrain | None) -> PassResult:
     total = core_count(profile)
-    by_blocks = profile.kind in _TILED_BY_BLOCKS
     placed, modified = [], False
     for k in program.kernels:  # kernel_cores, the profile read once; a kernel already on its cores kept
         if k.kind is KernelKind.COLLECTIVE:
             cores = 0
-        elif by_blocks:
-            cores = min(estimate_tiles(k, costed, profile), total)
+        elif grain is not None:
+            cores = min(estimate_tiles(k, costed, grain), total)
         else:
             cores = total
         if cores != k.cores:
@@ -124,4 +142,7 @@ def _place(program: Program, costed: CostedGraph, profile: HardwareProfile) -> P
     return PassResult(program.with_(kernels=kernels), modified, notes)
 
 
-placement_pass = Pass("placement", _place)
+def placement_pass_for(grain: TileGrain | None) -> Pass:
+    """The placement pass of a target whose kernels take ``min(tiles, cores)`` cores, their tiles estimated
+    by ``grain`` before tiling (GPU, CPU), or, with ``grain=None``, every core (TPU and dataflow)."""
+    return Pass("placement", partial(_place, grain=grain))

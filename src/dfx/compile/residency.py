@@ -1,7 +1,7 @@
 """The residency pass: on chips that keep the weights in on-chip SRAM, weights are not per-run traffic.
 
 A Groq TSP has no DRAM, and a Cerebras wafer in layer-pipelined mode keeps every layer's weights in
-its region's SRAM (:func:`dfx.arch.spatial.residency.weights_resident`). dfx quotes those chips in
+its region's SRAM (each target says which: :meth:`dfx.targets.Target.weights_resident`). dfx quotes those chips in
 the steady state of a deployed model: an inference reads its weights from SRAM, and loading them
 once is reported separately (``weight_load_s``). This pass moves each kernel's weight reads from
 ``offchip_bytes`` to ``onchip_bytes`` (re-computed per streaming region, so a weight read by two
@@ -12,6 +12,8 @@ weight-streaming mode), it changes nothing.
 from __future__ import annotations
 
 import weakref
+from functools import partial
+from typing import Callable
 
 from dfx.compile.dataflow import dataflow, weak_memo
 from dfx.compile.passes import Pass, PassResult
@@ -19,12 +21,15 @@ from dfx.compile.program import Program
 from dfx.costs.record import CostedGraph
 from dfx.hardware import HardwareProfile
 
-__all__ = ["clear_residency", "residency_pass"]
+__all__ = ["clear_residency", "residency_pass_for"]
+
+# Whether a machine keeps this graph's weights on chip: the target's (dfx.targets.Target.weights_resident).
+Resident = Callable[[CostedGraph, HardwareProfile], bool]
 
 
-def _resident(program: Program, costed: CostedGraph, profile: HardwareProfile) -> PassResult:
-    from dfx.arch.spatial.residency import weights_resident  # arch builds on the roofline, which imports compile
-
+def _resident(
+    program: Program, costed: CostedGraph, profile: HardwareProfile, weights_resident: Resident
+) -> PassResult:
     if not weights_resident(costed, profile):
         return PassResult(program, modified=False, notes=("weights streamed from off-chip memory on every run",))
     flow = dataflow(costed)
@@ -82,4 +87,7 @@ def _onchip(costed: CostedGraph, flow, units: tuple[tuple[str, ...], ...]) -> di
     return found
 
 
-residency_pass = Pass("residency", _resident)
+def residency_pass_for(weights_resident: Resident) -> Pass:
+    """The residency pass of a target that may keep weights on chip; ``weights_resident(costed, profile)``
+    says whether it does for this graph (Groq: always; Cerebras: in layer-pipelined mode)."""
+    return Pass("residency", partial(_resident, weights_resident=weights_resident))

@@ -28,17 +28,17 @@ from __future__ import annotations
 import math
 import weakref
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 
 from dfx.compile.dataflow import dataflow, weak_memo
 from dfx.compile.ops import OpInfo
-from dfx.compile.passes import PassResult
+from dfx.compile.passes import Pass, PassResult
 from dfx.compile.program import Kernel, KernelKind, Program
 from dfx.costs.record import Category, CostedGraph, CostedNode
 from dfx.costs.terms import FMA_FLOPS, gemm_operands, gemm_shape
-from dfx.hardware import HardwareProfile, Kind
+from dfx.hardware import HardwareProfile
 
-__all__ = ["CoreMemory", "clear_tile_choices", "core_memory", "gemm_of", "tile_kernel", "tiling_pass"]
+__all__ = ["CoreMemory", "clear_tile_choices", "core_memory", "gemm_of", "tile_kernel", "tiling_pass_for"]
 
 GPU_XBLOCK = 1024  # Inductor's largest pointwise XBLOCK (triton_heuristics pointwise: max block 1024 per program)
 FLASH_BLOCK_M = 128  # FlashAttention-2 query rows per thread block (Dao 2023, section 3.3; Br = 128 on A100/H100)
@@ -70,17 +70,19 @@ class CoreMemory:
     granule: int  # tile sides of a GEMM are multiples of this (the matrix array's side)
     level: str
     span: int = 1  # cores one matrix-unit tile spans (Groq: a 320-wide MXM over 20 superlanes of 16 lanes)
+    simt: bool = False  # a SIMT machine's: elementwise kernels in Triton's XBLOCK, not a share per core
 
 
-def core_memory(profile: HardwareProfile) -> CoreMemory:
+def core_memory(profile: HardwareProfile, simt: bool = False) -> CoreMemory:
     """One core's on-chip memory: the on-chip level's capacity over its instances.
 
-    GPU: shared memory per SM (``SMEM`` capacity / SMs); TPU: VMEM (or CMEM on v4); Spyre: 2 MB LX
-    per core; Groq: SRAM per slice; Cerebras: SRAM per core. Where the profile gives no on-chip
-    capacity (TPU v6e: VMEM not published), ``per_core_bytes`` is ``None``.
+    GPU (``simt``, the target's :attr:`dfx.targets.Target.simt`): the on-chip level closest to compute,
+    shared memory per SM (``SMEM`` capacity / SMs); TPU: VMEM (or CMEM on v4); Spyre: 2 MB LX per
+    core; Groq: SRAM per slice; Cerebras: SRAM per core (the profile's on-chip level). Where the
+    profile gives no on-chip capacity (TPU v6e: VMEM not published), ``per_core_bytes`` is ``None``.
     """
     levels = [lv for lv in profile.memory if lv.on_chip and lv.capacity_bytes]
-    level = profile.on_chip_level() if profile.kind is not Kind.GPU else None
+    level = profile.on_chip_level() if not simt else None
     if level is None and levels:
         level = min(levels, key=lambda lv: lv.capacity_per_instance_bytes or math.inf)  # closest to compute
     cores = profile.compute.usable_cores or profile.compute.cores or 1
@@ -88,8 +90,8 @@ def core_memory(profile: HardwareProfile) -> CoreMemory:
     lanes = profile.compute.lanes_per_core
     span = max(1, min(cores, (profile.compute.array_cols or 1) // lanes)) if lanes else 1
     if level is None:
-        return CoreMemory(None, cores, granule, "none", span)
-    return CoreMemory(level.capacity_per_instance_bytes, cores, granule, level.name, span)
+        return CoreMemory(None, cores, granule, "none", span, simt)
+    return CoreMemory(level.capacity_per_instance_bytes, cores, granule, level.name, span, simt)
 
 
 def gemm_of(node: CostedNode):  # -> dfx.arch.memory.tiling.Gemm | None
@@ -245,10 +247,10 @@ def _tile_attention(kernel: Kernel, node: CostedNode, mem: CoreMemory) -> Kernel
     return kernel.with_(tiles=tiles, tile_shape=(block, block, d), tile_traffic_bytes=kernel.offchip_bytes)
 
 
-def _tile_elementwise(kernel: Kernel, op: OpInfo, elem_bytes: int, mem: CoreMemory, profile: HardwareProfile) -> Kernel:
+def _tile_elementwise(kernel: Kernel, op: OpInfo, elem_bytes: int, mem: CoreMemory) -> Kernel:
     rows, r = (op.numel, op.rnumel) if op.rnumel > 1 else (op.numel, 1)
     total = rows * r
-    if profile.kind is Kind.GPU:
+    if mem.simt:
         per_tile = GPU_XBLOCK
     else:
         per_tile = math.ceil(total / mem.cores)  # every core takes a share
@@ -278,7 +280,7 @@ def _tile_kernel(kernel: Kernel, shapes: _GraphShapes, mem: CoreMemory, profile:
         return _tile_attention(kernel, node, mem)
     if gemm is not None:
         return _tile_gemm(kernel, gemm, mem)
-    return _tile_elementwise(kernel, op, itemsize, mem, profile)
+    return _tile_elementwise(kernel, op, itemsize, mem)
 
 
 _COLLECTIVE, _ATTENTION = KernelKind.COLLECTIVE, KernelKind.ATTENTION
@@ -311,11 +313,17 @@ def _gpu_tiles(program: Program, costed: CostedGraph, profile: HardwareProfile) 
     return PassResult(program.with_(kernels=tuple(kernels)), modified=tiled > 0, notes=notes)
 
 
-def tiling_pass(program: Program, costed: CostedGraph, profile: HardwareProfile) -> PassResult:
+def tiling_pass_for(simt: bool) -> Pass:
+    """The tiling pass of a SIMT target (``simt``: a profile with a ``simt`` section gets Triton programs,
+    :func:`_gpu_tiles`) or of any other (scratchpad tiles per core); see the module docstring."""
+    return Pass("tiling", partial(_tile_program, simt=simt))
+
+
+def _tile_program(program: Program, costed: CostedGraph, profile: HardwareProfile, simt: bool) -> PassResult:
     """Tile every kernel of ``program`` for ``profile``'s cores (see the module docstring)."""
-    if profile.simt is not None:
+    if simt and profile.simt is not None:
         return _gpu_tiles(program, costed, profile)
-    mem = core_memory(profile)
+    mem = core_memory(profile, simt)
     shapes = _shapes(costed)
     kernels = tuple(_tile_kernel(k, shapes, mem, profile) for k in program.kernels)
     traffic = sum(k.tile_traffic_bytes for k in kernels)

@@ -85,10 +85,17 @@ Fraction = Annotated[float, Field(ge=0, le=1)]
 
 
 class Kind(str, Enum):
-    """What sort of device a profile describes."""
+    """The machine family a profile describes; each has one target in :mod:`dfx.targets`.
+
+    ``gpu``: SIMT GPUs (NVIDIA, AMD); ``tpu``: systolic-array chips compiled by XLA; ``tsp``: the
+    Groq Tensor Streaming Processor; ``wafer``: the Cerebras wafer-scale engine; ``dataflow``: other
+    scratchpad dataflow chips (IBM Spyre; a quick ``model=scratchpad`` profile); ``cpu``: host CPUs.
+    """
 
     GPU = "gpu"
     TPU = "tpu"
+    TSP = "tsp"
+    WAFER = "wafer"
     DATAFLOW = "dataflow"
     CPU = "cpu"
 

@@ -355,6 +355,7 @@ def _predict_compiled(measured: Measured, profile: Any, prediction: str, machine
     from dfx.measure.cache_model import NAME as CACHE, cache_timer, kernel_timer
     from dfx.measure.kernel_match import match_kernels
     from dfx.roofline import evaluate
+    from dfx.targets import target_for
 
     costed = measured.costed
     roof = evaluate_on(costed, profile, execution_model="compiled", split=1)  # the one machine measured
@@ -367,6 +368,7 @@ def _predict_compiled(measured: Measured, profile: Any, prediction: str, machine
             execution_model="compiled",
             node_timer=cache_timer(costed, profile, machine),
             arch_model=CACHE,
+            program=target_for(profile).compile(costed, profile),
             **kernels,
         )
     kernels = chosen.program.program.kernels
@@ -513,10 +515,13 @@ def validate(
         _check_compiled_device(device)
     _check_args(repeat, warmup, device)  # before the profile's warning: a refusal is one line
     profile = hardware if not isinstance(hardware, str) else load_profile(hardware)  # fail fast, before running
-    wanted = "gpu" if device == "cuda" else "cpu"
+    from dfx.targets import target_for
+
     kind = profile.kind.value
     other_machine = None  # warned once the runs are measured: a refusal stays one line
-    if kind != wanted:  # a quick profile (peak=..., bw=...) may stand for this machine: warn, not refuse
+    if (
+        target_for(profile).measured_on != device
+    ):  # a quick profile (peak=..., bw=...) may stand for this machine: warn, not refuse
         other_machine = (
             f"--hw {profile.id} is a {kind} profile, but validate runs the model on this machine's {device}: "
             "the errors compare two machines; pass a profile from `dfx calibrate --out`"

@@ -28,9 +28,20 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from dfx.models.kv import attend_with_cache
+from dfx.models.layers import GatedMLP, RMSNorm
 from dfx.models.llama import Rotary, apply_rotary
 
-__all__ = ["Attention", "Decoder", "DecoderConfig", "DecoderLayer", "GatedMLP", "RMSNorm", "FULL", "SLIDING"]
+__all__ = [
+    "Attention",
+    "Decoder",
+    "DecoderConfig",
+    "DecoderLayer",
+    "GatedMLP",
+    "MTPModule",
+    "RMSNorm",
+    "FULL",
+    "SLIDING",
+]
 
 FULL, SLIDING = "full_attention", "sliding_attention"  # transformers' layer_types values
 
@@ -109,46 +120,6 @@ class DecoderConfig:
     def layer_kind(self, i: int) -> tuple[str, bool]:
         """What makes layer ``i``'s graph differ from another's: its attention type and whether it is MoE."""
         return (self.layer_type(i) if self.sliding_window else FULL, self.is_moe(i))
-
-
-class RMSNorm(nn.Module):
-    """``x / sqrt(mean(x^2) + eps) * w`` in float32; Gemma's scales by ``(1 + w)`` (weight stored as 0)."""
-
-    def __init__(self, dim: int, eps: float, plus_one: bool = False):
-        super().__init__()
-        self.eps, self.plus_one = eps, plus_one
-        self.weight = nn.Parameter(torch.zeros(dim) if plus_one else torch.ones(dim))
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        h = x.float()
-        h = h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + self.eps)
-        w = 1.0 + self.weight.float() if self.plus_one else self.weight
-        return (h * w).to(x.dtype) if self.plus_one else w * h.to(x.dtype)
-
-
-def _act(name: str):
-    return F.silu if name == "silu" else (lambda x: F.gelu(x, approximate="tanh"))
-
-
-class GatedMLP(nn.Module):
-    """``down(act(gate(x)) * up(x))``: SwiGLU or GeGLU; Phi-3 fuses gate and up into ``gate_up_proj``."""
-
-    def __init__(self, dim: int, hidden: int, act: str = "silu", fused: bool = False):
-        super().__init__()
-        self.fused, self.act = fused, _act(act)
-        if fused:
-            self.gate_up_proj = nn.Linear(dim, 2 * hidden, bias=False)
-        else:
-            self.gate_proj = nn.Linear(dim, hidden, bias=False)
-            self.up_proj = nn.Linear(dim, hidden, bias=False)
-        self.down_proj = nn.Linear(hidden, dim, bias=False)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if self.fused:
-            gate, up = self.gate_up_proj(x).chunk(2, dim=-1)  # 2 x (..., F)
-        else:
-            gate, up = self.gate_proj(x), self.up_proj(x)
-        return self.down_proj(self.act(gate) * up)  # (..., C)
 
 
 def softcap(x: torch.Tensor, cap: float | None) -> torch.Tensor:
@@ -288,8 +259,6 @@ class Decoder(nn.Module):
         if c.tie_embeddings:
             self.lm_head.weight = self.embed_tokens.weight  # one Parameter, two uses
         if c.mtp_layers:
-            from dfx.models.mla import MTPModule
-
             self.mtp = nn.ModuleList([MTPModule(c) for _ in range(c.mtp_layers)])
 
     def forward(self, input_ids: torch.Tensor, kv_cache: list[torch.Tensor] | None = None, start: int = 0):
@@ -317,3 +286,26 @@ class Decoder(nn.Module):
         if self.config.mtp_layers and kv_cache is None:
             logits = (logits, *(m(h, input_ids, self.embed_tokens, self.lm_head, cos, sin) for m in self.mtp))
         return logits if kv_cache is None else (logits, new)
+
+
+class MTPModule(nn.Module):
+    """One DeepSeek-V3 multi-token-prediction depth (arXiv 2412.19437, section 2.2, Figure 3).
+
+    ``h' = block(eh_proj([hnorm(h), enorm(embed(tokens))]))``, logits ``lm_head(shared_head.norm(h'))``
+    with the main model's embedding and output head. Built only when asked for
+    (``mtp_layers > 0``): transformers drops these weights, and inference usually skips them.
+    """
+
+    def __init__(self, c):
+        super().__init__()
+        self.enorm = RMSNorm(c.dim, c.norm_eps)
+        self.hnorm = RMSNorm(c.dim, c.norm_eps)
+        self.eh_proj = nn.Linear(2 * c.dim, c.dim, bias=False)
+        self.block = DecoderLayer(c, c.n_layers)  # an MoE layer, as the main model's last
+        self.shared_head = nn.Module()
+        self.shared_head.norm = RMSNorm(c.dim, c.norm_eps)
+
+    def forward(self, h, input_ids, embed, lm_head, cos, sin):
+        e = self.enorm(embed(input_ids))  # (B, T, C): the next tokens' embeddings (shapes as the input's)
+        x = self.eh_proj(torch.cat((self.hnorm(h), e), dim=-1))  # (B, T, C)
+        return lm_head(self.shared_head.norm(self.block(x, cos, sin)))  # (B, T, V)

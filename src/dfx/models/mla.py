@@ -22,17 +22,16 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from dfx.models.layers import RMSNorm
 from dfx.models.llama import apply_rotary
 
-__all__ = ["MLAttention", "MTPModule"]
+__all__ = ["MLAttention"]
 
 
 class MLAttention(nn.Module):
     """MLA self-attention; parameters named as transformers' ``DeepseekV3Attention``."""
 
     def __init__(self, c):
-        from dfx.models.decoder import RMSNorm
-
         super().__init__()
         self.H, self.dn, self.dr, self.dv, self.r = (
             c.n_heads,
@@ -95,28 +94,3 @@ class MLAttention(nn.Module):
         o = o.view(B, H, T, r).transpose(0, 1).reshape(H, B * T, r)  # (H, B*T, r)
         y = torch.bmm(o, w_uv.transpose(1, 2))  # (H, B*T, dv): W_UV absorbed into the output
         return y.view(H, B, T, self.dv).permute(1, 2, 0, 3).reshape(B, T, H * self.dv)
-
-
-class MTPModule(nn.Module):
-    """One DeepSeek-V3 multi-token-prediction depth (arXiv 2412.19437, section 2.2, Figure 3).
-
-    ``h' = block(eh_proj([hnorm(h), enorm(embed(tokens))]))``, logits ``lm_head(shared_head.norm(h'))``
-    with the main model's embedding and output head. Built only when asked for
-    (``mtp_layers > 0``): transformers drops these weights, and inference usually skips them.
-    """
-
-    def __init__(self, c):
-        from dfx.models.decoder import DecoderLayer, RMSNorm
-
-        super().__init__()
-        self.enorm = RMSNorm(c.dim, c.norm_eps)
-        self.hnorm = RMSNorm(c.dim, c.norm_eps)
-        self.eh_proj = nn.Linear(2 * c.dim, c.dim, bias=False)
-        self.block = DecoderLayer(c, c.n_layers)  # an MoE layer, as the main model's last
-        self.shared_head = nn.Module()
-        self.shared_head.norm = RMSNorm(c.dim, c.norm_eps)
-
-    def forward(self, h, input_ids, embed, lm_head, cos, sin):
-        e = self.enorm(embed(input_ids))  # (B, T, C): the next tokens' embeddings (shapes as the input's)
-        x = self.eh_proj(torch.cat((self.hnorm(h), e), dim=-1))  # (B, T, C)
-        return lm_head(self.shared_head.norm(self.block(x, cos, sin)))  # (B, T, V)

@@ -13,7 +13,7 @@ path (forward, decode step, training step). It is the form transformers 5 runs
    ``2 * N * k * (C * 2F + F * C)``: routed tokens only, whatever the offsets' values;
 4. combine: rows weighted by w and scattered back to their tokens (``index_add``), summed over k.
 
-Shared experts (DeepSeek) are one dense :class:`~dfx.models.decoder.GatedMLP` every token passes.
+Shared experts (DeepSeek) are one dense :class:`~dfx.models.layers.GatedMLP` every token passes.
 Expert weights live under ``mlp.experts`` (``gate_up_proj``, ``down_proj``), the router's under
 ``mlp.gate`` (``mlp.router`` in gpt-oss), as in transformers.
 """
@@ -23,6 +23,8 @@ from __future__ import annotations
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+from dfx.models.layers import GatedMLP
 
 __all__ = ["Experts", "MoE", "Router", "check_expert_dtype"]
 
@@ -119,8 +121,6 @@ class MoE(nn.Module):
 
     def __init__(self, c):
         super().__init__()
-        from dfx.models.decoder import GatedMLP
-
         self.router_name = "router" if c.router == "topk_softmax" else "gate"  # gpt-oss names it router
         setattr(self, self.router_name, Router(c))
         self.experts = Experts(c)

@@ -14,7 +14,11 @@ import torch
 import torch.nn as nn
 
 from dfx.errors import ModelSpecError
-from dfx.models import bert, gpt2, llama, mlp, resnet
+import dfx.models.bert as bert
+import dfx.models.gpt2 as gpt2
+import dfx.models.llama as llama
+import dfx.models.mlp as mlp
+import dfx.models.resnet as resnet
 from dfx.models.spec import ModelSpec, check_input_numel, check_positive, check_tokens, parse_dtype
 
 __all__ = ["PRESETS", "Preset", "available", "build", "describe"]

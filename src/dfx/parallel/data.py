@@ -114,7 +114,7 @@ class DataParallelStep:
 
 def _layer_bytes(costed: CostedGraph, names: dict[str, str], shard: int) -> list[tuple[float, float]]:
     """Per layer group: (parameter bytes, gradient bytes), each divided by ``shard``."""
-    from dfx.parallel.place import layer_of
+    from dfx.parallel.plan import layer_of
 
     graph = costed.graph
     params = graph.parameter_index

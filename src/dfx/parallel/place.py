@@ -62,21 +62,14 @@ from dfx.costs.record import Category, CostedGraph
 from dfx.errors import DfxError
 from dfx.frozen import copy_with
 from dfx.parallel.collectives import Collective, collective_s, interconnect_of
-from dfx.parallel.plan import ParallelPlan, recomputed
+from dfx.parallel.plan import ParallelPlan, layer_of, recomputed
 from dfx.parallel.shard import shard_timer
 
 __all__ = ["ParallelResult", "Span", "layer_of", "place"]
 
-_LAYER = re.compile(r"(?:^|\.)(?:layers|h|layer|blocks)\.(\d+)(?:\.|$)")
 _EXPERTS = re.compile(r"(?:^|\.)experts(?:\.|$)")
 _TP_ALL_REDUCES_PER_LAYER = 2  # Megatron-LM: after attention's output projection and after the MLP
 _EP_ALL_TO_ALLS_PER_LAYER = 2  # GShard: dispatch tokens to their experts, and combine them back
-
-
-def layer_of(module_path: str) -> int | None:
-    """The layer index in a module path (``model.layers.7.mlp`` -> 7); ``None`` outside the layers."""
-    m = _LAYER.search(module_path or "")
-    return int(m.group(1)) if m else None
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,7 @@ inputs, and a GPipe stage keeps several micro-batches). Without a plan a trainin
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,6 +43,7 @@ from dfx.hardware import HardwareProfile
 from dfx.roofline.per_graph import per_graph
 
 __all__ = [
+    "layer_of",
     "ParallelPlan",
     "TrainingMemory",
     "default_plan",
@@ -53,6 +55,14 @@ __all__ = [
     "recomputed",
     "training_memory",
 ]
+
+_LAYER = re.compile(r"(?:^|\.)(?:layers|h|layer|blocks)\.(\d+)(?:\.|$)")
+
+
+def layer_of(module_path: str) -> int | None:
+    """The layer index in a module path (``model.layers.7.mlp`` -> 7); ``None`` outside the layers."""
+    m = _LAYER.search(module_path or "")
+    return int(m.group(1)) if m else None
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,9 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
-from dfx.compile import KernelKind, Program, compile_program, lower_eager, passes_for, run_passes
+from dfx.compile import KernelKind, Program
 from dfx.costs.record import CostedGraph, CostedNode
+from dfx.errors import DfxError
 from dfx.hardware import HardwareProfile, HardwareProfileError, load_profile
 from dfx.ir import normalize_dtype
 from dfx.roofline.bound import Bound, ridge_points
@@ -240,6 +241,7 @@ def evaluate(
     program: Program | None = None,
     runtime: str | None = None,
     operator_times: bool = False,
+    finish: Callable[[Program], Program] | None = None,
 ) -> HardwareResult:
     """Classify and time every node of ``costed`` on ``profile``, and schedule the graph.
 
@@ -268,9 +270,10 @@ def evaluate(
         The name of that architecture model and the export fields it adds (e.g. a wafer mapping),
         carried into :meth:`HardwareResult.to_dict`.
     program : Program, optional
-        For ``compiled``: the program to evaluate; default :func:`dfx.compile.compile_program`
-        with the target's passes. For ``eager``: the degenerate program
-        (:func:`dfx.compile.eager_program`: one kernel per operator, no fusion) to time on the same
+        For ``compiled`` (required): the program to evaluate, compiled by the profile's target
+        (:meth:`dfx.targets.Target.compile`; :meth:`dfx.targets.Target.evaluate` does both). For
+        ``eager``: the degenerate program
+        (:meth:`dfx.targets.Target.eager_program`: one kernel per operator, no fusion) to time on the same
         kernel model as a compiled one (tiles, cores, list schedule); without it ``eager`` is the
         node-level roofline, one operator at a time on the whole machine.
     runtime : str, optional
@@ -279,6 +282,10 @@ def evaluate(
     operator_times : bool
         ``node_timer`` times each operator whole (the Groq TSP, the Cerebras wafer): a program's
         kernels take the sum of their nodes' times (:func:`dfx.roofline.program.kernel_timing`).
+    finish : callable, optional
+        With ``operator_times``: ``program`` is the fused program and ``finish(program)`` runs the
+        target's later passes on it (:meth:`dfx.targets.Target.fused`), so the kernels are priced
+        before the schedule is made, which a latency alone never needs.
 
     Returns
     -------
@@ -289,6 +296,8 @@ def evaluate(
     HardwareProfileError
         If the profile cannot be loaded, ``dtype`` is not a dtype dfx knows or the execution model
         is unknown.
+    DfxError
+        ``compiled`` without a ``program`` (this stage times a program; the target compiles it).
     """
     if not isinstance(profile, HardwareProfile):
         profile = load_profile(profile)
@@ -301,6 +310,12 @@ def evaluate(
         model = parse_execution_model(execution_model) or default_execution_model(profile)
     except ValueError as exc:
         raise HardwareProfileError(str(exc)) from None
+    if model is ExecutionModel.COMPILED and program is None:
+        raise DfxError(
+            f"evaluate(execution_model='compiled') on {profile.id} needs the compiled program: pass "
+            "program=dfx.targets.target_for(profile).compile(costed, profile), or call "
+            "dfx.targets.target_for(profile).evaluate(costed, profile), which compiles and times it"
+        )
     graph = costed.graph
     per_node = node_model(profile, model)
     efficiency = profile.runtime(runtime) if runtime is not None else None
@@ -309,13 +324,17 @@ def evaluate(
         # the kernels' times read only a few figures of each node: the nodes' full records wait for a reader
         lazy = _Timings.of(costed, profile, per_node, dtype, node_timer, operator_times)
         if lazy is not None:
-            return _compiled(costed, profile, dtype, lazy, program, arch_model, extras, None, model, operator_times)
+            return _compiled(
+                costed, profile, dtype, lazy, program, arch_model, extras, None, model, operator_times, finish
+            )
     timings = node_timings(costed, profile, per_node, dtype, efficiency=efficiency)
     if runtime is not None:
         extras = {"runtime": runtime, **dict(extras or {})}
     if node_timer is not None:
         timings = tuple(node_timer(n, t) for n, t in zip(costed.nodes, timings))
     if kernel_model:
+        if finish is not None:
+            program = finish(program)
         return _compiled(
             costed, profile, dtype, timings, program, arch_model, extras, kernel_timer, model, operator_times
         )
@@ -437,22 +456,25 @@ def _compiled(
     profile: HardwareProfile,
     dtype: str | None,
     timings: tuple[NodeTiming, ...] | _Timings,
-    program: Program | None,
+    program: Program,
     arch_model: str | None,
     extras: Mapping[str, Any] | None,
     kernel_timer: Callable[..., Any] | None = None,
     model: ExecutionModel = ExecutionModel.COMPILED,
     operator_times: bool = False,
+    finish: Callable[[Program], Program] | None = None,
 ) -> HardwareResult:
-    """A program on the kernel model: compile (unless given), time each kernel on its cores, list-schedule.
+    """A program on the kernel model: time each kernel on its cores, list-schedule.
 
-    ``model`` labels the result: ``compiled``, or ``eager`` for the degenerate program.
+    ``model`` labels the result: ``compiled``, or ``eager`` for the degenerate program. With ``finish``,
+    ``program`` is an operator-timed target's fused program (:func:`evaluate`).
     """
     result = None
-    if program is None and operator_times and isinstance(timings, _Timings):
-        result, program = _operator_timed(costed, profile, timings)
-    if program is None:
-        program = compile_program(costed, profile)
+    if finish is not None:
+        if operator_times and isinstance(timings, _Timings) and not _has_collective(program):
+            result = evaluate_fused_from_figures(program, finish, timings.figures, profile)
+        else:
+            program = finish(program)
     if result is not None:
         timings_of = timings.all
     elif isinstance(timings, _Timings) and not any(k.kind is KernelKind.COLLECTIVE for k in program.kernels):
@@ -503,20 +525,5 @@ def _compiled(
     return out
 
 
-def _operator_timed(
-    costed: CostedGraph, profile: HardwareProfile, timings: _Timings
-) -> tuple[ProgramResult | None, Program | None]:
-    """An operator-timed profile's program (Groq, Cerebras) fused, and its evaluation with the later passes
-    left for a reader (:func:`dfx.roofline.program.evaluate_fused_from_figures`); ``(None, None)`` where the
-    pipeline does not start with fusion or the fused program has a collective."""
-    passes = passes_for(profile)
-    if not passes or passes[0].name != "fusion":
-        return None, None
-    fused = run_passes(lower_eager(costed, profile), costed, profile, passes[:1])
-    if any(k.kind is KernelKind.COLLECTIVE for k in fused.kernels):
-        return None, None
-
-    def finish(program: Program) -> Program:
-        return run_passes(program, costed, profile, passes[1:])  # compile_program's, after its fusion
-
-    return evaluate_fused_from_figures(fused, finish, timings.figures, profile), fused
+def _has_collective(program: Program) -> bool:
+    return any(k.kind is KernelKind.COLLECTIVE for k in program.kernels)

@@ -21,7 +21,7 @@ track which earlier tensors are still live. A scratchpad profile with no usable 
 level keeps everything on chip.
 
 ``COMPILED`` (every machine, the default of :func:`dfx.analyze`). The graph is compiled for the
-target (:func:`dfx.compile.compile_program`: fusion, tiling, placement, scheduling) and each
+target (:meth:`dfx.targets.Target.compile`: fusion, tiling, placement, scheduling) and each
 *kernel* moves the off-chip and on-chip bytes its program says; kernels run on their share of the
 machine's cores and the result is a makespan (:mod:`dfx.roofline.program`). The node-level
 models above stay as the per-operator view: a node's own ``compute_time_s``, ``bytes_by_level`` and

@@ -374,7 +374,7 @@ def evaluate_program(
     Parameters
     ----------
     program : Program
-        A placed program (:func:`dfx.compile.compile_program`); kernels with ``cores == 0`` other
+        A placed program (:meth:`dfx.targets.Target.compile`); kernels with ``cores == 0`` other
         than collectives are placed on one core.
     nodes : tuple of NodeTiming
         Each graph node's own timing on the whole machine (:func:`dfx.roofline.node_timing`).

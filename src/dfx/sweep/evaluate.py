@@ -35,7 +35,7 @@ METRICS = ("latency_s", "tokens_per_s", "ttft_s", "tpot_s", "total_s", "flops", 
 
 
 def _graph_cache_path(cache_dir: str, key: tuple[Any, ...]) -> Path:
-    from dfx import __version__
+    from dfx._version import __version__
 
     digest = hashlib.sha256(repr((__version__, *key)).encode()).hexdigest()[:24]
     return Path(cache_dir) / f"{digest}.graph.json"

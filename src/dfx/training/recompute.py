@@ -6,7 +6,7 @@ checkpointing (Chen et al. 2016, "Training Deep Nets with Sublinear Memory Cost"
 *full activation recomputation* (Korthikanti et al. 2022, arXiv:2205.05198, section 4: "store the
 input to each transformer layer ... and recompute the rest"), MaxText's ``remat_policy=full``,
 ``torch.utils.checkpoint`` around each layer. dfx models that full form, by layer (the
-``layers.N`` of the module paths, :func:`dfx.parallel.place.layer_of`; a graph without layers is
+``layers.N`` of the module paths, :func:`dfx.parallel.plan.layer_of`; a graph without layers is
 one layer)::
 
     kept_bytes   = kept for backward by nodes outside the layers (embedding, head, loss)
@@ -29,7 +29,7 @@ from typing import Any
 
 from dfx.costs import CostedGraph
 from dfx.frozen import copy_with
-from dfx.parallel.place import layer_of
+from dfx.parallel.plan import layer_of
 from dfx.training.step import TrainingStep, base_tensor, saved_for_backward
 
 __all__ = ["Recompute", "full_recompute", "recompute_kept_bytes"]

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from dfx.analysis import evaluate_on
-from dfx.arch import arch_model_for
 from dfx.arch.systolic import TPU_SYSTOLIC, Gemm, MxuSpec, chip_gemm, mxu_spec, node_gemms
 from dfx.costs import annotate
 from dfx.hardware import load_profile
+from dfx.targets import target_for
 from dfx.ir import AtenCall, Edge, Graph, Node, TensorSpec
 from dfx.roofline.bound import Bound
 
@@ -65,8 +65,9 @@ def test_profiles_give_units_array_and_clock():
     assert (v5e.units, v5e.rows, v5e.clock_hz) == (4, 128, 1.5e9)
     # v6e publishes no clock: 918e12 / (2 * 2 * 256 * 256) = 3.5 GHz, and says it was derived
     assert v6e.clock_hz == pytest.approx(3.5017e9, rel=1e-4) and v6e.clock_source.startswith("derived")
-    assert arch_model_for(load_profile("google-tpu-v4")) is TPU_SYSTOLIC
-    assert arch_model_for(load_profile("h100")) is None
+    tpu, h100 = load_profile("google-tpu-v4"), load_profile("h100")
+    assert target_for(tpu).arch_model(tpu) is TPU_SYSTOLIC
+    assert target_for(h100).arch_model(h100) is None
 
 
 def test_chip_gemm_deals_folds_to_units():

@@ -321,9 +321,10 @@ def compiler_stages(block: AttentionBlock, profiles: list[HardwareProfile]) -> l
     """
     from dfx.costs import annotate
     from dfx.roofline import evaluate
+    from dfx.targets import compile_for
 
     costed = annotate(attention_graph(block))
-    results = {p.id: evaluate(costed, p, execution_model="compiled") for p in profiles}
+    results = {p.id: evaluate(costed, p, execution_model="compiled", program=compile_for(costed, p)) for p in profiles}
     by_id = {p.id: p for p in profiles}
     names = list(dict.fromkeys(s.name for r in results.values() for s in r.program.program.stages))
     out = []

@@ -322,13 +322,13 @@ def decoder_throughput(
 
 @dataclass(frozen=True)
 class GroqModel:
-    """The :class:`dfx.arch.ArchModel` for Groq TSP profiles: vendor Groq, with ``compute.vector_units``."""
+    """The :class:`dfx.arch.ArchModel` for Groq TSP profiles (``kind: tsp``), with ``compute.vector_units``."""
 
     name: str = "groq-tsp"
     times_operators: bool = True  # cycles (regions) per operator, SRAM traffic included
 
     def applies_to(self, profile: HardwareProfile) -> bool:
-        return profile.vendor.lower() == "groq" and profile.compute.vector_units is not None
+        return profile.compute.vector_units is not None  # the TSP target (dfx.targets.tsp) asks
 
     def node_timer(
         self, costed: CostedGraph, profile: HardwareProfile
