@@ -13,7 +13,7 @@ from rich.console import Console
 
 from dfx.errors import DfxError
 from dfx.limits import check_tokens
-from dfx.options import CAPACITY_FACTOR_HELP, ROUTING_HELP, parse_input_shapes
+from dfx.options import CAPACITY_FACTOR_HELP, MODEL_HELP, ROUTING_HELP, parse_input_shapes
 from dfx.report.out import stdout as _out
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="dfx, the dataflow explorer.")
@@ -22,7 +22,6 @@ app.add_typer(hw_app, name="hw")
 
 _err = Console(stderr=True, soft_wrap=True)
 
-MODEL_HELP = "A built-in model (see `dfx models`), path/to/file.py:ClassOrFactory, or hf:NAME_OR_CONFIG."
 SHAPE_HELP = "Input shape for a file model, e.g. 2,128,64 (4,128:int64 for token ids); repeat for several inputs."
 DTYPE_HELP = "Dtype of a file model's inputs (e.g. int64 for token ids): once for all, or once per --input-shape."
 

@@ -11,7 +11,10 @@ from typing import List, Optional
 
 from dfx.errors import DfxError
 
-__all__ = ["CAPACITY_FACTOR_HELP", "ROUTING_HELP", "parse_input_shapes"]
+__all__ = ["CAPACITY_FACTOR_HELP", "MODEL_HELP", "ROUTING_HELP", "parse_input_shapes"]
+
+# The MODEL argument of every command that captures a model.
+MODEL_HELP = "A built-in model (see `dfx models`), path/to/file.py:ClassOrFactory, or hf:NAME_OR_CONFIG."
 
 # The mixture-of-experts options of `dfx analyze` and `dfx compile`.
 ROUTING_HELP = "MoE routing: uniform (default), zipf:S (skewed), or a JSON/CSV file of per-expert token counts (docs/cost-model.md)."

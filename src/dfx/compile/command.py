@@ -13,14 +13,13 @@ from typing import TYPE_CHECKING, Any, Mapping, Optional
 
 import typer
 
-from dfx.options import CAPACITY_FACTOR_HELP, ROUTING_HELP
+from dfx.options import CAPACITY_FACTOR_HELP, MODEL_HELP, ROUTING_HELP
 
 if TYPE_CHECKING:
     from dfx.schema.compile import CompileDoc
 
 __all__ = ["register"]
 
-MODEL_HELP = "A built-in model (see `dfx models`), path/to/file.py:ClassOrFactory, or hf:NAME_OR_CONFIG."
 INDUCTOR_HELP = (
     "Also run the real torch.compile on the CPU and show its Dynamo, AOTAutograd and post-grad graphs "
     "and Inductor's fused kernels beside dfx's (default: on for GPU profiles, except with --json)."

@@ -27,6 +27,7 @@ from typing import Any, Callable
 
 from dfx.costs.record import STORED_WIDTHS, Category, Cost, CostedGraph, CostedNode
 from dfx.errors import DfxError
+from dfx.ir.spec import DTYPE_ALIASES
 
 __all__ = [
     "STORAGE_BITS",
@@ -61,20 +62,9 @@ STORAGE_BITS: dict[str, float] = {
 # The dtype a format's matmuls run in, where it is not the format's own name (the peak's key).
 _COMPUTE_DTYPE = {"nvfp4": "float4_e2m1fn_x2", "mxfp4": "float4_e2m1fn_x2"}
 
-_ALIASES: dict[str, str] = {
-    "fp32": "float32",
-    "float": "float32",
-    "bf16": "bfloat16",
-    "fp16": "float16",
-    "half": "float16",
-    "fp8": "float8_e4m3fn",
-    "fp8_e4m3": "float8_e4m3fn",
-    "e4m3": "float8_e4m3fn",
-    "fp8_e5m2": "float8_e5m2",
-    "e5m2": "float8_e5m2",
-    "fp4": "nvfp4",
-    "float4_e2m1fn_x2": "nvfp4",
-}
+# The formats that are not torch dtypes, by the other names they go by (torch's names and the short ones
+# are dfx.ir.spec.DTYPE_ALIASES, the one table every dtype name goes through first).
+_FORMAT_ALIASES: dict[str, str] = {"fp4": "nvfp4", "float4_e2m1fn_x2": "nvfp4"}
 
 # The key of a re-priced graph's meta holding its stored footprint (apply_precision; CostedGraph reads it).
 STORED_META = STORED_WIDTHS
@@ -93,7 +83,7 @@ def storage_name(name: str, what: str = "dtype") -> str:
         Naming the value and the accepted names.
     """
     key = str(name).strip().lower().removeprefix("torch.")
-    key = _ALIASES.get(key, key)
+    key = _FORMAT_ALIASES.get(key, DTYPE_ALIASES.get(key, key))
     if key not in STORAGE_BITS:
         raise DfxError(f"unknown {what} {name!r}; expected one of bf16, fp16, fp32, fp8, int8, int4, fp4, mxfp4")
     return key

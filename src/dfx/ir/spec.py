@@ -40,17 +40,24 @@ DTYPE_ITEMSIZE_BYTES: dict[str, int] = {
     "bool": 1,
 }
 
-# Short names users type on the command line, mapped to torch's names.
-_DTYPE_ALIASES: dict[str, str] = {
+# Short names users type on the command line, mapped to torch's names: dfx's one alias table (the
+# capture, the precision formats of dfx.costs.precision and the model builders all read it).
+DTYPE_ALIASES: dict[str, str] = {
     "fp64": "float64",
+    "f64": "float64",
+    "double": "float64",
     "fp32": "float32",
+    "f32": "float32",
     "float": "float32",
     "fp16": "float16",
+    "f16": "float16",
     "half": "float16",
     "bf16": "bfloat16",
     "fp8": "float8_e4m3fn",
     "fp8_e4m3": "float8_e4m3fn",
+    "e4m3": "float8_e4m3fn",
     "fp8_e5m2": "float8_e5m2",
+    "e5m2": "float8_e5m2",
     "int": "int32",
     "long": "int64",
 }
@@ -66,9 +73,9 @@ def normalize_dtype(name: str) -> str:
         If the name is not a dtype dfx knows; the message lists the known names.
     """
     key = name.strip().lower().removeprefix("torch.")
-    key = _DTYPE_ALIASES.get(key, key)
+    key = DTYPE_ALIASES.get(key, key)
     if key not in DTYPE_ITEMSIZE_BYTES:
-        known = ", ".join(sorted(set(_DTYPE_ALIASES) | set(DTYPE_ITEMSIZE_BYTES)))
+        known = ", ".join(sorted(set(DTYPE_ALIASES) | set(DTYPE_ITEMSIZE_BYTES)))
         raise ValueError(f"unknown dtype {name!r}; expected one of: {known}")
     return key
 

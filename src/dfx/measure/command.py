@@ -13,10 +13,10 @@ from typing import List, Optional
 
 import typer
 
+from dfx.options import MODEL_HELP
+
 
 __all__ = ["register"]
-
-_MODEL_HELP = "A built-in model (see `dfx models`), path/to/file.py:ClassOrFactory, or hf:NAME_OR_CONFIG."
 
 
 def _progress(total: int):
@@ -126,7 +126,7 @@ def _from_calibration(path: Optional[Path], hw: Optional[str]):
 
 
 def validate_command(
-    model: str = typer.Argument("mlp", help=_MODEL_HELP),
+    model: str = typer.Argument("mlp", help=MODEL_HELP),
     hw: Optional[str] = typer.Option(
         None,
         "--hw",

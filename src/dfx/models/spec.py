@@ -9,6 +9,7 @@ from typing import Any
 import torch
 
 from dfx.errors import ModelSpecError
+from dfx.ir.spec import DTYPE_ALIASES
 
 __all__ = ["ModelSpec", "check_input_numel", "check_positive", "close_matches", "parse_dtype"]
 
@@ -38,22 +39,13 @@ class ModelSpec:
     description: str = ""
 
 
-# Accepted spellings of the float dtypes a model can be built in.
+# The float dtypes a model can be built in, by torch's name (every spelling of them goes through
+# dfx.ir.spec.DTYPE_ALIASES, the one alias table).
 _DTYPES: dict[str, torch.dtype] = {
     "float32": torch.float32,
-    "fp32": torch.float32,
-    "f32": torch.float32,
-    "float": torch.float32,
     "bfloat16": torch.bfloat16,
-    "bf16": torch.bfloat16,
     "float16": torch.float16,
-    "fp16": torch.float16,
-    "f16": torch.float16,
-    "half": torch.float16,
     "float64": torch.float64,
-    "fp64": torch.float64,
-    "f64": torch.float64,
-    "double": torch.float64,
 }
 
 
@@ -70,6 +62,7 @@ def parse_dtype(dtype: str | torch.dtype) -> torch.dtype:
             raise ModelSpecError(f"dtype {dtype} is not a float dtype; use float32, bfloat16, float16 or float64")
         return dtype
     key = str(dtype).strip().lower().removeprefix("torch.")
+    key = DTYPE_ALIASES.get(key, key)
     if key not in _DTYPES:
         raise ModelSpecError(f"unknown dtype {dtype!r}; use float32, bfloat16, float16 or float64")
     return _DTYPES[key]

@@ -13,13 +13,13 @@ from typing import List, Optional
 
 import typer
 
-__all__ = ["register"]
+from dfx.options import MODEL_HELP
 
-_MODEL_HELP = "A built-in model (see `dfx models`), path/to/file.py:ClassOrFactory, or hf:NAME_OR_CONFIG."
+__all__ = ["register"]
 
 
 def guards_command(
-    model: str = typer.Argument("gpt2-block", help=_MODEL_HELP),
+    model: str = typer.Argument("gpt2-block", help=MODEL_HELP),
     input_shape: Optional[List[str]] = typer.Option(
         None, "--input-shape", help="Input shape for a file model, e.g. 2,128,64; repeat per input."
     ),
@@ -82,7 +82,7 @@ def _file_analyzer(templates: List[str]):
 
 
 def buckets_command(
-    model: Optional[str] = typer.Argument(None, help=_MODEL_HELP + " Optional: adds FLOP waste and predicted time."),
+    model: Optional[str] = typer.Argument(None, help=MODEL_HELP + " Optional: adds FLOP waste and predicted time."),
     lengths: Optional[Path] = typer.Option(None, "--lengths", help="File of input lengths, one integer a line."),
     dist: Optional[str] = typer.Option(
         None, "--dist", help="uniform:LO:HI, normal:MEAN:STD, lognormal:MU:SIGMA or zipf:S:MAX."

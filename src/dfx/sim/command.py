@@ -17,13 +17,11 @@ from rich.console import Console
 
 from dfx.errors import DfxError
 from dfx.report.files import check_targets
+from dfx.options import MODEL_HELP
 
 __all__ = ["register", "simulate_command"]
 
-_MODEL_HELP = (
-    "A built-in model (see `dfx models`), path/to/file.py:ClassOrFactory, hf:NAME_OR_CONFIG, "
-    "or a saved analysis.json (no torch needed)."
-)
+_MODEL_HELP = MODEL_HELP[:-1] + ", or a saved analysis.json (no torch needed)."
 _TEXT_FILES = ("simulation.json", "trace.json")
 _ANALYSIS = "analysis.json"  # the analysis simulated, so the folder's report has its DAG and roofline
 _REPORT = "report.html"

@@ -13,10 +13,10 @@ from typing import Any, List, Optional
 import typer
 
 from dfx.schema.ids import CASESTUDY_ATTENTION_SCHEMA
+from dfx.options import MODEL_HELP
 
 __all__ = ["register"]
 
-_MODEL_HELP = "A built-in model (see `dfx models`), path/to/file.py:Class, or hf:NAME_OR_CONFIG."
 _HW_HELP = "Hardware profile id, alias or file."
 _DTYPE_HELP = "fp32, bf16 or fp16."
 _SHAPE_HELP = "Input shape for a file model, e.g. 2,128,64 (4,128:int64 for token ids); repeat per input."
@@ -59,7 +59,7 @@ def _parse_gemm(text: str) -> tuple[int, int, int]:
 
 
 def capacity(
-    model: str = typer.Argument("gpt2-block", help=_MODEL_HELP),
+    model: str = typer.Argument("gpt2-block", help=MODEL_HELP),
     hw: str = typer.Option(..., "--hw", help=_HW_HELP),
     dtype: str = typer.Option("bf16", help=_DTYPE_HELP),
     batch: Optional[int] = typer.Option(None, help="Batch size (default 1; built-in and hf: models)."),
@@ -92,7 +92,7 @@ def capacity(
 
 
 def tile(
-    model: Optional[str] = typer.Argument(None, help=_MODEL_HELP + " Omit with --gemm."),
+    model: Optional[str] = typer.Argument(None, help=MODEL_HELP + " Omit with --gemm."),
     gemm: Optional[str] = typer.Option(None, "--gemm", help="One GEMM M,K,N instead of a model."),
     hw: str = typer.Option(..., "--hw", help=_HW_HELP),
     dtype: str = typer.Option("bf16", help=_DTYPE_HELP),
@@ -138,7 +138,7 @@ def tile(
 
 
 def energy(
-    model: str = typer.Argument("gpt2-block", help=_MODEL_HELP),
+    model: str = typer.Argument("gpt2-block", help=MODEL_HELP),
     hw: str = typer.Option(..., "--hw", help=_HW_HELP),
     dtype: str = typer.Option("bf16", help=_DTYPE_HELP),
     batch: Optional[int] = typer.Option(None, help="Batch size (default 1; built-in and hf: models)."),

@@ -16,7 +16,7 @@ import typer
 
 __all__ = ["register", "register_hw"]
 
-_DTYPE_BYTES = {"fp32": 4, "float32": 4, "bf16": 2, "bfloat16": 2, "fp16": 2, "float16": 2, "int8": 1, "fp8": 1}
+_DTYPES = ("fp32", "bf16", "fp16", "int8", "fp8")  # the weight widths a decoder is served in
 
 
 def _profiles(ids: Optional[List[str]]):
@@ -121,8 +121,14 @@ def groq(
 
     from dfx.limits import check_size
 
-    if dtype.lower() not in _DTYPE_BYTES:
-        raise DfxError(f"unknown --dtype {dtype!r}; expected one of {', '.join(sorted(set(_DTYPE_BYTES)))}")
+    from dfx.ir.spec import itemsize_bytes, normalize_dtype
+
+    try:
+        name = normalize_dtype(dtype)
+    except ValueError:
+        name = None
+    if name not in {normalize_dtype(d) for d in _DTYPES}:
+        raise DfxError(f"unknown --dtype {dtype!r}; expected one of {', '.join(_DTYPES)}")
     for flag, value in (("--hidden", hidden), ("--batch", batch), ("--in-flight", in_flight)):
         check_size(flag, value)
     result = decoder_throughput(
@@ -130,7 +136,7 @@ def groq(
         parameters,
         hidden,
         batch=batch,
-        bytes_per_parameter=_DTYPE_BYTES[dtype.lower()],
+        bytes_per_parameter=itemsize_bytes(name),
         in_flight=in_flight,
     )
     if as_json:
