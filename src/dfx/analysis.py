@@ -10,7 +10,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Sequence
 
@@ -20,6 +20,14 @@ from dfx.errors import DfxError
 from dfx.ir import Graph
 from dfx.ir.spec import normalize_dtype
 from dfx.report.progress import step
+from dfx.request import (
+    DEFAULT_EXECUTION_MODEL,
+    DEFAULT_HARDWARE,
+    DEFAULT_MODEL,
+    AnalyzeRequest,
+    Mode,
+    execution_model_of,
+)
 from dfx.schema.ids import ANALYSIS_SCHEMA as SCHEMA
 
 if TYPE_CHECKING:  # export records, imported where a record is built: a sweep never builds one
@@ -31,22 +39,12 @@ __all__ = [
     "DEFAULT_HARDWARE",
     "DEFAULT_MODEL",
     "SCHEMA",
+    "AnalyzeRequest",
     "analyze",
     "capture_spec",
+    "run",
 ]
 
-DEFAULT_MODEL = "gpt2-block"
-# The dtype a model name is built in when none is given: machines are compared at bf16, the CLI's
-# --dtype default, so dfx.analyze("gpt2-block") and `dfx analyze gpt2-block` are the same analysis.
-DEFAULT_DTYPE = "bf16"
-
-# A GPU and a dataflow accelerator, side by side: the comparison dfx exists for.
-DEFAULT_HARDWARE: tuple[str, ...] = ("nvidia-h100-sxm", "ibm-spyre")
-
-# How analyze runs a graph on each profile unless told otherwise: the target's compiled program (every
-# machine the course compares runs one), its kernels list-scheduled on the cores. "eager" and
-# "scratchpad" are the node-level models (one operator at a time on the whole machine).
-DEFAULT_EXECUTION_MODEL: str = "compiled"
 
 # A joint graph's meta that the document's ``training`` object holds, typed: not repeated in ``model``.
 _TRAINING_META = frozenset({"joint_gradients", "min_cut_saved_bytes"})
@@ -329,166 +327,104 @@ def analyze(
         On a bad model spec, bad dtype, capture failure or unknown hardware profile; the message
         is one line naming the problem.
     """
-    if isinstance(hardware, str):  # one profile given bare, not in a list
-        hardware = [hardware]
-    if dtype is None and isinstance(model_or_name, str):
-        dtype = DEFAULT_DTYPE
-    hardware_ids = DEFAULT_HARDWARE if hardware is None else tuple(hardware)
-    profiles = [_load(h) for h in hardware_ids]  # fail fast on a bad id, before capture
-    model_name = _execution_model(execution_model)
-    for p in profiles:  # and on a model a profile cannot run, before capture too
-        check_execution_model(p, model_name)
-    _check_distinct_ids(profiles)
-    split = _split_request(chips, parallel)
-    from dfx.compile.moe import attach_moe, check_capacity_factor, lower_moe
-    from dfx.costs.moe import apply_routing, parse_routing
-    from dfx.targets import target_for
-
-    moe_routing = parse_routing(routing)  # a bad --routing file fails before capture
-    factor = check_capacity_factor(capacity_factor)
-
-    def evaluate(costed: CostedGraph, profile: Any) -> Any:
-        step(f"compiling and evaluating on {profile.id}")
-        lowered, moe = lower_moe(costed, target_for(profile), moe_routing, factor)  # each target's MoE lowering
-        result = evaluate_on(lowered, profile, execution_model=model_name, split=split, runtime=runtime)
-        return attach_moe(result, lowered, moe)
-
-    if train or optimizer is not None:
-        return _analyze_training(
-            model_or_name,
-            args,
-            kwargs,
-            profiles,
-            train,
-            optimizer,
-            dtype,
-            batch,
-            seq,
-            method,
-            input_shapes,
-            phase,
-            weight_dtype,
-            kv_dtype,
-            prompt_len,
-            kv_len,
-            output_len,
-            evaluate,
-        )
-    if any(v is not None for v in (phase, prompt_len, kv_len, output_len, weight_dtype, kv_dtype)) or _storage_only(
-        dtype
-    ):
-        from dfx.inference.analyze import analyze_phase
-
-        return analyze_phase(
-            model_or_name,
-            profiles,
-            phase=phase,
-            dtype=dtype,
-            batch=batch,
-            seq=seq,
-            method=method,
-            prompt_len=prompt_len,
-            kv_len=kv_len,
-            output_len=output_len,
-            weight_dtype=weight_dtype,
-            kv_dtype=kv_dtype,
-            evaluate=evaluate,
-            input_shapes=input_shapes,
-        )
-    info: dict[str, Any] = {}
-    if isinstance(model_or_name, Graph):
-        graph = model_or_name
-        info["name"] = graph.name
-    else:
-        graph, info = _capture(model_or_name, args, kwargs, dtype, batch, seq, method, input_shapes, cache)
-    costed = apply_routing(annotate(graph), moe_routing)
-    results = tuple(evaluate(costed, p) for p in profiles)
-    return Analysis(costed, results, info)
-
-
-def _analyze_training(
-    model_or_name,
-    args,
-    kwargs,
-    profiles,
-    train,
-    optimizer,
-    dtype,
-    batch,
-    seq,
-    method,
-    input_shapes,
-    phase,
-    weight_dtype,
-    kv_dtype,
-    prompt_len,
-    kv_len,
-    output_len,
-    evaluate,
-) -> Analysis:
-    """``analyze(train=True)``: refuses what does not apply to a training step, then :func:`analyze_training`."""
-    from dfx.training.analyze import analyze_training
-
-    if not train:
-        raise DfxError(f"optimizer={optimizer!r} applies to a training step; add train=True (--train)")
-    given = [
-        n
-        for n, v in (
-            ("phase", phase),
-            ("weight_dtype", weight_dtype),
-            ("kv_dtype", kv_dtype),
-            ("prompt_len", prompt_len),
-            ("kv_len", kv_len),
-            ("output_len", output_len),
-        )
-        if v is not None
-    ]
-    if given:
-        raise DfxError(
-            f"{', '.join(given)} {'applies' if len(given) == 1 else 'apply'} to inference; "
-            "drop it or drop train (--train)"
-        )
-    if isinstance(model_or_name, Graph):
-        raise DfxError("train=True needs a model (a module or a model name), not a captured Graph")
-    if _storage_only(dtype):
-        raise DfxError(f"--dtype {dtype} is an inference storage width; train in fp32, bf16 or fp16")
-    return analyze_training(
+    request = AnalyzeRequest.of(
         model_or_name,
         args,
-        kwargs,
-        profiles,
-        optimizer=optimizer,
+        kwargs=kwargs,
+        hardware=hardware,
         dtype=dtype,
         batch=batch,
         seq=seq,
         method=method,
         input_shapes=input_shapes,
-        evaluate=evaluate,
+        execution_model=execution_model,
+        phase=phase,
+        prompt_len=prompt_len,
+        kv_len=kv_len,
+        output_len=output_len,
+        weight_dtype=weight_dtype,
+        kv_dtype=kv_dtype,
+        chips=chips,
+        parallel=parallel,
+        runtime=runtime,
+        train=train,
+        optimizer=optimizer,
+        routing=routing,
+        capacity_factor=capacity_factor,
+        cache=cache,
     )
+    return run(request)
 
 
-def _execution_model(value: Any):
-    """``value`` as a :class:`dfx.roofline.ExecutionModel` (``None``: the default); a one-line error otherwise."""
-    from dfx.roofline import parse_execution_model
+def run(request: AnalyzeRequest) -> Analysis:
+    """The analysis ``request`` asks for: capture -> costs -> compile (each profile's target) -> evaluate
+    -> parallel, each stage once per profile in that order (``docs/architecture.md``).
 
-    try:
-        return parse_execution_model(DEFAULT_EXECUTION_MODEL if value is None else value)
-    except ValueError as exc:
-        raise DfxError(str(exc)) from None
+    Raises
+    ------
+    DfxError
+        A capture that fails, or a split the model or machine cannot take; the request itself was
+        checked when it was made (:meth:`AnalyzeRequest.of`).
+    """
+    from dfx.compile.moe import attach_moe, lower_moe
+    from dfx.costs.moe import apply_routing
+    from dfx.targets import target_for
 
+    r = request
 
-def _split_request(chips: int | None, parallel: str | None) -> Any:
-    """The user's ``--chips`` / ``--parallel`` as a plan (or a chip count); ``None``: the fewest chips."""
-    from dfx.parallel import parse_parallel
+    def evaluate(costed: CostedGraph, profile: Any) -> Any:
+        step(f"compiling and evaluating on {profile.id}")
+        lowered, moe = lower_moe(
+            costed, target_for(profile), r.routing, r.capacity_factor
+        )  # each target's MoE lowering
+        result = evaluate_on(lowered, profile, execution_model=r.execution_model, split=r.split, runtime=r.runtime)
+        return attach_moe(result, lowered, moe)
 
-    if parallel is not None:
-        plan = parse_parallel(parallel)
-        if chips is not None and chips != plan.chips:
-            raise DfxError(
-                f"--chips {chips} disagrees with --parallel {parallel} ({plan.chips} chips); give one of them"
-            )
-        return replace(plan, source="--parallel")  # what chose the split, under dfx analyze's table
-    return chips
+    mode = r.mode
+    if mode is Mode.TRAIN:
+        from dfx.training.analyze import analyze_training
+
+        return analyze_training(
+            r.model,
+            r.args,
+            r.kwargs,
+            r.profiles,
+            optimizer=r.optimizer,
+            dtype=r.dtype,
+            batch=r.batch,
+            seq=r.seq,
+            method=r.method,
+            input_shapes=r.input_shapes,
+            evaluate=evaluate,
+        )
+    if mode is Mode.PHASE:
+        from dfx.inference.analyze import analyze_phase
+
+        return analyze_phase(
+            r.model,
+            r.profiles,
+            phase=r.phase,
+            dtype=r.dtype,
+            batch=r.batch,
+            seq=r.seq,
+            method=r.method,
+            prompt_len=r.prompt_len,
+            kv_len=r.kv_len,
+            output_len=r.output_len,
+            weight_dtype=r.weight_dtype,
+            kv_dtype=r.kv_dtype,
+            evaluate=evaluate,
+            input_shapes=r.input_shapes,
+        )
+    info: dict[str, Any] = {}
+    if isinstance(r.model, Graph):
+        graph = r.model
+        info["name"] = graph.name
+    else:
+        graph, info = _capture(r.model, r.args, r.kwargs, r.dtype, r.batch, r.seq, r.method, r.input_shapes, r.cache)
+    costed = apply_routing(annotate(graph), r.routing)
+    results = tuple(evaluate(costed, p) for p in r.profiles)
+    return Analysis(costed, results, info)
 
 
 def _placed(result: Any, costed: CostedGraph, profile: Any, split: Any) -> Any:
@@ -666,7 +602,7 @@ def check_execution_model(profile: Any, execution_model: Any = None) -> None:
     """
     from dfx.targets import target_for
 
-    target_for(profile).check_execution_model(profile, _execution_model(execution_model))
+    target_for(profile).check_execution_model(profile, execution_model_of(execution_model))
 
 
 def evaluate_one_chip(
@@ -685,7 +621,7 @@ def evaluate_one_chip(
     return target_for(profile).evaluate(
         costed,
         profile,
-        execution_model=_execution_model(execution_model),
+        execution_model=execution_model_of(execution_model),
         runtime=runtime,
         eager=eager,
         per_operator=per_operator,
@@ -706,34 +642,6 @@ def _calibrated_timer(costed: CostedGraph, profile: Any, eager: bool = False) ->
         "kernel_timer": kernel_timer(costed, profile, machine),
         "arch_model": NAME,
     }
-
-
-def _storage_only(dtype: str | None) -> bool:
-    """Whether ``dtype`` is a width dfx re-prices a bf16 capture to (fp8, int8), not one torch builds in."""
-    from dfx.costs.precision import CAPTURE_DTYPES, storage_name
-
-    try:
-        return dtype is not None and storage_name(dtype) not in CAPTURE_DTYPES
-    except DfxError:
-        return False  # not a width at all: the capture path names the accepted dtypes
-
-
-def _check_distinct_ids(profiles: Sequence[Any]) -> None:
-    """Results are keyed by profile id: two profiles with one id would silently lose one."""
-    seen: set[str] = set()
-    for p in profiles:
-        if p.id in seen:
-            raise DfxError(
-                f"hardware profile id {p.id!r} is given twice (a copied profile file keeps its id); "
-                "give each profile file its own id"
-            )
-        seen.add(p.id)
-
-
-def _load(h: Any):
-    from dfx.hardware import load_profile
-
-    return h if not isinstance(h, str) else load_profile(h)
 
 
 def capture_spec(

@@ -132,7 +132,7 @@ def analyze(
     ),
 ) -> None:
     """Capture and cost MODEL, classify every node and predict the makespan on each profile."""
-    from dfx.analysis import analyze as run_analyze
+    from dfx.analysis import AnalyzeRequest, run
     from dfx.cache import CaptureCache
     from dfx.report.console import print_analysis
 
@@ -153,7 +153,7 @@ def analyze(
         check_target_file(trace, "--trace", force=force)
     from dfx.report.progress import with_progress
 
-    analysis = with_progress(f"dfx analyze {model}", run_analyze)(
+    request = AnalyzeRequest.of(  # every option checked here, before any capture
         model,
         hardware=hw or None,
         dtype=dtype,
@@ -176,6 +176,7 @@ def analyze(
         capacity_factor=capacity_factor,
         cache=None if no_cache else CaptureCache(),
     )
+    analysis = with_progress(f"dfx analyze {model}", run)(request)
     doc = analysis.to_dict()
     if out is not None:
         from dfx.report.files import write_outputs

@@ -123,13 +123,14 @@ def compile_command(
     ),
 ) -> None:
     """Compile MODEL for one machine and show each compiler stage: fusion, tiling, placement, schedule."""
-    from dfx.analysis import _load, capture_spec, normalize_dtype_or_fail
+    from dfx.analysis import capture_spec, normalize_dtype_or_fail
+    from dfx.request import load
     from dfx.report.out import stdout as _out
     from dfx.costs import annotate
     from dfx.targets import target_for
     from dfx.report.files import check_targets, write_outputs
 
-    profile = _load(hw)
+    profile = load(hw)
     dtype_name = normalize_dtype_or_fail(dtype)
     if out is not None:
         check_targets(out, ["compile.json", "fusion.dot"], force=force)

@@ -235,11 +235,11 @@ def _forward_rows(task: dict[str, Any], cache_dir: str | None) -> list[dict[str,
 
 def _split(parallel: str) -> Any:
     """``evaluate_on``'s ``split`` for a ``parallel`` value, as ``dfx.analyze`` turns its keywords into one."""
-    from dfx.analysis import _split_request
+    from dfx.request import split_of as split_request
     from dfx.sweep.spec import split_of
 
     kw = split_of(parallel)
-    return _split_request(kw.get("chips"), kw.get("parallel"))
+    return split_request(kw.get("chips"), kw.get("parallel"))
 
 
 def _one_line(exc: BaseException) -> str:
