@@ -104,7 +104,9 @@ def test_importing_dfx_arch_pulls_in_no_roofline_or_costs():
 
     def loaded(statement: str) -> set[str]:
         code = f"import sys; {statement}; print(sorted(m for m in sys.modules if m.startswith('dfx.')))"
-        return set(eval(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout))
+        return set(
+            eval(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
+        )
 
     # beyond what `import dfx` itself loads (its version), dfx.arch alone
     assert loaded("import dfx.arch") - loaded("import dfx") == {"dfx.arch"}
