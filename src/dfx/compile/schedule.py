@@ -50,6 +50,8 @@ from dfx.compile.passes import Pass, PassResult
 from dfx.compile.program import Program
 from dfx.costs.record import CostedGraph
 from dfx.hardware import Commitment, HardwareProfile
+from dfx.schedule.rank import priority_order as rank_order
+from dfx.schedule.rank import upward_rank as upward_rank_of
 
 __all__ = [
     "KernelSchedule",
@@ -137,31 +139,12 @@ def upward_rank(program: Program, durations_s: Mapping[str, float]) -> list[floa
     KeyError
         If a kernel has no duration in ``durations_s``.
     """
-    return _upward_rank([float(durations_s[k.name]) for k in program.kernels], _deps(program))
-
-
-def _upward_rank(d: list[float], deps: list[list[int]]) -> list[float]:
-    """:func:`upward_rank` from the durations ``d`` and the dependencies ``deps`` (:func:`_deps`), in program order."""
-    rank = list(d)
-    succ_best = [0.0] * len(rank)
-    for i in range(len(rank) - 1, -1, -1):  # program order is topological: successors come later
-        rank[i] += succ_best[i]
-        r = rank[i]
-        for p in deps[i]:
-            if r > succ_best[p]:  # max(succ_best[p], r)
-                succ_best[p] = r
-    return rank
+    return upward_rank_of([float(durations_s[k.name]) for k in program.kernels], _deps(program))
 
 
 def priority_order(program: Program, durations_s: Mapping[str, float]) -> list[int]:
     """Kernel indices by descending upward rank, ties to program order: a topological order."""
-    return _by_rank(upward_rank(program, durations_s))
-
-
-def _by_rank(rank: list[float]) -> list[int]:
-    # descending rank, ties to the earlier kernel: a stable sort of the indices (ascending) on the
-    # negated ranks (no NaN: durations are checked >= 0)
-    return sorted(range(len(rank)), key=[-r for r in rank].__getitem__)
+    return rank_order(upward_rank(program, durations_s))
 
 
 def _static(
@@ -299,7 +282,7 @@ def list_schedule(
                 f"kernel {kernels[i].name!r} reads {', '.join(map(repr, late))}, which come(s) after it: "
                 "the program's kernels are not in topological order (a fusion formed a cycle)"
             )
-    order = _by_rank(_upward_rank(d, deps))  # priority_order, the durations and deps read once
+    order = rank_order(upward_rank_of(d, deps))  # priority_order, the durations and deps read once
     run = _static if policy is Policy.STATIC else _dynamic
     times = run(program, d, deps, cores, chips, cores_per_chip, order)
     new_slot = object.__new__

@@ -1,14 +1,9 @@
-"""Priorities and lower bounds from predicted durations.
+"""Priorities and lower bounds from predicted durations, on the simulator's DAG.
 
-The upward rank of a node is the longest path from its start to the end of the graph, its own
-duration included (Topcuoglu, Hariri & Wu, "Performance-effective and low-complexity task
-scheduling for heterogeneous computing", IEEE TPDS 2002, eq. 5, with no communication cost):
-
-    rank(v) = d(v) + max over successors s of rank(s)      (0 when v has no successor)
-
-The largest rank is the critical path. Both policies serve nodes by decreasing rank; equal ranks go
-to the node earlier in topological order, so the priority order is itself a topological order
-(``d >= 0`` gives ``rank(u) >= rank(v)`` on every edge ``u -> v``, and a tie keeps ``u`` first).
+The upward rank and the priority order are :mod:`dfx.schedule.rank`'s (the compiled program's list
+schedule uses the same): the longest path from a node's start to the end of the graph, its own
+duration included (Topcuoglu, Hariri & Wu, IEEE TPDS 2002, eq. 5); both policies serve nodes by
+decreasing rank, ties to the node earlier in topological order.
 """
 
 from __future__ import annotations
@@ -16,13 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
+from dfx.schedule import rank
 from dfx.sim.dag import SimDag
 
 __all__ = ["LowerBounds", "lower_bounds", "priority_order", "upward_rank"]
 
 
 def upward_rank(dag: SimDag, duration_s: Sequence[float] | None = None) -> list[float]:
-    """Longest path from each node's start to the exit, in seconds, one pass in reverse order.
+    """Longest path from each node's start to the exit, in seconds (:func:`dfx.schedule.rank.upward_rank`).
 
     Examples
     --------
@@ -31,17 +27,12 @@ def upward_rank(dag: SimDag, duration_s: Sequence[float] | None = None) -> list[
     >>> upward_rank(dag)
     [4.0, 2.0, 3.0]
     """
-    d = dag.duration_s if duration_s is None else duration_s
-    rank = [0.0] * len(dag)
-    rank_of, succs = rank.__getitem__, dag.succs
-    for v in range(len(dag) - 1, -1, -1):
-        rank[v] = d[v] + max(map(rank_of, succs[v]), default=0.0)
-    return rank
+    return rank.upward_rank(dag.duration_s if duration_s is None else duration_s, dag.preds)
 
 
-def priority_order(dag: SimDag, rank: Sequence[float]) -> list[int]:
+def priority_order(dag: SimDag, rank_s: Sequence[float]) -> list[int]:
     """Node indices by decreasing rank, ties by topological position: a topological order."""
-    return sorted(range(len(dag)), key=lambda v: (-rank[v], v))
+    return rank.priority_order(rank_s)
 
 
 @dataclass(frozen=True)
