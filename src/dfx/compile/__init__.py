@@ -11,7 +11,7 @@ from __future__ import annotations
 from dfx.compile.lower import lower_eager
 from dfx.compile.passes import Pass, PassResult, run_passes
 from dfx.compile.placement import core_count, placement_pass_for
-from dfx.compile.program import SCHEMA, Kernel, KernelKind, Program, StageRecord
+from dfx.compile.program import SCHEMA, Kernel, KernelKind, Program, PassRecord
 from dfx.compile.schedule import KernelSchedule, Policy, list_schedule, policy_for, schedule_pass
 from dfx.costs.record import CostedGraph
 from dfx.hardware import HardwareProfile
@@ -25,7 +25,7 @@ __all__ = [
     "PassResult",
     "Policy",
     "Program",
-    "StageRecord",
+    "PassRecord",
     "clear_compile_caches",
     "compile_program",
     "core_count",

@@ -12,7 +12,7 @@ from __future__ import annotations
 import weakref
 
 from dfx.compile.dataflow import dataflow, does_work, weak_memo
-from dfx.compile.program import Kernel, Program, StageRecord
+from dfx.compile.program import Kernel, Program, PassRecord
 from dfx.costs.record import CostedGraph
 from dfx.hardware import HardwareProfile
 
@@ -76,7 +76,7 @@ def lower_eager(costed: CostedGraph, profile: HardwareProfile) -> Program:
 # id(costed) -> (weak reference to it, its eager kernels, the "lower" stage's record): they read nothing
 # of the profile, so every profile compiling one costed graph starts from the same tuple (and the
 # fusion pass's cache sees it), and the same record (it counts the kernels' nodes, tiles and bytes)
-_EAGER: dict[int, tuple[weakref.ref, tuple[tuple[Kernel, ...], StageRecord]]] = {}
+_EAGER: dict[int, tuple[weakref.ref, tuple[tuple[Kernel, ...], PassRecord]]] = {}
 
 
 def clear_eager_kernels() -> None:
@@ -84,11 +84,11 @@ def clear_eager_kernels() -> None:
     _EAGER.clear()
 
 
-def _eager(costed: CostedGraph) -> tuple[tuple[Kernel, ...], StageRecord]:
+def _eager(costed: CostedGraph) -> tuple[tuple[Kernel, ...], PassRecord]:
     return weak_memo(_EAGER, costed, _make_eager)
 
 
-def _make_eager(costed: CostedGraph) -> tuple[tuple[Kernel, ...], StageRecord]:
+def _make_eager(costed: CostedGraph) -> tuple[tuple[Kernel, ...], PassRecord]:
     working = [n for n in costed.nodes if does_work(n)]
     ops = dataflow(costed).ops  # each kernel's kind as fusion sees it (a sum is a reduction, not pointwise)
     kernel_of = {n.name: f"k{i}_{n.name}" for i, n in enumerate(working)}

@@ -3,7 +3,7 @@
 Modelled on torch.fx's ``PassManager`` and ``PassResult(graph_module, modified)`` and on MLIR's pass
 pipelines with per-pass statistics: a pass takes the program, the costed graph it came from and the
 profile, and returns a :class:`PassResult`; :func:`run_passes` appends each pass's
-:class:`~dfx.compile.program.StageRecord` to the program.
+:class:`~dfx.compile.program.PassRecord` to the program.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 A :class:`Program` is what a machine's compiler hands to the hardware: a DAG of kernels, each a
 group of costed-graph nodes that run as one unit (one GPU kernel launch, one XLA fusion, one region
 of operators streaming into each other on a dataflow chip). Passes (:mod:`dfx.compile.passes`) turn
-one program into the next and record what they changed as a :class:`StageRecord`.
+one program into the next and record what they changed as a :class:`PassRecord`.
 
 Eager execution is the degenerate program: one kernel per node that does work, every tensor
 through off-chip memory (:func:`dfx.compile.lower.lower_eager`).
@@ -19,10 +19,10 @@ from dfx.frozen import copy_with
 from dfx.schema.ids import COMPILE_SCHEMA
 
 if TYPE_CHECKING:  # export records, imported where a record is built: a sweep never builds one
-    from dfx.schema.analysis import StageRecord as StageDoc
+    from dfx.schema.analysis import StageRecord as StageDoc  # the document's record of a pass
     from dfx.schema.compile import CompileDoc, CompileKernelRecord
 
-__all__ = ["SCHEMA", "Kernel", "KernelKind", "Program", "StageRecord"]
+__all__ = ["SCHEMA", "Kernel", "KernelKind", "Program", "PassRecord"]
 
 SCHEMA = COMPILE_SCHEMA
 
@@ -166,7 +166,7 @@ _KERNEL_REQUIRED = _KERNEL_FIELDS - _KERNEL_DEFAULTS.keys()
 
 
 @dataclass(frozen=True)
-class StageRecord:
+class PassRecord:
     """What one pass changed: the program's size after it, and notes a user can read."""
 
     name: str
@@ -179,7 +179,7 @@ class StageRecord:
 
     def to_record(self) -> StageDoc:
         """The documents' stage record (``stages[]`` of ``dfx.compile/1`` and of ``program``)."""
-        from dfx.schema.analysis import StageRecord as StageDoc
+        from dfx.schema.analysis import StageRecord as StageDoc  # the document's record of a pass
 
         return StageDoc(
             name=self.name,
@@ -210,7 +210,7 @@ class Program:
     target: str
     commitment: str
     kernels: tuple[Kernel, ...]
-    stages: tuple[StageRecord, ...] = ()
+    stages: tuple[PassRecord, ...] = ()
     meta: dict[str, Any] = field(default_factory=dict, compare=False)
 
     def with_(self, **changes: Any) -> Program:
@@ -245,14 +245,14 @@ class Program:
         """Graph node name -> the kernel that runs it."""
         return {n: k.name for k in self.kernels for n in k.nodes}
 
-    def record(self, name: str, modified: bool, notes: tuple[str, ...] = ()) -> StageRecord:
-        """This program's :class:`StageRecord` after the pass ``name``."""
+    def record(self, name: str, modified: bool, notes: tuple[str, ...] = ()) -> PassRecord:
+        """This program's :class:`PassRecord` after the pass ``name``."""
         nodes = tiles = offchip = 0
         for k in self.kernels:  # node_count, tile_count and offchip_bytes in one walk
             nodes += len(k.nodes)
             tiles += k.tiles
             offchip += k.offchip_bytes
-        record = object.__new__(StageRecord)  # StageRecord(...) without the frozen __init__'s setattr per field
+        record = object.__new__(PassRecord)  # PassRecord(...) without the frozen __init__'s setattr per field
         record.__dict__.update(
             name=name,
             nodes=nodes,
