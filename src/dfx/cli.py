@@ -13,7 +13,14 @@ from rich.console import Console
 
 from dfx.errors import DfxError
 from dfx.limits import check_tokens
-from dfx.options import CAPACITY_FACTOR_HELP, MODEL_HELP, ROUTING_HELP, parse_input_shapes
+from dfx.options import (
+    CAPACITY_FACTOR_HELP,
+    INPUT_DTYPE_HELP,
+    INPUT_SHAPE_HELP,
+    MODEL_HELP,
+    ROUTING_HELP,
+    parse_input_shapes,
+)
 from dfx.report.out import stdout as _out
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="dfx, the dataflow explorer.")
@@ -21,9 +28,6 @@ hw_app = typer.Typer(no_args_is_help=True, help="Hardware profiles: list them, s
 app.add_typer(hw_app, name="hw")
 
 _err = Console(stderr=True, soft_wrap=True)
-
-SHAPE_HELP = "Input shape for a file model, e.g. 2,128,64 (4,128:int64 for token ids); repeat for several inputs."
-DTYPE_HELP = "Dtype of a file model's inputs (e.g. int64 for token ids): once for all, or once per --input-shape."
 
 
 def _check_positive(name: str, value: Optional[int]) -> None:
@@ -59,8 +63,8 @@ def analyze(
         help="bf16 (default: machines are compared at bf16), fp16 or fp32; analyze also takes fp8 and int8 (activations).",
     ),
     method: str = typer.Option("auto", help="Capture method: auto, export, fx or dynamo."),
-    input_shape: Optional[List[str]] = typer.Option(None, "--input-shape", help=SHAPE_HELP),
-    input_dtype: Optional[List[str]] = typer.Option(None, "--input-dtype", help=DTYPE_HELP),
+    input_shape: Optional[List[str]] = typer.Option(None, "--input-shape", help=INPUT_SHAPE_HELP),
+    input_dtype: Optional[List[str]] = typer.Option(None, "--input-dtype", help=INPUT_DTYPE_HELP),
     out: Optional[Path] = typer.Option(
         None, help="Write analysis.json, nodes.csv and the pictures (dag.*, roofline.*, report.html) into this folder."
     ),
@@ -218,8 +222,8 @@ def graph(
     batch: Optional[int] = typer.Option(None, help="Batch size (default 1; built-in and hf: models)."),
     seq: Optional[int] = typer.Option(None, help="Sequence length (default: the model's own)."),
     dtype: str = typer.Option("bf16", help="bf16 (default: machines are compared at bf16), fp16 or fp32."),
-    input_shape: Optional[List[str]] = typer.Option(None, "--input-shape", help=SHAPE_HELP),
-    input_dtype: Optional[List[str]] = typer.Option(None, "--input-dtype", help=DTYPE_HELP),
+    input_shape: Optional[List[str]] = typer.Option(None, "--input-shape", help=INPUT_SHAPE_HELP),
+    input_dtype: Optional[List[str]] = typer.Option(None, "--input-dtype", help=INPUT_DTYPE_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print the captured graph (dfx.graph/1) as JSON."),
     train: bool = typer.Option(
         False, "--train", help="The training step's joint forward + backward graph (AOTAutograd, docs/training.md)."

@@ -11,10 +11,19 @@ from typing import List, Optional
 
 from dfx.errors import DfxError
 
-__all__ = ["CAPACITY_FACTOR_HELP", "MODEL_HELP", "ROUTING_HELP", "parse_input_shapes"]
+__all__ = [
+    "CAPACITY_FACTOR_HELP",
+    "INPUT_DTYPE_HELP",
+    "INPUT_SHAPE_HELP",
+    "MODEL_HELP",
+    "ROUTING_HELP",
+    "parse_input_shapes",
+]
 
-# The MODEL argument of every command that captures a model.
+# The MODEL argument of every command that captures a model, and a file model's inputs.
 MODEL_HELP = "A built-in model (see `dfx models`), path/to/file.py:ClassOrFactory, or hf:NAME_OR_CONFIG."
+INPUT_SHAPE_HELP = "Input shape for a file model, e.g. 2,128,64 (4,128:int64 for token ids); repeat per input."
+INPUT_DTYPE_HELP = "Dtype of a file model's inputs (e.g. int64 for token ids): once for all, or once per --input-shape."
 
 # The mixture-of-experts options of `dfx analyze` and `dfx compile`.
 ROUTING_HELP = "MoE routing: uniform (default), zipf:S (skewed), or a JSON/CSV file of per-expert token counts (docs/cost-model.md)."

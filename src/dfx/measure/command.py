@@ -13,7 +13,7 @@ from typing import List, Optional
 
 import typer
 
-from dfx.options import MODEL_HELP
+from dfx.options import INPUT_SHAPE_HELP, MODEL_HELP
 
 
 __all__ = ["register"]
@@ -140,9 +140,7 @@ def validate_command(
     dtype: str = typer.Option("fp32", "--dtype", help="fp32, bf16, fp16 or fp64: the dtype the model runs in."),
     batch: Optional[int] = typer.Option(None, "--batch", help="Batch size (default 1)."),
     seq: Optional[int] = typer.Option(None, "--seq", help="Sequence length or image side (default: the model's own)."),
-    input_shape: Optional[List[str]] = typer.Option(
-        None, "--input-shape", help="Input shape for a file model, e.g. 2,128,64; repeat for several inputs."
-    ),
+    input_shape: Optional[List[str]] = typer.Option(None, "--input-shape", help=INPUT_SHAPE_HELP),
     repeat: int = typer.Option(10, "--repeat", help="Timed runs; each node keeps its median."),
     warmup: int = typer.Option(3, "--warmup", help="Untimed runs first."),
     device: str = typer.Option("cpu", "--device", help="cpu or cuda."),

@@ -13,16 +13,14 @@ from typing import List, Optional
 
 import typer
 
-from dfx.options import MODEL_HELP
+from dfx.options import INPUT_SHAPE_HELP, MODEL_HELP
 
 __all__ = ["register"]
 
 
 def guards_command(
     model: str = typer.Argument("gpt2-block", help=MODEL_HELP),
-    input_shape: Optional[List[str]] = typer.Option(
-        None, "--input-shape", help="Input shape for a file model, e.g. 2,128,64; repeat per input."
-    ),
+    input_shape: Optional[List[str]] = typer.Option(None, "--input-shape", help=INPUT_SHAPE_HELP),
     dynamic: Optional[List[str]] = typer.Option(
         None, "--dynamic", help="Mark a dimension dynamic: INPUT:DIM (name or index), e.g. x:1; repeatable."
     ),

@@ -17,7 +17,7 @@ from rich.console import Console
 
 from dfx.errors import DfxError
 from dfx.report.files import check_targets
-from dfx.options import MODEL_HELP
+from dfx.options import INPUT_DTYPE_HELP, INPUT_SHAPE_HELP, MODEL_HELP
 
 __all__ = ["register", "simulate_command"]
 
@@ -137,11 +137,9 @@ def simulate_command(
     input_shape: Optional[List[str]] = typer.Option(
         None,
         "--input-shape",
-        help="Input shape for a file model, e.g. 2,128,64 (4,128:int64 for token ids); repeat per input.",
+        help=INPUT_SHAPE_HELP,
     ),
-    input_dtype: Optional[List[str]] = typer.Option(
-        None, "--input-dtype", help="Dtype of a file model's inputs: once for all, or once per --input-shape."
-    ),
+    input_dtype: Optional[List[str]] = typer.Option(None, "--input-dtype", help=INPUT_DTYPE_HELP),
     out: Optional[Path] = typer.Option(
         None, help="Write simulation.json, trace.json (Perfetto), gantt.png, analysis.json and report.html here."
     ),

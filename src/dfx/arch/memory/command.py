@@ -13,14 +13,12 @@ from typing import Any, List, Optional
 import typer
 
 from dfx.schema.ids import CASESTUDY_ATTENTION_SCHEMA
-from dfx.options import MODEL_HELP
+from dfx.options import INPUT_DTYPE_HELP, INPUT_SHAPE_HELP, MODEL_HELP
 
 __all__ = ["register"]
 
 _HW_HELP = "Hardware profile id, alias or file."
 _DTYPE_HELP = "fp32, bf16 or fp16."
-_SHAPE_HELP = "Input shape for a file model, e.g. 2,128,64 (4,128:int64 for token ids); repeat per input."
-_INPUT_DTYPE_HELP = "Dtype of a file model's inputs (e.g. int64): once for all, or once per --input-shape."
 
 
 def _shapes(
@@ -64,8 +62,8 @@ def capacity(
     dtype: str = typer.Option("bf16", help=_DTYPE_HELP),
     batch: Optional[int] = typer.Option(None, help="Batch size (default 1; built-in and hf: models)."),
     seq: Optional[int] = typer.Option(None, help="Sequence length (default: the model's own)."),
-    input_shape: Optional[List[str]] = typer.Option(None, "--input-shape", help=_SHAPE_HELP),
-    input_dtype: Optional[List[str]] = typer.Option(None, "--input-dtype", help=_INPUT_DTYPE_HELP),
+    input_shape: Optional[List[str]] = typer.Option(None, "--input-shape", help=INPUT_SHAPE_HELP),
+    input_dtype: Optional[List[str]] = typer.Option(None, "--input-dtype", help=INPUT_DTYPE_HELP),
     weight_dtype: Optional[str] = typer.Option(
         None, "--weight-dtype", help="Weight storage: bf16, fp16, fp8, int8, int4, fp4 (default: --dtype)."
     ),
@@ -101,8 +99,8 @@ def tile(
     double_buffer: bool = typer.Option(
         True, "--double-buffer/--no-double-buffer", help="Double-buffer the input tiles."
     ),
-    input_shape: Optional[List[str]] = typer.Option(None, "--input-shape", help=_SHAPE_HELP),
-    input_dtype: Optional[List[str]] = typer.Option(None, "--input-dtype", help=_INPUT_DTYPE_HELP),
+    input_shape: Optional[List[str]] = typer.Option(None, "--input-shape", help=INPUT_SHAPE_HELP),
+    input_dtype: Optional[List[str]] = typer.Option(None, "--input-dtype", help=INPUT_DTYPE_HELP),
     acc_dtype: Optional[str] = typer.Option(
         None, "--acc-dtype", help="Accumulator the output tile is held in (default fp32 for bf16/fp16 inputs)."
     ),
@@ -143,8 +141,8 @@ def energy(
     dtype: str = typer.Option("bf16", help=_DTYPE_HELP),
     batch: Optional[int] = typer.Option(None, help="Batch size (default 1; built-in and hf: models)."),
     seq: Optional[int] = typer.Option(None, help="Sequence length (default: the model's own)."),
-    input_shape: Optional[List[str]] = typer.Option(None, "--input-shape", help=_SHAPE_HELP),
-    input_dtype: Optional[List[str]] = typer.Option(None, "--input-dtype", help=_INPUT_DTYPE_HELP),
+    input_shape: Optional[List[str]] = typer.Option(None, "--input-shape", help=INPUT_SHAPE_HELP),
+    input_dtype: Optional[List[str]] = typer.Option(None, "--input-dtype", help=INPUT_DTYPE_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print the dfx.energy/1 document."),
 ) -> None:
     """Energy per node and in total: eager (all through off-chip memory) vs dataflow (forwarded on chip)."""
