@@ -2,7 +2,7 @@
 
 - **Compiler**: the dataflow rules (:mod:`dfx.targets.dataflow`), every instruction's cycle fixed at
   compile time; static shapes.
-- **Machine model**: :class:`dfx.arch.spatial.groq.GroqModel` times every operator whole on the
+- **Machine model**: :class:`dfx.arch.spatial.groq_model.GroqModel` times every operator whole on the
   superlanes (ISCA 2020 "Think Fast"; ISCA 2022), placed over as many chips as the weights need.
 - **Residency**: always. There is no DRAM (ISCA 2022), so every weight lives in the SRAM of the chip
   that uses it; an inference reads its weights on chip, and loading them once is reported apart
@@ -29,7 +29,7 @@ class TspTarget(DataflowTarget):
     """:class:`Target` for the Groq TSP (module docstring)."""
 
     def arch_model(self, profile: HardwareProfile) -> ArchModel | None:
-        from dfx.arch.spatial.groq import GroqModel
+        from dfx.arch.spatial.groq_model import GroqModel
 
         model = GroqModel()
         return model if model.applies_to(profile) else None

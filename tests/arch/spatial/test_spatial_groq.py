@@ -14,11 +14,11 @@ from importlib import resources
 import pytest
 import yaml
 
+from dfx.arch.spatial.groq_model import groq_node_timer
 from dfx.arch.spatial.groq import (
     chip_assignment,
     chips_needed,
     decoder_throughput,
-    groq_node_timer,
     input_crossings,
     split_ways,
     tsp_cycles,

@@ -15,7 +15,7 @@ from dfx.arch.spatial.landscape import DIMENSIONS, landscape
 
 # name -> the submodule that defines it, imported on first use (dfx.lazy)
 _EXPORTS = {
-    "GroqModel": "groq",
+    "GroqModel": "groq_model",
     "chips_needed": "groq",
     "decoder_throughput": "groq",
     "compile_schedule": "groq_schedule",

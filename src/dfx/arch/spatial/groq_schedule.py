@@ -92,7 +92,7 @@ def compile_schedule(costed: CostedGraph, profile: HardwareProfile) -> TspSchedu
 
 @dataclass(frozen=True)
 class TspPlan:
-    """The schedule and what it was built from, per node: what :func:`dfx.arch.spatial.groq.groq_node_timer`
+    """The schedule and what it was built from, per node: what :func:`dfx.arch.spatial.groq_model.groq_node_timer`
     reads again (a node's cycles, its split's gather seconds, its input crossings, its chip)."""
 
     schedule: TspSchedule

@@ -152,7 +152,14 @@ def render_map(land: Landscape, fmt: str) -> bytes:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    colours = {"gpu": "tab:green", "tpu": "tab:blue", "dataflow": "tab:red", "cpu": "tab:gray"}
+    colours = {
+        "gpu": "tab:green",
+        "tpu": "tab:blue",
+        "tsp": "tab:red",
+        "wafer": "tab:orange",
+        "dataflow": "tab:purple",
+        "cpu": "tab:gray",
+    }
     fig, ax = plt.subplots(figsize=(8, 6.5))
     try:
         for (x, y), rows in sorted(_groups(land.rows).items()):
