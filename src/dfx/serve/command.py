@@ -56,6 +56,14 @@ def serve(
     ),
     max_batch_tokens: int = typer.Option(2048, "--max-batch-tokens", help="Token budget per iteration (vLLM's)."),
     max_seqs: int = typer.Option(256, "--max-seqs", help="Sequences at once (vLLM's max_num_seqs)."),
+    prefill: str = typer.Option(
+        "mixed",
+        "--prefill",
+        help="Continuous: mixed (prompt chunks join the decode iteration, vLLM V1) or separate (SGLang v0.3).",
+    ),
+    speculative: Optional[str] = typer.Option(
+        None, "--speculative", help="K,ACCEPT: a draft or MTP head proposes K tokens, each accepted at ACCEPT."
+    ),
     kv_block: int = typer.Option(16, "--kv-block", help="Tokens per KV-cache block (vLLM's block_size)."),
     mem_fraction: float = typer.Option(0.9, "--mem-fraction", help="Device memory the server takes (vLLM's 0.9)."),
     batch: Optional[int] = typer.Option(
@@ -87,6 +95,7 @@ def serve(
     from dfx.errors import DfxError
     from dfx.serve.api import ServeConfig, parse_slo, simulate
     from dfx.serve.console import curve_table, serving_table
+    from dfx.serve.speculative import parse_speculative
     from dfx.serve.workload import DEFAULT_REQUESTS, Arrivals
 
     rates = _rates(rate)
@@ -113,6 +122,8 @@ def serve(
         max_batch_tokens=max_batch_tokens,
         max_seqs=max_seqs,
         kv_block=kv_block,
+        prefill=prefill,
+        speculative=parse_speculative(speculative),
         mem_fraction=mem_fraction,
         batch=batch,
         buckets=_buckets(buckets),

@@ -14,6 +14,14 @@ Each iteration (vLLM V1's scheduler, ``vllm/v1/core/sched/scheduler.py``, in out
    sequence that finished its prompt emits its first token (TTFT), every decoding sequence its
    next, and a sequence with all its output tokens frees its blocks.
 
+Separate prefill (``mixed_prefill=False``: SGLang v0.3's scheduler, whose ``forward_step`` runs a
+prefill batch whenever one can be formed and a decode step otherwise): steps 1 and 2 swap. Waiting
+requests (and sequences part-way through their prompt) form a prefill-only iteration first, while
+the token budget, ``max_seqs`` and the free blocks less one block per decoding sequence (its next
+token's, so a prefill cannot starve the batch it joins) allow; the decode batch runs only in an
+iteration with no prefill, and pauses for each one. A request's TPOT then holds every prefill that
+ran while it decoded.
+
 Cache accounting: a sequence that has generated ``g`` tokens of a prompt of ``P`` holds
 ``P + g - 1`` tokens in the cache (the newest token's K and V are written by the next step), in
 ``ceil(tokens / kv_block)`` blocks.
@@ -34,6 +42,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from dfx.errors import DfxError
+from dfx.serve.speculative import expected_tokens_per_step
 from dfx.serve.steps import IterationCost
 from dfx.serve.workload import Request
 
@@ -55,6 +64,14 @@ class ContinuousConfig:
     max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS
     max_seqs: int = DEFAULT_MAX_SEQS
     kv_block: int = DEFAULT_KV_BLOCK
+    # True: prompt chunks join the decode iteration (vLLM V1; Sarathi-Serve). False: a prefill runs
+    # as its own iteration, first, while the decode batch waits (SGLang v0.3's default,
+    # ``enable_mixed_chunk: bool = False`` in python/sglang/srt/server_args.py; vLLM V0's scheduler
+    # without chunked prefill). Module docstring, "Separate prefill".
+    mixed_prefill: bool = True
+    # speculative decoding (dfx.serve.speculative): K tokens proposed a step, accepted with this rate
+    speculative_k: int = 0
+    accept: float = 0.0
 
     def __post_init__(self) -> None:
         for name in ("kv_blocks", "max_batch_tokens", "max_seqs", "kv_block"):
@@ -63,11 +80,27 @@ class ContinuousConfig:
                 flag = "--" + name.replace("_", "-")
                 raise DfxError(f"{flag} {v!r}: expected a whole number >= 1")
 
+    @property
+    def tokens_per_step(self) -> float:
+        """A decode step's tokens a sequence, in expectation (1 without speculation)."""
+        return expected_tokens_per_step(self.speculative_k, self.accept) if self.speculative_k else 1.0
+
 
 class _Seq:
     """A request's state in the server."""
 
-    __slots__ = ("req", "target", "cached", "generated", "blocks", "first_s", "finish_s", "preempted", "arrive_s")
+    __slots__ = (
+        "req",
+        "target",
+        "cached",
+        "generated",
+        "blocks",
+        "first_s",
+        "finish_s",
+        "preempted",
+        "arrive_s",
+        "steps",
+    )
 
     def __init__(self, req: Request, arrive_s: float) -> None:
         self.req = req
@@ -79,6 +112,7 @@ class _Seq:
         self.first_s = -1.0
         self.finish_s = -1.0
         self.preempted = 0
+        self.steps = 0  # decode (verify) steps taken: speculation's tokens are counted by them
 
 
 @dataclass(frozen=True)
@@ -188,71 +222,49 @@ def run_continuous(
             heapq.heappush(pending, (t, next_closed))
             next_closed += 1
 
+    spec_k = config.speculative_k
+    per_step = config.tokens_per_step
+
+    def gain(s: _Seq) -> int:
+        """Tokens the next decode step adds: 1, or with speculation the step's share of the expected
+        ``per_step`` (``floor(d E) - floor((d - 1) E)`` at step ``d``: deterministic, the mean exact)."""
+        if not spec_k:
+            return 1
+        d = s.steps + 1
+        g = math.floor(d * per_step + 1e-9) - math.floor((d - 1) * per_step + 1e-9)
+        return max(1, min(g, s.req.output_len - s.generated))
+
     while done < n:
         arrive(now)
         if not running and not waiting:
             now = max(now, pending[0][0])
             continue
-        # 1. decodes, preempting the newest sequence while a block is short
-        decoding = [s for s in running if s.cached >= s.target]
-        for s in decoding:
-            if s.cached < s.target:  # preempted below, for a sequence before it
-                continue
-            want = _blocks(s.cached + 1, block) - s.blocks
-            while want > free:
-                victim = running.pop()
-                free += victim.blocks
-                victim.blocks = 0
-                victim.target = victim.req.prompt_len + victim.generated  # recompute what it had
-                victim.cached = 0
-                victim.preempted += 1
-                waiting.appendleft(victim)
-                if victim is s:
-                    break
-            if s.cached >= s.target:
-                free -= want
-                s.blocks += want
-        decoding = [s for s in running if s.cached >= s.target]
-        budget = config.max_batch_tokens - len(decoding)
+        # 1. decodes, preempting the newest sequence while a block is short; 2. prompt chunks
+        # (separate prefill: 2 first, and 1 only in an iteration with no chunk; module docstring)
         chunks: list[tuple[_Seq, int]] = []
-        for s in running:
-            if s.cached < s.target and budget > 0:
-                t = min(s.target - s.cached, budget)
-                t = _fit(s, t, free, block)
-                if t > 0:
-                    free -= _blocks(s.cached + t, block) - s.blocks
-                    s.blocks = _blocks(s.cached + t, block)
-                    chunks.append((s, t))
-                    budget -= t
-        while waiting and budget > 0 and len(running) < config.max_seqs:
-            s = waiting[0]
-            if s.cached >= s.target:  # decode-only arrival: needs its prompt's blocks, no prefill
-                want = _blocks(s.cached + 1, block)
-                if want > free:
-                    break
-                waiting.popleft()
-                free -= want
-                s.blocks = want
-                running.append(s)
-                decoding.append(s)
-                budget -= 1
-                continue
-            t = _fit(s, min(s.target - s.cached, budget), free, block)
-            if t <= 0:
-                break
-            waiting.popleft()
-            running.append(s)
-            free -= _blocks(s.cached + t, block) - s.blocks
-            s.blocks = _blocks(s.cached + t, block)
-            chunks.append((s, t))
-            budget -= t
+        decoding: list[_Seq] = []
+        reserve = 0  # separate prefill: the blocks the decoding sequences' next tokens need, kept free
+        if not config.mixed_prefill:
+            reserve = sum(_blocks(s.cached + gain(s), block) - s.blocks for s in running if s.cached >= s.target)
+        if not config.mixed_prefill:
+            free, chunks = _schedule_chunks(running, waiting, decoding, config.max_batch_tokens, free - reserve, config)
+            free += reserve
+        if not chunks:
+            free, decoding = _decode_blocks(running, waiting, free, block, gain)
+            if config.mixed_prefill:
+                budget = config.max_batch_tokens - len(decoding)
+                free, chunks = _schedule_chunks(running, waiting, decoding, budget, free, config)
         if not decoding and not chunks:
             if not pending:
                 raise DfxError("the KV cache cannot hold any waiting request; give more blocks")  # guarded above
             now = max(now, pending[0][0])
             continue
         # 3. a jump over identical decode iterations, where nothing can change but time
-        if not chunks and not (waiting and _admissible(waiting[0], free, block, running, config)):
+        if (
+            not chunks
+            and not spec_k
+            and not (waiting and _admissible(waiting[0], free - reserve, block, running, config))
+        ):
             j, dt = _jump(decoding, cost, free, block, pending, now, waiting, prefill_only)
             if j > 1:
                 timeline.append((now, now + dt, len(decoding), total_blocks - free, len(waiting)))
@@ -267,13 +279,16 @@ def run_continuous(
                 _retire(running, now, finish)
                 continue
         k = sum(s.cached for s in decoding)
-        dt = cost.iteration_s(len(decoding), k, [(t, s.cached) for s, t in chunks])
+        drafts = [(len(decoding) * spec_k, 0)] if spec_k and decoding else []  # K more query tokens a sequence
+        dt = cost.iteration_s(len(decoding), k, [(t, s.cached) for s, t in chunks] + drafts)
         timeline.append((now, now + dt, len(decoding) + len(chunks), total_blocks - free, len(waiting)))
         now += dt
         iterations += 1
         for s in decoding:
-            s.cached += 1
-            s.generated += 1
+            g = gain(s)
+            s.cached += g
+            s.generated += g
+            s.steps += 1
         for s, t in chunks:
             s.cached += t
             if s.cached >= s.target:
@@ -295,6 +310,91 @@ def run_continuous(
         iterations,
         total_blocks,
     )
+
+
+def _decode_blocks(running: list, waiting: deque, free: int, block: int, gain) -> tuple[int, list]:
+    """Give each decoding sequence the blocks its next ``gain(s)`` tokens need, preempting the newest running
+    sequence while one is short (vLLM's recompute preemption); the free blocks left and the
+    sequences that decode."""
+    for s in [s for s in running if s.cached >= s.target]:
+        if s.cached < s.target:  # preempted below, for a sequence before it
+            continue
+        want = _blocks(s.cached + gain(s), block) - s.blocks
+        while want > free:
+            victim = running.pop()
+            free += victim.blocks
+            victim.blocks = 0
+            victim.target = victim.req.prompt_len + victim.generated  # recompute what it had
+            victim.cached = 0
+            victim.preempted += 1
+            waiting.appendleft(victim)
+            if victim is s:
+                break
+        if s.cached >= s.target:
+            free -= want
+            s.blocks += want
+    return free, [s for s in running if s.cached >= s.target]
+
+
+def _schedule_chunks(
+    running: list, waiting: deque, decoding: list, budget: int, free: int, config: ContinuousConfig
+) -> tuple[int, list]:
+    """Prompt chunks for this iteration within ``budget`` tokens and ``free`` blocks: sequences
+    part-way through their prompt first, then waiting requests first come, first served (a
+    decode-only arrival joins ``decoding`` with its prompt's blocks). The free blocks left and the
+    ``(sequence, tokens)`` chunks.
+
+    Mixed prefill shrinks a chunk to the free blocks. Separate prefill (SGLang's) admits a chunk
+    whole or not at all, and a chunk that completes its prompt only with the block its first decoded
+    token will need kept free too (not allocated: returned in the free count)."""
+    block = config.kv_block
+    whole = not config.mixed_prefill
+    kept = 0  # separate prefill: blocks kept free for the first decode of the prompts completed here
+    chunks: list[tuple[_Seq, int]] = []
+
+    def size(s: _Seq, want: int) -> int:
+        nonlocal kept
+        if not whole:
+            return _fit(s, want, free, block)
+        ahead = (
+            _blocks(s.cached + want + 1, block) - _blocks(s.cached + want, block) if want == s.target - s.cached else 0
+        )
+        if _blocks(s.cached + want, block) - s.blocks + ahead > free - kept:
+            return 0
+        kept += ahead
+        return want
+
+    for s in running:
+        if s.cached < s.target and budget > 0:
+            t = size(s, min(s.target - s.cached, budget))
+            if t > 0:
+                free -= _blocks(s.cached + t, block) - s.blocks
+                s.blocks = _blocks(s.cached + t, block)
+                chunks.append((s, t))
+                budget -= t
+    while waiting and budget > 0 and len(running) < config.max_seqs:
+        s = waiting[0]
+        if s.cached >= s.target:  # decode-only arrival: needs its prompt's blocks, no prefill
+            want = _blocks(s.cached + 1, block)
+            if want > free - kept:
+                break
+            waiting.popleft()
+            free -= want
+            s.blocks = want
+            running.append(s)
+            decoding.append(s)
+            budget -= 1
+            continue
+        t = size(s, min(s.target - s.cached, budget))
+        if t <= 0:
+            break
+        waiting.popleft()
+        running.append(s)
+        free -= _blocks(s.cached + t, block) - s.blocks
+        s.blocks = _blocks(s.cached + t, block)
+        chunks.append((s, t))
+        budget -= t
+    return free, chunks
 
 
 def _fit(s: _Seq, tokens: int, free: int, block: int) -> int:
