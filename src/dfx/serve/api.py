@@ -19,6 +19,7 @@ from dfx.serve.engine import DEFAULT_KV_BLOCK, DEFAULT_MAX_BATCH_TOKENS, DEFAULT
 from dfx.serve.metrics import ServingSummary, Timeline, bin_timeline, summarize
 from dfx.serve.policy import check_scheduler, default_scheduler
 from dfx.serve.speculative import parse_speculative
+from dfx.serve.trace import record_continuous, record_disaggregated, record_static
 from dfx.serve.steps import DEFAULT_TOL, IterationCost, StepPricer, fit_costs
 from dfx.serve.workload import Arrivals, Request, check_arrivals, make_requests, parse_lengths
 
@@ -110,6 +111,7 @@ class MachineServing:
     disaggregated: Mapping[str, Any] | None = None
     pricing: Mapping[str, Any] = field(default_factory=dict)
     rate_per_s: float | None = None
+    record: Any = field(default=None, compare=False, repr=False)  # dfx.serve.trace.RunRecord: --trace's
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -382,7 +384,15 @@ class _Server:
                 "decode_iterations": d.decode.iterations if d.decode else 0,
             }
             return self._result(
-                summary, rows, d.arrival_s, d.first_token_s, d.finish_s, outs, rate, disaggregated=extra
+                summary,
+                rows,
+                d.arrival_s,
+                d.first_token_s,
+                d.finish_s,
+                outs,
+                rate,
+                disaggregated=extra,
+                record=record_disaggregated(d),
             )
         from dfx.serve.engine import run_continuous
 
@@ -398,7 +408,9 @@ class _Server:
             slo=config.slo,
             preemptions=sum(e.preemptions),
         )
-        return self._result(summary, rows, e.arrival_s, e.first_token_s, e.finish_s, outs, rate)
+        return self._result(
+            summary, rows, e.arrival_s, e.first_token_s, e.finish_s, outs, rate, record=record_continuous(e)
+        )
 
     def _static(self, reqs, config, rate, prompts, outs, conc) -> MachineServing:
         from dfx.serve.static import run_static
@@ -420,9 +432,11 @@ class _Server:
             "wait_s": w.to_dict() if w else None,
         }
         summary = summarize(s.arrival_s, s.first_token_s, s.finish_s, prompts, outs, rows, slo=config.slo)
-        return self._result(summary, rows, s.arrival_s, s.first_token_s, s.finish_s, outs, rate, static=extra)
+        return self._result(
+            summary, rows, s.arrival_s, s.first_token_s, s.finish_s, outs, rate, static=extra, record=record_static(s)
+        )
 
-    def _result(self, summary, rows, arrival, first, finish, outs, rate, static=None, disaggregated=None):
+    def _result(self, summary, rows, arrival, first, finish, outs, rate, static=None, disaggregated=None, record=None):
         from dfx.serve.metrics import per_request
 
         ttft, tpot, e2e = per_request(arrival, first, finish, outs)
@@ -441,6 +455,7 @@ class _Server:
             disaggregated=disaggregated,
             pricing=self.pricing_now(),
             rate_per_s=rate,
+            record=record,
         )
 
 

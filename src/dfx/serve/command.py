@@ -84,6 +84,11 @@ def serve(
     out: Optional[Path] = typer.Option(None, "--out", help="Write serving.json and the pictures into this folder."),
     force: bool = typer.Option(False, help="Overwrite files that already exist in --out."),
     as_json: bool = typer.Option(False, "--json", help="Print the document (dfx.serving/1) to stdout."),
+    trace: Optional[Path] = typer.Option(
+        None,
+        "--trace",
+        help="Write the run as a Chrome/Perfetto trace JSON: iterations and requests (ui.perfetto.dev).",
+    ),
 ) -> None:
     """Serve MODEL under load: TTFT, TPOT and throughput per machine, its own runtime's batching."""
     import json
@@ -107,6 +112,10 @@ def serve(
         check_targets(
             out, ["serving.json", "timeline.png"] + (["latency_vs_rate.png"] if len(rates) > 1 else []), force=force
         )
+    if trace is not None:
+        from dfx.report.files import check_target_file
+
+        check_target_file(trace, "--trace", force=force)
     config = ServeConfig(
         model=model,
         hardware=tuple(hw or ("nvidia-h100-sxm",)),
@@ -156,6 +165,17 @@ def serve(
             f"simulated in {result.wall_s - result.pricing_wall_s:.1f} s; {result.wall_s:.1f} s in all",
             highlight=False,
             markup=False,
+        )
+    if trace is not None:
+        from dfx.report.files import write_outputs
+        from dfx.serve.trace import serving_trace
+
+        data = serving_trace(result)
+        target = trace.expanduser()
+        write_outputs(target.parent, {target.name: json.dumps(data)}, force=force)
+        spans = sum(1 for e in data["traceEvents"] if e["ph"] == "X")
+        Console(stderr=True).print(
+            f"wrote {target} ({spans} spans; open it in ui.perfetto.dev)", highlight=False, markup=False
         )
     if out is not None:
         from dfx.report.files import write_outputs

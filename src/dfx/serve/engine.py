@@ -100,6 +100,7 @@ class _Seq:
         "preempted",
         "arrive_s",
         "steps",
+        "start_s",
     )
 
     def __init__(self, req: Request, arrive_s: float) -> None:
@@ -113,6 +114,7 @@ class _Seq:
         self.finish_s = -1.0
         self.preempted = 0
         self.steps = 0  # decode (verify) steps taken: speculation's tokens are counted by them
+        self.start_s = -1.0  # its first prompt chunk's iteration start
 
 
 @dataclass(frozen=True)
@@ -128,6 +130,10 @@ class EngineRun:
     timeline: tuple[tuple[float, float, int, int, int], ...]
     iterations: int
     kv_blocks: int
+    # for a trace (dfx.serve.trace): per request the time its first prompt chunk was scheduled;
+    # per timeline row (iterations in it, sequences decoding, prompt tokens)
+    start_s: tuple[float, ...] = ()
+    rows: tuple[tuple[int, int, int], ...] = ()
 
 
 def _blocks(tokens: int, block: int) -> int:
@@ -197,6 +203,8 @@ def run_continuous(
     out_finish = [0.0] * n
     out_arrive = [0.0] * n
     out_pre = [0] * n
+    out_start = [0.0] * n
+    rows: list[tuple[int, int, int]] = []
 
     def arrive(upto: float) -> None:
         while pending and pending[0][0] <= upto:
@@ -217,6 +225,7 @@ def run_continuous(
         s.blocks = 0
         i = s.req.index
         out_first[i], out_finish[i], out_arrive[i], out_pre[i] = s.first_s, t, s.arrive_s, s.preempted
+        out_start[i] = s.start_s if s.start_s >= 0 else s.arrive_s
         done += 1
         if next_closed < n:
             heapq.heappush(pending, (t, next_closed))
@@ -268,6 +277,7 @@ def run_continuous(
             j, dt = _jump(decoding, cost, free, block, pending, now, waiting, prefill_only)
             if j > 1:
                 timeline.append((now, now + dt, len(decoding), total_blocks - free, len(waiting)))
+                rows.append((j, len(decoding), 0))
                 now += dt
                 iterations += j
                 for s in decoding:
@@ -282,6 +292,10 @@ def run_continuous(
         drafts = [(len(decoding) * spec_k, 0)] if spec_k and decoding else []  # K more query tokens a sequence
         dt = cost.iteration_s(len(decoding), k, [(t, s.cached) for s, t in chunks] + drafts)
         timeline.append((now, now + dt, len(decoding) + len(chunks), total_blocks - free, len(waiting)))
+        rows.append((1, len(decoding), sum(t for _s, t in chunks)))
+        for s, _t in chunks:
+            if s.start_s < 0:
+                s.start_s = now
         now += dt
         iterations += 1
         for s in decoding:
@@ -309,6 +323,8 @@ def run_continuous(
         tuple(timeline),
         iterations,
         total_blocks,
+        tuple(out_start),
+        tuple(rows),
     )
 
 
