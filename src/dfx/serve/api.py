@@ -62,6 +62,8 @@ class ServeConfig:
     rates: tuple[float, ...] = ()  # more rates: a latency-versus-rate curve
     prefill: str = "mixed"  # continuous: prompt chunks in the decode iteration, or "separate" (SGLang v0.3)
     speculative: tuple[int, float] | None = None  # (K proposed, acceptance rate): dfx.serve.speculative
+    routing: str | None = None  # MoE routing (dfx.costs.moe.parse_routing); None: uniform
+    capacity_factor: float | None = None  # MoE capacity on compile-time targets; None: the default 1.25
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -89,6 +91,8 @@ class ServeConfig:
             "rates": list(self.rates),
             "prefill": self.prefill,
             "speculative": list(self.speculative) if self.speculative else None,
+            "routing": self.routing,
+            "capacity_factor": self.capacity_factor,
         }
 
 
@@ -297,6 +301,8 @@ def simulate(
                 kv_dtype=config.kv_dtype,
                 split=sp,
                 runtime=config.runtime,
+                routing=config.routing,
+                capacity_factor=config.capacity_factor,
             )
 
     all_requests = [r for w in workloads for r in w]

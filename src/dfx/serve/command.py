@@ -7,6 +7,8 @@ from typing import List, Optional
 
 import typer
 
+from dfx.options import CAPACITY_FACTOR_HELP, ROUTING_HELP
+
 __all__ = ["register"]
 
 SERVE_OUTPUTS = ("serving.json", "timeline.png", "latency_vs_rate.png")
@@ -80,6 +82,8 @@ def serve(
     runtime: Optional[str] = typer.Option(
         None, "--runtime", help="Time kernels as a profile's runtime runs them (e.g. back-to-back); default: ideal."
     ),
+    routing: Optional[str] = typer.Option(None, "--routing", help=ROUTING_HELP),
+    capacity_factor: Optional[float] = typer.Option(None, "--capacity-factor", help=CAPACITY_FACTOR_HELP),
     slo: Optional[str] = typer.Option(None, "--slo", help="Goodput targets, e.g. ttft=200ms,tpot=50ms."),
     out: Optional[Path] = typer.Option(None, "--out", help="Write serving.json and the pictures into this folder."),
     force: bool = typer.Option(False, help="Overwrite files that already exist in --out."),
@@ -142,6 +146,8 @@ def serve(
         weight_dtype=weight_dtype,
         kv_dtype=kv_dtype,
         runtime=runtime,
+        routing=routing,
+        capacity_factor=capacity_factor,
         slo=parse_slo(slo),
         rates=tuple(rates) if len(rates) > 1 else (),
     )

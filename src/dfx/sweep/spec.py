@@ -56,6 +56,8 @@ SERVE_OPTIONS = (
     "mem_fraction",
     "runtime",
     "slo",
+    "routing",
+    "capacity_factor",
 )
 CAPTURE_METHODS = ("auto", "export", "fx", "dynamo")  # dfx.capture.CAPTURE_METHODS, without importing torch
 
