@@ -213,3 +213,22 @@ def test_a_verify_step_prices_k_more_tokens_a_sequence_and_the_cache_grows_by_th
     steps = sum(0.0041 + 2e-7 * k + 1e-5 for k in (100, 102))
     assert run.first_token_s[0] == pytest.approx(100e-5)
     assert run.finish_s[0] == pytest.approx(100e-5 + steps)
+
+
+def test_speculative_steps_taken_at_once_sum_as_one_at_a_time():
+    # one request alone, prompt 100, output 50, K = 4 at acceptance 0.5: E = 1.9375 tokens a step.
+    # Worked here step by step: step d adds floor(d E) - floor((d - 1) E) tokens (the last capped at
+    # what is left) and costs D(1, cache) + P(1 x 5) - P(1) = 0.0041 + 2e-7 cache + 4e-5.
+    e = 1.9375
+    cache, left, d, t = 100, 49, 0, 100e-5  # after the prefill: the first token, 49 to go
+    while left > 0:
+        d += 1
+        t += 0.0041 + 2e-7 * cache + 4e-5
+        g = min(left, math.floor(d * e + 1e-9) - math.floor((d - 1) * e + 1e-9))
+        cache += g
+        left -= g
+    spec = ContinuousConfig(kv_blocks=100, speculative_k=4, accept=0.5)
+    run = run_continuous([Request(0, 0.0, 100, 50)], AffineServer(), spec)
+    assert run.finish_s[0] == pytest.approx(t)
+    assert run.iterations == 1 + d  # 26 verify steps: 25 x 1.9375 = 48.4 < 49 <= 26 x 1.9375
+    assert len(run.timeline) < run.iterations  # and the loop took them in jumps

@@ -269,20 +269,21 @@ def run_continuous(
             now = max(now, pending[0][0])
             continue
         # 3. a jump over identical decode iterations, where nothing can change but time
-        if (
-            not chunks
-            and not spec_k
-            and not (waiting and _admissible(waiting[0], free - reserve, block, running, config))
-        ):
-            j, dt = _jump(decoding, cost, free, block, pending, now, waiting, prefill_only)
+        if not chunks and not (waiting and _admissible(waiting[0], free - reserve, block, running, config)):
+            if spec_k:
+                j, dt, gains = _spec_jump(decoding, cost, free, block, pending, now, waiting, spec_k, per_step)
+            else:
+                j, dt = _jump(decoding, cost, free, block, pending, now, waiting, prefill_only)
+                gains = [j] * len(decoding)
             if j > 1:
                 timeline.append((now, now + dt, len(decoding), total_blocks - free, len(waiting)))
                 rows.append((j, len(decoding), 0))
                 now += dt
                 iterations += j
-                for s in decoding:
-                    s.cached += j
-                    s.generated += j
+                for s, g in zip(decoding, gains):
+                    s.cached += g
+                    s.generated += g
+                    s.steps += j
                     nb = _blocks(s.cached, block)
                     free -= nb - s.blocks
                     s.blocks = nb
@@ -436,6 +437,56 @@ def _retire(running: list, now: float, finish) -> None:
         else:
             kept.append(s)
     running[:] = kept
+
+
+def _spec_gain(d: int, i: int, per_step: float) -> int:
+    """Tokens a sequence gains in its steps ``d + 1 .. d + i`` at ``per_step`` a step in expectation:
+    ``floor((d + i) E) - floor(d E)`` (run_continuous's ``gain``, summed)."""
+    return math.floor((d + i) * per_step + 1e-9) - math.floor(d * per_step + 1e-9)
+
+
+def _spec_jump(
+    decoding: list,
+    cost: IterationCost,
+    free: int,
+    block: int,
+    pending: list,
+    now: float,
+    waiting,
+    spec_k: int,
+    per_step: float,
+) -> tuple[int, float, list[int]]:
+    """:func:`_jump` for speculative verify steps: how many to take at once, their summed time and
+    each sequence's tokens gained. The steps are summed one by one (each sequence's gain a step
+    differs), the same sums as stepping: ``D(B, K_i) + P(B (K + 1)) - P(B)`` at the cache ``K_i``
+    of step ``i``, to the next finish, arrival, block shortage or end of ``D``'s affine piece."""
+    b = len(decoding)
+    rem = [s.req.output_len - s.generated for s in decoding]
+    room = (free // b) * block - block  # tokens each sequence may gain before its blocks can run short
+    if room <= per_step + 1:
+        return 1, 0.0, []
+    k0 = sum(s.cached for s in decoding)
+    a, s_tok = cost.decode_line(b, k0)
+    a += cost.prefill_s(b * (spec_k + 1)) - cost.prefill_s(b)  # the B K draft tokens join the pass
+    end = getattr(cost, "segment_end", None)
+    stop = end(b, k0) if end is not None else math.inf
+    gap = pending[0][0] - now if pending and not waiting else math.inf
+    done = [0] * b
+    k, total, j = k0, 0.0, 0
+    while True:
+        total += a + s_tok * k
+        j += 1
+        step = [_spec_gain(s.steps, j, per_step) for s in decoding]
+        k = k0 + sum(step)
+        if (
+            any(g >= r for g, r in zip(step, rem))  # a sequence finishes at this step
+            or max(step) + per_step + 1 > room
+            or k / b >= stop
+            or total >= gap
+        ):
+            done = [min(g, r) for g, r in zip(step, rem)]
+            break
+    return j, total, done
 
 
 def _jump(
