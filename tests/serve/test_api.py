@@ -137,6 +137,12 @@ def test_the_console_table_for_each_kind_of_arrivals():
         console = Console(width=200, record=True)
         console.print(serving_table(r))
         assert "continuous" in console.export_text()
+    r = simulate(
+        _config(hardware=("nvidia-h100-sxm",), prefill="separate", speculative=(4, 0.7)), pricer_factory=_pricer
+    )
+    console = Console(width=200, record=True)
+    console.print(serving_table(r))
+    assert "prefill separate, speculative K=4, accept 0.7" in console.export_text()
 
 
 def test_the_pictures_are_pngs():
