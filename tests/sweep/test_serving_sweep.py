@@ -60,6 +60,7 @@ def test_each_rate_and_machine_is_one_row_as_dfx_serve_gives_it(tmp_path):
     with open(tmp_path / "serving.csv") as f:
         table = list(csv.DictReader(f))
     assert tuple(table[0]) == SERVING_COLUMNS and len(table) == 4
+    assert (tmp_path / "latency_vs_rate.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     with pytest.raises(DfxError, match="exist"):  # a second run without force is refused
         run_serving_sweep(spec, tmp_path, pricer_factory=_pricer)
 

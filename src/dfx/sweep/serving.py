@@ -6,7 +6,9 @@ Each model, dtype and split is one :func:`dfx.serve.simulate` call with every ra
 its rates (the :class:`dfx.serve.steps.StepPricer` is the run's explicit cache). It runs in this
 process: pricing is capture-bound and a rate costs only its simulation. The rows go to
 ``serving.csv`` in the sweep's folder, one per (model, hardware, dtype, parallel, rate), with the
-``dfx.serving/1`` documents beside them in ``serving.json``.
+``dfx.serving/1`` documents beside them in ``serving.json`` and, with several rates, each run's
+latency-versus-rate picture (``latency_vs_rate.png``; numbered where the sweep has several models,
+dtypes or splits).
 """
 
 from __future__ import annotations
@@ -111,22 +113,35 @@ def run_serving_sweep(
     from dfx.report.files import check_targets, write_outputs
     from dfx.serve import simulate
 
-    check_targets(out, list(SERVING_FILES), force=force)
+    runs = [(m, d, par) for m in spec.models for d in spec.dtype for par in spec.parallel]
+    pictures = [_picture_name(k, len(runs)) for k in range(len(runs))] if len(spec.rate) > 1 else []
+    check_targets(out, list(SERVING_FILES) + pictures, force=force)
     rows: list[dict[str, Any]] = []
     docs: list[dict[str, Any]] = []
-    for model in spec.models:
-        for dtype in spec.dtype:
-            for parallel in spec.parallel:
-                config = _config(spec, model, dtype, parallel)
-                if on_progress is not None:
-                    on_progress(f"serving {model} ({dtype}, {parallel}) at {len(spec.rate)} rate(s)")
-                result = simulate(config, pricer_factory=pricer_factory)
-                runs = result.curve or result.machines
-                rows += [_row(model, dtype, parallel, m) for m in runs]
-                docs.append(result.to_dict())
+    for model, dtype, parallel in runs:
+        config = _config(spec, model, dtype, parallel)
+        if on_progress is not None:
+            on_progress(f"serving {model} ({dtype}, {parallel}) at {len(spec.rate)} rate(s)")
+        result = simulate(config, pricer_factory=pricer_factory)
+        rows += [_row(model, dtype, parallel, m) for m in result.curve or result.machines]
+        docs.append(result.to_dict())
     text = io.StringIO()
     writer = csv.DictWriter(text, fieldnames=SERVING_COLUMNS, lineterminator="\n")
     writer.writeheader()
     writer.writerows(rows)
-    write_outputs(out, {"serving.csv": text.getvalue(), "serving.json": json.dumps(docs, indent=1)}, force=force)
+    files: dict[str, str | bytes] = {"serving.csv": text.getvalue(), "serving.json": json.dumps(docs, indent=1)}
+    if pictures:
+        from dfx.serve.plot import rate_curve_png
+
+        files.update({name: rate_curve_png(doc) for name, doc in zip(pictures, docs)})
+    write_outputs(out, files, force=force)
     return rows
+
+
+def _picture_name(k: int, n: int) -> str:
+    """The latency-versus-rate picture of run ``k`` of ``n`` (model, dtype, split), numbered where several.
+
+    >>> _picture_name(0, 1), _picture_name(1, 3)
+    ('latency_vs_rate.png', 'latency_vs_rate-2.png')
+    """
+    return "latency_vs_rate.png" if n == 1 else f"latency_vs_rate-{k + 1}.png"
