@@ -29,6 +29,8 @@ DEFAULT_CSV = next(  # ../shared/reality/train.csv beside the checkout (or a wor
 CONFIGS = Path(__file__).resolve().parent / "configs"
 # Published MoE measurements this project found (same columns as train.csv), read after it by default.
 MOE_CSV = Path(__file__).resolve().parent / "reality_moe.csv"
+# Published serving measurements this project found beyond train.csv's (same columns), read after them.
+SERVING_CSV = Path(__file__).resolve().parent / "reality_serving.csv"
 GOAL_RATIO = 1.5  # issue 15: every expressible row within 1.5x of the measured value
 
 
@@ -291,37 +293,79 @@ _SGL_SERVE = {
     "max_batch_tokens": 8192,
     "max_seqs": 4096,
     "runtime": _QUEUED,
+    # SGLang v0.3's scheduler runs a prefill batch as an iteration of its own, first, and the decode
+    # batch only when no prefill can be formed: enable_mixed_chunk defaults to False
+    # (python/sglang/srt/server_args.py of the time; dfx.serve.engine, "Separate prefill")
+    "prefill": "separate",
 }
+# The same table's Llama 3.1 8B Instruct rows on one A100 80G (bench/reality_serving.csv): TP 1,
+# mem_frac 0.88 (SGLang's default at TP 1, the README's note), the same ShareGPT sample (the offline
+# run's 4,281.51 / 22.03 = 194.4 output tokens a request again). hf:llama-3-8b has Llama 3.1 8B's
+# shapes (the 3.1 release changed the RoPE scaling for long contexts only). The run also passes
+# --enable-torch-compile, which dfx's compiled programs already assume.
+_SGL_8B = {
+    **_SGL_SERVE,
+    "model": "hf:llama-3-8b",
+    "hardware": ("nvidia-a100-sxm-80gb",),
+    "chips": 1,
+}
+_SGL_RUNS = {  # row id prefix -> (setting, rate or None for all at once, prompts, mem_fraction)
+    "SGL-L31-70B-4xH100-rps4": (_SGL_SERVE, 4.0, 1200, 0.85),
+    "SGL-L31-70B-4xH100-rps8": (_SGL_SERVE, 8.0, 2400, 0.85),
+    "SGL-L31-70B-4xH100-offline": (_SGL_SERVE, None, 5000, 0.88),
+    "SGL-L31-8B-A100-rps4": (_SGL_8B, 4.0, 1200, 0.88),
+    "SGL-L31-8B-A100-rps8": (_SGL_8B, 8.0, 2400, 0.88),
+    "SGL-L31-8B-A100-offline": (_SGL_8B, None, 5000, 0.88),
+}
+_PRICERS: dict = {}  # one StepPricer per model, machine and split: every run of it shares its steps
+
+
+def _pricer_factory(setting: dict):
+    from dfx.serve.steps import StepPricer
+
+    def factory(profiles, split):
+        key = (setting["model"], tuple(p.id for p in profiles), str(split))
+        if key not in _PRICERS:
+            _PRICERS[key] = StepPricer.from_model(setting["model"], profiles, split=split, runtime=setting["runtime"])
+        return _PRICERS[key]
+
+    return factory
 
 
 @cache
-def _sgl_run(offline: bool):
+def _sgl_run(prefix: str):
     from dfx.serve import Arrivals, ServeConfig, simulate
 
-    arrivals = Arrivals(requests=5000) if offline else Arrivals(rate=4.0, requests=1200)
-    config = ServeConfig(**_SGL_SERVE, arrivals=arrivals, mem_fraction=0.88 if offline else 0.85)
-    return simulate(config).machines[0]
+    setting, rate, prompts, mem_fraction = _SGL_RUNS[prefix]
+    arrivals = Arrivals(rate=rate, requests=prompts) if rate else Arrivals(requests=prompts)
+    config = ServeConfig(**setting, arrivals=arrivals, mem_fraction=mem_fraction)
+    return simulate(config, pricer_factory=_pricer_factory(setting)).machines[0]
 
 
 def _sgl_how(m) -> str:
     return (
-        f"dfx serve, continuous batching, tp 4, ShareGPT-like lognormal 161/194 tokens (sigma 1.0), "
-        f"{m.kv_capacity_tokens:,} KV tokens, mean batch {m.summary.mean_batch:.1f}, runtime {_QUEUED}"
+        f"dfx serve, continuous batching, prefill separate, {m.chips} chip(s), ShareGPT-like lognormal 161/194 "
+        f"tokens (sigma 1.0), {m.kv_capacity_tokens:,} KV tokens, mean batch {m.summary.mean_batch:.1f}, "
+        f"runtime {_QUEUED}"
     )
 
 
+def _sgl_prefix(row) -> str:
+    return row["id"].rsplit("-", 1)[0]
+
+
 def _sgl_ttft(row) -> Prediction:
-    m = _sgl_run(False)
+    m = _sgl_run(_sgl_prefix(row))
     return Prediction(1e3 * m.summary.ttft_s.p50, _sgl_how(m))
 
 
 def _sgl_tpot(row) -> Prediction:
-    m = _sgl_run(False)
+    m = _sgl_run(_sgl_prefix(row))
     return Prediction(1e3 * m.summary.tpot_s.p50, _sgl_how(m))
 
 
 def _sgl_offline(row) -> Prediction:
-    m = _sgl_run(True)
+    m = _sgl_run(row["id"])
     return Prediction(m.summary.output_tokens_per_s, _sgl_how(m) + f", {m.summary.preemptions:,} preemptions")
 
 
@@ -346,6 +390,13 @@ PREDICTORS: dict[str, Callable[[dict], Prediction]] = {
     "SGL-L31-70B-4xH100-rps4-TTFT": _sgl_ttft,
     "SGL-L31-70B-4xH100-rps4-TPOT": _sgl_tpot,
     "SGL-L31-70B-4xH100-offline": _sgl_offline,
+    "SGL-L31-70B-4xH100-rps8-TTFT": _sgl_ttft,
+    "SGL-L31-70B-4xH100-rps8-TPOT": _sgl_tpot,
+    "SGL-L31-8B-A100-rps4-TTFT": _sgl_ttft,
+    "SGL-L31-8B-A100-rps4-TPOT": _sgl_tpot,
+    "SGL-L31-8B-A100-rps8-TTFT": _sgl_ttft,
+    "SGL-L31-8B-A100-rps8-TPOT": _sgl_tpot,
+    "SGL-L31-8B-A100-offline": _sgl_offline,
 }
 
 NOT_EXPRESSED: dict[str, str] = {
@@ -436,12 +487,15 @@ def render(results: tuple[Outcome, ...], markdown: bool) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--csv", type=Path, default=None, help="one CSV of rows (default: train.csv, then reality_moe.csv)"
+        "--csv",
+        type=Path,
+        default=None,
+        help="one CSV of rows (default: train.csv, reality_moe.csv, reality_serving.csv)",
     )
     parser.add_argument("--markdown", action="store_true")
     parser.add_argument("--only", default="", help="predict only the rows whose id starts with this")
     ns = parser.parse_args()
-    paths = [ns.csv] if ns.csv is not None else [DEFAULT_CSV, MOE_CSV]
+    paths = [ns.csv] if ns.csv is not None else [DEFAULT_CSV, MOE_CSV, SERVING_CSV]
     rows = [r for path in paths for r in read_rows(path)]
     results = tuple(predict_row(r) for r in rows if r["id"].startswith(ns.only))
     print(render(results, ns.markdown))

@@ -43,11 +43,17 @@ def simulate_speed(n: int = 10_000) -> None:
         ("continuous, 64 users closed loop", Arrivals(concurrency=64, requests=n), "continuous"),
         ("static batch 8, Poisson 4/s", Arrivals(rate=4.0, requests=n), "static"),
         ("disaggregated, Poisson 4/s", Arrivals(rate=4.0, requests=n), "disaggregated"),
+        ("continuous, separate prefill, Poisson 4/s", Arrivals(rate=4.0, requests=n), "separate"),
+        ("continuous, speculative 4,0.7, Poisson 4/s", Arrivals(rate=4.0, requests=n), "speculative"),
     ]
     print(f"{'case':44s} {'wall s':>8s} {'requests/s simulated':>22s}")
     for name, arrivals, kind in cases:
         reqs = make_requests(arrivals, parse_lengths("lognormal:161,1.0"), parse_lengths("lognormal:194,1.0"), seed=0)
         cc = ContinuousConfig(kv_blocks=120_000 // 16)
+        if kind == "separate":
+            cc = ContinuousConfig(kv_blocks=120_000 // 16, mixed_prefill=False)
+        elif kind == "speculative":  # no jump over identical iterations: each step's tokens differ
+            cc = ContinuousConfig(kv_blocks=120_000 // 16, speculative_k=4, accept=0.7)
         t0 = time.perf_counter()
         if kind == "static":
             run_static(reqs, cost, 8, [2**k for k in range(16)])

@@ -106,6 +106,10 @@ def test_disaggregated_moves_the_cache_over_the_interconnect():
         (dict(input_len="many"), "bad --input-len"),
         (dict(mem_fraction=1.5), "--mem-fraction"),
         (dict(hardware=("h100", "nvidia-h100-sxm")), "same profile twice"),
+        (dict(prefill="chunky"), "--prefill 'chunky'"),
+        (dict(speculative=(0, 0.5)), "--speculative"),
+        (dict(speculative=(4, 1.5)), "--speculative"),
+        (dict(speculative=(4, 0.7)), "not a static compiled batch"),  # Groq's default scheduler
     ],
 )
 def test_bad_options_are_one_line_errors(kw, message):
@@ -133,6 +137,12 @@ def test_the_console_table_for_each_kind_of_arrivals():
         console = Console(width=200, record=True)
         console.print(serving_table(r))
         assert "continuous" in console.export_text()
+    r = simulate(
+        _config(hardware=("nvidia-h100-sxm",), prefill="separate", speculative=(4, 0.7)), pricer_factory=_pricer
+    )
+    console = Console(width=200, record=True)
+    console.print(serving_table(r))
+    assert "prefill separate, speculative K=4, accept 0.7" in console.export_text()
 
 
 def test_the_pictures_are_pngs():
@@ -141,3 +151,16 @@ def test_the_pictures_are_pngs():
     doc = simulate(_config(rates=(2.0, 8.0)), pricer_factory=_pricer).to_dict()
     for png in (timeline_png(doc), rate_curve_png(doc)):
         assert png.startswith(b"\x89PNG\r\n\x1a\n")
+
+
+def test_separate_prefill_and_speculation_reach_the_continuous_server():
+    # one request alone (rate 0.001/s: each served before the next arrives), prompt 512, output 128
+    # on the H100 with _pricer's steps: with K = 3 all accepted, 127 tokens after the first come in
+    # ceil(127 / 4) = 32 verify steps instead of 127 decode steps
+    one = dict(hardware=("nvidia-h100-sxm",), arrivals=Arrivals(rate=0.001, requests=3))
+    plain = simulate(_config(**one), pricer_factory=_pricer).machines[0]
+    spec = simulate(_config(**one, speculative=(3, 1.0)), pricer_factory=_pricer).machines[0]
+    assert spec.summary.tpot_s.p50 < plain.summary.tpot_s.p50 / 3.5
+    sep = simulate(_config(**one, prefill="separate"), pricer_factory=_pricer).machines[0]
+    assert sep.summary.ttft_s.p50 == pytest.approx(plain.summary.ttft_s.p50)  # alone, nothing to mix
+    assert sep.to_dict()["summary"] and _config(prefill="separate").to_dict()["prefill"] == "separate"

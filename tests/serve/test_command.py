@@ -24,6 +24,7 @@ def dfx(*args: str, cwd=None) -> subprocess.CompletedProcess:
         (["--scheduler", "fifo"], "unknown --scheduler 'fifo'"),
         (["--slo", "speed=3"], "bad --slo"),
         (["--hw", "no-such-machine"], "no-such-machine"),
+        (["--speculative", "4"], "--speculative '4'"),
     ],
 )
 def test_bad_input_is_one_line(args, message):

@@ -140,3 +140,95 @@ def test_closed_loop_keeps_concurrency_requests_in_flight():
     run = run_continuous(reqs, ConstantServer(1.0), ContinuousConfig(kv_blocks=64), concurrency=2)
     assert max(run.finish_s) == pytest.approx(16.0)
     assert math.isclose(min(run.arrival_s[2:]), 4.0)
+
+
+class PhaseServer(IterationCost):
+    """A decode iteration takes 1 s whatever its batch, a prefill 0.5 s whatever its tokens; a mixed
+    iteration 1.5 s."""
+
+    def decode_line(self, batch, kv_tokens):
+        return 1.0, 0.0
+
+    def prefill_s(self, tokens):
+        return 0.5 if tokens else 0.0
+
+    def iteration_s(self, batch, kv_tokens, chunks=()):
+        return (1.0 if batch else 0.0) + (0.5 if chunks else 0.0)
+
+
+def test_separate_prefill_pauses_the_decode_batch():
+    # SGLang v0.3's order (enable_mixed_chunk off): a prefill runs alone, first, whenever one can.
+    # A (prompt 10, output 5) at 0; B (prompt 10, output 3) at 1.2.
+    #   0.0-0.5 prefill A (A's first token at 0.5)   0.5-1.5 decode A (A: 2 tokens)
+    #   1.5-2.0 prefill B, A waits (B's first at 2.0) 2.0-3.0 decode A, B (A: 3, B: 2)
+    #   3.0-4.0 decode A, B (A: 4, B: 3, B done)      4.0-5.0 decode A (A: 5, done)
+    reqs = [Request(0, 0.0, 10, 5), Request(1, 1.2, 10, 3)]
+    run = run_continuous(reqs, PhaseServer(), ContinuousConfig(kv_blocks=64, mixed_prefill=False))
+    assert run.first_token_s == pytest.approx((0.5, 2.0))
+    assert run.finish_s == pytest.approx((5.0, 4.0))
+    # A's TPOT: 4 decode steps of 1 s and B's 0.5 s prefill between its tokens: 4.5 / 4
+    assert (run.finish_s[0] - run.first_token_s[0]) / 4 == pytest.approx(1.125)
+    assert run.iterations == 6
+    # mixed (vLLM V1): B's chunk joins A's decode at 1.5 (1.5 s), so B's first token is at 3.0
+    mixed = run_continuous(reqs, PhaseServer(), ContinuousConfig(kv_blocks=64))
+    assert mixed.first_token_s == pytest.approx((0.5, 3.0))
+
+
+def test_separate_prefill_keeps_the_blocks_the_next_decode_needs():
+    # 3 blocks of 4 tokens. A prefill is admitted whole, and only while the blocks the decoding
+    # sequences' next tokens need, and its own first decode's, stay free (else the next decode
+    # would preempt what the prefill just computed).
+    #   0.0-0.5 prefill A (prompt 4: 1 block; its 5th token needs a 2nd)      free 2
+    #   0.5-1.5 decode A (block 2)                                            free 1
+    #   1.5: B needs 1 block + 1 for its first decode > 1 free: decode A  2.5: A done, free 3
+    #   2.5-3.0 prefill B (1 block, 1 kept); C would need 2 of the 1 left: waits
+    #   3.0-4.0 decode B (B needs its kept block; C's 2 > 3 - 1 - 1): B done at 4.0, free 3
+    #   4.0-4.5 prefill C;  4.5-5.5 decode C, done
+    reqs = [Request(0, 0.0, 4, 3), Request(1, 0.6, 4, 2), Request(2, 0.7, 4, 2)]
+    run = run_continuous(reqs, PhaseServer(), ContinuousConfig(kv_blocks=3, kv_block=4, mixed_prefill=False))
+    assert run.preemptions == (0, 0, 0)
+    assert run.first_token_s == pytest.approx((0.5, 3.0, 4.5))
+    assert run.finish_s == pytest.approx((2.5, 4.0, 5.5))
+
+
+def test_speculative_decoding_takes_the_expected_accepted_tokens_a_step():
+    # K = 4 proposed, acceptance 0.5: (1 - 0.5^5) / (1 - 0.5) = 1.9375 tokens a verify step
+    # (Leviathan et al. 2023, eq. 1). Output 32: the first token from the prefill iteration
+    # (ConstantServer: tau), then 31 tokens at 1.9375 a step: 16 steps (16 x 1.9375 = 31 exactly).
+    tau = 0.25
+    spec = ContinuousConfig(kv_blocks=64, speculative_k=4, accept=0.5)
+    assert spec.tokens_per_step == pytest.approx(1 + 0.5 + 0.25 + 0.125 + 0.0625)
+    run = run_continuous([Request(0, 0.0, 16, 32)], ConstantServer(tau), spec)
+    assert run.first_token_s[0] == pytest.approx(tau)
+    assert run.finish_s[0] == pytest.approx(tau + 16 * tau)
+    assert run.iterations == 17
+
+
+def test_a_verify_step_prices_k_more_tokens_a_sequence_and_the_cache_grows_by_the_accepted():
+    # AffineServer: D(B, K) = 0.004 + 0.0001 B + 2e-7 K, P(n) = 1e-5 n. K = 1 accepted always:
+    # 2 tokens a step. Prompt 100, output 5: prefill 100e-5; then 4 tokens in 2 verify steps, each
+    # D(1, cache) + P(1 + 1) - P(1) (the draft token joins the pass), at caches of 100 and 102.
+    spec = ContinuousConfig(kv_blocks=100, speculative_k=1, accept=1.0)
+    run = run_continuous([Request(0, 0.0, 100, 5)], AffineServer(), spec)
+    steps = sum(0.0041 + 2e-7 * k + 1e-5 for k in (100, 102))
+    assert run.first_token_s[0] == pytest.approx(100e-5)
+    assert run.finish_s[0] == pytest.approx(100e-5 + steps)
+
+
+def test_speculative_steps_taken_at_once_sum_as_one_at_a_time():
+    # one request alone, prompt 100, output 50, K = 4 at acceptance 0.5: E = 1.9375 tokens a step.
+    # Worked here step by step: step d adds floor(d E) - floor((d - 1) E) tokens (the last capped at
+    # what is left) and costs D(1, cache) + P(1 x 5) - P(1) = 0.0041 + 2e-7 cache + 4e-5.
+    e = 1.9375
+    cache, left, d, t = 100, 49, 0, 100e-5  # after the prefill: the first token, 49 to go
+    while left > 0:
+        d += 1
+        t += 0.0041 + 2e-7 * cache + 4e-5
+        g = min(left, math.floor(d * e + 1e-9) - math.floor((d - 1) * e + 1e-9))
+        cache += g
+        left -= g
+    spec = ContinuousConfig(kv_blocks=100, speculative_k=4, accept=0.5)
+    run = run_continuous([Request(0, 0.0, 100, 50)], AffineServer(), spec)
+    assert run.finish_s[0] == pytest.approx(t)
+    assert run.iterations == 1 + d  # 26 verify steps: 25 x 1.9375 = 48.4 < 49 <= 26 x 1.9375
+    assert len(run.timeline) < run.iterations  # and the loop took them in jumps

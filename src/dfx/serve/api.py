@@ -18,6 +18,8 @@ from dfx.errors import DfxError
 from dfx.serve.engine import DEFAULT_KV_BLOCK, DEFAULT_MAX_BATCH_TOKENS, DEFAULT_MAX_SEQS, ContinuousConfig
 from dfx.serve.metrics import ServingSummary, Timeline, bin_timeline, summarize
 from dfx.serve.policy import check_scheduler, default_scheduler
+from dfx.serve.speculative import parse_speculative
+from dfx.serve.trace import record_continuous, record_disaggregated, record_static
 from dfx.serve.steps import DEFAULT_TOL, IterationCost, StepPricer, fit_costs
 from dfx.serve.workload import Arrivals, Request, check_arrivals, make_requests, parse_lengths
 
@@ -26,6 +28,10 @@ __all__ = ["MachineServing", "ServeConfig", "ServingResult", "simulate"]
 # vLLM's gpu_memory_utilization default (vllm/engine/arg_utils.py): the share of device memory the
 # server takes for weights, activations and the KV cache; SGLang's mem_fraction_static is 0.85-0.88
 DEFAULT_MEM_FRACTION = 0.9
+# How a continuous server runs prompts (dfx.serve.engine, "Separate prefill"): mixed into the decode
+# iteration (vLLM V1, Sarathi-Serve) or as an iteration of its own, first (SGLang v0.3's default,
+# enable_mixed_chunk False; vLLM V0 without chunked prefill)
+PREFILL_MODES = ("mixed", "separate")
 
 
 @dataclass(frozen=True)
@@ -54,6 +60,10 @@ class ServeConfig:
     slo: Mapping[str, float] = field(default_factory=dict)
     tol: float = DEFAULT_TOL
     rates: tuple[float, ...] = ()  # more rates: a latency-versus-rate curve
+    prefill: str = "mixed"  # continuous: prompt chunks in the decode iteration, or "separate" (SGLang v0.3)
+    speculative: tuple[int, float] | None = None  # (K proposed, acceptance rate): dfx.serve.speculative
+    routing: str | None = None  # MoE routing (dfx.costs.moe.parse_routing); None: uniform
+    capacity_factor: float | None = None  # MoE capacity on compile-time targets; None: the default 1.25
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -79,6 +89,10 @@ class ServeConfig:
             "slo": dict(self.slo),
             "tol": self.tol,
             "rates": list(self.rates),
+            "prefill": self.prefill,
+            "speculative": list(self.speculative) if self.speculative else None,
+            "routing": self.routing,
+            "capacity_factor": self.capacity_factor,
         }
 
 
@@ -101,6 +115,7 @@ class MachineServing:
     disaggregated: Mapping[str, Any] | None = None
     pricing: Mapping[str, Any] = field(default_factory=dict)
     rate_per_s: float | None = None
+    record: Any = field(default=None, compare=False, repr=False)  # dfx.serve.trace.RunRecord: --trace's
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -222,6 +237,13 @@ def _check(config: ServeConfig) -> None:
     ContinuousConfig(
         kv_blocks=1, max_batch_tokens=config.max_batch_tokens, max_seqs=config.max_seqs, kv_block=config.kv_block
     )
+    if config.prefill not in PREFILL_MODES:
+        raise DfxError(
+            f"--prefill {config.prefill!r}: expected mixed (prompt chunks join the decode iteration: vLLM V1) "
+            "or separate (a prefill iteration of its own, first: SGLang v0.3, vLLM V0)"
+        )
+    if config.speculative is not None:
+        parse_speculative(",".join(map(str, config.speculative)))
     if config.batch is not None and (
         isinstance(config.batch, bool) or not isinstance(config.batch, int) or config.batch < 1
     ):
@@ -279,6 +301,8 @@ def simulate(
                 kv_dtype=config.kv_dtype,
                 split=sp,
                 runtime=config.runtime,
+                routing=config.routing,
+                capacity_factor=config.capacity_factor,
             )
 
     all_requests = [r for w in workloads for r in w]
@@ -338,6 +362,9 @@ class _Server:
             max_batch_tokens=config.max_batch_tokens,
             max_seqs=config.max_seqs,
             kv_block=config.kv_block,
+            mixed_prefill=config.prefill == "mixed",
+            speculative_k=config.speculative[0] if config.speculative else 0,
+            accept=config.speculative[1] if config.speculative else 0.0,
         )
         if self.scheduler == "disaggregated":
             from dfx.serve.disagg import run_disaggregated
@@ -363,7 +390,15 @@ class _Server:
                 "decode_iterations": d.decode.iterations if d.decode else 0,
             }
             return self._result(
-                summary, rows, d.arrival_s, d.first_token_s, d.finish_s, outs, rate, disaggregated=extra
+                summary,
+                rows,
+                d.arrival_s,
+                d.first_token_s,
+                d.finish_s,
+                outs,
+                rate,
+                disaggregated=extra,
+                record=record_disaggregated(d),
             )
         from dfx.serve.engine import run_continuous
 
@@ -379,7 +414,9 @@ class _Server:
             slo=config.slo,
             preemptions=sum(e.preemptions),
         )
-        return self._result(summary, rows, e.arrival_s, e.first_token_s, e.finish_s, outs, rate)
+        return self._result(
+            summary, rows, e.arrival_s, e.first_token_s, e.finish_s, outs, rate, record=record_continuous(e)
+        )
 
     def _static(self, reqs, config, rate, prompts, outs, conc) -> MachineServing:
         from dfx.serve.static import run_static
@@ -401,9 +438,11 @@ class _Server:
             "wait_s": w.to_dict() if w else None,
         }
         summary = summarize(s.arrival_s, s.first_token_s, s.finish_s, prompts, outs, rows, slo=config.slo)
-        return self._result(summary, rows, s.arrival_s, s.first_token_s, s.finish_s, outs, rate, static=extra)
+        return self._result(
+            summary, rows, s.arrival_s, s.first_token_s, s.finish_s, outs, rate, static=extra, record=record_static(s)
+        )
 
-    def _result(self, summary, rows, arrival, first, finish, outs, rate, static=None, disaggregated=None):
+    def _result(self, summary, rows, arrival, first, finish, outs, rate, static=None, disaggregated=None, record=None):
         from dfx.serve.metrics import per_request
 
         ttft, tpot, e2e = per_request(arrival, first, finish, outs)
@@ -422,6 +461,7 @@ class _Server:
             disaggregated=disaggregated,
             pricing=self.pricing_now(),
             rate_per_s=rate,
+            record=record,
         )
 
 
@@ -435,6 +475,11 @@ def _server(config: ServeConfig, profile: Any, pricer: StepPricer, reqs: Sequenc
         scheduler, source = config.scheduler, "--scheduler"
     else:
         scheduler, source = default_scheduler(profile)
+    if scheduler == "static" and config.speculative:
+        raise DfxError(
+            f"{profile.id}: --speculative is modelled for continuous and disaggregated serving, not a static "
+            "compiled batch; add --scheduler continuous or drop --speculative"
+        )
     longest_prompt = max(r.prompt_len for r in reqs)
     longest_ctx = max(r.prompt_len + r.output_len for r in reqs)
     pricing: dict[str, Any] = {"tol": config.tol, "kv_block": config.kv_block}

@@ -7,6 +7,8 @@ from typing import List, Optional
 
 import typer
 
+from dfx.options import CAPACITY_FACTOR_HELP, ROUTING_HELP
+
 __all__ = ["register"]
 
 SERVE_OUTPUTS = ("serving.json", "timeline.png", "latency_vs_rate.png")
@@ -56,6 +58,14 @@ def serve(
     ),
     max_batch_tokens: int = typer.Option(2048, "--max-batch-tokens", help="Token budget per iteration (vLLM's)."),
     max_seqs: int = typer.Option(256, "--max-seqs", help="Sequences at once (vLLM's max_num_seqs)."),
+    prefill: str = typer.Option(
+        "mixed",
+        "--prefill",
+        help="Continuous: mixed (prompt chunks join the decode iteration, vLLM V1) or separate (SGLang v0.3).",
+    ),
+    speculative: Optional[str] = typer.Option(
+        None, "--speculative", help="K,ACCEPT: a draft or MTP head proposes K tokens, each accepted at ACCEPT."
+    ),
     kv_block: int = typer.Option(16, "--kv-block", help="Tokens per KV-cache block (vLLM's block_size)."),
     mem_fraction: float = typer.Option(0.9, "--mem-fraction", help="Device memory the server takes (vLLM's 0.9)."),
     batch: Optional[int] = typer.Option(
@@ -72,10 +82,17 @@ def serve(
     runtime: Optional[str] = typer.Option(
         None, "--runtime", help="Time kernels as a profile's runtime runs them (e.g. back-to-back); default: ideal."
     ),
+    routing: Optional[str] = typer.Option(None, "--routing", help=ROUTING_HELP),
+    capacity_factor: Optional[float] = typer.Option(None, "--capacity-factor", help=CAPACITY_FACTOR_HELP),
     slo: Optional[str] = typer.Option(None, "--slo", help="Goodput targets, e.g. ttft=200ms,tpot=50ms."),
     out: Optional[Path] = typer.Option(None, "--out", help="Write serving.json and the pictures into this folder."),
     force: bool = typer.Option(False, help="Overwrite files that already exist in --out."),
     as_json: bool = typer.Option(False, "--json", help="Print the document (dfx.serving/1) to stdout."),
+    trace: Optional[Path] = typer.Option(
+        None,
+        "--trace",
+        help="Write the run as a Chrome/Perfetto trace JSON: iterations and requests (ui.perfetto.dev).",
+    ),
 ) -> None:
     """Serve MODEL under load: TTFT, TPOT and throughput per machine, its own runtime's batching."""
     import json
@@ -87,6 +104,7 @@ def serve(
     from dfx.errors import DfxError
     from dfx.serve.api import ServeConfig, parse_slo, simulate
     from dfx.serve.console import curve_table, serving_table
+    from dfx.serve.speculative import parse_speculative
     from dfx.serve.workload import DEFAULT_REQUESTS, Arrivals
 
     rates = _rates(rate)
@@ -98,6 +116,10 @@ def serve(
         check_targets(
             out, ["serving.json", "timeline.png"] + (["latency_vs_rate.png"] if len(rates) > 1 else []), force=force
         )
+    if trace is not None:
+        from dfx.report.files import check_target_file
+
+        check_target_file(trace, "--trace", force=force)
     config = ServeConfig(
         model=model,
         hardware=tuple(hw or ("nvidia-h100-sxm",)),
@@ -113,6 +135,8 @@ def serve(
         max_batch_tokens=max_batch_tokens,
         max_seqs=max_seqs,
         kv_block=kv_block,
+        prefill=prefill,
+        speculative=parse_speculative(speculative),
         mem_fraction=mem_fraction,
         batch=batch,
         buckets=_buckets(buckets),
@@ -122,6 +146,8 @@ def serve(
         weight_dtype=weight_dtype,
         kv_dtype=kv_dtype,
         runtime=runtime,
+        routing=routing,
+        capacity_factor=capacity_factor,
         slo=parse_slo(slo),
         rates=tuple(rates) if len(rates) > 1 else (),
     )
@@ -145,6 +171,17 @@ def serve(
             f"simulated in {result.wall_s - result.pricing_wall_s:.1f} s; {result.wall_s:.1f} s in all",
             highlight=False,
             markup=False,
+        )
+    if trace is not None:
+        from dfx.report.files import write_outputs
+        from dfx.serve.trace import serving_trace
+
+        data = serving_trace(result)
+        target = trace.expanduser()
+        write_outputs(target.parent, {target.name: json.dumps(data)}, force=force)
+        spans = sum(1 for e in data["traceEvents"] if e["ph"] == "X")
+        Console(stderr=True).print(
+            f"wrote {target} ({spans} spans; open it in ui.perfetto.dev)", highlight=False, markup=False
         )
     if out is not None:
         from dfx.report.files import write_outputs

@@ -39,6 +39,11 @@ def serving_table(result: Any):
         table.add_row(label, *[f(m) for m in ms])
 
     row("scheduler", lambda m: m.scheduler)
+    extras = ([f"prefill {c.prefill}"] if c.prefill != "mixed" else []) + (
+        [f"speculative K={c.speculative[0]}, accept {c.speculative[1]:g}"] if c.speculative else []
+    )
+    if extras:
+        row("runtime options", lambda m: ", ".join(extras) if m.scheduler != "static" else "-")
     row("chips", lambda m: str(m.chips) + (" x 2 pools" if m.disaggregated else ""))
     row("KV cache (tokens)", lambda m: f"{m.kv_capacity_tokens:,}" if m.kv_capacity_tokens is not None else "-")
     row("static batch", lambda m: str(m.static["batch"]) if m.static else "-")

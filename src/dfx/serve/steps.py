@@ -147,6 +147,8 @@ class StepPricer:
         kv_dtype: str | None = None,
         split: Any = None,
         runtime: str | None = None,
+        routing: str | None = None,
+        capacity_factor: float | None = None,
     ) -> StepPricer:
         """Price ``model``'s steps on ``profiles`` through :func:`dfx.inference.phases.run_phase`, each
         spread over ``split`` (a chip count or a :class:`dfx.parallel.ParallelPlan`) as ``dfx analyze
@@ -154,15 +156,24 @@ class StepPricer:
         later step (a server's chips do not change with its batch). Groq's and Cerebras' models
         place each step on the chips it needs themselves (``docs/parallel.md``)."""
         from dfx.analysis import evaluate_on
+        from dfx.compile.moe import attach_moe, check_capacity_factor, lower_moe
+        from dfx.costs.moe import parse_routing
         from dfx.costs.precision import Precision
         from dfx.inference.phases import Phase, PhaseRequest, run_phase
 
         precision = Precision.of(dtype, weight_dtype, kv_dtype)
+        moe_routing = parse_routing(routing)  # a bad routing file fails before any capture
+        factor = check_capacity_factor(capacity_factor)
         box: dict[str, KvGeometry] = {}
         fixed: dict[str, int] = {}  # a server's chips do not change with its batch: the first step's split
 
         def evaluate(costed: Any, profile: Any) -> Any:
-            return evaluate_on(costed, profile, split=fixed.get(profile.id, split), runtime=runtime, eager=False)
+            # MoE layers as the profile's target runs them, as dfx analyze does: a compile-time target
+            # computes every expert's fixed capacity (padding), a run-time one the routed rows
+            # (dfx.compile.moe.lower_moe); a step of B tokens has capacity ceil(factor B k / E)
+            lowered, moe = lower_moe(costed, profile, moe_routing, factor)
+            result = evaluate_on(lowered, profile, split=fixed.get(profile.id, split), runtime=runtime, eager=False)
+            return attach_moe(result, lowered, moe)
 
         def price(batch: int, tokens: int, kv_len: int):
             if kv_len:
@@ -190,7 +201,8 @@ class StepPricer:
                     fixed.setdefault(pid, c)
             return lat, chips
 
-        key = f"{model}|{precision.to_dict()}|split={split}|runtime={runtime}|" + ",".join(p.id for p in profiles)
+        key = f"{model}|{precision.to_dict()}|split={split}|runtime={runtime}|routing={moe_routing}|cf={factor}|"
+        key += ",".join(p.id for p in profiles)
         pricer = cls(price, [p.id for p in profiles], key)
         return pricer
 

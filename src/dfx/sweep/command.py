@@ -81,6 +81,9 @@ def sweep(
     output_len: Optional[int] = typer.Option(
         None, "--output-len", help="Output tokens of a generate point (default 128)."
     ),
+    rate: Optional[List[str]] = typer.Option(
+        None, "--rate", help="Request rates, e.g. 1,2,4: a serving sweep (dfx serve per rate; docs/serving.md)."
+    ),
     max_points: Optional[int] = typer.Option(
         None, "--max-points", help="Refuse a sweep with more points (default 100,000)."
     ),
@@ -137,8 +140,12 @@ def sweep(
         "output_len": output_len,
         "max_points": max_points,
         "parallel": (_chip_counts(chips) or []) + splits or None,
+        "rate": _rates(rate),
     }
     spec = load_spec(spec_file, overrides)
+    if spec.rate:
+        _serving(spec, out, force)
+        return
     to_capture = _models_to_capture(spec, out, None if no_cache else CaptureCache())
     if to_capture:
         _check_models(to_capture)
@@ -186,6 +193,47 @@ def sweep(
         if state["started"]:  # a Progress never started still prints an empty line when stopped
             progress.stop()
     _finish(spec, run, out, no_report)
+
+
+def _rates(texts: Optional[List[str]]) -> Optional[list[float]]:
+    """``--rate 1,2,4`` (or repeated) as requests/s; a one-line error otherwise."""
+    from dfx.errors import DfxError
+
+    if not texts:
+        return None
+    try:
+        return [float(p) for t in texts for p in t.split(",") if p.strip()]
+    except ValueError:
+        raise DfxError(f"bad --rate {','.join(texts)!r}; expected requests/s such as 1,2,4") from None
+
+
+def _serving(spec, out: Path, force: bool) -> None:
+    """A serving sweep (dfx.sweep.serving): run it and print its rows."""
+    import sys
+
+    from rich.console import Console
+    from rich.table import Table
+
+    from dfx.sweep.serving import run_serving_sweep
+
+    err = Console(stderr=True)
+    rows = run_serving_sweep(spec, out, force=force, on_progress=lambda line: err.print(line, highlight=False))
+    table = Table(title=f"dfx sweep: serving, {len(rows):,} runs")
+    for col in ("model", "hardware", "parallel", "rate/s", "TTFT p50", "TPOT p50", "tokens/s"):
+        table.add_column(col)
+    for r in rows:
+        tpot = f"{r['tpot_p50_s'] * 1e3:.3g} ms" if r["tpot_p50_s"] is not None else "-"
+        table.add_row(
+            r["model"],
+            r["hardware"],
+            r["parallel"],
+            f"{r['rate_per_s']:g}",
+            f"{r['ttft_p50_s'] * 1e3:.3g} ms",
+            tpot,
+            f"{r['output_tokens_per_s']:,.0f}",
+        )
+    Console(width=None if sys.stdout.isatty() else 200).print(table)
+    err.print(f"wrote {out / 'serving.csv'}, {out / 'serving.json'}", highlight=False, markup=False)
 
 
 def _models_to_capture(spec, out: Path, capture_cache=None) -> list[str]:

@@ -41,7 +41,24 @@ PHASES = (FORWARD, "prefill", "decode", "generate")
 EXECUTION_MODELS = ("default", "compiled", "eager", "scratchpad")  # default: analyze's own default
 AXES = ("models", "hardware", "batch", "seq", "dtype", "phase", "execution_model", "parallel")
 AUTO = "auto"  # the parallel value of dfx analyze without --chips/--parallel: the fewest chips that hold the model
-_SCALARS = ("output_len", "method", "max_points")
+_SCALARS = ("output_len", "method", "max_points", "rate", "serve")
+# a serving sweep (rate: [..]; dfx.sweep.serving): the options of dfx serve it may set under serve:
+SERVE_OPTIONS = (
+    "input_len",
+    "output_len",
+    "requests",
+    "seed",
+    "scheduler",
+    "prefill",
+    "max_batch_tokens",
+    "max_seqs",
+    "kv_block",
+    "mem_fraction",
+    "runtime",
+    "slo",
+    "routing",
+    "capacity_factor",
+)
 CAPTURE_METHODS = ("auto", "export", "fx", "dynamo")  # dfx.capture.CAPTURE_METHODS, without importing torch
 
 
@@ -152,6 +169,8 @@ class SweepSpec:
     output_len: int = 128
     method: str = "auto"
     max_points: int = DEFAULT_MAX_POINTS
+    rate: tuple[float, ...] = ()  # request rates (requests/s): a serving sweep (dfx.sweep.serving)
+    serve: Mapping[str, Any] = field(default_factory=dict, hash=False)  # its dfx serve options (SERVE_OPTIONS)
     _ids: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
     _digests: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
@@ -206,6 +225,8 @@ class SweepSpec:
                 f"sweep has {self.n_points:,} points, more than max_points {self.max_points:,}; "
                 "narrow an axis, or raise max_points (--max-points) if you mean it"
             )
+        if self.rate or self.serve:
+            _check_serving(self)
         self.profile_refs()  # unknown profiles fail here, before any capture
         return self
 
@@ -280,6 +301,9 @@ class SweepSpec:
         }
         if self.parallel != (AUTO,):
             out["parallel"] = list(self.parallel)
+        if self.rate:
+            out["rate"] = list(self.rate)
+            out["serve"] = dict(self.serve)
         self.profile_refs()
         # each profile's figures, so that a folder's rows are not resumed after its file was edited
         out["profiles"] = {pid: self._digests[pid] for pid in self._ids}
@@ -426,7 +450,42 @@ def from_mapping(data: Mapping[str, Any], origin: str = "the sweep") -> SweepSpe
     for key in _SCALARS:
         if key in data:
             kwargs[key] = data[key]
+    if "rate" in kwargs:  # one rate or a list of them
+        value = kwargs["rate"]
+        kwargs["rate"] = tuple(value) if isinstance(value, (list, tuple)) else (value,)
     return SweepSpec(**kwargs)
+
+
+def _check_serving(spec: SweepSpec) -> None:
+    """A serving sweep's rates and options (dfx.sweep.serving): positive rates, known options, and
+    none of the axes of an analysis point that serving does not read (batch, seq, phase, execution model).
+
+    Raises
+    ------
+    DfxError
+        No rate, a rate that is not a positive number, an unknown option under ``serve``, or an
+        analysis axis set.
+    """
+    import math
+
+    if not spec.rate:
+        raise DfxError("a serving sweep needs rate: [requests/s, ...] (e.g. rate: [1, 2, 4]) beside serve:")
+    for r in spec.rate:
+        if isinstance(r, bool) or not isinstance(r, (int, float)) or not math.isfinite(r) or r <= 0:
+            raise DfxError(f"sweep rate {r!r}: a request rate must be a positive number of requests/s")
+    if len(set(spec.rate)) != len(spec.rate):
+        raise DfxError(f"sweep axis 'rate' repeats a value: {list(spec.rate)}; list each value once")
+    if not isinstance(spec.serve, Mapping):
+        raise DfxError(f"sweep serve: must be a mapping of dfx serve options, got {type(spec.serve).__name__}")
+    unknown = [k for k in spec.serve if k not in SERVE_OPTIONS]
+    if unknown:
+        raise DfxError(f"unknown serve option {unknown[0]!r} in the sweep; expected {', '.join(SERVE_OPTIONS)}")
+    for axis, default in (("batch", (1,)), ("seq", (128,)), ("phase", (FORWARD,)), ("execution_model", ("default",))):
+        if getattr(spec, axis) != default:
+            raise DfxError(
+                f"a serving sweep (rate:) does not read the {axis} axis: its batches and lengths come from the "
+                "requests (serve: input_len, output_len); drop the axis or sweep it without rate:"
+            )
 
 
 def load_spec(path: str | Path | None, overrides: Mapping[str, Any] | None = None) -> SweepSpec:
