@@ -160,6 +160,7 @@ class StepPricer:
         from dfx.costs.moe import parse_routing
         from dfx.costs.precision import Precision
         from dfx.inference.phases import Phase, PhaseRequest, run_phase
+        from dfx.targets import target_for
 
         precision = Precision.of(dtype, weight_dtype, kv_dtype)
         moe_routing = parse_routing(routing)  # a bad routing file fails before any capture
@@ -171,7 +172,7 @@ class StepPricer:
             # MoE layers as the profile's target runs them, as dfx analyze does: a compile-time target
             # computes every expert's fixed capacity (padding), a run-time one the routed rows
             # (dfx.compile.moe.lower_moe); a step of B tokens has capacity ceil(factor B k / E)
-            lowered, moe = lower_moe(costed, profile, moe_routing, factor)
+            lowered, moe = lower_moe(costed, target_for(profile), moe_routing, factor)
             result = evaluate_on(lowered, profile, split=fixed.get(profile.id, split), runtime=runtime, eager=False)
             return attach_moe(result, lowered, moe)
 
