@@ -133,3 +133,50 @@ def test_a_private_cache_counts_the_instances_the_threads_reach():
     assert reachable_bytes(CacheLevel("L2", 2 * 2 * 2**20, 2), threads=2) == 4 * 2**20  # this guest: both L2s
     assert reachable_bytes(CacheLevel("L2", 64 * 2**20, 64), threads=4) == 4 * 2**20  # 4 of 64 1 MiB L2s
     assert reachable_bytes(CacheLevel("L3", 480 * 2**20, 1), threads=2) == 480 * 2**20  # shared: whole
+
+
+def test_with_a_busy_list_the_contradiction_becomes_a_reason_and_the_levels_are_settled():
+    measure, _ = _measure({"L2": [130], "L3": [200], "DRAM": [20]})
+    busy: list[str] = []
+    kept = measure_bandwidths(SETS, CACHES, "cpu", 1.0, measure=measure, watch=_watch(1.0), busy=busy)
+    assert busy == [
+        "L2 measured 130 GB/s, below L3's 200 GB/s, after 3 tries, and the machine was busy: other processes "
+        "left our threads 50% of a CPU while the bandwidths were measured"
+    ]
+    assert kept["L2"].value == 200 * GB  # what --allow-busy keeps: never the stalled figure
+
+
+def _calibrate_with_levels(monkeypatch, busy_during: set[int]):
+    """calibrate on fake benchmarks with an L2, an L3 and DRAM, the L2 always measured at 130 GB/s under the
+    L3's 200; other processes use 1 CPU between the clock readings in ``busy_during``."""
+    import dfx.measure.calibration as calibration
+    from tests.measure.test_busy import NORMAL, _clocks_busy_during, _fake_benchmarks
+
+    _fake_benchmarks(monkeypatch, iter([NORMAL] * 3))
+    figures = {2**20: 130, 2**24: 200, 2**26: 20}
+    monkeypatch.setattr(calibration, "_plan", lambda device: (CACHES, SETS, "fake cpu", None))
+    monkeypatch.setattr(calibration, "stream_bytes_per_s", lambda ws, *a, **k: _s(figures[ws]))
+    monkeypatch.setattr(calibration, "resident_bytes", lambda *a: Sample(2**25, 1e-3, 5, "fake"))
+    monkeypatch.setattr(calibration, "read_cpu_clocks", _clocks_busy_during(busy_during))
+    monkeypatch.setattr(calibration.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(calibration.torch, "get_num_threads", lambda: 2)
+    monkeypatch.setattr(calibration.torch, "set_num_threads", lambda n: None)
+    return calibration.calibrate(budget_s=1.0)
+
+
+def test_calibrate_keeps_levels_that_measure_alike_on_a_quiet_machine(monkeypatch):
+    cal = _calibrate_with_levels(monkeypatch, busy_during=set())
+    assert not cal.verdict.busy
+    assert cal.bandwidth["L2"].value == cal.bandwidth["L3"].value == 200 * GB
+    assert any("measure alike" in w and w.startswith("L2 measured 130 GB/s") for w in cal.warnings)
+
+
+def test_calibrate_is_busy_when_other_load_ran_during_the_bandwidths(monkeypatch):
+    # readings come in pairs per family; the bandwidths are the 5th family (readings 8 and 11) and their
+    # watch reads 9 and 10: another process used 1 CPU between 9 and 10
+    cal = _calibrate_with_levels(monkeypatch, busy_during={9})
+    assert cal.verdict.busy
+    assert cal.verdict.reasons[0].startswith(
+        "L2 measured 130 GB/s, below L3's 200 GB/s, after 3 tries, and the machine"
+    )
+    assert cal.bandwidth["L2"].value == 200 * GB  # kept only under --allow-busy, and then never the stalled figure

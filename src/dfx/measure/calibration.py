@@ -463,6 +463,15 @@ def check_calibrate_args(device: str, budget_s: float) -> None:
 _REMEASURES = 2  # tries after the first, for the levels that contradict the hierarchy
 
 
+def _busy_contradiction(bandwidth: Mapping[str, Sample], evidence: Sequence[str]) -> str:
+    """The first contradiction of ``bandwidth`` and the first piece of ``evidence``, as one reason."""
+    near, far = hierarchy_contradictions({k: v.value for k, v in bandwidth.items()})[0]
+    return (
+        f"{near} measured {bandwidth[near].value / 1e9:.3g} GB/s, below {far}'s {bandwidth[far].value / 1e9:.3g} "
+        f"GB/s, after {_REMEASURES + 1} tries, and the machine was busy: {evidence[0]}"
+    )
+
+
 def settle_hierarchy(
     bandwidth: Mapping[str, Sample], evidence: Sequence[str] = ()
 ) -> tuple[dict[str, Sample], tuple[str, ...]]:
@@ -498,12 +507,9 @@ def settle_hierarchy(
     pairs = hierarchy_contradictions({k: v.value for k, v in bandwidth.items()})
     if not pairs:
         return dict(bandwidth), ()
-    near, far = pairs[0]
     if evidence:
         raise DfxError(
-            f"calibrate refused: {near} measured {bandwidth[near].value / 1e9:.3g} GB/s, below {far}'s "
-            f"{bandwidth[far].value / 1e9:.3g} GB/s, after {_REMEASURES + 1} tries, and the machine was busy: "
-            f"{evidence[0]}; calibrate again when it is quiet"
+            f"calibrate refused: {_busy_contradiction(bandwidth, evidence)}; calibrate again when it is quiet"
         )
     kept = dict(bandwidth)
     notes = []
@@ -534,6 +540,7 @@ def measure_bandwidths(
     measure: Callable[..., Sample] | None = None,
     watch: Callable[[], Callable[[], Sequence[str]]] | None = None,
     notes: list[str] | None = None,
+    busy: list[str] | None = None,
 ) -> dict[str, Sample]:
     """Bandwidth per memory level, nearest first, measured again where it contradicts the hierarchy.
 
@@ -543,12 +550,15 @@ def measure_bandwidths(
     levels of the pair, up to ``_REMEASURES`` times; one left after that is settled by
     :func:`settle_hierarchy` on the evidence of other load ``watch`` gathered over the whole
     measurement (``watch()`` starts it, calling its result stops it: :func:`dfx.measure.busy.watch_load`).
-    The notes of levels kept alike are appended to ``notes``.
+    The notes of levels kept alike are appended to ``notes``. A contradiction that survives every try
+    on a busy machine is appended to ``busy`` (calibrate's verdict then refuses the run, unless
+    ``--allow-busy``, which keeps the levels settled as on a quiet machine); without a ``busy`` list
+    it is raised.
 
     Raises
     ------
     DfxError
-        From :func:`settle_hierarchy`: a contradiction that survives every try on a busy machine.
+        From :func:`settle_hierarchy`, without ``busy``: a contradiction that survives every try on a busy machine.
     """
     measure = measure or stream_bytes_per_s
     share = budget_s / max(len(working_sets), 1)
@@ -566,6 +576,9 @@ def measure_bandwidths(
         for level in dict.fromkeys(level for pair in pairs for level in pair):
             bandwidth[level] = one(level)
     evidence = tuple(stop())
+    if busy is not None and evidence and hierarchy_contradictions({k: s.value for k, s in bandwidth.items()}):
+        busy.append(_busy_contradiction(bandwidth, evidence))  # the verdict's reason; --allow-busy keeps:
+        evidence = ()  # the figures settled as on a quiet machine, the nearer at the farther's figure
     kept, alike = settle_hierarchy(bandwidth, evidence)
     if notes is not None:
         notes.extend(alike)
@@ -735,6 +748,7 @@ def calibrate(
     last = list(caches.values())[-1] if caches else None
     skipped: list[str] = []  # families a small budget leaves out, said in the warnings
     alike: list[str] = []  # memory levels kept at a farther level's figure (settle_hierarchy), said in the warnings
+    hierarchy_busy: list[str] = []  # a memory level slower than a farther one on a busy machine: a verdict reason
 
     def watch() -> Callable[[], tuple[str, ...]]:  # evidence of other load over the bandwidths (busy.watch_load)
         if device != "cpu":
@@ -773,6 +787,7 @@ def calibrate(
                 step,
                 watch=watch,
                 notes=alike,
+                busy=hierarchy_busy,
             ),
         ),
         (
@@ -913,7 +928,9 @@ def calibrate(
     cold_write: tuple[ColdWritePoint, ...] = got.get("cold_write", ())
     probe_after = probe_load(threads) if device == "cpu" else None
     judged = (
-        verdict(before, probe_after, cpus, threads, contradictions, family_shares=shares) if device == "cpu" else None
+        verdict(before, probe_after, cpus, threads, hierarchy_busy + contradictions, family_shares=shares)
+        if device == "cpu"
+        else None
     )
     warnings = list(contradictions) + cold_contradictions + alike + skipped
     return Calibration(
