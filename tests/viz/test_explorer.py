@@ -174,3 +174,14 @@ def test_explore_without_the_extra_names_it(monkeypatch):
     result = CliRunner().invoke(app, ["explore", "mlp", "--hw", "h100"])
     assert result.exit_code != 0
     assert "dfx[explorer]" in str(result.exception) + result.output
+
+
+def test_explore_refuses_a_bad_port_before_any_work(monkeypatch):
+    from typer.testing import CliRunner
+
+    import dfx.viz.explore as explore
+    from dfx.cli import app
+
+    monkeypatch.setattr(explore, "_model_explorer", lambda: pytest.fail("asked for Model Explorer"))
+    result = CliRunner().invoke(app, ["explore", "mlp", "--port", "70000"])
+    assert result.exit_code != 0 and "--port must be a TCP port from 1 to 65535, got 70000" in str(result.exception)

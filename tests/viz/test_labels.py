@@ -49,7 +49,7 @@ def _check_clear(fig) -> int:
     return checked
 
 
-def test_the_issues_h100_labels_no_longer_overlap(mlp_doc):
+def test_the_issues_h100_labels_no_longer_overlap():
     # the issue's case: on gpt2-block's H100 panel `linear_3 (15%)` sat over `scaled_dot_product_attention (23%)`
     from dfx.analysis import analyze
 

@@ -57,6 +57,13 @@ def explore(
     from dfx.report.files import write_outputs
     from dfx.viz.explorer import explorer_files
 
+    from dfx.errors import DfxError
+    from dfx.report.files import check_writable
+
+    if not 1 <= port <= 65535:
+        raise DfxError(f"--port must be a TCP port from 1 to 65535, got {port}")
+    if out is not None:
+        check_writable(out)
     me = _model_explorer()  # before the work: refuse at once without the extra
     shapes = parse_input_shapes(input_shape, None)
     analysis = analyze(
