@@ -37,7 +37,11 @@ def test_out_never_overwrites_without_force(tmp_path):
     assert first.returncode == 0, first.stderr
     # the pictures are written next to analysis.json; dag.svg and dag.png by Graphviz or by dfx's own layout
     always = {"analysis.json", "nodes.csv", "dag.dot", "dag.svg", "dag.png", "roofline.png", "roofline.svg"}
-    assert {p.name for p in tmp_path.iterdir()} == always | {"report.html"}
+    # and Model Explorer's node data: latency, bound, intensity for the one profile, FLOPs once (dfx.viz.explorer)
+    explorer = {f"explorer-nvidia-h100-sxm-{m}.json" for m in ("latency", "bound", "intensity")} | {
+        "explorer-flops.json"
+    }
+    assert {p.name for p in tmp_path.iterdir()} == always | {"report.html"} | explorer
     (tmp_path / "nodes.csv").write_text("mine")
     again = dfx("analyze", "mlp", "--out", str(tmp_path), "--hw", "h100")
     line = _one_line_error(again)

@@ -188,6 +188,9 @@ def analyze(
 
         pictures = render_pictures(doc, color_by=color_by, level=level)
         files = {"analysis.json": json.dumps(doc, indent=1), "nodes.csv": analysis.nodes_csv(doc), **pictures.files}
+        from dfx.viz.explorer import explorer_files  # Model Explorer's node data (docs/pictures.md)
+
+        files.update(explorer_files(doc))
         written = write_outputs(out, files, force=force)
         for note in pictures.notes:
             _err.print(note, highlight=False, markup=False)
@@ -353,6 +356,7 @@ _COMMAND_MODULES = (
     "dfx.arch.systolic.command",
     "dfx.arch.memory.command",
     "dfx.viz.command",
+    "dfx.viz.explore",
     "dfx.arch.spatial.command",
     "dfx.measure.command",
     "dfx.compile.command",

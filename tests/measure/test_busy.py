@@ -278,8 +278,9 @@ def test_a_family_measured_while_another_process_ran_is_measured_again(monkeypat
     calls = _fake_benchmarks(monkeypatch, iter([NORMAL] * 3))
     # readings come in pairs, one pair per family: the first family (per-op overhead) is readings 0 and 1.
     # 15 families with the fake _plan (no cache level: no residency, no cold GEMM; no compiled layout
-    # copy at a 1 s budget), so its second try is readings 30 and 31.
-    busy = {0, 30} if busy_again else {0}
+    # copy at a 1 s budget), and the bandwidths' own watch for other load (busy.watch_load) reads the
+    # clocks twice more, so its second try is readings 32 and 33.
+    busy = {0, 32} if busy_again else {0}
     monkeypatch.setattr(calibration, "read_cpu_clocks", _clocks_busy_during(busy))
     monkeypatch.setattr(calibration.os, "cpu_count", lambda: 2)
     monkeypatch.setattr(calibration, "probe_load", lambda threads: LoadProbe(0.0, 0.99, 1000.0))

@@ -31,7 +31,19 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Any, Callable, Mapping, Sequence
 
-__all__ = ["CpuClocks", "LoadProbe", "Verdict", "left_share", "own_load", "probe_load", "read_cpu_clocks", "verdict"]
+__all__ = [
+    "CpuClocks",
+    "LoadProbe",
+    "Verdict",
+    "left_share",
+    "other_load",
+    "own_load",
+    "probe_load",
+    "read_cpu_clocks",
+    "steal_cpus",
+    "verdict",
+    "watch_load",
+]
 
 SHARE_MIN = 0.8  # a thread that got under 80% of a CPU while spinning was waiting for one
 RATE_MOVE = 0.25  # the spin's rate after within 25% of before: the machine held still
@@ -39,6 +51,9 @@ LOAD_SLACK = (
     0.5  # load average (runnable processes) above the CPUs our threads leave free, by this much, is others' work
 )
 _SPIN_S = 0.05
+# A warm-up spin as long as the timed one: the first probe of a process timed OpenMP's threads starting
+# and the CPU's clock rising, and the second then read 85% faster on a quiet machine (issue 36).
+_WARM_PARTS = 1.0
 _SPIN_SIDE = 256
 
 
@@ -89,21 +104,26 @@ class CpuClocks:
     wall_s: float
     own_cpu_s: float
     machine_busy_s: float | None
+    steal_s: float | None = None  # seconds the hypervisor ran other guests on our CPUs (/proc/stat's steal)
 
 
 _BUSY_FIELDS = (0, 1, 2, 5, 6, 7)  # /proc/stat's cpu line: user nice system [idle iowait] irq softirq steal
+_STEAL_FIELD = 7  # proc(5): "steal: stolen time, which is the time spent in other operating systems" (a VM's host)
 
 
 def read_cpu_clocks(stat_path: str = "/proc/stat") -> CpuClocks:
     """Now: wall, our CPU and the machine's busy CPU seconds (user, nice, system, irq, softirq and steal ticks / SC_CLK_TCK)."""
     wall, own = time.perf_counter(), time.process_time()
+    steal: float | None = None
     try:
         with open(stat_path) as f:
             ticks = [int(v) for v in f.readline().split()[1:]]
-        busy: float | None = sum(ticks[i] for i in _BUSY_FIELDS if i < len(ticks)) / os.sysconf("SC_CLK_TCK")
+        tick_s = os.sysconf("SC_CLK_TCK")
+        busy: float | None = sum(ticks[i] for i in _BUSY_FIELDS if i < len(ticks)) / tick_s
+        steal = ticks[_STEAL_FIELD] / tick_s if len(ticks) > _STEAL_FIELD else None
     except (OSError, ValueError, IndexError, AttributeError):
         busy = None
-    return CpuClocks(wall, own, busy)
+    return CpuClocks(wall, own, busy, steal)
 
 
 def left_share(start: CpuClocks, end: CpuClocks, cpus: int, threads: int) -> float | None:
@@ -181,7 +201,10 @@ def probe_load(
 
     a = torch.rand(_SPIN_SIDE, _SPIN_SIDE)
     out = torch.empty_like(a)
-    torch.mm(a, a, out=out)  # warm
+    warm_until = time.perf_counter() + seconds * _WARM_PARTS
+    torch.mm(a, a, out=out)
+    while time.perf_counter() < warm_until:  # threads started and clocks up before the timed spin
+        torch.mm(a, a, out=out)
     start, cpu0, calls = clock(), cpu_clock(), 0
     while clock() - start < seconds:
         torch.mm(a, a, out=out)
@@ -277,3 +300,81 @@ def verdict(
     else:
         line = f"verdict: quiet: figures can be trusted ({facts})"
     return Verdict(bool(reasons), line, tuple(reasons), before, after)
+
+
+STEAL_MAX = 0.05  # CPUs the hypervisor gave other guests while we measured, beyond which that is other load
+
+
+def steal_cpus(start: CpuClocks, end: CpuClocks) -> float | None:
+    """CPUs' worth of steal time between two readings (steal seconds / wall seconds), or ``None``.
+
+    >>> steal_cpus(CpuClocks(0.0, 0.0, 0.0, 10.0), CpuClocks(2.0, 0.0, 0.0, 10.4))  # 0.4 s stolen in 2 s
+    0.2
+    """
+    wall = end.wall_s - start.wall_s
+    if start.steal_s is None or end.steal_s is None or wall <= 0:
+        return None
+    return round(max(0.0, end.steal_s - start.steal_s) / wall, 12)
+
+
+def other_load(
+    what: str,
+    share: float | None,
+    steal: float | None,
+    spin_before: LoadProbe | None,
+    spin_after: LoadProbe | None,
+) -> tuple[str, ...]:
+    """Evidence that other processes (or other guests) ran while ``what`` was measured: one line each, empty when none.
+
+    Four kinds, each read off the machine rather than inferred from the figures themselves:
+
+    - ``share`` (:func:`left_share`) under :data:`SHARE_MIN`: other processes' CPU time, from ``/proc/stat``;
+    - ``steal`` (:func:`steal_cpus`) over :data:`STEAL_MAX`: the hypervisor ran other guests on our CPUs;
+    - a spin probe's ``cpu_share`` under :data:`SHARE_MIN`: a spinning thread waited for a CPU;
+    - the spin's rate slower after than before by more than :data:`RATE_MOVE`: the machine slowed under us.
+
+    Examples
+    --------
+    >>> quiet = LoadProbe(0.1, 0.98, 1000.0)
+    >>> other_load("the bandwidths", 0.95, 0.0, quiet, LoadProbe(0.3, 0.97, 990.0))
+    ()
+    >>> other_load("the bandwidths", 0.5, 0.2, quiet, quiet)[1]
+    'the hypervisor ran other guests on 0.20 of our CPUs (steal time) while the bandwidths were measured'
+    """
+    out = []
+    if share is not None and share < SHARE_MIN:
+        out.append(f"other processes left our threads {share:.0%} of a CPU while {what} were measured")
+    if steal is not None and steal > STEAL_MAX:
+        out.append(
+            f"the hypervisor ran other guests on {steal:.2f} of our CPUs (steal time) while {what} were measured"
+        )
+    for when, probe in (("before", spin_before), ("after", spin_after)):
+        if probe is not None and probe.cpu_share < SHARE_MIN:
+            out.append(f"a spinning thread got {probe.cpu_share:.0%} of a CPU {when} {what}: it waited for one")
+    if spin_before is not None and spin_after is not None and spin_before.spin_per_s > 0:
+        move = spin_after.spin_per_s / spin_before.spin_per_s - 1
+        if move < -RATE_MOVE:
+            out.append(f"the spin ran {-move:.0%} slower after {what} than before: the machine slowed while measuring")
+    return tuple(out)
+
+
+def watch_load(
+    what: str,
+    cpus: int,
+    threads: int,
+    probe: Callable[[int], LoadProbe] | None = None,
+    clocks: Callable[[], CpuClocks] | None = None,
+) -> Callable[[], tuple[str, ...]]:
+    """Start watching for other load now; the returned function stops and returns :func:`other_load`'s lines.
+
+    ``probe`` is :func:`probe_load` (a short spin) and ``clocks`` :func:`read_cpu_clocks` unless given;
+    each is read at the start and at the stop.
+    """
+    spin, read = probe or probe_load, clocks or read_cpu_clocks
+    start, before = read(), spin(threads)
+
+    def stop() -> tuple[str, ...]:
+        end, after = read(), spin(threads)
+        return other_load(what, left_share(start, end, cpus, threads), steal_cpus(start, end), before, after)
+
+    return stop

@@ -218,17 +218,25 @@ def _tokens_vs_chips(curves: dict[str, dict[str, list[tuple[int, float]]]], rows
 
 
 def _pareto(rows: list[dict[str, Any]]) -> bytes:
+    return _png(pareto_figure(rows))
+
+
+def pareto_figure(rows: list[dict[str, Any]]):
+    """``pareto.png``'s figure: every point's latency and tokens/s per machine, the Pareto front, a title,
+    and tick labels thinned until none collide (:func:`dfx.viz.labels.thin_tick_labels`)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
+    from dfx.viz.labels import thin_tick_labels
 
     rows = [r for r in rows if not math.isnan(r["tokens_per_s"])]
     fig, ax = plt.subplots(figsize=(6.4, 4.4))
     if not rows:  # every model's seq is an image size, not tokens (resnet-block, mlp): no tokens/s to plot
         ax.text(0.5, 0.5, "no point has a tokens/s\n(seq is not tokens for these models)", ha="center", va="center")
         ax.set_axis_off()
-        return _png(fig)
+        return fig
     for hw in dict.fromkeys(r["hardware"] for r in rows):
         mine = [r for r in rows if r["hardware"] == hw]
         ax.scatter([r["latency_s"] * 1e3 for r in mine], [r["tokens_per_s"] for r in mine], s=12, label=hw, alpha=0.7)
@@ -247,7 +255,12 @@ def _pareto(rows: list[dict[str, Any]]) -> bytes:
     ax.set_ylabel("tokens/s")
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=7)
-    return _png(fig)
+    models = list(dict.fromkeys(r["model"] for r in rows))
+    what = models[0] if len(models) == 1 else f"{len(models)} models"
+    ax.set_title(f"Pareto front: latency vs tokens/s ({what}, {len(rows)} points)", fontsize=9)
+    fig.tight_layout()
+    thin_tick_labels(ax)
+    return fig
 
 
 def tokens_cell(tokens_per_s: float, scope: str = "") -> str:

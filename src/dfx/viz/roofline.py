@@ -11,13 +11,15 @@ ring, so the same graph on a GPU and on a dataflow accelerator shows where the p
 from __future__ import annotations
 
 import io
+import math
 from dataclasses import dataclass
 
 from dfx.viz.document import Doc, HwSummary
 from dfx.viz.facts import BOUND_FILL, BOUND_LABEL, format_seconds
+from dfx.viz.labels import place_annotations, renderer_of
 from dfx.viz.roofs import Roofs, roofs_for
 
-__all__ = ["RooflinePoint", "RooflineImages", "peak_label", "roofline_points", "render_roofline"]
+__all__ = ["RooflinePoint", "RooflineImages", "peak_label", "roofline_figure", "roofline_points", "render_roofline"]
 
 _TOP_LABELLED = 5  # the nodes with the largest time share get a text label
 _MARKER_AREA_PT2 = (12.0, 900.0)  # smallest and largest marker area (points^2) for 0% and 100% time share
@@ -77,9 +79,12 @@ def peak_label(peak_flop_per_s: float, hw: HwSummary) -> str:
     return f"peak {peak_flop_per_s / 1e12:.3g} TFLOP/s ({dtype})"
 
 
-def _draw_roofs(ax, roofs: Roofs, hw: HwSummary, x_range: tuple[float, float], y_floor: float) -> None:
-    """The compute roof, a bandwidth roof per level, and each ridge as a dotted line labelled at the bottom."""
+def _draw_roofs(ax, roofs: Roofs, hw: HwSummary, x_range: tuple[float, float], y_floor: float) -> list:
+    """The compute roof, a bandwidth roof per level, and each ridge as a dotted line labelled at the bottom
+    (those labels are returned: the point labels keep clear of them)."""
     import numpy as np
+
+    texts = []
 
     xs = np.logspace(np.log10(x_range[0]), np.log10(x_range[1]), 200)
     ax.axhline(roofs.peak_flop_per_s, color="#333333", lw=1.5, label=peak_label(roofs.peak_flop_per_s, hw))
@@ -96,7 +101,7 @@ def _draw_roofs(ax, roofs: Roofs, hw: HwSummary, x_range: tuple[float, float], y
         ridge = roofs.ridge_flop_per_byte[level]
         ax.plot([ridge], [roofs.peak_flop_per_s], marker="D", color="#333333", ms=5)
         ax.axvline(ridge, color="#999999", ls=":", lw=0.8)
-        ax.text(
+        text = ax.text(
             ridge,
             y_floor * 1.4,
             f" ridge {level} {ridge:.3g} FLOP/B",
@@ -105,10 +110,15 @@ def _draw_roofs(ax, roofs: Roofs, hw: HwSummary, x_range: tuple[float, float], y
             color="#555555",
             ha="right",
             va="bottom",
-        ).set_in_layout(False)
+        )
+        text.set_in_layout(False)
+        texts.append(text)
+    return texts
 
 
-def _draw_points(ax, points: list[RooflinePoint]) -> None:
+def _draw_points(ax, points: list[RooflinePoint]) -> list:
+    """The points, and a label for each of the top ones by time share (returned, largest first, to be placed
+    by :func:`dfx.viz.labels.place_annotations` once the axes' limits are set)."""
     lo, hi = _MARKER_AREA_PT2
     for bound in ("compute", "memory"):
         pts = [p for p in points if p.bound == bound]
@@ -124,24 +134,24 @@ def _draw_points(ax, points: list[RooflinePoint]) -> None:
                 label=BOUND_LABEL[bound],
                 zorder=3,
             )
-    for rank, ((x, y), names) in enumerate(_labels(points).items()):
+    annotations = []
+    for (x, y), names in _labels(points).items():
         text = ", ".join(names[:2]) + (f" +{len(names) - 2} more" if len(names) > 2 else "")
-        right = x > 30  # labels fan out below the point, towards the middle of the panel
         ann = ax.annotate(
             text,
             (x, y),
             textcoords="offset points",
-            xytext=(-10 if right else 10, -16 - 11 * rank),
+            xytext=(10, -14),  # moved by place_annotations
             fontsize=7,
-            ha="right" if right else "left",
             arrowprops={"arrowstyle": "-", "color": "#aaaaaa", "lw": 0.6},
         )
         ann.set_in_layout(False)
+        annotations.append(ann)
+    return annotations
 
 
 def _labels(points: list[RooflinePoint]) -> dict[tuple[float, float], list[str]]:
     """The top nodes by time share; nodes within a quarter of a decade of each other share one label."""
-    import math
 
     labels: dict[tuple[float, float], list[str]] = {}
     for p in sorted(points, key=lambda p: -p.time_share)[:_TOP_LABELLED]:
@@ -160,10 +170,10 @@ def _axis_ranges(
     return (min(xs) / 4, max(xs) * 4), (min(ys) / 4, max(ys) * 3)
 
 
-def _panel(ax, hw: HwSummary, roofs: Roofs, points, unplaced: int, x_range, y_range) -> None:
-    if roofs.peak_flop_per_s > 0:
-        _draw_roofs(ax, roofs, hw, x_range, y_range[0])
-    _draw_points(ax, points)
+def _panel(ax, hw: HwSummary, roofs: Roofs, points, unplaced: int, x_range, y_range) -> tuple[list, list, list]:
+    """Draw one profile's panel; its point labels, and the texts and markers they must keep clear of."""
+    ridge_texts = _draw_roofs(ax, roofs, hw, x_range, y_range[0]) if roofs.peak_flop_per_s > 0 else []
+    annotations = _draw_points(ax, points)
     from matplotlib.ticker import LogLocator, NullLocator
 
     ax.set_xscale("log")
@@ -182,10 +192,21 @@ def _panel(ax, hw: HwSummary, roofs: Roofs, points, unplaced: int, x_range, y_ra
     if ax.get_legend_handles_labels()[0]:  # a document with no roof and no FLOPs has nothing to name
         # Two columns fit a panel's width, so no entry runs into the next panel or off the figure.
         ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2, frameon=False)
+    return annotations, ridge_texts, marks(points)
 
 
-def render_roofline(doc: Doc) -> RooflineImages | None:
-    """PNG and SVG of the roofline, one panel per profile; ``None`` when the document has none."""
+def marks(points: list[RooflinePoint]) -> list[tuple[float, float, float]]:
+    """Each point's centre and marker radius in points (area ``s`` pt^2 is a disc of radius sqrt(s / pi))."""
+    lo, hi = _MARKER_AREA_PT2
+    return [
+        (p.intensity_flop_per_byte, p.attained_flop_per_s, math.sqrt((lo + (hi - lo) * p.time_share) / math.pi))
+        for p in points
+    ]
+
+
+def roofline_figure(doc: Doc):
+    """The roofline as a matplotlib ``Figure``, one panel per profile, point labels placed clear of each
+    other and of the ridge labels (:func:`dfx.viz.labels.place_annotations`); ``None`` without profiles."""
     if not doc.hardware:
         return None
     import matplotlib
@@ -200,12 +221,24 @@ def render_roofline(doc: Doc) -> RooflineImages | None:
     fig = Figure(figsize=(5.6 * len(hws), 5.6))
     fig.subplots_adjust(left=0.7 / (5.6 * len(hws)) + 0.02, right=0.98, bottom=0.27, top=0.86, wspace=0.1)
     axes = fig.subplots(1, len(hws), sharex=True, sharey=True, squeeze=False)[0]
+    drawn = []
     for ax, hw, rf, (pts, unplaced) in zip(axes, hws, roofs, panels):
-        _panel(ax, hw, rf, pts, unplaced, x_range, y_range)
+        drawn.append(_panel(ax, hw, rf, pts, unplaced, x_range, y_range))
         ax.set_xlim(*x_range)
         ax.set_ylim(*y_range)
     axes[0].set_ylabel("attained FLOP/s (flops / time)")
     fig.suptitle(f"{doc.model_name}: roofline per profile (marker area = share of serial time)", fontsize=10)
+    renderer = renderer_of(fig)
+    for ax, (labels, ridge_texts, points_at) in zip(axes, drawn):
+        place_annotations(ax, labels, renderer, obstacles=ridge_texts, marks=points_at)
+    return fig
+
+
+def render_roofline(doc: Doc) -> RooflineImages | None:
+    """PNG and SVG of the roofline (:func:`roofline_figure`); ``None`` when the document has no profile."""
+    fig = roofline_figure(doc)
+    if fig is None:
+        return None
     png, svg = io.BytesIO(), io.StringIO()
     # "tight" grows the canvas to every artist (legends, rotated ridge labels), so nothing is cut off.
     fig.savefig(png, format="png", dpi=110, metadata={"Software": None}, bbox_inches="tight", pad_inches=0.15)
