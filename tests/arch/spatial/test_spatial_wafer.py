@@ -123,3 +123,20 @@ def test_a_streamed_sample_pays_the_fill_once():
     # cycle 0.2 + (0.4 - 0.2) / 100 = 0.202 s
     assert m.latency_s(1) == pytest.approx(0.4)
     assert m.latency_s(100) == pytest.approx(0.202)
+
+
+def test_layers_are_spread_evenly_over_the_wafers_they_need():
+    # 80 layers of 7 weight cores between an embedding and a head of 3 each, 180 cores a wafer.
+    # Filling wafers in turn: 3 + 25 * 7 = 178 (a 26th layer would make 185), then 25, 25, and
+    # 5 + the head: 4 wafers, the first three with 2-5 spare cores. Balanced over those 4 wafers
+    # (566 weight cores, at least 142 on the fullest): a cap of 142 holds 3 + 19 * 7 = 136, then
+    # 20, 20, 20, and a fifth wafer; 143 holds embed + 20 | 20 | 20 | 20 + head.
+    layers = [StageWork(f"l{i}", 1e9, 0, 7000) for i in range(80)]
+    stages = [StageWork("embed", 0, 0, 3000), *layers, StageWork("head", 1e9, 0, 3000)]
+    m = map_layers(stages, WaferCore(180, 180, 1e9, 1000.0, 1e9, None), max_wafers=8)
+    assert m.wafers == 4
+    per_wafer = [sum(1 for s in m.stages if s.wafer == w and s.name.startswith("l")) for w in range(4)]
+    assert per_wafer == [20, 20, 20, 20]
+    assert {s.name: s.wafer for s in m.stages if s.name in ("embed", "head")} == {"embed": 0, "head": 3}
+    # weight cores per wafer: 3 + 140, 140, 140, 140 + 3; at least 37 left on each for speed
+    assert [sum(s.param_bytes for s in m.stages if s.wafer == w) // 1000 for w in range(4)] == [143, 140, 140, 143]
