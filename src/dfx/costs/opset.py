@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from dfx.costs.registry import REGISTRY, Registry
+from dfx.schema.ids import OPSET_COVERAGE_SCHEMA
 
 __all__ = ["OPSET_NOTES", "OpCoverage", "OpsetCoverage", "opset_coverage"]
 
@@ -97,7 +98,7 @@ class OpsetCoverage:
 
     def to_dict(self) -> dict[str, object]:
         return {
-            "schema": "dfx.opset_coverage/1",
+            "schema": OPSET_COVERAGE_SCHEMA,
             "opset": self.name,
             "ops": len(self.ops),
             "covered": len(self.covered),
