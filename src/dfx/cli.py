@@ -365,6 +365,7 @@ _COMMAND_MODULES = (
     "dfx.sweep.command",
     "dfx.serve.command",
     "dfx.cache.command",
+    "dfx.costs.command",
 )
 
 

@@ -83,6 +83,17 @@ def _print_inductor(inductor: Mapping[str, Any], console: Any) -> None:
         console.print(f"    {line}", highlight=False)
 
 
+def _print_toolchain(stages: Any, console: Any) -> None:
+    from rich.table import Table
+
+    table = Table(title="below dfx's compile stage: the toolchain to machine code (dfx.compile.toolchain)")
+    for col in ("stage", "takes", "gives", "in dfx"):
+        table.add_column(col, overflow="fold")
+    for s in stages:
+        table.add_row(s["stage"], s["takes"], s["gives"], s["dfx"])
+    console.print(table)
+
+
 def _lower_moe(costed: Any, profile: Any, routing: Any, factor: float) -> tuple[Any, Any]:
     """The graph as ``profile``'s target runs its MoE layers, and the lowering's record with its times
     (the expert kernels timed as ``dfx analyze`` times them); ``(costed, None)`` without MoE layers."""
@@ -151,6 +162,9 @@ def compile_command(
     record = program.to_record()
     if moe is not None:
         record = replace(record, moe=moe)
+    toolchain = target.toolchain(profile)
+    if toolchain:
+        record = replace(record, toolchain=tuple(s.to_dict() for s in toolchain))
     run_inductor = inductor if inductor is not None else (target.runs_inductor and not as_json)
     if run_inductor:
         record = replace(
@@ -187,6 +201,8 @@ def compile_command(
         from dfx.compile.moe_console import moe_table
 
         _out.print(moe_table({profile.id: record.moe}))
+    if record.toolchain:
+        _print_toolchain(record.toolchain, _out)
     if record.inductor is not None:
         _print_inductor(record.inductor, _out)
     if out is not None:

@@ -38,6 +38,16 @@ Per element (``elementwise`` unless said):
                            when grad_input (training) or grad_weight / grad_bias needs them;
                            grad_input: training (x - mean) * proj (2), g - proj - mean_g, * scale
                            (3) = 5; eval g * invstd * w (1); 6 per channel (``normalization``)
+    max_pool backward      scatter-add of each grad_output element to its window's argmax
+                           (``indices``): 1 add per element of grad_output; grad_input is
+                           written whole (zeros elsewhere); ``self`` gives only its shape
+    avg_pool backward      per element of grad_output: divide by the window size (1), add into
+                           each of the window's prod(kernel) inputs: prod(kernel) + 1
+    adaptive_avg_pool backward  as avg_pool's with PyTorch's adaptive windows
+                           (:func:`~dfx.costs.rules_pool.adaptive_window_total`): window + out
+    group norm backward    layer norm backward's per-element counts over N * group rows of
+                           C/group * HxW elements; grad_weight / grad_bias sum per channel
+                           (``normalization``)
     embedding_dense_backward  scatter-add of each grad row into its token's row: 1 add per
                            element of grad_output; writes the [num_weights, D] gradient
     mse_loss_backward      norm * (x - y) * g: sub, mul, mul                                    3
@@ -55,6 +65,7 @@ from dfx.costs.rules_attention import AttentionShape
 from dfx.costs.rules_conv import conv_macs
 from dfx.costs.rules_loss import REDUCTION_MEAN, REDUCTION_NONE
 from dfx.costs.rules_pointwise import DROPOUT_FLOPS
+from dfx.costs.rules_pool import adaptive_window_total
 from dfx.costs.terms import FMA_FLOPS, contraction_flops, io_cost, numel, read_bytes, tensor_arg, write_bytes
 from dfx.ir import AtenCall, TensorSpec
 
@@ -77,6 +88,8 @@ LN_XHAT_FLOPS = 2  # (x - mean) * rstd
 LN_INPUT_GRAD_FLOPS = 8  # N*gx, sum gx, gx*x_hat, sum, x_hat*sum, 2 subs, * rstd/N
 LN_WEIGHT_GRAD_FLOPS = 2  # sum over rows of g * x_hat
 LN_BIAS_GRAD_FLOPS = 1  # sum over rows of g
+MAX_POOL_BACKWARD_FLOPS = 1  # grad_input[argmax] += g
+AVG_POOL_BACKWARD_DIVIDE_FLOPS = 1  # g / window size, once per grad_output element
 BN_SUM_FLOPS = 1  # sum g per channel
 BN_DOT_FLOPS = 3  # sum g * (x - mean) per channel: sub, mul, add
 BN_TRAIN_INPUT_FLOPS = 5  # (x - mean) * proj (2); (g - proj - mean_g) * scale (3)
@@ -327,3 +340,51 @@ def nll_loss_backward(call: AtenCall) -> Cost:
     reads = read_bytes(grad_out) + read_bytes(target) + (n * weight.itemsize if weight is not None else 0)
     reads += 0 if reduction == REDUCTION_NONE else read_bytes(_tensor(call, 6, "total_weight"))
     return Cost(per * n, reads, sum(write_bytes(o) for o in call.outputs))
+
+
+def _pool_kernel(call: AtenCall, index: int, spatial_dims: int) -> int:
+    k = call.arg(index, "kernel_size")
+    k = (k,) if isinstance(k, int) else tuple(k)
+    return numel(k * spatial_dims if len(k) == 1 else k)  # an int kernel applies to every spatial dim
+
+
+@register_cost(["aten.max_pool2d_with_indices_backward", "aten.max_pool3d_with_indices_backward"], category=E)
+def max_pool_backward(call: AtenCall) -> Cost:
+    # (grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices)
+    g, indices = _tensor(call, 0, "grad_output"), _tensor(call, 7, "indices")
+    return io_cost(call, MAX_POOL_BACKWARD_FLOPS * g.numel, reads=[g, indices])  # self: its shape only
+
+
+@register_cost(["aten.avg_pool2d_backward", "aten.avg_pool3d_backward"], category=E)
+def avg_pool_backward(call: AtenCall) -> Cost:
+    # (grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    g = _tensor(call, 0, "grad_output")
+    kernel = _pool_kernel(call, 2, 3 if "3d" in call.packet else 2)
+    return io_cost(call, g.numel * (kernel + AVG_POOL_BACKWARD_DIVIDE_FLOPS), reads=[g])
+
+
+@register_cost(["aten._adaptive_avg_pool2d_backward", "aten._adaptive_avg_pool3d_backward"], category=E)
+def adaptive_avg_pool_backward(call: AtenCall) -> Cost:
+    # (grad_output[N, C, *out], self[N, C, *in]): each output's gradient / its window, added to the window
+    g, x = _tensor(call, 0, "grad_output"), _tensor(call, 1, "self")
+    dims = 3 if "3d" in call.packet else 2
+    windows = numel(adaptive_window_total(i, o) for i, o in zip(x.shape[-dims:], g.shape[-dims:]))
+    lead = numel(g.shape[: g.ndim - dims])  # N * C
+    return io_cost(call, lead * windows + AVG_POOL_BACKWARD_DIVIDE_FLOPS * g.numel, reads=[g])
+
+
+@register_cost(["aten.native_group_norm_backward"], category=N)
+def group_norm_backward(call: AtenCall) -> Cost:
+    # (grad_out, input, mean, rstd, weight, N, C, HxW, group, output_mask); rows = N * group
+    g = _tensor(call, 0, "grad_out")
+    weight = tensor_arg(call, 4, "weight")
+    rows = int(call.arg(5, "N")) * int(call.arg(8, "group"))
+    mask = _mask(call, 9, "output_mask", 3)
+    per = (
+        LN_XHAT_FLOPS * (mask[0] or mask[1])
+        + (LN_INPUT_GRAD_FLOPS + (weight is not None)) * mask[0]
+        + LN_WEIGHT_GRAD_FLOPS * mask[1]
+        + LN_BIAS_GRAD_FLOPS * mask[2]
+    )
+    stats = (tensor_arg(call, 1, "input"), tensor_arg(call, 2, "mean"), tensor_arg(call, 3, "rstd"), weight)
+    return io_cost(call, per * g.numel + rows * mask[0], reads=[g, *(t for t in stats if t is not None)])

@@ -109,6 +109,7 @@ def reshape(call: AtenCall) -> Cost | dict[Category, Cost]:
         "aten.sym_stride",
         "aten.sym_numel",
         "aten.sym_storage_offset",
+        "aten.sym_is_contiguous",
         "aten.size",
         "aten.stride",
         "aten.numel",

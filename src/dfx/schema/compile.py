@@ -30,6 +30,12 @@ def _frozen(v: Any) -> Mapping[str, Any]:
     return MappingProxyType(as_dict(v))
 
 
+def _frozen_list(v: Any) -> tuple[Mapping[str, Any], ...]:
+    if not isinstance(v, (list, tuple)):
+        raise ValueError("expected a list of objects")
+    return tuple(_frozen(x) for x in v)
+
+
 @_record
 class CompileKernelRecord(Record):
     """One kernel of the program (``kernels[]``): ``dfx.compile.Kernel`` as written."""
@@ -79,6 +85,8 @@ class CompileDoc(Record):
     totals: CompileTotalsRecord = nested(CompileTotalsRecord)
     inductor: Mapping[str, Any] | None = key(_frozen, absent=None, omit=None)  # only with --inductor
     moe: MoeRecord | None = nested(MoeRecord, absent=None, omit=None)  # a graph with MoE layers (dfx.compile.moe)
+    # the toolchain below dfx's compile stage (dfx.compile.toolchain; GPUs: torch.compile to SASS)
+    toolchain: tuple[Mapping[str, Any], ...] | None = key(_frozen_list, absent=None, omit=None)
 
 
 def read_compile(doc: Any, origin: str = "the compile document") -> CompileDoc:

@@ -19,6 +19,7 @@ __all__ = [
     "ENERGY_SCHEMA",
     "GRAPH_SCHEMA",
     "GUARDS_SCHEMA",
+    "OPSET_COVERAGE_SCHEMA",
     "SERVING_SCHEMA",
     "SIMULATION_SCHEMA",
     "SWEEP_SCHEMA",
@@ -47,4 +48,5 @@ SYSTOLIC_SCHEMA = "dfx.systolic/1"  # dfx systolic --json (docs/systolic.md)
 TRITON_SCHEMA = "dfx.triton/1"  # dfx triton --json (docs/gpu.md)
 GUARDS_SCHEMA = "dfx.guards/1"  # dfx guards --json (docs/shapes.md)
 BUCKETS_SCHEMA = "dfx.buckets/1"  # dfx buckets --json (docs/shapes.md)
+OPSET_COVERAGE_SCHEMA = "dfx.opset_coverage/1"  # dfx ops --json (docs/cost-model.md, "The Core ATen opset")
 SERVING_SCHEMA = "dfx.serving/1"  # dfx serve --json, serving.json (docs/serving.md)

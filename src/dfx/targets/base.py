@@ -104,6 +104,11 @@ class Target:
         """Whether ``costed``'s weights stay on chip between runs on ``profile`` (the steady state)."""
         return False
 
+    def toolchain(self, profile: HardwareProfile) -> tuple[Any, ...]:
+        r"""The compiler stages below dfx's compile stage on ``profile`` (``dfx compile`` lists them), as
+        :class:`dfx.compile.toolchain.ToolchainStage`\ s; ``()`` where dfx does not model them."""
+        return ()
+
     def core_memory(self, profile: HardwareProfile) -> CoreMemory:
         """One core's on-chip memory as this family's tiling sees it (:func:`dfx.compile.tiling.core_memory`)."""
         return core_memory(profile, self.simt)

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from dfx.compile.fusion import FusionRules
 from dfx.compile.placement import GPU_GRAIN
@@ -29,6 +30,22 @@ class SimtTarget(Target):
 
     def fusion_rules(self, profile: HardwareProfile) -> FusionRules:
         return InductorRules()
+
+    def toolchain(self, profile: HardwareProfile) -> tuple[Any, ...]:
+        """torch.compile's path to an NVIDIA GPU (Dynamo -> AOTAutograd -> Inductor -> Triton -> PTX -> SASS
+        -> launch, :data:`dfx.compile.toolchain.TORCH_COMPILE_GPU`); ``()`` on other vendors' GPUs, whose
+        Triton backend ends in another ISA (AMD: AMDGCN and an HSA code object), not listed yet.
+
+        >>> from dfx.hardware import load_profile
+        >>> h100, mi300x = load_profile("h100"), load_profile("amd-mi300x")
+        >>> [s.stage.split()[0] for s in SIMT.toolchain(h100)]  # doctest: +NORMALIZE_WHITESPACE
+        ['TorchDynamo', 'AOTAutograd', 'TorchInductor', 'Triton', 'TritonGPU', 'LLVM', 'PTX', 'SASS', 'CUDA']
+        >>> SIMT.toolchain(mi300x)
+        ()
+        """
+        from dfx.compile.toolchain import TORCH_COMPILE_GPU
+
+        return TORCH_COMPILE_GPU if profile.vendor.lower() == "nvidia" else ()
 
 
 SIMT = SimtTarget(

@@ -247,3 +247,18 @@ def test_the_plan_prices_each_distinct_node_once_and_equals_pricing_every_node()
     plan = tsp_plan(costed, profile)
     for cn in costed.nodes:
         assert plan.cycles[cn.name] == node_cycles(cn, org, cn.cost.bytes, ways=split_ways(cn, costed, org)), cn.name
+
+
+def test_a_weight_bigger_than_a_chip_is_never_gathered():
+    # fc1's weight, 1,228,800 B, spans 3 chips of 0.5 MB; as a placeholder it does no work and
+    # stays where it is: no split, no gather, and the schedule does not wait for it
+    from dfx.arch.spatial.groq_schedule import tsp_plan
+
+    small = _groq_with_sram("0.5 MB")
+    org = TspOrganisation.from_profile(small)
+    cg = costed(mlp(weight_edges=True))
+    assert split_ways(cg["p_fc1_weight"], cg, org) == 1
+    assert tsp_cycles(cg["p_fc1_weight"], cg, org)[1] == 0.0
+    plan = tsp_plan(cg, small)
+    scheduled = {n.name: n for n in plan.schedule.nodes}
+    assert scheduled["p_fc1_weight"].end_cycle == 0 and plan.gather_s["p_fc1_weight"] == 0.0

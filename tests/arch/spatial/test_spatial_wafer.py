@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from dfx.arch.spatial.wafer import StageWork, WaferCore, WaferMode, map_graph, map_layers, stages_of, wafer_node_timer
@@ -10,6 +12,8 @@ from dfx.hardware import load_profile
 from dfx.roofline import evaluate
 
 from ._graphs import costed, mlp
+
+ROOT_PROFILES = Path(__file__).resolve().parents[3] / "src" / "dfx" / "hardware" / "profiles"
 
 
 # A made-up wafer with round numbers: 1 GFLOP/s and 1 GB/s of SRAM per core, 1,000 B of SRAM per
@@ -123,3 +127,49 @@ def test_a_streamed_sample_pays_the_fill_once():
     # cycle 0.2 + (0.4 - 0.2) / 100 = 0.202 s
     assert m.latency_s(1) == pytest.approx(0.4)
     assert m.latency_s(100) == pytest.approx(0.202)
+
+
+def test_layers_are_spread_evenly_over_the_wafers_they_need():
+    # 80 layers of 7 weight cores between an embedding and a head of 3 each, 180 cores a wafer.
+    # Filling wafers in turn: 3 + 25 * 7 = 178 (a 26th layer would make 185), then 25, 25, and
+    # 5 + the head: 4 wafers, the first three with 2-5 spare cores. Balanced over those 4 wafers
+    # (566 weight cores, at least 142 on the fullest): a cap of 142 holds 3 + 19 * 7 = 136, then
+    # 20, 20, 20, and a fifth wafer; 143 holds embed + 20 | 20 | 20 | 20 + head.
+    layers = [StageWork(f"l{i}", 1e9, 0, 7000) for i in range(80)]
+    stages = [StageWork("embed", 0, 0, 3000), *layers, StageWork("head", 1e9, 0, 3000)]
+    m = map_layers(stages, WaferCore(180, 180, 1e9, 1000.0, 1e9, None), max_wafers=8)
+    assert m.wafers == 4
+    per_wafer = [sum(1 for s in m.stages if s.wafer == w and s.name.startswith("l")) for w in range(4)]
+    assert per_wafer == [20, 20, 20, 20]
+    assert {s.name: s.wafer for s in m.stages if s.name in ("embed", "head")} == {"embed": 0, "head": 3}
+    # weight cores per wafer: 3 + 140, 140, 140, 140 + 3; at least 37 left on each for speed
+    assert [sum(s.param_bytes for s in m.stages if s.wafer == w) // 1000 for w in range(4)] == [143, 140, 140, 143]
+
+
+def test_a_decode_over_two_wafers_is_every_stage_in_turn_plus_one_hop(tmp_path):
+    from dfx.analysis import analyze
+
+    # a WSE-3 profile shrunk to 150 cores of 10,000 B (1.5 MB a wafer): the MLP's weights,
+    # fc1 1,230,720 B (124 cores) and fc2 615,040 B (62 cores), need 2 wafers (124 + 1 + 62 > 150);
+    # spread evenly, the fullest holds 124 weight cores: fc1 on wafer 0, the relu (1) and fc2 on 1
+    text = (ROOT_PROFILES / "cerebras-wse-3.yaml").read_text()
+    for old, new in (
+        ("capacity_bytes: 44 GB", "capacity_bytes: 1.5 MB"),
+        ("usable_cores: 900000", "usable_cores: 150"),  # before "cores: ", which it contains
+        ("physical_cores: 970000", "physical_cores: 150"),
+        ("instances: 900000", "instances: 150"),
+        ("cores: 900000", "cores: 150"),
+        ("id: cerebras-wse-3", "id: tiny-wafer"),
+    ):
+        assert old in text, old
+        text = text.replace(old, new)
+    path = tmp_path / "tiny-wafer.yaml"
+    path.write_text(text)
+    r = analyze(mlp(), hardware=[str(path)]).hardware[0]
+    mapping, parallel = r.extras["mapping"], r.extras["parallel"]
+    assert mapping["wafers"] == 2 and mapping["wafer_of_stage"] == {"fc1": 0, "(top)": 1, "fc2": 1}
+    # the hop: one send/recv of a [4, n] bf16 activation (a few KB) over the CS-3 systems' links:
+    # 10 us + under 7,680 B / 150 GB/s (51 ns), once between the two wafers
+    hop_s = parallel["communication_s"]
+    assert hop_s == pytest.approx(10e-6, rel=0.01)
+    assert parallel["latency_s"] == pytest.approx(sum(mapping["stage_time_s"].values()) + hop_s)

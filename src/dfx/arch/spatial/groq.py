@@ -170,7 +170,12 @@ def split_ways(costed: CostedNode, costed_graph: CostedGraph, org: TspOrganisati
 
     A node whose inputs, outputs and weights do not fit one chip's SRAM (a large embedding or LM
     head) runs split over the chips holding its weights, as the chips' SRAM is the only memory.
+    A weight itself (a parameter placeholder) is 1: it stays in the SRAM of the chips that hold it,
+    and its users read it there; it is never gathered (a 262 MB embedding table's placeholder was
+    charged a 276 us gather over C2C per token, ahead of the first layer).
     """
+    if _is_state(costed.node):
+        return 1
     return max(1, math.ceil(working_set(costed, costed_graph) / org.sram_bytes))
 
 

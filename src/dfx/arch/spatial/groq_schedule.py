@@ -170,6 +170,8 @@ def _make_plan(costed: CostedGraph, org: TspOrganisation) -> TspPlan:
             working += sum(params[p].spec.nbytes for p in dict.fromkeys(node.params))
         ways = max(1, math.ceil(working / sram))  # groq.split_ways
         cost = cn.cost
+        if _is_state(node):  # groq.split_ways: a weight stays in the SRAM of the chips holding it
+            ways = 1
         if cost.flops == 0 and cost.bytes_read + cost.bytes_written == 0:  # no work: node_cycles' zeros
             cycles = new(NodeCycles)
             cycles.__dict__.update(name=name, slice=None, mxm=0, vxm=0, mem=0, c2c=0, fill=0)

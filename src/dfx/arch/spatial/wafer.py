@@ -19,6 +19,10 @@ whole wafer, its weights streamed from MemoryX::
 
     time_i = max(work_i / usable_cores, param_bytes_i / memoryx_bandwidth);   latency = sum(time_i)
 
+Over several wafers (``max_wafers > 1``) consecutive stages go to each wafer, as few wafers as the
+weights need and spread evenly over them (:func:`_wafer_groups`); a decode step's latency is the
+sum of the stage times plus a hop between wafers (:mod:`dfx.parallel.place`).
+
 A stage is a layer: the nodes sharing a module path (``q_proj``, ``mlp.fc1``), or a prefix of it
 (``stage_depth``). Nodes with no module path form the stage ``(top)``.
 """
@@ -253,17 +257,41 @@ def _allocate(works: Sequence[float], floors: Sequence[int], cores: int) -> list
     return [max(f, math.ceil(w / hi - 1e-9)) for w, f in zip(works, floors)]
 
 
-def _wafer_groups(floors: Sequence[int], usable: int) -> list[list[int]]:
-    """Stage indices per wafer: consecutive stages while their weights' cores fit one wafer."""
+def _greedy_groups(floors: Sequence[int], cap: int) -> list[list[int]]:
+    """Stage indices per wafer: consecutive stages while their weights' cores stay within ``cap``."""
     groups: list[list[int]] = [[]]
     used = 0
     for i, f in enumerate(floors):
-        if groups[-1] and used + f > usable:
+        if groups[-1] and used + f > cap:
             groups.append([])
             used = 0
         groups[-1].append(i)
         used += f
     return groups
+
+
+def _wafer_groups(floors: Sequence[int], usable: int) -> list[list[int]]:
+    """Stage indices per wafer: consecutive stages, as few wafers as the weights need, balanced.
+
+    The number of wafers is the greedy fill's (consecutive stages while their weights' cores fit
+    one wafer: the fewest a contiguous split allows). The stages are then split over that many
+    wafers so that the fullest wafer holds as few weight cores as possible (the smallest cap with
+    which the greedy fill still needs no more wafers, found by bisection): a model of 80 equal
+    layers on 4 wafers gets 20 a wafer, each wafer keeping the same spare cores for the stages
+    without weights (attention over the KV cache, norms), where filling wafers in turn left the
+    first three full (26 layers each, a few cores for a norm) and the last nearly empty.
+    """
+    groups = _greedy_groups(floors, usable)
+    if len(groups) <= 1 or max(floors) > usable:
+        return groups
+    lo, hi = max(floors), usable  # a cap below the largest stage cannot hold it; usable is feasible
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if len(_greedy_groups(floors, mid)) <= len(groups):
+            hi = mid
+        else:
+            lo = mid + 1
+    return _greedy_groups(floors, hi)
 
 
 def map_layers(stages: Sequence[StageWork], wafer: WaferCore, *, max_wafers: int = 1) -> WaferMapping:
