@@ -21,6 +21,7 @@ from dfx.ir import Graph
 from dfx.ir.spec import normalize_dtype
 from dfx.report.progress import step
 from dfx.request import (
+    DEFAULT_DTYPE,
     DEFAULT_EXECUTION_MODEL,
     DEFAULT_HARDWARE,
     DEFAULT_MODEL,
@@ -35,6 +36,7 @@ if TYPE_CHECKING:  # export records, imported where a record is built: a sweep n
 
 __all__ = [
     "Analysis",
+    "DEFAULT_DTYPE",
     "DEFAULT_EXECUTION_MODEL",
     "DEFAULT_HARDWARE",
     "DEFAULT_MODEL",

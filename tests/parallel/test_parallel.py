@@ -205,11 +205,11 @@ def test_evaluate_on_spreads_groq_over_the_chips_its_weights_need():
 
 
 def test_chips_and_parallel_must_agree():
-    from dfx.analysis import _split_request
+    from dfx.request import split_of
 
     with pytest.raises(DfxError, match="--chips 4 disagrees with --parallel tp=8"):
-        _split_request(4, "tp=8")
-    assert _split_request(8, "tp=8").chips == 8
+        split_of(4, "tp=8")
+    assert split_of(8, "tp=8").chips == 8
 
 
 def test_an_offchip_memory_of_unknown_size_holds_the_model_on_one_chip():

@@ -232,6 +232,7 @@ class Target:
                 "operator_times": getattr(arch, "times_operators", False),
             }
         )
+        operator_times = arch is not None and getattr(arch, "times_operators", False)
         calibrated = arch is None and machine_model is not None
         if calibrated:
             timer = machine_model(model is ExecutionModel.EAGER)
@@ -244,7 +245,7 @@ class Target:
             return None if per_op else self.eager_program(costed, profile)
 
         def compiled() -> dict[str, Any]:
-            if timer.get("operator_times") and not per_op:
+            if operator_times and not per_op:
                 fused = self.fused(costed, profile)
                 if fused is not None:
                     return {"program": fused[0], "finish": fused[1]}
