@@ -259,6 +259,7 @@ def analyze(
     routing: str | None = None,
     capacity_factor: float | None = None,
     cache: Any = None,
+    cores: int | None = None,
 ) -> Analysis:
     """Capture, cost and evaluate a model on hardware profiles.
 
@@ -314,6 +315,10 @@ def analyze(
     capacity_factor : float, optional
         Expert capacity on compile-time machines, ``ceil(factor * T * k / E)`` slots per expert
         (default 1.25; ``docs/compile.md``, "Mixtures of experts").
+    cores : int, optional
+        Run on this many of each profile's cores (:func:`dfx.hardware.restrict_to_cores`: their share of
+        peak, on-chip memory and bandwidth, and the off-chip bandwidth they can draw); default: the
+        whole chip. Each result's profile id then says so (``ibm-spyre-1of32``).
     cache : dfx.cache.CaptureCache, optional
         Read the forward graph of a model spec from this capture cache, and store a new capture in
         it (``dfx analyze`` passes one at the user's cache folder unless ``--no-cache``); default:
@@ -335,6 +340,10 @@ def analyze(
         dtype = DEFAULT_DTYPE
     hardware_ids = DEFAULT_HARDWARE if hardware is None else tuple(hardware)
     profiles = [_load(h) for h in hardware_ids]  # fail fast on a bad id, before capture
+    if cores is not None:  # part of each chip (--cores), refused before capture when out of range
+        from dfx.hardware import restrict_to_cores
+
+        profiles = [restrict_to_cores(p, cores) for p in profiles]
     model_name = _execution_model(execution_model)
     for p in profiles:  # and on a model a profile cannot run, before capture too
         check_execution_model(p, model_name)
