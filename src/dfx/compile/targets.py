@@ -8,6 +8,7 @@ graph compilers, which place operators so they stream into each other on chip.
 
 from __future__ import annotations
 
+from dfx.compile.decompose import decompose_pass, decompositions_for
 from dfx.compile.fusion import FusionRules, fusion_pass
 from dfx.compile.passes import Pass
 from dfx.compile.placement import placement_pass
@@ -95,4 +96,6 @@ def _pipeline(profile: HardwareProfile) -> tuple[Pass, ...]:
     fusion = (Pass("fusion", fusion_pass(fusion_rules_for(profile))),)
     if spatial_model(profile) is not None:
         fusion += (residency_pass,)
+    if decompositions_for(profile):  # TARGET: operators the compiler splits into kernels (dfx.compile.decompose)
+        fusion += (decompose_pass,)
     return fusion + (Pass("tiling", tiling_pass),) + LATE_PASSES
