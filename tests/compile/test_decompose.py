@@ -168,7 +168,7 @@ def test_cli_cores_1_eager_and_compiled_differ_and_compile_names_kernels_and_res
         assert list(hw) == ["ibm-spyre-1of32"]
         times[em] = hw["ibm-spyre-1of32"]["makespan_s"]
     assert times["eager"] == pytest.approx((8 * MIB + 4 * KIB) / 150e9)
-    assert times["compiled"] != pytest.approx(times["eager"])
+    assert times["compiled"] < times["eager"] / 2  # 2 of the 8 passes off chip, the rest in LX
     result = _dfx(
         "compile", spec, "--input-shape", "512,1024", "--dtype", "fp16", "--hw", "ibm-spyre", "--cores", "1", "--json"
     )

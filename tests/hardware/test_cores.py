@@ -19,9 +19,9 @@ def test_one_spyre_core_has_a_32nd_of_peak_and_its_own_scratchpad():
     assert one.peak_flop_per_s["int8"] == pytest.approx(300e12 / 32)
     assert one.compute.units == 2  # 64 corelets / 32 cores
     lx = one.level("LX")
-    # 64 MB of LX in 32 instances -> one core's 2 MB; 4.096 TB/s / 32 = 128 GB/s
+    # 64 MB of LX in 32 instances -> one core's 2 MB; 16.384 TB/s / 32 = 512 GB/s
     assert (lx.capacity_bytes, lx.instances) == (pytest.approx(2e6), 1)
-    assert lx.bandwidth_bytes_per_s == pytest.approx(128e9)
+    assert lx.bandwidth_bytes_per_s == pytest.approx(512e9)
     # LPDDR5: min(150 GB/s whole, 1 core x 150 GB/s a core can draw) = 150 GB/s; capacity unchanged
     off = one.off_chip_level()
     assert off.bandwidth_bytes_per_s == pytest.approx(150e9) and off.capacity_bytes == pytest.approx(112e9)

@@ -258,10 +258,6 @@ def _split(kernel: Kernel, node: CostedNode, d: Decomposition, compiled: bool, b
     steps = tuple(s for s in d.steps if not s.only_with or size.of(s.only_with))
     if steps[-1].writes != OUT:  # the optional last step is absent: the one before writes the output
         steps = steps[:-1] + (replace(steps[-1], writes=OUT),)
-    readers: dict[str, int] = {}
-    for s in steps:
-        for r in s.reads:
-            readers[r] = readers.get(r, 0) + 1
     kept = _residency(steps, size, compiled, budget)
     # the operator's boundary traffic (first read of each operand, the output's write) crosses off chip in
     # the share fusion left off chip for its kernel (1 in the eager program)
