@@ -82,12 +82,12 @@ def restrict_to_cores(profile: HardwareProfile, cores: int) -> HardwareProfile:
     changed = [f"peak_flop_per_s.{d}" for d in data["peak_flop_per_s"]] + ["compute.cores"]
     data["peak_flop_per_s"] = {d: v * share for d, v in data["peak_flop_per_s"].items()}
     compute = data["compute"]
-    compute["cores"] = cores if compute.get("cores") else None
-    if compute.get("usable_cores"):
+    compute["cores"] = cores if compute["cores"] else None
+    if compute["usable_cores"]:
         compute["usable_cores"] = cores
         compute["cores"] = max(cores, compute["cores"] or cores)  # the silicon's count stays >= the usable one
     for key in ("units", "vector_units"):
-        if compute.get(key):
+        if compute[key]:
             compute[key] = max(1, round(compute[key] * share))
             changed.append(f"compute.{key}")
     for level in data["memory"]:
@@ -105,17 +105,17 @@ def _restrict_level(level: dict[str, Any], share: float, cores: int) -> list[str
     if level["on_chip"]:
         paths = []
         for key in ("capacity_bytes", "bandwidth_bytes_per_s", "core_bandwidth_bytes_per_s"):
-            if level.get(key) and key != "core_bandwidth_bytes_per_s":
+            if level[key] and key != "core_bandwidth_bytes_per_s":
                 level[key] *= share
                 paths.append(f"memory.{name}.{key}")
-        if level.get("instances", 1) > 1:
+        if level["instances"] > 1:
             level["instances"] = max(1, round(level["instances"] * share))
             paths.append(f"memory.{name}.instances")
         return paths
-    whole = level.get("bandwidth_bytes_per_s")
+    whole = level["bandwidth_bytes_per_s"]
     if not whole:
         return []
-    per_core = level.get("core_bandwidth_bytes_per_s")
+    per_core = level["core_bandwidth_bytes_per_s"]
     level["bandwidth_bytes_per_s"] = min(whole, cores * per_core) if per_core else whole * share
     return [f"memory.{name}.bandwidth_bytes_per_s"]
 
