@@ -114,8 +114,8 @@ def test_importing_dfx_arch_pulls_in_no_roofline_or_costs():
 
 # --- one target per machine family (docs/architecture.md, "Targets") ---------------------------------
 
-FAMILY_KINDS = {"GPU", "TPU", "TSP", "WAFER", "DATAFLOW", "CPU"}
-KIND_VALUES = {"gpu", "tpu", "tsp", "wafer", "dataflow", "cpu"}
+FAMILY_KINDS = {"GPU", "TPU", "TSP", "WAFER", "SPYRE", "DATAFLOW", "CPU"}
+KIND_VALUES = {"gpu", "tpu", "tsp", "wafer", "spyre", "dataflow", "cpu"}
 # where a family may be named: the targets themselves, and the schema that defines the kinds
 FAMILY_HOMES = {"targets", "hardware"}
 

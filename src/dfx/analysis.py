@@ -259,6 +259,7 @@ def analyze(
     routing: str | None = None,
     capacity_factor: float | None = None,
     cache: Any = None,
+    cores: int | None = None,
 ) -> Analysis:
     """Capture, cost and evaluate a model on hardware profiles.
 
@@ -314,6 +315,10 @@ def analyze(
     capacity_factor : float, optional
         Expert capacity on compile-time machines, ``ceil(factor * T * k / E)`` slots per expert
         (default 1.25; ``docs/compile.md``, "Mixtures of experts").
+    cores : int, optional
+        Run on this many of each profile's cores (:func:`dfx.hardware.restrict_to_cores`: their share of
+        peak, on-chip memory and bandwidth, and the off-chip bandwidth they can draw); default: the
+        whole chip. Each result's profile id then says so (``ibm-spyre-1of32``).
     cache : dfx.cache.CaptureCache, optional
         Read the forward graph of a model spec from this capture cache, and store a new capture in
         it (``dfx analyze`` passes one at the user's cache folder unless ``--no-cache``); default:
@@ -354,6 +359,7 @@ def analyze(
         routing=routing,
         capacity_factor=capacity_factor,
         cache=cache,
+        cores=cores,
     )
     return run(request)
 

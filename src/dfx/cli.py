@@ -15,6 +15,7 @@ from dfx.errors import DfxError
 from dfx.limits import check_tokens
 from dfx.options import (
     CAPACITY_FACTOR_HELP,
+    CORES_HELP,
     INPUT_DTYPE_HELP,
     INPUT_SHAPE_HELP,
     MODEL_HELP,
@@ -134,6 +135,7 @@ def analyze(
     no_cache: bool = typer.Option(
         False, "--no-cache", help="Capture again, without reading or writing the capture cache (dfx cache info)."
     ),
+    cores: Optional[int] = typer.Option(None, "--cores", help=CORES_HELP),
 ) -> None:
     """Capture and cost MODEL, classify every node and predict the makespan on each profile."""
     from dfx.analysis import AnalyzeRequest, run
@@ -179,6 +181,7 @@ def analyze(
         routing=routing,
         capacity_factor=capacity_factor,
         cache=None if no_cache else CaptureCache(),
+        cores=cores,
     )
     analysis = with_progress(f"dfx analyze {model}", run)(request)
     doc = analysis.to_dict()

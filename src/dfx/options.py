@@ -13,6 +13,7 @@ from dfx.errors import DfxError
 
 __all__ = [
     "CAPACITY_FACTOR_HELP",
+    "CORES_HELP",
     "INPUT_DTYPE_HELP",
     "INPUT_SHAPE_HELP",
     "MODEL_HELP",
@@ -30,6 +31,11 @@ ROUTING_HELP = "MoE routing: uniform (default), zipf:S (skewed), or a JSON/CSV f
 CAPACITY_FACTOR_HELP = (
     "MoE expert capacity on compile-time machines: ceil(factor * tokens * k / E) slots per expert "
     "(default 1.25; docs/compile.md)."
+)
+# `--cores` of `dfx analyze` and `dfx compile` (dfx.hardware.restrict_to_cores).
+CORES_HELP = (
+    "Run on N of each machine's cores: their share of peak, on-chip memory and bandwidth, and the "
+    "off-chip bandwidth N cores can draw (default: the whole chip; docs/hardware.md, 'Part of a chip')."
 )
 
 

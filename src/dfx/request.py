@@ -109,13 +109,15 @@ class AnalyzeRequest:
         routing: str | None = None,
         capacity_factor: float | None = None,
         cache: Any = None,
+        cores: int | None = None,
     ) -> AnalyzeRequest:
         """The request :func:`dfx.analyze` is given (same parameters), checked before any capture.
 
         Raises
         ------
         DfxError
-            A profile that does not load, an execution model a profile cannot run, two profiles
+            A profile that does not load, ``cores`` outside a profile's core count, an execution
+            model a profile cannot run, two profiles
             with one id, ``chips`` disagreeing with ``parallel``, a bad routing or capacity factor, an
             optimizer without ``train``, inference options on a training step, a captured Graph or a
             storage-only dtype to train; each one line naming the value and the fix.
@@ -130,6 +132,10 @@ class AnalyzeRequest:
             dtype = DEFAULT_DTYPE
         hardware_ids = DEFAULT_HARDWARE if hardware is None else tuple(hardware)
         profiles = tuple(load(h) for h in hardware_ids)  # fail fast on a bad id, before capture
+        if cores is not None:  # part of each chip (--cores), refused before capture when out of range
+            from dfx.hardware import restrict_to_cores
+
+            profiles = tuple(restrict_to_cores(p, cores) for p in profiles)
         model_name = execution_model_of(execution_model)
         for p in profiles:  # and on a model a profile cannot run, before capture too
             target_for(p).check_execution_model(p, model_name)

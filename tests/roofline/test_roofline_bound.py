@@ -19,7 +19,7 @@ from dfx.roofline import Bound, classify, evaluate, ridge_points
         ("tpu-v5e", "bfloat16", "HBM", 240.54),  # 197e12 / 819e9
         ("tpu-v6e", "bfloat16", "HBM", 560.44),  # 918e12 / 1638e9
         ("spyre", "float16", "LPDDR5", 500.0),  # 75e12 / 150e9
-        ("spyre", "float16", "LX", 18.31),  # 75e12 / 4.096e12
+        ("spyre", "float16", "LX", 4.58),  # 75e12 / 16.384e12
         ("groq", "float16", "C2C", 391.67),  # 188e12 / 480e9
         ("groq", "float16", "SRAM", 2.35),  # 188e12 / 80e12
         ("cpu", "bfloat16", "DDR5", 354.82),  # 109e12 / 307.2e9

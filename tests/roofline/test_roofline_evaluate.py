@@ -51,7 +51,7 @@ def _spyre_gemm(build):
     # fp16 [512, 768] x [768, 768]: 2 * 512 * 768 * 768 = 603,979,776 FLOP;
     # (512*768 + 768*768 + 512*768) * 2 = 2,752,512 B; intensity 219.4 FLOP/B.
     # Spyre fp16 ridges: LPDDR5 75e12 / 150e9 = 500 (memory-bound off chip),
-    # LX 75e12 / 4.096e12 = 18.3 (compute-bound against the scratchpad).
+    # LX 75e12 / 16.384e12 = 4.58 (compute-bound against the scratchpad).
     a, b = TensorSpec((512, 768), "float16"), TensorSpec((768, 768), "float16")
     return build(
         [
@@ -86,10 +86,10 @@ def test_to_dict_layout(build):
     assert out["execution_model"] == "scratchpad"
     assert (out["off_chip_level"], out["on_chip_level"]) == ("LPDDR5", "LX")
     assert out["ridge_dtype"] == "float16"
-    assert out["ridge_flop_per_byte"] == pytest.approx({"LX": 18.310546875, "LPDDR5": 500.0})
-    # the roofs behind those ridges: 75 TFLOP/s fp16 over 150 GB/s = 500; over 4.096 TB/s = 18.31
+    assert out["ridge_flop_per_byte"] == pytest.approx({"LX": 4.57763671875, "LPDDR5": 500.0})
+    # the roofs behind those ridges: 75 TFLOP/s fp16 over 150 GB/s = 500; over 16.384 TB/s = 4.578
     assert out["peak_flop_per_s"] == pytest.approx(75e12)
-    assert out["bandwidth_bytes_per_s"] == pytest.approx({"LX": 4.096e12, "LPDDR5": 150e9})
+    assert out["bandwidth_bytes_per_s"] == pytest.approx({"LX": 16.384e12, "LPDDR5": 150e9})
     assert list(out["nodes"]) == ["a", "b", "mm", "relu"]  # graph order
     assert all(set(n) == NODE_KEYS for n in out["nodes"].values())
     assert out["bound_counts"] == {"compute": 1, "memory": 1, "none": 2}

@@ -71,8 +71,8 @@ def test_scratchpad_keeps_a_fitting_working_set_on_chip(build):
     costed = build([("x", (), (spec,), Cost(), ()), ("relu", ("x",), (spec,), Cost(524_288, 1_048_576, 1_048_576), ())])
     node = evaluate(costed, "spyre").node("relu")
     assert dict(node.bytes_by_level) == {"LX": 2_097_152, "LPDDR5": 0}
-    # 2,097,152 B / 4.096e12 B/s = 0.512 us; Spyre's per-op overhead is 0
-    assert node.memory_time_s == pytest.approx(0.512e-6)
+    # 2,097,152 B / 16.384e12 B/s = 0.128 us; Spyre's per-op overhead is 0
+    assert node.memory_time_s == pytest.approx(0.128e-6)
     assert node.time_s == node.memory_time_s
 
 
@@ -83,7 +83,7 @@ def test_scratchpad_spills_what_does_not_fit(build):
     costed = build([("x", (), (spec,), Cost(), ()), ("gelu", ("x",), (spec,), Cost(8 * n, 4 * n, 4 * n), ())])
     node = evaluate(costed, "spyre").node("gelu")
     assert dict(node.bytes_by_level) == {"LX": 64_000_000, "LPDDR5": 3_108_864}
-    # LX: 64e6 / 4.096e12 = 15.625 us; LPDDR5: 3,108,864 / 150e9 = 20.726 us; the slower level sets it
+    # LX: 64e6 / 16.384e12 = 3.906 us; LPDDR5: 3,108,864 / 150e9 = 20.726 us; the slower level sets it
     assert node.memory_time_s == pytest.approx(20.726e-6, abs=0.001e-6)
     assert node.bound is Bound.MEMORY
 

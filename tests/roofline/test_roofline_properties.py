@@ -31,6 +31,7 @@ from pathlib import Path
 import pytest
 
 from dfx.compile import compile_program
+from dfx.targets import eager_program
 from dfx.hardware import load_profile
 
 PROFILES = sorted(p.stem for p in (Path(__file__).resolve().parents[2] / "src/dfx/hardware/profiles").glob("*.yaml"))
@@ -120,9 +121,12 @@ def test_makespan_bounds_and_byte_order(costed, analyses, profile_id):
         assert r["weight_load_s"] == pytest.approx(costed.unique_parameter_bytes() / off.bandwidth_bytes_per_s)
     assert r["critical_path"]["time_s"] <= makespan * (1 + _REL)
     assert makespan <= r["serial_time_s"] * (1 + _REL)
-    eager_bytes = compile_program(costed, profile, passes=()).offchip_bytes
+    eager_bytes = eager_program(costed, profile).offchip_bytes
+    # the eager program moves every operator's traffic, and the intermediates of the operators the target
+    # splits into kernels (Spyre: dfx.compile.decompose), which compiled code keeps on chip where they fit
+    assert eager_bytes >= compile_program(costed, profile, passes=()).offchip_bytes
     if e is not None:
-        assert e["program"]["offchip_bytes"] == eager_bytes  # the eager program moves every operator's traffic
+        assert e["program"]["offchip_bytes"] == eager_bytes
     assert eager_bytes >= r["program"]["offchip_bytes"] >= compulsory, (
         eager_bytes,
         r["program"]["offchip_bytes"],

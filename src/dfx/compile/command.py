@@ -9,11 +9,11 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping, Optional
+from typing import TYPE_CHECKING, Any, List, Mapping, Optional
 
 import typer
 
-from dfx.options import CAPACITY_FACTOR_HELP, MODEL_HELP, ROUTING_HELP
+from dfx.options import CAPACITY_FACTOR_HELP, CORES_HELP, INPUT_SHAPE_HELP, MODEL_HELP, ROUTING_HELP, parse_input_shapes
 
 if TYPE_CHECKING:
     from dfx.schema.compile import CompileDoc
@@ -132,6 +132,8 @@ def compile_command(
         "--capacity-factor",
         help=CAPACITY_FACTOR_HELP,
     ),
+    cores: Optional[int] = typer.Option(None, "--cores", help=CORES_HELP),
+    input_shape: Optional[List[str]] = typer.Option(None, "--input-shape", help=INPUT_SHAPE_HELP),
 ) -> None:
     """Compile MODEL for one machine and show each compiler stage: fusion, tiling, placement, schedule."""
     from dfx.analysis import capture_spec, normalize_dtype_or_fail
@@ -142,6 +144,10 @@ def compile_command(
     from dfx.report.files import check_targets, write_outputs
 
     profile = load(hw)
+    if cores is not None:  # part of the chip (dfx.hardware.restrict_to_cores)
+        from dfx.hardware import restrict_to_cores
+
+        profile = restrict_to_cores(profile, cores)
     dtype_name = normalize_dtype_or_fail(dtype)
     if out is not None:
         check_targets(out, ["compile.json", "fusion.dot"], force=force)
@@ -155,7 +161,9 @@ def compile_command(
 
     moe_routing = parse_routing(routing)
     factor = check_capacity_factor(capacity_factor)
-    graph, _info = with_progress(f"dfx compile {model}", capture_spec)(model, batch=batch, seq=seq, dtype=dtype_name)
+    graph, _info = with_progress(f"dfx compile {model}", capture_spec)(
+        model, batch=batch, seq=seq, dtype=dtype_name, input_shapes=parse_input_shapes(input_shape)
+    )
     costed, moe = _lower_moe(annotate(graph), profile, moe_routing, factor)
     target = target_for(profile)
     program = with_progress(f"dfx compile {model}: compiling for {profile.id}", target.compile)(costed, profile)

@@ -84,6 +84,11 @@ class Kernel:
         Its time from its tiles' waves on the machine, per-kernel overhead included, where the
         tiling pass has a tile model for the target (the GPU's Triton programs, :mod:`dfx.arch.gpu`);
         ``None`` elsewhere.
+    compute_share : float
+        The fraction of its nodes' compute it does: 1 for a kernel running whole operators; a step of
+        an operator the target's compiler splits into several kernels does its FLOPs' share
+        (:mod:`dfx.compile.decompose`; several kernels then name one node). Not exported: the kernel's
+        ``flops`` say it.
     """
 
     name: str
@@ -102,6 +107,7 @@ class Kernel:
     region: str = ""
     tile_time_s: float | None = None
     tile_traffic_bytes: int = 0
+    compute_share: float = 1.0
 
     @property
     def bytes(self) -> int:

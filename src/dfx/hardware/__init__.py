@@ -6,6 +6,7 @@
 (989400000000000.0, 3350000000000.0)
 """
 
+from dfx.hardware.cores import restrict_to_cores
 from dfx.hardware.errors import HardwareProfileError
 from dfx.hardware.loader import list_profiles, load_profile, parse_profile, profile_ids
 from dfx.hardware.quick import is_quick_spec, quick_profile
@@ -47,4 +48,5 @@ __all__ = [
     "profile_ids",
     "is_quick_spec",
     "quick_profile",
+    "restrict_to_cores",
 ]

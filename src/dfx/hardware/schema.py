@@ -88,14 +88,16 @@ class Kind(str, Enum):
     """The machine family a profile describes; each has one target in :mod:`dfx.targets`.
 
     ``gpu``: SIMT GPUs (NVIDIA, AMD); ``tpu``: systolic-array chips compiled by XLA; ``tsp``: the
-    Groq Tensor Streaming Processor; ``wafer``: the Cerebras wafer-scale engine; ``dataflow``: other
-    scratchpad dataflow chips (IBM Spyre; a quick ``model=scratchpad`` profile); ``cpu``: host CPUs.
+    Groq Tensor Streaming Processor; ``wafer``: the Cerebras wafer-scale engine; ``spyre``: IBM Spyre;
+    ``dataflow``: other scratchpad dataflow chips (a quick ``model=scratchpad`` profile); ``cpu``: host
+    CPUs.
     """
 
     GPU = "gpu"
     TPU = "tpu"
     TSP = "tsp"
     WAFER = "wafer"
+    SPYRE = "spyre"
     DATAFLOW = "dataflow"
     CPU = "cpu"
 
@@ -167,6 +169,20 @@ class MemoryLevel(_Strict):
     on_chip: bool
     instances: Count = 1
     energy_per_byte_j: Optional[Joules] = None
+    # The bandwidth one core can draw from this level on its own (its load/store path, the bytes it can
+    # keep in flight); ``None``: unpublished, and a core's share is taken as bandwidth / cores
+    # (dfx.hardware.cores.restrict_to_cores, docs/hardware.md "Part of a chip")
+    core_bandwidth_bytes_per_s: Optional[BytesPerS] = None
+
+    @model_validator(mode="after")
+    def _check_core_bandwidth(self) -> MemoryLevel:
+        core, whole = self.core_bandwidth_bytes_per_s, self.bandwidth_bytes_per_s
+        if core is not None and whole is not None and core > whole:
+            raise ValueError(
+                f"core_bandwidth_bytes_per_s ({core:.4g} B/s) exceeds the level's bandwidth_bytes_per_s ({whole:.4g} B/s); "
+                "one core cannot draw more than the whole level"
+            )
+        return self
 
     @property
     def capacity_per_instance_bytes(self) -> float | None:
@@ -595,7 +611,13 @@ class HardwareProfile(_Strict):
         for dtype in self.energy_per_flop_j:
             yield f"energy_per_flop_j.{dtype}"
         for level in self.memory:
-            for key in ("capacity_bytes", "bandwidth_bytes_per_s", "instances", "energy_per_byte_j"):
+            for key in (
+                "capacity_bytes",
+                "bandwidth_bytes_per_s",
+                "instances",
+                "energy_per_byte_j",
+                "core_bandwidth_bytes_per_s",
+            ):
                 value = getattr(level, key)
                 if value is not None and not (key == "instances" and value == 1):
                     yield f"memory.{level.name}.{key}"

@@ -489,7 +489,8 @@ def _compiled(
     cp = result.critical_path
     kernel_nodes = {k.name: k.nodes for k in program.kernels}  # as the placed program's: passes keep them
     sinks = per_graph(costed, _sinks)
-    path = CriticalPath(cp.time_s, tuple(n for k in cp.nodes for n in kernel_nodes[k]) + sinks)
+    # a node split into several kernels (dfx.compile.decompose) is named once
+    path = CriticalPath(cp.time_s, tuple(dict.fromkeys(n for k in cp.nodes for n in kernel_nodes[k])) + sinks)
     span = cp.time_s
     work = result.serial_time_s
     ridge_dtype = normalize_dtype(_ridge_dtype(costed, dtype))

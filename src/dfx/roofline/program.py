@@ -161,7 +161,8 @@ class ProgramResult:
         by_name = {t.name: t for t in base}
         for k in self.kernels:
             if len(k.nodes) == 1:  # its whole time, as the share below gives it (x 1.0, exactly)
-                share[k.nodes[0]] = (k.bound, k.time_s * 1.0)
+                held = share.get(k.nodes[0])  # an operator split into several kernels: their times add
+                share[k.nodes[0]] = (k.bound, k.time_s * 1.0 + (held[1] if held else 0.0))
                 continue
             work = [max(0.0, by_name[n].time_s - by_name[n].overhead_s) if n in by_name else 0.0 for n in k.nodes]
             total = sum(work)
@@ -280,7 +281,9 @@ class _KernelClock:
 
     def _own_time(self, kernel: Kernel, compute: float) -> KernelTiming:
         """A kernel's time on its cores from its nodes' summed compute time (neither collective nor
-        operator-timed): its memory time from its own bytes, one launch's overhead."""
+        operator-timed): its memory time from its own bytes, one launch's overhead. A step of a split
+        operator does its share of the operator's compute (``Kernel.compute_share``)."""
+        compute *= kernel.compute_share
         time_s, memory, overhead = self._own_seconds(kernel, compute)
         if not (compute or memory):
             bound = Bound.NONE if not (kernel.flops or kernel.bytes) else Bound.COMPUTE
@@ -308,7 +311,7 @@ class _KernelClock:
             c = compute_s.get(n)
             if c is not None:
                 compute += c
-        return self._own_seconds(kernel, compute)[0]
+        return self._own_seconds(kernel, compute * kernel.compute_share)[0]
 
 
 def _timed(

@@ -2,7 +2,7 @@
 CPU behave as it does, in one place each.
 
 :func:`target_for` picks a profile's :class:`Target` from its ``kind`` (``gpu``, ``tpu``, ``tsp``,
-``wafer``, ``dataflow``, ``cpu``); compile, evaluate, analysis and parallel ask it and never test a
+``wafer``, ``spyre``, ``dataflow``, ``cpu``); compile, evaluate, analysis and parallel ask it and never test a
 kind or a vendor themselves (``tests/test_architecture.py``). Adding a machine family is one module
 here and one entry in :data:`TARGETS` (``docs/architecture.md``, "Adding a machine family").
 
@@ -22,6 +22,7 @@ from dfx.targets.base import UNFUSED_SKIPS, Target, clear_pipelines, weight_load
 from dfx.targets.cpu import CPU
 from dfx.targets.dataflow import DATAFLOW
 from dfx.targets.simt import SIMT
+from dfx.targets.spyre import SPYRE
 from dfx.targets.systolic import SYSTOLIC
 from dfx.targets.tsp import TSP
 from dfx.targets.wafer import WAFER
@@ -39,7 +40,7 @@ __all__ = [
 
 # Every family's target, by the profile kind it serves.
 TARGETS: MappingProxyType[Kind, Target] = MappingProxyType(
-    {t.kind: t for t in (SIMT, CPU, SYSTOLIC, TSP, WAFER, DATAFLOW)}
+    {t.kind: t for t in (SIMT, CPU, SYSTOLIC, TSP, WAFER, SPYRE, DATAFLOW)}
 )
 
 

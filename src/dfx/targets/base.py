@@ -109,6 +109,11 @@ class Target:
         :class:`dfx.compile.toolchain.ToolchainStage`\ s; ``()`` where dfx does not model them."""
         return ()
 
+    def late_fusion_passes(self, profile: HardwareProfile) -> tuple[Pass, ...]:
+        """Passes this family's compiler runs after fusion (and residency), before tiling: Spyre's
+        decompositions (:mod:`dfx.targets.spyre`); none by default. The eager program runs them too."""
+        return ()
+
     def core_memory(self, profile: HardwareProfile) -> CoreMemory:
         """One core's on-chip memory as this family's tiling sees it (:func:`dfx.compile.tiling.core_memory`)."""
         return core_memory(profile, self.simt)
@@ -130,6 +135,7 @@ class Target:
         passes: tuple[Pass, ...] = (Pass("fusion", fusion_pass(self.fusion_rules(profile))),)
         if self.keeps_weights_on_chip(profile):
             passes += (residency_pass_for(self.weights_resident),)
+        passes += self.late_fusion_passes(profile)
         passes += (tiling_pass_for(self.simt), placement_pass_for(self.grain), schedule_pass)
         if len(_PIPELINES) >= _PIPELINES_MAX:
             _PIPELINES.clear()

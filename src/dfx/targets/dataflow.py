@@ -1,4 +1,4 @@
-"""Scratchpad dataflow chips (IBM Spyre; a quick ``model=scratchpad`` profile): operators stream on chip.
+"""Scratchpad dataflow chips (a quick ``model=scratchpad`` profile; IBM Spyre builds on it): operators stream on chip.
 
 - **Compiler**: the dataflow rules (:class:`dfx.compile.rules.DataflowRules`): producer and consumer
   stream on chip while a region's intermediates fit the on-chip memory (Spyre: torch-spyre's
@@ -7,8 +7,8 @@
   tiles cut to each core's scratchpad (2 MB LX on Spyre).
 - Weights stay in off-chip memory (LPDDR5 on Spyre) and are read on every run.
 
-Groq's TSP (:mod:`dfx.targets.tsp`) and the Cerebras wafer (:mod:`dfx.targets.wafer`) share this
-compiler and add their own machine models.
+Groq's TSP (:mod:`dfx.targets.tsp`), the Cerebras wafer (:mod:`dfx.targets.wafer`) and IBM Spyre
+(:mod:`dfx.targets.spyre`) share this compiler and add their own machine models or passes.
 """
 
 from __future__ import annotations

@@ -32,8 +32,15 @@ def fusion_dot(program: CompileDoc, graph_doc: Mapping[str, Any]) -> str:
     """
     kernel_of = {n: k for k in program.kernels for n in k.nodes}
     lines = ["digraph compiled {", '  rankdir=TB; node [shape=box, style="rounded,filled", fontsize=10];']
-    for i, k in enumerate(program.kernels):
+    steps: dict[tuple[str, ...], list[Any]] = {}  # an operator the target splits: its kernels share its node
+    for k in program.kernels:
+        steps.setdefault(tuple(k.nodes), []).append(k)
+    for i, group in enumerate(steps.values()):
+        k = group[0]
         label = f"{k.name} ({k.kind}, {k.offchip_bytes} B off chip, {k.tiles} tiles)"
+        if len(group) > 1:
+            names = " -> ".join(s.name.rsplit(".", 1)[-1] for s in group)
+            label = f"{k.name.rsplit('.', 1)[0]}: {names} ({sum(s.offchip_bytes for s in group)} B off chip)"
         lines.append(
             f'  subgraph cluster_{i} {{ label={_q(label)}; style=filled; color="#888888"; '
             f"fillcolor={_q(_KIND_FILL.get(k.kind, '#ffffff'))};"

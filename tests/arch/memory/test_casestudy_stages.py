@@ -12,8 +12,11 @@ def _stages():
 
 def test_every_stage_is_walked_in_order_on_both_machines():
     stages = _stages()
-    assert [s["stage"] for s in stages] == ["lower", "fusion", "tiling", "placement", "schedule", "evaluate"]
-    assert all(set(s["machines"]) == {"google-tpu-v4", "ibm-spyre"} for s in stages)
+    order = ["lower", "fusion", "decompose", "tiling", "placement", "schedule", "evaluate"]
+    assert [s["stage"] for s in stages] == order
+    # Spyre's compiler splits softmax and norms (dfx.compile.decompose); XLA has no such pass
+    assert all(set(s["machines"]) == {"google-tpu-v4", "ibm-spyre"} for s in stages if s["stage"] != "decompose")
+    assert set(stages[2]["machines"]) == {"ibm-spyre"}
 
 
 def test_lowering_is_the_same_and_its_bytes_are_the_operators():

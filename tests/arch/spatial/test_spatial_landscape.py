@@ -41,7 +41,7 @@ def _save(data: dict, tmp_path: Path) -> Path:
 def test_six_dimensions_for_every_kind_of_device():
     land = landscape(load_profile(i) for i in SPREAD)
     assert list(DIMENSIONS) == SIX
-    assert {r.kind.value for r in land.rows} == {"gpu", "tpu", "tsp", "wafer", "dataflow", "cpu"}  # Kind
+    assert {r.kind.value for r in land.rows} == {"gpu", "tpu", "tsp", "wafer", "spyre", "cpu"}  # Kind
     doc = land.to_dict()
     assert doc["dimensions"] == SIX and list(doc["rows"]) == SPREAD
     for cells in doc["rows"].values():

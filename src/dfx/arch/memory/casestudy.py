@@ -305,6 +305,7 @@ def _array(profile: HardwareProfile) -> str:
 _CAUSES = {
     "lower": lambda p: "none: eager lowering is one kernel per operator on every machine",
     "fusion": lambda p: f"memory model {p.memory_model.value}, on chip {_level(p)}",
+    "decompose": lambda p: "operators its compiler splits into kernels (dfx.compile.decompose)",
     "tiling": lambda p: f"per-core on-chip memory {_level(p)}, matrix unit {_array(p)}",
     "placement": lambda p: f"compute.cores = {p.compute.cores}",
     "schedule": lambda p: f"scheduling commitment {p.scheduling.commitment.value}",
@@ -326,7 +327,9 @@ def compiler_stages(block: AttentionBlock, profiles: list[HardwareProfile]) -> l
     costed = annotate(attention_graph(block))
     results = {p.id: evaluate(costed, p, execution_model="compiled", program=compile_for(costed, p)) for p in profiles}
     by_id = {p.id: p for p in profiles}
-    names = list(dict.fromkeys(s.name for r in results.values() for s in r.program.program.stages))
+    # the longest pipeline first, so a pass only one target runs (Spyre's decompose) keeps its place
+    pipelines = sorted((r.program.program.stages for r in results.values()), key=len, reverse=True)
+    names = list(dict.fromkeys(s.name for stages in pipelines for s in stages))
     out = []
     before: dict[str, tuple[int, int, int]] = {pid: (0, 0, 0) for pid in results}
     for name in names:

@@ -157,7 +157,8 @@ def render_map(land: Landscape, fmt: str) -> bytes:
         "tpu": "tab:blue",
         "tsp": "tab:red",
         "wafer": "tab:orange",
-        "dataflow": "tab:purple",
+        "spyre": "tab:purple",
+        "dataflow": "tab:brown",
         "cpu": "tab:gray",
     }
     fig, ax = plt.subplots(figsize=(8, 6.5))
