@@ -300,8 +300,10 @@ def analyze(
         the fewest chips that hold it (``docs/parallel.md``). Each result then reports ``chips``
         and a per-chip timeline under ``parallel``, and its latency is the split's.
     runtime : str, optional
-        Time nodes as that runtime runs each profile (its ``runtimes`` entry: achieved fractions
-        of peak, fixed cost per kernel; ``docs/hardware.md``); default: the ideal roofline.
+        Time nodes and kernels as that runtime runs each profile (its ``runtimes`` entry: achieved
+        fractions of peak, fixed cost per kernel; ``docs/hardware.md``), as ``--runtime``; ``"ideal"``:
+        the ideal roofline; default: each profile's ``default_runtime`` (GPUs: ``back-to-back``,
+        kernels queued from a framework), the ideal roofline where it has none.
     train : bool
         Analyse one training step instead of the forward pass: the joint forward + backward graph
         as torch.compile's AOTAutograd traces it, plus the optimizer's fused step
@@ -338,6 +340,7 @@ def analyze(
     model_name = _execution_model(execution_model)
     for p in profiles:  # and on a model a profile cannot run, before capture too
         check_execution_model(p, model_name)
+        p.runtime_name(runtime)  # and on a runtime it does not have
     _check_distinct_ids(profiles)
     split = _split_request(chips, parallel)
     from dfx.compile.moe import attach_moe, check_capacity_factor, lower_moe
@@ -630,7 +633,8 @@ def evaluate_on(
     carries its eager numbers under ``eager``, so the report shows both. ``split`` (a
     :class:`dfx.parallel.ParallelPlan` or a chip count; ``None``: the fewest chips that hold the
     model) spreads the result over chips (:func:`dfx.parallel.place`); ``runtime`` names the
-    profile's runtime whose achieved fractions time the nodes (``None``: the ideal roofline).
+    profile's runtime whose achieved fractions time the nodes and kernels (``None``: the profile's
+    ``default_runtime``; ``"ideal"``: the ideal roofline; :meth:`dfx.hardware.HardwareProfile.runtime_name`).
     ``eager=False`` leaves a compiled GPU's eager numbers out (a second evaluation no latency reads;
     ``dfx sweep`` wants only the latency).
 
@@ -639,9 +643,9 @@ def evaluate_on(
 
     Eager is the unfused program (:func:`dfx.compile.eager_program`) on the same kernel model as the
     compiled one. It stays the per-operator model (one operator at a time on the whole machine) with
-    ``per_operator`` (``dfx validate``, which compares measured operators), under a ``runtime``, and
-    on a calibrated profile: their fractions, fixed costs and tables were measured per operator, and
-    the kernel model does not take them yet (``docs/compile.md``).
+    ``per_operator`` (``dfx validate``, which compares measured operators) and on a calibrated profile:
+    its tables were measured per operator, and the kernel model does not take them yet
+    (``docs/compile.md``). A runtime's fractions and fixed cost per kernel time both models.
     """
     return place_on(
         evaluate_one_chip(
@@ -717,6 +721,7 @@ def evaluate_one_chip(
     model = _execution_model(execution_model)
     if not per_operator:
         check_execution_model(profile, model)
+    runtime = profile.runtime_name(runtime)  # None: the profile's default_runtime; "ideal": none
     arch = arch_model_for(profile)
     timer = (
         {}
@@ -733,7 +738,7 @@ def evaluate_one_chip(
     extras = {} if arch is None else dict(arch.extras(costed, profile))
     if model is ExecutionModel.COMPILED and weights_resident(costed, profile):
         extras["weight_load_s"] = weight_load_s(costed, profile)  # once, before the steady state quoted
-    per_op = per_operator or runtime is not None or calibrated
+    per_op = per_operator or calibrated
 
     def unfused():
         return None if per_op else eager_program(costed, profile)

@@ -13,7 +13,7 @@ from rich.console import Console
 
 from dfx.errors import DfxError
 from dfx.limits import check_tokens
-from dfx.options import CAPACITY_FACTOR_HELP, ROUTING_HELP, parse_input_shapes
+from dfx.options import CAPACITY_FACTOR_HELP, ROUTING_HELP, RUNTIME_HELP, parse_input_shapes
 from dfx.report.out import stdout as _out
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="dfx, the dataflow explorer.")
@@ -131,6 +131,7 @@ def analyze(
     no_cache: bool = typer.Option(
         False, "--no-cache", help="Capture again, without reading or writing the capture cache (dfx cache info)."
     ),
+    runtime: Optional[str] = typer.Option(None, "--runtime", help=RUNTIME_HELP),
 ) -> None:
     """Capture and cost MODEL, classify every node and predict the makespan on each profile."""
     from dfx.analysis import analyze as run_analyze
@@ -176,6 +177,7 @@ def analyze(
         routing=routing,
         capacity_factor=capacity_factor,
         cache=None if no_cache else CaptureCache(),
+        runtime=runtime,
     )
     doc = analysis.to_dict()
     if out is not None:

@@ -11,10 +11,16 @@ from typing import List, Optional
 
 from dfx.errors import DfxError
 
-__all__ = ["CAPACITY_FACTOR_HELP", "ROUTING_HELP", "parse_input_shapes"]
+__all__ = ["CAPACITY_FACTOR_HELP", "ROUTING_HELP", "RUNTIME_HELP", "parse_input_shapes"]
 
 # The mixture-of-experts options of `dfx analyze` and `dfx compile`.
 ROUTING_HELP = "MoE routing: uniform (default), zipf:S (skewed), or a JSON/CSV file of per-expert token counts (docs/cost-model.md)."
+# The runtime option of `dfx analyze`, `dfx compile` and `dfx serve` (HardwareProfile.runtime_name).
+RUNTIME_HELP = (
+    "Time kernels as this runtime of the profile runs them (achieved fractions of peak, fixed cost per kernel; "
+    "`dfx hw show ID` lists them), or ideal (the ideal roofline). Default: each profile's default runtime "
+    "(GPUs: back-to-back, kernels queued from a framework)."
+)
 CAPACITY_FACTOR_HELP = (
     "MoE expert capacity on compile-time machines: ceil(factor * tokens * k / E) slots per expert "
     "(default 1.25; docs/compile.md)."

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Optional
 
 import typer
 
-from dfx.options import CAPACITY_FACTOR_HELP, ROUTING_HELP
+from dfx.options import CAPACITY_FACTOR_HELP, ROUTING_HELP, RUNTIME_HELP
 
 if TYPE_CHECKING:
     from dfx.schema.compile import CompileDoc
@@ -84,7 +84,7 @@ def _print_inductor(inductor: Mapping[str, Any], console: Any) -> None:
         console.print(f"    {line}", highlight=False)
 
 
-def _lower_moe(costed: Any, profile: Any, routing: Any, factor: float) -> tuple[Any, Any]:
+def _lower_moe(costed: Any, profile: Any, routing: Any, factor: float, runtime: str | None = None) -> tuple[Any, Any]:
     """The graph as ``profile``'s target runs its MoE layers, and the lowering's record with its times
     (the expert kernels timed as ``dfx analyze`` times them); ``(costed, None)`` without MoE layers."""
     from dfx.analysis import evaluate_on
@@ -95,7 +95,7 @@ def _lower_moe(costed: Any, profile: Any, routing: Any, factor: float) -> tuple[
     lowered, moe = lower_moe(costed, profile, routing, factor)
     if moe is None:
         return costed, None
-    timed = attach_moe(evaluate_on(lowered, profile, split=1), lowered, moe)
+    timed = attach_moe(evaluate_on(lowered, profile, split=1, runtime=runtime), lowered, moe)
     return lowered, MoeRecord.from_dict(dict(timed.extras["moe"]), ANALYSIS_SCHEMA, "moe")
 
 
@@ -121,6 +121,7 @@ def compile_command(
         "--capacity-factor",
         help=CAPACITY_FACTOR_HELP,
     ),
+    runtime: Optional[str] = typer.Option(None, "--runtime", help=RUNTIME_HELP),
 ) -> None:
     """Compile MODEL for one machine and show each compiler stage: fusion, tiling, placement, schedule."""
     from dfx.analysis import _load, capture_spec, normalize_dtype_or_fail
@@ -131,6 +132,7 @@ def compile_command(
     from dfx.report.files import check_targets, write_outputs
 
     profile = _load(hw)
+    profile.runtime_name(runtime)  # an unknown runtime fails before capture
     dtype_name = normalize_dtype_or_fail(dtype)
     if out is not None:
         check_targets(out, ["compile.json", "fusion.dot"], force=force)
@@ -145,7 +147,7 @@ def compile_command(
     moe_routing = parse_routing(routing)
     factor = check_capacity_factor(capacity_factor)
     graph, _info = with_progress(f"dfx compile {model}", capture_spec)(model, batch=batch, seq=seq, dtype=dtype_name)
-    costed, moe = _lower_moe(annotate(graph), profile, moe_routing, factor)
+    costed, moe = _lower_moe(annotate(graph), profile, moe_routing, factor, runtime)
     program = with_progress(f"dfx compile {model}: compiling for {profile.id}", compile_program)(costed, profile)
     record = program.to_record()
     if moe is not None:
@@ -162,7 +164,9 @@ def compile_command(
         from dfx.analysis import Analysis, evaluate_on
         from dfx.sim.program_trace import write_trace
 
-        line = write_trace(trace, Analysis(costed, (evaluate_on(costed, profile),), _info).to_dict(), force=force)
+        line = write_trace(
+            trace, Analysis(costed, (evaluate_on(costed, profile, runtime=runtime),), _info).to_dict(), force=force
+        )
         typer.echo(line, err=True)
     if out is not None:
         from dfx.viz.dot import graphviz_available, render_dot

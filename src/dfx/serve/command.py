@@ -70,7 +70,9 @@ def serve(
     weight_dtype: Optional[str] = typer.Option(None, "--weight-dtype", help="Weight storage (fp8, int8, int4...)."),
     kv_dtype: Optional[str] = typer.Option(None, "--kv-dtype", help="KV-cache storage."),
     runtime: Optional[str] = typer.Option(
-        None, "--runtime", help="Time kernels as a profile's runtime runs them (e.g. back-to-back); default: ideal."
+        None,
+        "--runtime",
+        help="Time kernels as a profile's runtime runs them (e.g. back-to-back), or ideal; default: each profile's default runtime (dfx hw show).",
     ),
     slo: Optional[str] = typer.Option(None, "--slo", help="Goodput targets, e.g. ttft=200ms,tpot=50ms."),
     out: Optional[Path] = typer.Option(None, "--out", help="Write serving.json and the pictures into this folder."),
