@@ -141,7 +141,7 @@ class HardwareResult:
         """This result as the document's ``hardware.<id>`` record (:mod:`dfx.schema.analysis`).
 
         ``extras`` (what an architecture model or :mod:`dfx.parallel` adds) go in as they are;
-        ``eager``, ``chips`` and ``parallel`` among them are typed by the record.
+        ``eager``, ``chips``, ``parallel`` and ``runtime`` among them are typed by the record.
         """
         from dfx.schema.analysis import (
             CriticalPathRecord,
@@ -161,6 +161,7 @@ class HardwareResult:
         parallel = extras.pop("parallel", None)
         recompute = extras.pop("recompute", None)
         moe = extras.pop("moe", None)
+        runtime = extras.pop("runtime", None)
         return HardwareRecord(
             id=self.profile.id,
             execution_model=self.execution_model.value,
@@ -195,6 +196,7 @@ class HardwareResult:
             if recompute is None
             else RecomputeRecord.from_dict(recompute, ANALYSIS_SCHEMA, f"hardware.{self.profile.id}.recompute"),
             moe=None if moe is None else MoeRecord.from_dict(moe, ANALYSIS_SCHEMA, f"hardware.{self.profile.id}.moe"),
+            runtime=runtime,
             extras=MappingProxyType(extras),
         )
 
