@@ -1,32 +1,41 @@
 """Benchmark: dfx's predictions against published measurements (``../shared/reality/train.csv``).
 
-Every row dfx can express is predicted the way the row was measured (the op and its shapes, the
-runtime that timed it, the chips it ran on) and printed as predicted / measured. A row dfx cannot
-express yet says why. Nothing here is fitted to a row: the runtimes' achieved fractions and fixed
-costs come from the profiles (``runtimes:``), each with its own source (docs/validation.md,
-"Published measurements").
+Every row dfx can express is asked as a user asks it: the ``dfx`` command line (``dfx analyze``,
+``dfx capacity``, ``dfx serve``) with the defaults a user gets and only the flags the row's source
+states (its model, shapes, precision, chips, engine settings), run in-process through the CLI itself
+with ``--json``; the row's number is read from that document and printed as predicted / measured,
+beside the command that reproduces it. Where a row needs a flag whose default the source contradicts
+(a runtime other than the profile's default, an execution model), its note says which and why. A
+row dfx cannot express yet says why. Nothing here is fitted to a row: the runtimes' achieved
+fractions and fixed costs come from the profiles (``runtimes:``, ``default_runtime``), each with its
+own source (docs/validation.md, "Published measurements").
 
 Usage: python bench/bench_reality.py [--csv PATH] [--markdown] [--only ID_PREFIX]
 ``--markdown`` prints the table for docs/validation.md. This is a benchmark, not a test: it prints
-numbers and asserts nothing (tests/test_reality_ops.py holds the op-level rows to 1.5x).
+numbers and asserts nothing (tests/roofline/test_reality_ops.py holds the op-level rows to 1.5x).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
+import io
+import json
 import math
+import os
+import shlex
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_CSV = next(  # ../shared/reality/train.csv beside the checkout (or a worktree's parent's)
     (p / "shared" / "reality" / "train.csv" for p in ROOT.parents if (p / "shared" / "reality" / "train.csv").exists()),
     ROOT.parent / "shared" / "reality" / "train.csv",
 )
-CONFIGS = Path(__file__).resolve().parent / "configs"
+CONFIGS = "bench/configs"  # model configs and single-op models, relative to the checkout (commands run there)
 # Published MoE measurements this project found (same columns as train.csv), read after it by default.
 MOE_CSV = Path(__file__).resolve().parent / "reality_moe.csv"
 # Published serving measurements this project found beyond train.csv's (same columns), read after them.
@@ -36,241 +45,273 @@ GOAL_RATIO = 1.5  # issue 15: every expressible row within 1.5x of the measured 
 
 @dataclass(frozen=True)
 class Prediction:
-    """One row's prediction, in the row's own unit, and how dfx got it."""
+    """One row's prediction, in the row's own unit, how dfx got it, and the command that reproduces it."""
 
     value: float
     how: str
+    command: str = ""
 
 
-# -- op-level rows: one op captured on meta tensors, timed as the runtime that measured it ----------
-def _op_latency_s(module, shapes, dtype: str, hw: str, runtime: str) -> float:
-    import torch
-
-    from dfx.capture import capture
-    from dfx.costs import annotate
-    from dfx.roofline import evaluate
-
-    torch_dtype = {"fp16": torch.float16, "bf16": torch.bfloat16}[dtype]
-    args = tuple(torch.empty(s, dtype=torch_dtype, device="meta") for s in shapes)
-    return evaluate(annotate(capture(module, args)), hw, runtime=runtime).latency_s
-
-
-def _matmul():
-    import torch
-
-    class MatMul(torch.nn.Module):
-        def forward(self, a, b):
-            return a @ b
-
-    return MatMul()
+# -- asking dfx as a user does: the CLI in-process, its --json document back ----------------------------
+@contextlib.contextmanager
+def _in_checkout():
+    """Run in the checkout, where the commands' relative paths (bench/configs/...) resolve."""
+    before = os.getcwd()
+    os.chdir(ROOT)
+    try:
+        yield
+    finally:
+        os.chdir(before)
 
 
-def _softmax():
-    import torch
+@cache
+def run_dfx(argv: tuple[str, ...]) -> dict:
+    """``dfx *argv --json`` run in-process through the CLI (typer's command, as ``dfx`` runs it), its
+    document parsed; the same arguments are asked once per bench run."""
+    import typer
 
-    class Softmax(torch.nn.Module):
-        def forward(self, x):
-            return torch.softmax(x, dim=-1)
+    from dfx.cli import app
 
-    return Softmax()
-
-
-def gemm_ms(m: int, k: int, n: int, hw: str, runtime: str, dtype: str = "fp16") -> float:
-    """``[m, k] x [k, n]`` in milliseconds."""
-    return 1e3 * _op_latency_s(_matmul(), [(m, k), (k, n)], dtype, hw, runtime)
-
-
-def softmax_ms(rows: int, cols: int, hw: str, runtime: str, dtype: str = "fp16") -> float:
-    return 1e3 * _op_latency_s(_softmax(), [(rows, cols)], dtype, hw, runtime)
+    out = io.StringIO()
+    with _in_checkout(), contextlib.redirect_stdout(out):
+        typer.main.get_command(app)([*argv, "--json"], standalone_mode=False, prog_name="dfx")
+    return json.loads(out.getvalue())
 
 
-# LLMCompass times one op from PyTorch with a synchronisation around it (ae/figure5/*/real_hardware).
-_TIMED = "pytorch-eager-timed"
-# mamf-finder.py times many matmuls queued back to back between two CUDA events.
-_QUEUED = "back-to-back"
+def command_line(argv: tuple[str, ...]) -> str:
+    """The shell command a user types (from the checkout) for ``argv``."""
+    return "dfx " + shlex.join(argv)
+
+
+def ask(argv: tuple[str, ...], read: Callable[[dict], float], how: str) -> Prediction:
+    """The row's number as ``read`` finds it in ``dfx *argv --json``; ``how`` may use ``{doc}`` fields
+    through a callable."""
+    doc = run_dfx(argv)
+    return Prediction(read(doc), how(doc) if callable(how) else how, command_line(argv))
+
+
+def _makespan_s(doc: dict, hw: str) -> float:
+    return doc["hardware"][hw]["makespan_s"]
+
+
+def _metric(doc: dict, hw: str, key: str) -> float:
+    return doc["inference"]["profiles"][hw][key]
+
+
+# -- op-level rows: one op as a file model (bench/configs/ops.py) -----------------------------------
+A100 = "nvidia-a100-sxm-80gb"
+H100 = "nvidia-h100-sxm"
+# LLMCompass times one op from PyTorch eager with a synchronisation around it (ae/figure5/*/real_hardware):
+# not the profile's default runtime (kernels queued back to back), so the row names both.
+_TIMED = ("--execution-model", "eager", "--runtime", "pytorch-eager-timed")
+_TIMED_NOTE = (
+    "non-default --execution-model eager --runtime pytorch-eager-timed: LLMCompass times one op from "
+    "PyTorch eager with a device synchronisation around it (its real_hardware scripts)"
+)
+
+
+def gemm_argv(m: int, k: int, n: int, hw: str, dtype: str = "fp16", flags: tuple[str, ...] = _TIMED) -> tuple:
+    """``dfx analyze`` of ``[m, k] x [k, n]`` (one ``aten.mm``) on ``hw``."""
+    shapes = ("--input-shape", f"{m},{k}", "--input-shape", f"{k},{n}")
+    return ("analyze", f"{CONFIGS}/ops.py:MatMul", *shapes, "--dtype", dtype, "--hw", hw, *flags)
+
+
+def softmax_argv(rows: int, cols: int, hw: str, dtype: str = "fp16", flags: tuple[str, ...] = _TIMED) -> tuple:
+    """``dfx analyze`` of a softmax over the rows of ``[rows, cols]`` (one ``aten._softmax``) on ``hw``."""
+    shape = ("--input-shape", f"{rows},{cols}")
+    return ("analyze", f"{CONFIGS}/ops.py:Softmax", *shape, "--dtype", dtype, "--hw", hw, *flags)
+
+
+def _hw_id(hw: str) -> str:
+    from dfx.hardware import load_profile
+
+    return load_profile(hw).id
+
+
+def gemm_ms(m: int, k: int, n: int, hw: str, runtime: str | None = None, dtype: str = "fp16") -> float:
+    """``[m, k] x [k, n]`` in milliseconds, as ``dfx analyze`` prints it (eager under ``runtime``; ``None``:
+    the command's defaults)."""
+    flags = () if runtime is None else ("--execution-model", "eager", "--runtime", runtime)
+    return 1e3 * _makespan_s(run_dfx(gemm_argv(m, k, n, hw, dtype, flags)), _hw_id(hw))
+
+
+def softmax_ms(rows: int, cols: int, hw: str, runtime: str | None = None, dtype: str = "fp16") -> float:
+    flags = () if runtime is None else ("--execution-model", "eager", "--runtime", runtime)
+    return 1e3 * _makespan_s(run_dfx(softmax_argv(rows, cols, hw, dtype, flags)), _hw_id(hw))
+
+
+def _op_ms(argv: tuple, hw: str, how: str) -> Prediction:
+    return ask(argv, lambda d: 1e3 * _makespan_s(d, hw), how)
 
 
 def _llmc_gemm_big(row) -> Prediction:
-    return Prediction(gemm_ms(8192, 4096, 4096, row["hardware"], _TIMED), f"aten.mm on A100, runtime {_TIMED}")
+    return _op_ms(gemm_argv(8192, 4096, 4096, A100), A100, f"aten.mm fp16; {_TIMED_NOTE}")
 
 
 def _llmc_gemm_tiny(row) -> Prediction:
-    return Prediction(gemm_ms(8192, 64, 64, row["hardware"], _TIMED), f"aten.mm on A100, runtime {_TIMED}")
+    return _op_ms(gemm_argv(8192, 64, 64, A100), A100, f"aten.mm fp16, launch-bound; {_TIMED_NOTE}")
 
 
 def _llmc_softmax(row) -> Prediction:
-    return Prediction(softmax_ms(4096, 4096, row["hardware"], _TIMED), f"aten._softmax, runtime {_TIMED}")
+    return _op_ms(softmax_argv(4096, 4096, A100), A100, f"aten._softmax fp16; {_TIMED_NOTE}")
 
 
 def _llmc_w1(row) -> Prediction:
     # one TP-4 shard of GPT-3's W1 at batch 8 decode: [8 x 12288] x [12288 x 12288] (d_model x 4d / 4)
-    return Prediction(
-        gemm_ms(8, 12288, 12288, row["hardware"], _TIMED), f"aten.mm, weight-read bound, runtime {_TIMED}"
-    )
+    return _op_ms(gemm_argv(8, 12288, 12288, A100), A100, f"aten.mm fp16, weight-read bound; {_TIMED_NOTE}")
 
 
 def _mamf_h100(row) -> Prediction:
+    # mamf-finder.py queues the matmuls back to back between two CUDA events: the H100's default runtime
     m, n, k = 2048, 2048, 13312
-    seconds = gemm_ms(m, k, n, row["hardware"], _QUEUED, dtype="bf16") / 1e3
-    return Prediction(2 * m * n * k / seconds / 1e12, f"aten.mm bf16, runtime {_QUEUED}")
+    return ask(
+        gemm_argv(m, k, n, H100, dtype="bf16", flags=()),
+        lambda d: 2 * m * n * k / _makespan_s(d, H100) / 1e12,
+        "aten.mm bf16; defaults (compiled, runtime back-to-back: mamf-finder queues its matmuls back to back)",
+    )
 
 
 # -- deployment rows: chips or systems the weights need (dfx capacity) ------------------------------
-def _chips_needed(model: str, hw: str) -> int:
-    from dfx.arch.memory.api import model_capacity
-
-    return model_capacity(model, hw, dtype="bf16", batch=1, seq=1).chips_needed
-
-
 def _groq_chips(row) -> Prediction:
-    return Prediction(_chips_needed("hf:llama-2-70b", "groq-lpu"), "dfx capacity: bf16 weights / 220 MiB SRAM per chip")
+    argv = ("capacity", "hf:llama-2-70b", "--hw", "groq-lpu", "--dtype", "bf16")
+    return ask(argv, lambda d: d["chips_needed"], "dfx capacity: bf16 weights, KV cache and activations / 220 MiB")
 
 
 def _cs3_systems(row) -> Prediction:
-    model = f"hf:{CONFIGS / 'llama-3.1-70b.json'}"
-    return Prediction(_chips_needed(model, "cerebras-wse-3"), "dfx capacity: bf16 weights / 44 GB SRAM per wafer")
+    argv = ("capacity", f"hf:{CONFIGS}/llama-3.1-70b.json", "--hw", "cerebras-wse-3", "--dtype", "bf16")
+    return ask(
+        argv,
+        lambda d: d["chips_needed"],
+        "dfx capacity: bf16 weights, KV cache and activations at the config's 131,072 tokens / 44 GB SRAM per wafer",
+    )
 
 
-# -- model rows: a phase of a causal decoder (dfx.inference), eager kernels queued back to back -------
-def _phase(model: str, hw: str, *, runtime: str | None = _QUEUED, execution_model: str | None = "eager", **kwargs):
-    """A phase's metrics and result; ``execution_model=None`` for Groq and Cerebras, which have no eager
-    runtime (dfx refuses 'eager' there: their architecture models time every operator in the compiler's
-    schedule)."""
-    from dfx.analysis import analyze
+# -- model rows: a phase of a causal decoder (dfx analyze --phase), the defaults otherwise -----------
+def _phase_row(argv: tuple, hw: str, key: str, scale: float, how: str | Callable[[dict], str]) -> Prediction:
+    return ask(argv, lambda d: scale * _metric(d, hw, key), how)
 
-    a = analyze(model, hardware=[hw], execution_model=execution_model, runtime=runtime, **kwargs)
-    return a.inference.metrics(a.hardware[0].profile.id), a.hardware[0]
+
+def _chips(doc: dict, hw: str) -> Any:
+    return doc["hardware"][hw].get("chips")
 
 
 def _ft_gpt67(row) -> Prediction:
-    m, _ = _phase(
-        f"hf:{CONFIGS / 'gpt-6.7b.json'}", row["hardware"], phase="generate", prompt_len=128, output_len=8, dtype="fp16"
-    )
-    return Prediction(1e3 * m.total_s, f"generate 128 + 8, fp16, eager, runtime {_QUEUED}")
+    argv = ("analyze", f"hf:{CONFIGS}/gpt-6.7b.json", "--phase", "generate", "--prompt-len", "128")
+    argv += ("--output-len", "8", "--dtype", "fp16", "--hw", A100)
+    return _phase_row(argv, A100, "total_s", 1e3, "generate 128 + 8, fp16; defaults (compiled, back-to-back)")
 
 
 def _trt_ttft(row) -> Prediction:
-    m, _ = _phase("hf:llama-2-7b", row["hardware"], phase="prefill", prompt_len=128, dtype="fp16")
-    return Prediction(1e3 * m.ttft_s, f"prefill 128, fp16, eager, runtime {_QUEUED}")
+    argv = ("analyze", "hf:llama-2-7b", "--phase", "prefill", "--prompt-len", "128", "--dtype", "fp16", "--hw", A100)
+    return _phase_row(argv, A100, "ttft_s", 1e3, "prefill 128, fp16; defaults (compiled, back-to-back)")
 
 
 def _trt_b384(row) -> Prediction:
-    m, _ = _phase(
-        "hf:llama-2-7b", row["hardware"], phase="generate", prompt_len=128, output_len=128, batch=384, dtype="fp16"
+    argv = ("analyze", "hf:llama-2-7b", "--phase", "generate", "--prompt-len", "128", "--output-len", "128")
+    argv += ("--batch", "384", "--dtype", "fp16", "--hw", A100)
+    return _phase_row(
+        argv,
+        A100,
+        "tokens_per_s",
+        1.0,
+        lambda d: (
+            f"generate 128 + 128 at batch 384, fp16, {_chips(d, A100)} chip(s); defaults (compiled, back-to-back)"
+        ),
     )
-    return Prediction(m.tokens_per_s, f"generate 128 + 128 at batch 384, fp16, eager, runtime {_QUEUED}")
 
 
 def _bert(row) -> Prediction:
-    from dfx.analysis import analyze
+    # TensorRT compiles the encoder into fused kernels: the default compiled execution model, whose GPU
+    # tiling pass times each small GEMM ([128 x 768] x [768 x 768]) by the waves of tiles it fills the SMs with
+    hw = "nvidia-a100-sxm4-40gb"
+    argv = ("analyze", "hf:bert-base-uncased", "--seq", "128", "--dtype", "fp16", "--hw", hw)
+    return _op_ms(argv, hw, "encoder forward, seq 128, fp16; defaults (compiled: fused, tile waves; back-to-back)")
 
-    # TensorRT compiles the encoder into fused kernels: the compiled execution model, whose GPU tiling
-    # pass times each small GEMM ([128 x 768] x [768 x 768]) by the waves of tiles it fills the SMs with
-    a = analyze(
-        "hf:bert-base-uncased",
-        hardware=["nvidia-a100-sxm4-40gb"],
-        seq=128,
-        dtype="fp16",
-        execution_model="compiled",
-        runtime=_QUEUED,
-    )
-    return Prediction(
-        1e3 * a.hardware[0].latency_s,
-        f"encoder forward, seq 128, fp16, compiled (fused, tile waves), runtime {_QUEUED}",
-    )
+
+def _decode_row(model: str, hw: str, kv_len: int, how: Callable[[dict], str]) -> Prediction:
+    argv = ("analyze", model, "--phase", "decode", "--kv-len", str(kv_len), "--dtype", "bf16", "--hw", hw)
+    return _phase_row(argv, hw, "tokens_per_s_per_user", 1.0, how)
 
 
 def _groq_l70b(row) -> Prediction:
-    m, r = _phase(
-        "hf:llama-2-70b", "groq-lpu", runtime=None, execution_model=None, phase="decode", kv_len=4096, dtype="bf16"
-    )
-    return Prediction(
-        m.tokens_per_s_per_user,
-        f"decode at 4,096 cached tokens, bf16, {r.extras.get('chips')} chips (the TSP schedule)",
+    return _decode_row(
+        "hf:llama-2-70b",
+        "groq-lpu",
+        4096,
+        lambda d: f"decode at 4,096 cached tokens, bf16, {_chips(d, 'groq-lpu')} chips (the TSP schedule); defaults",
     )
 
 
 def _cs3_l8b(row) -> Prediction:
-    m, r = _phase(
-        "hf:llama-3-8b", "cerebras-wse-3", runtime=None, execution_model=None, phase="decode", kv_len=1024, dtype="bf16"
-    )
-    return Prediction(
-        m.tokens_per_s_per_user, f"decode at 1,024 cached tokens (not stated), bf16, {r.extras.get('chips')} wafer(s)"
+    return _decode_row(
+        "hf:llama-3-8b",
+        "cerebras-wse-3",
+        1024,
+        lambda d: f"decode at 1,024 cached tokens (not stated), bf16, {_chips(d, 'cerebras-wse-3')} wafer(s); defaults",
     )
 
 
 # -- mixture-of-experts rows (bench/reality_moe.csv): Mixtral-8x7B, top-2 of 8, routing uniform ---------
 def _groq_mixtral(row) -> Prediction:
-    m, r = _phase(
-        "hf:mixtral-8x7b", "groq-lpu", runtime=None, execution_model=None, phase="decode", kv_len=1024, dtype="bf16"
-    )
-    return Prediction(
-        m.tokens_per_s_per_user,
-        f"decode at 1,024 cached tokens (not stated), bf16, {r.extras.get('chips')} chips, 2 of 8 experts read a layer",
-    )
-
-
-def _baseten_mixtral(row) -> tuple[object, str]:
-    # TensorRT-LLM int8 weight-only on one A100: fp16 activations, int8 weights; 512 in, 128 out, batch 1.
-    # dfx builds MoE models in bf16 only (torch's grouped-GEMM shape rule): the A100's bf16 and fp16
-    # peaks and widths are the same (312 TFLOP/s dense, 2 bytes), so the times are fp16's.
-    m, _ = _phase(
+    return _decode_row(
         "hf:mixtral-8x7b",
-        "nvidia-a100-sxm-80gb",
-        phase="generate",
-        prompt_len=512,
-        output_len=128,
-        dtype="bf16",
-        weight_dtype="int8",
+        "groq-lpu",
+        1024,
+        lambda d: (
+            f"decode at 1,024 cached tokens (not stated), bf16, {_chips(d, 'groq-lpu')} chips, 2 of 8 experts "
+            "read a layer; defaults"
+        ),
     )
-    return m, f"generate 512 + 128, int8 weights, bf16 activations (fp16's peak), eager, runtime {_QUEUED}"
+
+
+# TensorRT-LLM int8 weight-only on one A100: fp16 activations, int8 weights; 512 in, 128 out, batch 1.
+# dfx builds MoE models in bf16 only (torch's grouped-GEMM shape rule): the A100's bf16 and fp16 peaks and
+# widths are the same (312 TFLOP/s dense, 2 bytes), so --dtype bf16 times them as fp16.
+_BASETEN = ("analyze", "hf:mixtral-8x7b", "--phase", "generate", "--prompt-len", "512", "--output-len", "128")
+_BASETEN += ("--dtype", "bf16", "--weight-dtype", "int8", "--hw", A100)
+_BASETEN_HOW = (
+    "generate 512 + 128, int8 weights; --dtype bf16 for the row's fp16 (dfx builds MoE models in bf16; the "
+    "A100's peaks and widths are the same); defaults (compiled, back-to-back)"
+)
 
 
 def _baseten_ttft(row) -> Prediction:
-    m, how = _baseten_mixtral(row)
-    return Prediction(1e3 * m.ttft_s, how)
+    return _phase_row(_BASETEN, A100, "ttft_s", 1e3, _BASETEN_HOW)
 
 
 def _baseten_rate(row) -> Prediction:
-    m, how = _baseten_mixtral(row)
-    return Prediction(m.tokens_per_s_per_user, how)
+    return _phase_row(_BASETEN, A100, "tokens_per_s_per_user", 1.0, _BASETEN_HOW)
 
 
-# -- training rows: one step of data-parallel training (dfx --train, dfx.parallel.data) ----------------
-def _maxtext_l8b(row) -> Prediction:
-    from dfx.analysis import analyze
+# -- training rows: one step of data-parallel training (dfx analyze --train) ----------------------------
+# The recipe the row's source links (AI-Hypercomputer/tpu-recipes training/trillium/Llama3.1-8B-MaxText/
+# v6e-256, MaxText tpu-recipes-v0.1.4 `llama3_1_8b_8192`) states per_device_batch_size 4 and
+# ici_fsdp_parallelism -1 (FSDP over all 256 chips); its log line (4.546 s per step, 7,207 tokens/s/device)
+# is 4 x 8192 tokens per chip per step. MaxText's default optimizer is AdamW. hf:llama-3-8b has Llama 3.1
+# 8B's shapes (3.1 changes the RoPE scaling and context length only). The whole model is captured (about
+# 1 min, 14 GB).
+_MAXTEXT = ("analyze", "hf:llama-3-8b", "--train", "--optimizer", "adamw", "--batch", "4", "--seq", "8192")
+_MAXTEXT += ("--dtype", "bf16", "--hw", "google-tpu-v6e", "--parallel", "fsdp=256")
 
-    # The recipe the row's source links (AI-Hypercomputer/tpu-recipes training/trillium/
-    # Llama3.1-8B-MaxText/v6e-256, MaxText tpu-recipes-v0.1.4 `llama3_1_8b_8192`) states
-    # per_device_batch_size 4 and ici_fsdp_parallelism -1 (FSDP over all 256 chips); its log line
-    # (4.546 s per step, 7,207 tokens/s/device) is 4 x 8192 tokens per chip per step. MaxText's
-    # default optimizer is AdamW. hf:llama-3-8b has Llama 3.1 8B's shapes (3.1 changes the RoPE
-    # scaling and context length only). The whole model is captured (about 1 min, 14 GB).
-    batch, seq = 4, 8192
-    a = analyze(
-        "hf:llama-3-8b",
-        train=True,
-        optimizer="adamw",
-        batch=batch,
-        seq=seq,
-        dtype="bf16",
-        hardware=[row["hardware"]],
-        parallel="fsdp=256",
-    )
-    r = a.hardware[0]
-    dp = r.extras["parallel"]["data_parallel"]
-    rec = r.extras.get("recompute")
+
+def _maxtext_how(doc: dict) -> str:
+    r = doc["hardware"]["google-tpu-v6e"]
+    dp, rec = r["parallel"]["data_parallel"], r.get("recompute")
     remat = (
         f"full activation recomputation ({rec['kept_bytes'] / 2**30:.1f} of {rec['saved_bytes'] / 2**30:.0f} GiB "
         f"kept, +{rec['recompute_s']:.3f} s); no host offload modelled"
         if rec
         else "no recomputation or host offload modelled"
     )
-    return Prediction(
-        batch * seq / r.latency_s,
-        f"train step, batch 4 x seq 8192 per chip (the recipe's), bf16, AdamW, fsdp 256, compiled, ideal roofline: "
-        f"{r.latency_s:.3f} s/step, collectives {dp['collective_s']:.3f} s ({dp['exposed_s']:.3f} s exposed); {remat}",
+    return (
+        f"train step, batch 4 x seq 8192 per chip (the recipe's), bf16, AdamW, fsdp 256, compiled, ideal roofline "
+        f"(no v6e runtime): {r['makespan_s']:.3f} s/step, collectives {dp['collective_s']:.3f} s "
+        f"({dp['exposed_s']:.3f} s exposed); {remat}"
     )
+
+
+def _maxtext_l8b(row) -> Prediction:
+    return ask(_MAXTEXT, lambda d: 4 * 8192 / _makespan_s(d, "google-tpu-v6e"), _maxtext_how)
 
 
 # -- serving rows: dfx serve (docs/serving.md), run as a user would run it -----------------------------
@@ -282,71 +323,36 @@ def _maxtext_l8b(row) -> Prediction:
 # (python/sglang/srt/server_args.py), max_running_requests = max_total_tokens // 2, i.e. no limit
 # below the cache (4,096 here). Lengths: ShareGPT's mean prompt, 161 tokens (Kwon et al., SOSP 2023,
 # section 6.1), and the run's own mean output, 3,856.01 / 19.84 = 194.4 tokens; the spread is not
-# published: lognormal with sigma 1.0, an assumption. Kernels queued back to back (runtime
-# back-to-back: the profile's H100 fractions, from MAMF, not from this row).
-_SGL_SERVE = {
-    "model": f"hf:{CONFIGS / 'llama-3.1-70b.json'}",
-    "hardware": ("nvidia-h100-sxm",),
-    "chips": 4,
-    "input_len": "lognormal:161,1.0",
-    "output_len": "lognormal:194,1.0",
-    "max_batch_tokens": 8192,
-    "max_seqs": 4096,
-    "runtime": _QUEUED,
-    # SGLang v0.3's scheduler runs a prefill batch as an iteration of its own, first, and the decode
-    # batch only when no prefill can be formed: enable_mixed_chunk defaults to False
-    # (python/sglang/srt/server_args.py of the time; dfx.serve.engine, "Separate prefill")
-    "prefill": "separate",
-}
+# published: lognormal with sigma 1.0, an assumption. Kernels queued back to back: the machines' default
+# runtime (back-to-back, the profile's fractions from MAMF, not from these rows). SGLang v0.3's scheduler
+# runs a prefill batch as an iteration of its own, first, and the decode batch only when no prefill can
+# be formed (enable_mixed_chunk defaults to False, python/sglang/srt/server_args.py of the time): the
+# rows pass --prefill separate, the order their source states (dfx.serve.engine, "Separate prefill").
+_SGL_COMMON = ("--input-len", "lognormal:161,1.0", "--output-len", "lognormal:194,1.0")
+_SGL_COMMON += ("--max-batch-tokens", "8192", "--max-seqs", "4096", "--prefill", "separate")
+_SGL = ("serve", f"hf:{CONFIGS}/llama-3.1-70b.json", "--hw", H100, "--chips", "4", *_SGL_COMMON)
 # The same table's Llama 3.1 8B Instruct rows on one A100 80G (bench/reality_serving.csv): TP 1,
-# mem_frac 0.88 (SGLang's default at TP 1, the README's note), the same ShareGPT sample (the offline
-# run's 4,281.51 / 22.03 = 194.4 output tokens a request again). hf:llama-3-8b has Llama 3.1 8B's
-# shapes (the 3.1 release changed the RoPE scaling for long contexts only). The run also passes
-# --enable-torch-compile, which dfx's compiled programs already assume.
-_SGL_8B = {
-    **_SGL_SERVE,
-    "model": "hf:llama-3-8b",
-    "hardware": ("nvidia-a100-sxm-80gb",),
-    "chips": 1,
+# mem_frac 0.88 (SGLang's default at TP 1, the README's note), the same ShareGPT sample. hf:llama-3-8b
+# has Llama 3.1 8B's shapes (the 3.1 release changed the RoPE scaling for long contexts only). The run
+# also passes --enable-torch-compile, which dfx's compiled programs already assume.
+_SGL_8B = ("serve", "hf:llama-3-8b", "--hw", A100, "--chips", "1", *_SGL_COMMON)
+_SGL_RUNS = {  # row id prefix -> the dfx serve command line (rate and prompts as the README's runs)
+    "SGL-L31-70B-4xH100-rps4": (*_SGL, "--rate", "4", "--requests", "1200", "--mem-fraction", "0.85"),
+    "SGL-L31-70B-4xH100-rps8": (*_SGL, "--rate", "8", "--requests", "2400", "--mem-fraction", "0.85"),
+    "SGL-L31-70B-4xH100-offline": (*_SGL, "--requests", "5000", "--mem-fraction", "0.88"),
+    "SGL-L31-8B-A100-rps4": (*_SGL_8B, "--rate", "4", "--requests", "1200", "--mem-fraction", "0.88"),
+    "SGL-L31-8B-A100-rps8": (*_SGL_8B, "--rate", "8", "--requests", "2400", "--mem-fraction", "0.88"),
+    "SGL-L31-8B-A100-offline": (*_SGL_8B, "--requests", "5000", "--mem-fraction", "0.88"),
 }
-_SGL_RUNS = {  # row id prefix -> (setting, rate or None for all at once, prompts, mem_fraction)
-    "SGL-L31-70B-4xH100-rps4": (_SGL_SERVE, 4.0, 1200, 0.85),
-    "SGL-L31-70B-4xH100-rps8": (_SGL_SERVE, 8.0, 2400, 0.85),
-    "SGL-L31-70B-4xH100-offline": (_SGL_SERVE, None, 5000, 0.88),
-    "SGL-L31-8B-A100-rps4": (_SGL_8B, 4.0, 1200, 0.88),
-    "SGL-L31-8B-A100-rps8": (_SGL_8B, 8.0, 2400, 0.88),
-    "SGL-L31-8B-A100-offline": (_SGL_8B, None, 5000, 0.88),
-}
-_PRICERS: dict = {}  # one StepPricer per model, machine and split: every run of it shares its steps
 
 
-def _pricer_factory(setting: dict):
-    from dfx.serve.steps import StepPricer
-
-    def factory(profiles, split):
-        key = (setting["model"], tuple(p.id for p in profiles), str(split))
-        if key not in _PRICERS:
-            _PRICERS[key] = StepPricer.from_model(setting["model"], profiles, split=split, runtime=setting["runtime"])
-        return _PRICERS[key]
-
-    return factory
-
-
-@cache
-def _sgl_run(prefix: str):
-    from dfx.serve import Arrivals, ServeConfig, simulate
-
-    setting, rate, prompts, mem_fraction = _SGL_RUNS[prefix]
-    arrivals = Arrivals(rate=rate, requests=prompts) if rate else Arrivals(requests=prompts)
-    config = ServeConfig(**setting, arrivals=arrivals, mem_fraction=mem_fraction)
-    return simulate(config, pricer_factory=_pricer_factory(setting)).machines[0]
-
-
-def _sgl_how(m) -> str:
+def _sgl_how(doc: dict) -> str:
+    m = doc["machines"][0]
     return (
-        f"dfx serve, continuous batching, prefill separate, {m.chips} chip(s), ShareGPT-like lognormal 161/194 "
-        f"tokens (sigma 1.0), {m.kv_capacity_tokens:,} KV tokens, mean batch {m.summary.mean_batch:.1f}, "
-        f"runtime {_QUEUED}"
+        f"dfx serve, continuous batching, prefill separate, {m['chips']} chip(s), ShareGPT-like lognormal "
+        f"161/194 tokens (sigma 1.0), {m['kv_capacity_tokens']:,} KV tokens, mean batch "
+        f"{m['summary']['mean_batch']:.1f}, {m['summary']['preemptions']:,} preemptions; defaults otherwise "
+        "(back-to-back)"
     )
 
 
@@ -355,18 +361,15 @@ def _sgl_prefix(row) -> str:
 
 
 def _sgl_ttft(row) -> Prediction:
-    m = _sgl_run(_sgl_prefix(row))
-    return Prediction(1e3 * m.summary.ttft_s.p50, _sgl_how(m))
+    return ask(_SGL_RUNS[_sgl_prefix(row)], lambda d: 1e3 * d["machines"][0]["summary"]["ttft_s"]["p50"], _sgl_how)
 
 
 def _sgl_tpot(row) -> Prediction:
-    m = _sgl_run(_sgl_prefix(row))
-    return Prediction(1e3 * m.summary.tpot_s.p50, _sgl_how(m))
+    return ask(_SGL_RUNS[_sgl_prefix(row)], lambda d: 1e3 * d["machines"][0]["summary"]["tpot_s"]["p50"], _sgl_how)
 
 
 def _sgl_offline(row) -> Prediction:
-    m = _sgl_run(row["id"])
-    return Prediction(m.summary.output_tokens_per_s, _sgl_how(m) + f", {m.summary.preemptions:,} preemptions")
+    return ask(_SGL_RUNS[row["id"]], lambda d: d["machines"][0]["summary"]["output_tokens_per_s"], _sgl_how)
 
 
 PREDICTORS: dict[str, Callable[[dict], Prediction]] = {
@@ -452,7 +455,7 @@ def render(results: tuple[Outcome, ...], markdown: bool) -> str:
     lines = []
     if markdown:
         lines += [
-            "| row | metric | unit | measured | predicted | predicted / measured | how |",
+            "| row | metric | unit | measured | predicted | predicted / measured | how (the `dfx` command that gives it) |",
             "|---|---|---|---:|---:|---:|---|",
         ]
     for o in results:
@@ -460,20 +463,15 @@ def render(results: tuple[Outcome, ...], markdown: bool) -> str:
         if o.prediction is None:
             cells = [r["id"], r["metric"], r["unit"], _fmt(o.measured), "-", "-", o.reason]
         else:
-            cells = [
-                r["id"],
-                r["metric"],
-                r["unit"],
-                _fmt(o.measured),
-                _fmt(o.prediction.value),
-                f"{o.ratio:.2f}",
-                o.prediction.how,
-            ]
-        lines.append(
-            "| " + " | ".join(cells) + " |"
-            if markdown
-            else "  ".join(f"{c:<14}" if i else f"{c:<32}" for i, c in enumerate(cells))
-        )
+            p = o.prediction
+            how = f"`{p.command}`: {p.how}" if markdown else p.how
+            cells = [r["id"], r["metric"], r["unit"], _fmt(o.measured), _fmt(p.value), f"{o.ratio:.2f}", how]
+        if markdown:
+            lines.append("| " + " | ".join(cells) + " |")
+        else:
+            lines.append("  ".join(f"{c:<14}" if i else f"{c:<32}" for i, c in enumerate(cells)))
+            if o.prediction is not None:
+                lines.append(f"{'':<34}{o.prediction.command}")
     expressed = [o for o in results if o.prediction is not None]
     good = sum(o.within_goal for o in expressed)
     worst = max((max(o.ratio, 1 / o.ratio) for o in expressed), default=math.nan)

@@ -128,7 +128,8 @@ def test_nodes_csv_has_a_row_per_node(gpt2_bf16):
 def test_a_contraction_is_timed_at_its_operands_dtype():
     # bf16 operands with an fp32 output (out_dtype): the bf16 tensor-core peak applies.
     # 2*1024^3 = 2,147,483,648 FLOPs / 989.4e12 = 2.17 us of compute on an H100, not the
-    # 32.1 us the fp32 (66.9 TFLOP/s) peak would give.
+    # 32.1 us the fp32 (66.9 TFLOP/s) peak would give; under the H100's default runtime
+    # (back-to-back: matmuls at 83.0% of peak, the profile's runtimes entry) 2.17 / 0.83 = 2.62 us.
     import torch
 
     class MixedMM(torch.nn.Module):
@@ -140,7 +141,7 @@ def test_a_contraction_is_timed_at_its_operands_dtype():
     (mm,) = [n for n in doc["nodes"] if n["category"] == "matmul"]
     assert mm["dtype"] == "bfloat16"
     timing = doc["hardware"]["nvidia-h100-sxm"]["nodes"][mm["name"]]
-    assert timing["compute_time_s"] == pytest.approx(2 * 1024**3 / 989.4e12)
+    assert timing["compute_time_s"] == pytest.approx(2 * 1024**3 / (989.4e12 * 0.83))
 
 
 def test_duplicate_profile_ids_are_refused(tmp_path):
@@ -183,11 +184,14 @@ def test_execution_model_is_selectable_and_a_gpu_shows_both():
     assert h100["eager"]["kernels"] == e100["program"]["kernel_count"] == h100["program"]["kernel_count"] == 5
     assert h100["eager"]["makespan_s"] == pytest.approx(h100["makespan_s"])
     assert "eager" not in tpu
-    # under a runtime (fractions measured per operator) eager stays the per-operator model: no program,
-    # one operator at a time, so its makespan is its serial time
-    timed = dfx.analyze("mlp", hardware=["h100"], execution_model="eager", runtime="back-to-back").to_dict()
+    # a runtime times the eager program's kernels too: under pytorch-eager-timed each of the 5 kernels pays
+    # its 20 us fixed cost where the default runtime (back-to-back) pays 1.5 us, so the chain of 5 takes
+    # 5 x 18.5 us = 92.5 us more
+    timed = dfx.analyze("mlp", hardware=["h100"], execution_model="eager", runtime="pytorch-eager-timed").to_dict()
     timed = timed["hardware"]["nvidia-h100-sxm"]
-    assert timed["program"] is None and timed["makespan_s"] == timed["serial_time_s"]
+    assert timed["program"]["target"] == "eager" and timed["runtime"] == "pytorch-eager-timed"
+    assert [k["overhead_s"] for k in timed["program"]["kernels"]] == [20e-6] * 5
+    assert timed["makespan_s"] == pytest.approx(e100["makespan_s"] + 5 * 18.5e-6)
     for hw in compiled["hardware"].values():
         assert hw["critical_path"]["time_s"] <= hw["makespan_s"] * (1 + 1e-12)
         assert hw["makespan_s"] <= hw["serial_time_s"] * (1 + 1e-12)

@@ -301,8 +301,10 @@ def analyze(
         the fewest chips that hold it (``docs/parallel.md``). Each result then reports ``chips``
         and a per-chip timeline under ``parallel``, and its latency is the split's.
     runtime : str, optional
-        Time nodes as that runtime runs each profile (its ``runtimes`` entry: achieved fractions
-        of peak, fixed cost per kernel; ``docs/hardware.md``); default: the ideal roofline.
+        Time nodes and kernels as that runtime runs each profile (its ``runtimes`` entry: achieved
+        fractions of peak, fixed cost per kernel; ``docs/hardware.md``), as ``--runtime``; ``"ideal"``:
+        the ideal roofline; default: each profile's ``default_runtime`` (GPUs: ``back-to-back``,
+        kernels queued from a framework), the ideal roofline where it has none.
     train : bool
         Analyse one training step instead of the forward pass: the joint forward + backward graph
         as torch.compile's AOTAutograd traces it, plus the optimizer's fused step
@@ -555,7 +557,8 @@ def evaluate_on(
     carries its eager numbers under ``eager``, so the report shows both. ``split`` (a
     :class:`dfx.parallel.ParallelPlan` or a chip count; ``None``: the fewest chips that hold the
     model) spreads the result over chips (:func:`dfx.parallel.place`); ``runtime`` names the
-    profile's runtime whose achieved fractions time the nodes (``None``: the ideal roofline).
+    profile's runtime whose achieved fractions time the nodes and kernels (``None``: the profile's
+    ``default_runtime``; ``"ideal"``: the ideal roofline; :meth:`dfx.hardware.HardwareProfile.runtime_name`).
     ``eager=False`` leaves a compiled GPU's eager numbers out (a second evaluation no latency reads;
     ``dfx sweep`` wants only the latency).
 
@@ -564,9 +567,9 @@ def evaluate_on(
 
     Eager is the unfused program (:meth:`dfx.targets.Target.eager_program`) on the same kernel model as the
     compiled one. It stays the per-operator model (one operator at a time on the whole machine) with
-    ``per_operator`` (``dfx validate``, which compares measured operators), under a ``runtime``, and
-    on a calibrated profile: their fractions, fixed costs and tables were measured per operator, and
-    the kernel model does not take them yet (``docs/compile.md``).
+    ``per_operator`` (``dfx validate``, which compares measured operators) and on a calibrated profile:
+    its tables were measured per operator, and the kernel model does not take them yet
+    (``docs/compile.md``). A runtime's fractions and fixed cost per kernel time both models.
     """
     return place_on(
         evaluate_one_chip(
@@ -630,7 +633,7 @@ def evaluate_one_chip(
         costed,
         profile,
         execution_model=execution_model_of(execution_model),
-        runtime=runtime,
+        runtime=profile.runtime_name(runtime),  # None: the profile's default_runtime; "ideal": none
         eager=eager,
         per_operator=per_operator,
         machine_model=(lambda eager: _calibrated_timer(costed, profile, eager)) if calibrated else None,

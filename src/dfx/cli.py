@@ -20,6 +20,7 @@ from dfx.options import (
     INPUT_SHAPE_HELP,
     MODEL_HELP,
     ROUTING_HELP,
+    RUNTIME_HELP,
     parse_input_shapes,
 )
 from dfx.report.out import stdout as _out
@@ -136,6 +137,7 @@ def analyze(
         False, "--no-cache", help="Capture again, without reading or writing the capture cache (dfx cache info)."
     ),
     cores: Optional[int] = typer.Option(None, "--cores", help=CORES_HELP),
+    runtime: Optional[str] = typer.Option(None, "--runtime", help=RUNTIME_HELP),
 ) -> None:
     """Capture and cost MODEL, classify every node and predict the makespan on each profile."""
     from dfx.analysis import AnalyzeRequest, run
@@ -182,6 +184,7 @@ def analyze(
         capacity_factor=capacity_factor,
         cache=None if no_cache else CaptureCache(),
         cores=cores,
+        runtime=runtime,
     )
     analysis = with_progress(f"dfx analyze {model}", run)(request)
     doc = analysis.to_dict()

@@ -18,6 +18,7 @@ __all__ = [
     "INPUT_SHAPE_HELP",
     "MODEL_HELP",
     "ROUTING_HELP",
+    "RUNTIME_HELP",
     "parse_input_shapes",
 ]
 
@@ -28,6 +29,12 @@ INPUT_DTYPE_HELP = "Dtype of a file model's inputs (e.g. int64 for token ids): o
 
 # The mixture-of-experts options of `dfx analyze` and `dfx compile`.
 ROUTING_HELP = "MoE routing: uniform (default), zipf:S (skewed), or a JSON/CSV file of per-expert token counts (docs/cost-model.md)."
+# The runtime option of `dfx analyze`, `dfx compile` and `dfx serve` (HardwareProfile.runtime_name).
+RUNTIME_HELP = (
+    "Time kernels as this runtime of the profile runs them (achieved fractions of peak, fixed cost per kernel; "
+    "`dfx hw show ID` lists them), or ideal (the ideal roofline). Default: each profile's default runtime "
+    "(GPUs: back-to-back, kernels queued from a framework)."
+)
 CAPACITY_FACTOR_HELP = (
     "MoE expert capacity on compile-time machines: ceil(factor * tokens * k / E) slots per expert "
     "(default 1.25; docs/compile.md)."

@@ -139,6 +139,7 @@ class AnalyzeRequest:
         model_name = execution_model_of(execution_model)
         for p in profiles:  # and on a model a profile cannot run, before capture too
             target_for(p).check_execution_model(p, model_name)
+            p.runtime_name(runtime)  # and on a runtime it does not have
         check_distinct_ids(profiles)
         request = cls(
             model=model,

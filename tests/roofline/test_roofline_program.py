@@ -207,3 +207,46 @@ def test_architecture_timers_give_the_kernels_the_figures_their_records_carry(hw
         assert "schedule" not in vars(fast.program)
     assert fast.program == full.program and fast.latency_s == full.latency_s
     assert fast == full
+
+
+def test_a_runtime_times_the_compiled_kernels():
+    # the H100's back-to-back runtime (its profile's runtimes entry): matmuls at 83.0% of peak, 84% of
+    # HBM's bandwidth, 1.5 us a kernel. One 256^3 GEMM on 4 of 132 SMs:
+    #   compute 33,554,432 / (989.4e12 x 0.83) = 40.9 ns, memory 393,216 / (3.35e12 x 0.84) = 139.7 ns,
+    #   on 4 of 132 SMs: 139.7 ns x 33 = 4.61 us, + 1.5 us
+    costed = annotate(two_mms())
+    queued = evaluate(costed, "h100", execution_model="compiled", program=untiled(costed), runtime="back-to-back")
+    k = queued.program.kernels[0]
+    assert k.compute_time_s == pytest.approx(33_554_432 / (H100_BF16 * 0.83))
+    assert k.memory_time_s == pytest.approx(393_216 / (H100_HBM * 0.84))
+    assert k.overhead_s == 1.5e-6
+    assert k.time_s == pytest.approx(393_216 / (H100_HBM * 0.84) * 132 / 4 + 1.5e-6)
+    assert queued.extras["runtime"] == "back-to-back"
+    # pytorch-eager-timed: the same fractions, 20 us a kernel
+    timed = evaluate(costed, "h100", execution_model="compiled", program=untiled(costed), runtime="pytorch-eager-timed")
+    assert timed.program.kernels[0].time_s == pytest.approx(k.time_s - 1.5e-6 + 20e-6)
+
+
+def test_a_runtime_moves_the_tile_model_by_its_fixed_cost():
+    # with the GPU tiling pass each GEMM's time is at least its Triton waves plus one launch; a runtime's fixed
+    # cost replaces the profile's 1.5 us there too, so two runtimes with the same fractions differ by exactly
+    # 20 - 1.5 = 18.5 us a kernel, whichever bound holds
+    costed = annotate(two_mms(1024))
+    program = compile_for(costed, load_profile("h100"))
+    queued = evaluate(costed, "h100", execution_model="compiled", runtime="back-to-back", program=program)
+    timed = evaluate(costed, "h100", execution_model="compiled", runtime="pytorch-eager-timed", program=program)
+    for q, t in zip(queued.program.kernels, timed.program.kernels):
+        assert t.time_s - q.time_s == pytest.approx(18.5e-6)
+
+
+def test_the_compiled_times_under_a_runtime_are_the_same_from_figures_or_records():
+    # evaluate() times a compiled program from the nodes' compute times alone (the lazy entry); a kernel
+    # timer (here the identity) makes it build every node's record first: both give the same kernels
+    costed = annotate(two_mms(512))
+    program = compile_for(costed, load_profile("a100"))
+    lazy = evaluate(costed, "a100", execution_model="compiled", runtime="back-to-back", program=program)
+    full = evaluate(
+        costed, "a100", execution_model="compiled", runtime="back-to-back", kernel_timer=lambda k, t: t, program=program
+    )
+    assert lazy.latency_s == full.latency_s
+    assert [k.time_s for k in lazy.program.kernels] == [k.time_s for k in full.program.kernels]

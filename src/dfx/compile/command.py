@@ -13,7 +13,15 @@ from typing import TYPE_CHECKING, Any, List, Mapping, Optional
 
 import typer
 
-from dfx.options import CAPACITY_FACTOR_HELP, CORES_HELP, INPUT_SHAPE_HELP, MODEL_HELP, ROUTING_HELP, parse_input_shapes
+from dfx.options import (
+    CAPACITY_FACTOR_HELP,
+    CORES_HELP,
+    INPUT_SHAPE_HELP,
+    MODEL_HELP,
+    ROUTING_HELP,
+    RUNTIME_HELP,
+    parse_input_shapes,
+)
 
 if TYPE_CHECKING:
     from dfx.schema.compile import CompileDoc
@@ -94,7 +102,7 @@ def _print_toolchain(stages: Any, console: Any) -> None:
     console.print(table)
 
 
-def _lower_moe(costed: Any, profile: Any, routing: Any, factor: float) -> tuple[Any, Any]:
+def _lower_moe(costed: Any, profile: Any, routing: Any, factor: float, runtime: str | None = None) -> tuple[Any, Any]:
     """The graph as ``profile``'s target runs its MoE layers, and the lowering's record with its times
     (the expert kernels timed as ``dfx analyze`` times them); ``(costed, None)`` without MoE layers."""
     from dfx.analysis import evaluate_on
@@ -106,7 +114,7 @@ def _lower_moe(costed: Any, profile: Any, routing: Any, factor: float) -> tuple[
     lowered, moe = lower_moe(costed, target_for(profile), routing, factor)
     if moe is None:
         return costed, None
-    timed = attach_moe(evaluate_on(lowered, profile, split=1), lowered, moe)
+    timed = attach_moe(evaluate_on(lowered, profile, split=1, runtime=runtime), lowered, moe)
     return lowered, MoeRecord.from_dict(dict(timed.extras["moe"]), ANALYSIS_SCHEMA, "moe")
 
 
@@ -134,6 +142,7 @@ def compile_command(
     ),
     cores: Optional[int] = typer.Option(None, "--cores", help=CORES_HELP),
     input_shape: Optional[List[str]] = typer.Option(None, "--input-shape", help=INPUT_SHAPE_HELP),
+    runtime: Optional[str] = typer.Option(None, "--runtime", help=RUNTIME_HELP),
 ) -> None:
     """Compile MODEL for one machine and show each compiler stage: fusion, tiling, placement, schedule."""
     from dfx.analysis import capture_spec, normalize_dtype_or_fail
@@ -148,6 +157,7 @@ def compile_command(
         from dfx.hardware import restrict_to_cores
 
         profile = restrict_to_cores(profile, cores)
+    profile.runtime_name(runtime)  # an unknown runtime fails before capture
     dtype_name = normalize_dtype_or_fail(dtype)
     if out is not None:
         check_targets(out, ["compile.json", "fusion.dot"], force=force)
@@ -164,7 +174,7 @@ def compile_command(
     graph, _info = with_progress(f"dfx compile {model}", capture_spec)(
         model, batch=batch, seq=seq, dtype=dtype_name, input_shapes=parse_input_shapes(input_shape)
     )
-    costed, moe = _lower_moe(annotate(graph), profile, moe_routing, factor)
+    costed, moe = _lower_moe(annotate(graph), profile, moe_routing, factor, runtime)
     target = target_for(profile)
     program = with_progress(f"dfx compile {model}: compiling for {profile.id}", target.compile)(costed, profile)
     record = program.to_record()
@@ -183,7 +193,9 @@ def compile_command(
         from dfx.analysis import Analysis, evaluate_on
         from dfx.sim.program_trace import write_trace
 
-        line = write_trace(trace, Analysis(costed, (evaluate_on(costed, profile),), _info).to_dict(), force=force)
+        line = write_trace(
+            trace, Analysis(costed, (evaluate_on(costed, profile, runtime=runtime),), _info).to_dict(), force=force
+        )
         typer.echo(line, err=True)
     if out is not None:
         from dfx.viz.dot import graphviz_available, render_dot

@@ -28,6 +28,7 @@ __all__ = [
     "ExecutionLayers",
     "Interconnect",
     "HardwareProfile",
+    "IDEAL_RUNTIME",
     "Kind",
     "Managed",
     "MemoryLevel",
@@ -536,6 +537,8 @@ _COMPUTE_NUMBERS = (
     "usable_cores",
 )
 _DESIGN_NUMBERS = ("memory_model_position", "scheduling_position", "chip_link_latency_s")
+# the runtime name that asks for no runtime (fractions 1, op_overhead_s per kernel): `--runtime ideal`
+IDEAL_RUNTIME = "ideal"
 _EFFICIENCY_NUMBERS = ("flop_fraction", "bandwidth_fraction", "kernel_fixed_s")
 _INTERCONNECT_NUMBERS = ("ring_bytes_per_s", "hop_latency_s", "base_latency_s", "domain_chips", "link_bytes_per_s")
 
@@ -565,6 +568,9 @@ class HardwareProfile(_Strict):
     design: Optional[Design] = None
     simt: Optional[Simt] = None  # GPU SIMT limits for dfx.arch.gpu
     runtimes: dict[str, Efficiency] = Field(default_factory=dict)  # name -> how that runtime runs it
+    # the runtime the machine is usually run under, which dfx.analyze and the CLI time it with unless told
+    # otherwise (--runtime); None: the ideal roofline (fractions 1, op_overhead_s per kernel)
+    default_runtime: Optional[str] = None
     interconnect: Optional[Interconnect] = None
     calibrated: Optional[Calibrated] = None  # measured tables of the calibrated machine model (dfx calibrate)
     sources: dict[str, str]
@@ -591,6 +597,22 @@ class HardwareProfile(_Strict):
                 f"{far} ({timed[far] / 1e9:.3g} GB/s) but is slower; list the levels closest to the compute "
                 "first, or fix the bandwidth"
             )
+        if IDEAL_RUNTIME in self.runtimes:
+            raise ValueError(
+                f"runtimes: {IDEAL_RUNTIME!r} is reserved for the ideal roofline (no runtime); name that runtime otherwise"
+            )
+        if self.default_runtime is not None:
+            if self.default_runtime not in self.runtimes:
+                known = ", ".join(sorted(self.runtimes)) or "none"
+                raise ValueError(
+                    f"default_runtime {self.default_runtime!r} names no entry of runtimes (its runtimes: {known}); "
+                    "name one of them, or leave default_runtime out for the ideal roofline"
+                )
+            if "default_runtime" not in self.sources:
+                raise ValueError(
+                    "default_runtime has no source; add sources['default_runtime'] saying why the machine is "
+                    "usually run that way"
+                )
         every = self._citable_paths()
         for key in self.sources:
             if key not in every:
@@ -756,6 +778,34 @@ class HardwareProfile(_Strict):
             known = ", ".join(sorted(self.runtimes)) or "none"
             raise HardwareProfileError(f"profile {self.id!r} has no runtime {name!r}; its runtimes: {known}")
         return self.runtimes[name]
+
+    def runtime_name(self, requested: str | None) -> str | None:
+        """The runtime a request for ``requested`` times this profile with: ``None`` (not given) -> the
+        profile's ``default_runtime``; ``"ideal"`` -> ``None`` (the ideal roofline); any other name, that
+        runtime, which must exist.
+
+        Raises
+        ------
+        HardwareProfileError
+            A name the profile has no runtime for (the message names the ones it has, and ``ideal``).
+
+        >>> from dfx.hardware import load_profile
+        >>> a100 = load_profile("nvidia-a100-sxm-80gb")
+        >>> a100.runtime_name(None), a100.runtime_name("ideal"), a100.runtime_name("pytorch-eager-timed")
+        ('back-to-back', None, 'pytorch-eager-timed')
+        """
+        from dfx.hardware.errors import HardwareProfileError
+
+        if requested is None:
+            return self.default_runtime
+        if requested == IDEAL_RUNTIME:
+            return None
+        if requested not in self.runtimes:
+            known = ", ".join([*sorted(self.runtimes), IDEAL_RUNTIME])
+            raise HardwareProfileError(
+                f"profile {self.id!r} has no runtime {requested!r}; its runtimes: {known} (dfx hw show {self.id})"
+            )
+        return requested
 
     @property
     def cycle_exact(self) -> bool:

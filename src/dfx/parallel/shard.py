@@ -173,7 +173,10 @@ def _gpu_model(result: Any, costed: CostedGraph) -> Callable[[Any, Any, Role, in
     def seconds(dims: tuple, dtype: str | None, compute_s: float, memory_s: float, overhead_s: float) -> float:
         plan = plan_of_shape(("gemm", dims), 0, 0, dtype, profile, cache)
         cores = max(1, min(plan.tiles, sms))
-        return max(max(compute_s, memory_s) * sms / cores + overhead_s, plan.time_s)
+        # the plan's time holds the profile's op_overhead_s; a runtime's fixed cost replaces it (roofline.program)
+        return max(
+            max(compute_s, memory_s) * sms / cores + overhead_s, plan.time_s - profile.op_overhead_s + overhead_s
+        )
 
     def scale(cn: Any, timing: Any, role: Role, tp: int) -> float | None:
         kernel = tiled.get(cn.name)

@@ -95,6 +95,7 @@ def print_analysis(doc: Mapping[str, Any] | AnalysisDoc, console: Console | None
     for bound in (Bound.COMPUTE, Bound.MEMORY):
         summary.add_row(f"{bound}-bound nodes", *[str(hw[h].bound_counts[bound.value]) for h in ids])
     summary.add_row("execution model", *[hw[h].execution_model for h in ids])
+    summary.add_row("runtime (--runtime)", *[hw[h].runtime or "ideal" for h in ids])
     programs = {h: hw[h].program for h in ids}
     if any(p is not None for p in programs.values()):
         summary.add_row("program (kernels on cores)", *[_kernels(programs[h], hw[h].chips) for h in ids])

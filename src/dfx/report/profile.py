@@ -13,7 +13,7 @@ from rich.table import Table
 
 from dfx.report.console import format_bytes, format_seconds
 
-__all__ = ["print_profile"]
+__all__ = ["print_profile", "print_runtimes"]
 
 
 def _rate(value: float | None, unit: str) -> str:
@@ -40,6 +40,49 @@ def _print_torus(p: Any, console: Console, slice_dims: tuple[int, ...] | None) -
         + (f" x {_rate(t.link_bytes_per_s, 'B/s')} x 2 directions = {_rate(bis, 'B/s')}" if bis else ""),
         highlight=False,
     )
+
+
+def _fractions(by_category: dict[str, float], plain: float) -> str:
+    """``0.88 (normalization 0.44)``: a runtime's plain fraction and the categories that differ."""
+    rest = ", ".join(f"{c} {v:g}" for c, v in sorted(by_category.items()))
+    return f"{plain:g}" + (f" ({rest})" if rest else "")
+
+
+def print_runtimes(profile: Any, console: Console) -> None:
+    """The runtimes ``--runtime NAME`` can time ``profile`` with, and which one is its default.
+
+    Every runtime the profile lists, then ``ideal`` (no runtime: fractions 1, ``op_overhead_s`` per
+    kernel); the default (``default_runtime``, else ``ideal``) is marked and named in the title.
+    """
+    from dfx.hardware.schema import IDEAL_RUNTIME
+
+    p = profile
+    default = p.default_runtime or IDEAL_RUNTIME
+    table = Table(
+        title=f"Runtimes (--runtime NAME; default: {default})",
+        title_justify="left",
+        caption=p.source_of("default_runtime"),
+    )
+    for col in ("runtime", "default", "FLOP fraction", "bandwidth fraction", "fixed cost per kernel", "what runs it"):
+        table.add_column(col, overflow="fold")
+    for name, eff in p.runtimes.items():
+        table.add_row(
+            name,
+            "yes" if name == default else "",
+            _fractions(eff.flop_fraction_by_category, eff.flop_fraction),
+            _fractions(eff.bandwidth_fraction_by_category, eff.bandwidth_fraction),
+            format_seconds(eff.kernel_fixed_s) if eff.kernel_fixed_s else "0",
+            eff.description,
+        )
+    table.add_row(
+        IDEAL_RUNTIME,
+        "yes" if default == IDEAL_RUNTIME else "",
+        "1",
+        "1",
+        format_seconds(p.op_overhead_s) if p.op_overhead_s else "0",
+        "the ideal roofline: peaks and bandwidths as published, the profile's op overhead per kernel",
+    )
+    console.print(table)
 
 
 def print_profile(profile: Any, console: Console, slice_dims: tuple[int, ...] | None = None) -> None:
@@ -77,6 +120,7 @@ def print_profile(profile: Any, console: Console, slice_dims: tuple[int, ...] | 
             p.source_of(f"memory.{lv.name}.capacity_bytes") or p.source_of(f"memory.{lv.name}") or "-",
         )
     console.print(levels)
+    print_runtimes(p, console)
     console.print(
         f"op overhead {format_seconds(p.op_overhead_s) if p.op_overhead_s else '0'}; scheduling: "
         f"{p.scheduling.description}",

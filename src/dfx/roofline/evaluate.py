@@ -16,6 +16,7 @@ from dfx.compile import KernelKind, Program
 from dfx.costs.record import CostedGraph, CostedNode
 from dfx.errors import DfxError
 from dfx.hardware import HardwareProfile, HardwareProfileError, load_profile
+from dfx.hardware.schema import Efficiency
 from dfx.ir import normalize_dtype
 from dfx.roofline.bound import Bound, ridge_points
 from dfx.roofline.execution import ExecutionModel, default_execution_model, node_model, parse_execution_model
@@ -141,7 +142,7 @@ class HardwareResult:
         """This result as the document's ``hardware.<id>`` record (:mod:`dfx.schema.analysis`).
 
         ``extras`` (what an architecture model or :mod:`dfx.parallel` adds) go in as they are;
-        ``eager``, ``chips`` and ``parallel`` among them are typed by the record.
+        ``eager``, ``chips``, ``parallel`` and ``runtime`` among them are typed by the record.
         """
         from dfx.schema.analysis import (
             CriticalPathRecord,
@@ -161,6 +162,7 @@ class HardwareResult:
         parallel = extras.pop("parallel", None)
         recompute = extras.pop("recompute", None)
         moe = extras.pop("moe", None)
+        runtime = extras.pop("runtime", None)
         return HardwareRecord(
             id=self.profile.id,
             execution_model=self.execution_model.value,
@@ -195,6 +197,7 @@ class HardwareResult:
             if recompute is None
             else RecomputeRecord.from_dict(recompute, ANALYSIS_SCHEMA, f"hardware.{self.profile.id}.recompute"),
             moe=None if moe is None else MoeRecord.from_dict(moe, ANALYSIS_SCHEMA, f"hardware.{self.profile.id}.moe"),
+            runtime=runtime,
             extras=MappingProxyType(extras),
         )
 
@@ -320,23 +323,44 @@ def evaluate(
     per_node = node_model(profile, model)
     efficiency = profile.runtime(runtime) if runtime is not None else None
     kernel_model = model is ExecutionModel.COMPILED or (model is ExecutionModel.EAGER and program is not None)
-    if kernel_model and efficiency is None and kernel_timer is None:
-        # the kernels' times read only a few figures of each node: the nodes' full records wait for a reader
-        lazy = _Timings.of(costed, profile, per_node, dtype, node_timer, operator_times)
-        if lazy is not None:
-            return _compiled(
-                costed, profile, dtype, lazy, program, arch_model, extras, None, model, operator_times, finish
-            )
-    timings = node_timings(costed, profile, per_node, dtype, efficiency=efficiency)
     if runtime is not None:
         extras = {"runtime": runtime, **dict(extras or {})}
+    if kernel_model and kernel_timer is None:
+        # the kernels' times read only a few figures of each node: the nodes' full records wait for a reader
+        lazy = _Timings.of(costed, profile, per_node, dtype, node_timer, operator_times, efficiency)
+        if lazy is not None:
+            return _compiled(
+                costed,
+                profile,
+                dtype,
+                lazy,
+                program,
+                arch_model,
+                extras,
+                None,
+                model,
+                operator_times,
+                efficiency,
+                finish,
+            )
+    timings = node_timings(costed, profile, per_node, dtype, efficiency=efficiency)
     if node_timer is not None:
         timings = tuple(node_timer(n, t) for n, t in zip(costed.nodes, timings))
     if kernel_model:
         if finish is not None:
             program = finish(program)
         return _compiled(
-            costed, profile, dtype, timings, program, arch_model, extras, kernel_timer, model, operator_times
+            costed,
+            profile,
+            dtype,
+            timings,
+            program,
+            arch_model,
+            extras,
+            kernel_timer,
+            model,
+            operator_times,
+            efficiency,
         )
     durations = {t.name: t.time_s for t in timings}
     ridge_dtype = normalize_dtype(_ridge_dtype(costed, dtype))
@@ -360,13 +384,14 @@ def evaluate(
 
 
 class _Timings:
-    """A graph's node timings on a profile (:func:`dfx.roofline.latency.node_timings`, no runtime, then the
-    node timer if any), made when first asked for (:meth:`all`), and at once only the figures a kernel's
-    time reads of its nodes (:func:`dfx.roofline.program.evaluate_program_from_figures`):
+    """A graph's node timings on a profile (:func:`dfx.roofline.latency.node_timings`, under the runtime if any,
+    then the node timer if any), made when first asked for (:meth:`all`), and at once only the figures a
+    kernel's time reads of its nodes (:func:`dfx.roofline.program.evaluate_program_from_figures`):
 
     - a kernel model that is not operator-timed reads each node's compute time: the roofline's
-      ``flops / (peak FLOP/s of the node's dtype x 1.0)`` (``0.0`` for a node with no work), or the node
-      timer's where it sets one (``node_timer.compute_s(node)``, ``None``: the roofline's stands);
+      ``flops / (peak FLOP/s of the node's dtype x the runtime's FLOP fraction of its category)`` (1.0
+      without a runtime; ``0.0`` for a node with no work), or the node timer's where it sets one
+      (``node_timer.compute_s(node)``, ``None``: the roofline's stands);
     - an operator-timed one (Groq, Cerebras) reads each node's time, compute, memory and overhead
       seconds: the node timer's ``figures(node)`` for a node with work, all ``0.0`` for a node without
       (both timers return the roofline's no-work record for it).
@@ -387,8 +412,9 @@ class _Timings:
         dtype: str | None,
         node_timer: NodeTimer | None,
         operator_times: bool,
+        efficiency: Efficiency | None = None,
     ) -> _Timings | None:
-        args = costed, profile, per_node, dtype, node_timer
+        args = costed, profile, per_node, dtype, node_timer, efficiency
         figures: dict[str, Any] = {}
         nodes = per_graph(costed, _node_work)
         if operator_times:
@@ -417,14 +443,15 @@ class _Timings:
             peak = peaks.get(node_dtype)
             if peak is None:
                 peak = peaks[node_dtype] = profile.peak(dtype or node_dtype or _FALLBACK_DTYPE).flop_per_s
-            figures[name] = flops / (peak * 1.0)
+            share = 1.0 if efficiency is None else efficiency.flop_share(n.category.value)
+            figures[name] = flops / (peak * share)
         return cls(args, figures)
 
     def all(self) -> tuple[NodeTiming, ...]:
         """Every node's timing, as :func:`evaluate` makes them without deferring (node timer applied)."""
         if self._all is None:
-            costed, profile, per_node, dtype, node_timer = self.args
-            timings = node_timings(costed, profile, per_node, dtype)
+            costed, profile, per_node, dtype, node_timer, efficiency = self.args
+            timings = node_timings(costed, profile, per_node, dtype, efficiency=efficiency)
             if node_timer is not None:
                 timings = tuple(node_timer(n, t) for n, t in zip(costed.nodes, timings))
             self._all = timings
@@ -462,12 +489,14 @@ def _compiled(
     kernel_timer: Callable[..., Any] | None = None,
     model: ExecutionModel = ExecutionModel.COMPILED,
     operator_times: bool = False,
+    efficiency: Efficiency | None = None,
     finish: Callable[[Program], Program] | None = None,
 ) -> HardwareResult:
     """A program on the kernel model: time each kernel on its cores, list-schedule.
 
     ``model`` labels the result: ``compiled``, or ``eager`` for the degenerate program. With ``finish``,
     ``program`` is an operator-timed target's fused program (:func:`evaluate`).
+    ``efficiency``: the runtime the nodes were timed under, which times the kernels too.
     """
     result = None
     if finish is not None:
@@ -478,12 +507,16 @@ def _compiled(
     if result is not None:
         timings_of = timings.all
     elif isinstance(timings, _Timings) and not any(k.kind is KernelKind.COLLECTIVE for k in program.kernels):
-        result = evaluate_program_from_figures(program, timings.figures, profile, operator_times=operator_times)
+        result = evaluate_program_from_figures(
+            program, timings.figures, profile, operator_times=operator_times, efficiency=efficiency
+        )
         timings_of = timings.all
     else:
         if isinstance(timings, _Timings):
             timings = timings.all()
-        result = evaluate_program(program, timings, profile, kernel_timer=kernel_timer, operator_times=operator_times)
+        result = evaluate_program(
+            program, timings, profile, kernel_timer=kernel_timer, operator_times=operator_times, efficiency=efficiency
+        )
         full = timings
         timings_of = lambda: full  # noqa: E731
     cp = result.critical_path

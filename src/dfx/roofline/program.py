@@ -10,6 +10,20 @@ the peak FLOP/s *and* ``c / C`` of each memory level's bandwidth::
     time         = max(time, tile_time_s)   where the tiling pass gave one (a GPU kernel's Triton waves,
                                             docs/gpu.md: the tail wave and masked tiles add time)
 
+Under a runtime (``efficiency``, a profile's ``runtimes.<name>``, as :mod:`dfx.roofline.latency` uses it)
+the nodes' compute times already carry the runtime's FLOP fraction of their category; the kernel's
+bandwidths are scaled by the runtime's bandwidth fraction of the kernel's category (:func:`kernel_category`:
+a GEMM or attention kernel ``matmul``, a reduction ``normalization``, a pointwise one ``elementwise``, a
+memory one ``memory``), and the runtime's ``kernel_fixed_s`` replaces ``op_overhead`` (one launch per
+kernel, in the tile model's time too)::
+
+    memory_full  = max(offchip_bytes / (off-chip bandwidth * f), onchip_bytes / (on-chip bandwidth * f))
+    time         = max(compute_full, memory_full) * C / c + kernel_fixed_s
+    time         = max(time, tile_time_s - op_overhead + kernel_fixed_s)
+
+NB: a fused kernel takes one category's bandwidth fraction (its kind's), not a mix of its nodes'. The tile
+model's waves run at the peaks; the runtime's fractions bound the kernel from the other side (max).
+
 Why bandwidth is shared in proportion to cores: a core draws memory bandwidth through its own
 load/store path, and the bytes it can have in flight bound what it can draw (Little's law:
 bandwidth = bytes in flight / latency); a GPU needs most of its SMs busy to approach HBM's peak.
@@ -48,6 +62,7 @@ from dfx.compile.program import Kernel
 from dfx.compile.schedule import KernelSchedule, Policy
 from dfx.frozen import copy_with
 from dfx.hardware import HardwareProfile
+from dfx.hardware.schema import Efficiency
 from dfx.roofline.bound import Bound
 from dfx.roofline.execution import home_level
 from dfx.roofline.latency import NodeTiming
@@ -56,7 +71,7 @@ from dfx.schedule import CriticalPath
 if TYPE_CHECKING:  # export records, imported where a record is built: a sweep never builds one
     from dfx.schema.analysis import KernelRecord, ProgramRecord
 
-__all__ = ["KernelTiming", "ProgramResult", "evaluate_program", "kernel_timing"]
+__all__ = ["KernelTiming", "ProgramResult", "evaluate_program", "kernel_category", "kernel_timing"]
 
 
 @dataclass(frozen=True)
@@ -212,28 +227,57 @@ def _level_time(nbytes: int, bandwidth: float | None) -> float:
     return nbytes / bandwidth if nbytes and bandwidth else 0.0
 
 
+# the cost category whose runtime bandwidth fraction a kernel of each kind moves its bytes at
+_KIND_CATEGORY = {
+    KernelKind.GEMM: "matmul",
+    KernelKind.ATTENTION: "matmul",  # attention's two contractions are matmul FLOPs (docs/cost-model.md)
+    KernelKind.POINTWISE: "elementwise",
+    KernelKind.REDUCTION: "normalization",  # softmax, norms and sums with their prologue and epilogue
+    KernelKind.MEMORY: "memory",
+}
+
+
+def kernel_category(kind: KernelKind) -> str | None:
+    """The cost category (:class:`dfx.costs.Category` value) whose runtime fractions a kernel of ``kind`` takes.
+
+    >>> kernel_category(KernelKind.REDUCTION)
+    'normalization'
+    """
+    return _KIND_CATEGORY.get(kind)
+
+
 def kernel_timing(
-    kernel: Kernel, nodes: Mapping[str, NodeTiming], profile: HardwareProfile, operator_times: bool = False
+    kernel: Kernel,
+    nodes: Mapping[str, NodeTiming],
+    profile: HardwareProfile,
+    operator_times: bool = False,
+    efficiency: Efficiency | None = None,
 ) -> KernelTiming:
     """``kernel``'s time on its ``cores`` of ``profile`` (see the module docstring).
 
     ``nodes`` maps node name -> the node's own timing on the whole machine (its compute time, from
     the roofline or an architecture model). ``operator_times``: the nodes' times are an architecture
-    model's whole-operator times, and the kernel's time is their sum.
+    model's whole-operator times, and the kernel's time is their sum. ``efficiency``: a runtime's
+    fractions and fixed cost per kernel (``profile.runtime(name)``); ``None``: the ideal roofline.
     """
-    return _KernelClock(profile, operator_times).time(kernel, nodes)
+    return _KernelClock(profile, operator_times, efficiency).time(kernel, nodes)
 
 
 class _KernelClock:
-    """What :func:`kernel_timing` reads of the profile (cores, the home and on-chip levels), looked up once."""
+    """What :func:`kernel_timing` reads of the profile (cores, the home and on-chip levels) and of a runtime
+    (its bandwidth fractions and fixed cost per kernel), looked up once."""
 
-    def __init__(self, profile: HardwareProfile, operator_times: bool) -> None:
+    def __init__(self, profile: HardwareProfile, operator_times: bool, efficiency: Efficiency | None = None) -> None:
         self.operator_times = operator_times
         self.total = core_count(profile)
         off, on = home_level(profile), profile.on_chip_level()
         self.off_bandwidth = off.bandwidth_bytes_per_s
         self.on_bandwidth = on.bandwidth_bytes_per_s if on else None
         self.op_overhead_s = profile.op_overhead_s
+        self.efficiency = efficiency
+        self.overhead_s = efficiency.kernel_fixed_s if efficiency is not None else profile.op_overhead_s
+        # a tile model's time holds the profile's op_overhead_s: the runtime's fixed cost replaces it
+        self.tile_shift_s = self.overhead_s - profile.op_overhead_s
 
     def time_from_compute(self, kernel: Kernel, compute_s: Mapping[str, float]) -> KernelTiming:
         """:meth:`time` of a kernel that is neither a collective nor operator-timed, from each node's compute
@@ -296,12 +340,14 @@ class _KernelClock:
         memory = max(
             _level_time(kernel.offchip_bytes, self.off_bandwidth), _level_time(kernel.onchip_bytes, self.on_bandwidth)
         )
+        if memory and self.efficiency is not None:  # the runtime's achieved share of every bandwidth
+            memory = memory / self.efficiency.bandwidth_share(_KIND_CATEGORY.get(kernel.kind))
         work = compute or memory or kernel.flops or kernel.bytes
-        overhead = self.op_overhead_s if work else 0.0
+        overhead = self.overhead_s if work else 0.0
         share = self.total / kernel.cores if kernel.cores else 1.0
         time_s = max(compute, memory) * share + overhead
         if kernel.tile_time_s is not None:  # a tile model's waves (GPU: dfx.arch.gpu) only add time: tail, masked tiles
-            time_s = max(time_s, kernel.tile_time_s)
+            time_s = max(time_s, kernel.tile_time_s + self.tile_shift_s)
         return time_s, memory, overhead
 
     def seconds_from_compute(self, kernel: Kernel, compute_s: Mapping[str, float]) -> float:
@@ -371,6 +417,7 @@ def evaluate_program(
     kernel_timer: Any = None,
     *,
     operator_times: bool = False,
+    efficiency: Efficiency | None = None,
 ) -> ProgramResult:
     """Time every kernel of ``program`` on ``profile`` and list-schedule them.
 
@@ -390,18 +437,26 @@ def evaluate_program(
     operator_times : bool
         ``nodes`` hold an architecture model's whole-operator times (Groq, Cerebras): each kernel
         takes the sum of its nodes' times (see the module docstring).
+    efficiency : Efficiency, optional
+        The runtime ``nodes`` were timed under (``profile.runtime(name)``): its bandwidth fractions and
+        fixed cost per kernel time the kernels too; ``None``: the ideal roofline.
 
     Returns
     -------
     ProgramResult
     """
     by_name = MappingProxyType({t.name: t for t in nodes})
-    clock = _KernelClock(profile, operator_times)
+    clock = _KernelClock(profile, operator_times, efficiency)
     return _evaluate(program, profile, policy, kernel_timer, lambda k: clock.time(k, by_name))
 
 
 def evaluate_program_from_figures(
-    program: Program, figures: Mapping[str, Any], profile: HardwareProfile, *, operator_times: bool = False
+    program: Program,
+    figures: Mapping[str, Any],
+    profile: HardwareProfile,
+    *,
+    operator_times: bool = False,
+    efficiency: Efficiency | None = None,
 ) -> ProgramResult:
     """:func:`evaluate_program` (the profile's policy, no kernel timer) from the few figures a kernel's time
     reads of its nodes, without their full records. Same result.
@@ -416,7 +471,7 @@ def evaluate_program_from_figures(
     """
     if any(k.kind is KernelKind.COLLECTIVE for k in program.kernels):
         raise ValueError("a collective kernel's time is its nodes' times: use evaluate_program")
-    clock = _KernelClock(profile, operator_times)
+    clock = _KernelClock(profile, operator_times, efficiency)
     if operator_times:
         return _evaluate(program, profile, None, None, lambda k: clock.time_from_figures(k, figures))
     return _evaluate_from_compute(program, profile, clock, figures)

@@ -335,7 +335,7 @@ class HardwareRecord(Record):
     """One profile's evaluation of the whole graph (``hardware.<id>``).
 
     ``extras`` holds the keys this record does not declare: the fields an architecture model adds
-    (``systolic``, ``mapping``, ``schedule``...), ``parallel``, ``runtime``; they are written back
+    (``systolic``, ``mapping``, ``schedule``...); they are written back
     unchanged and documented beside their models.
     """
 
@@ -361,6 +361,7 @@ class HardwareRecord(Record):
     parallel: ParallelRecord | None = nested(ParallelRecord, absent=None, omit=None)  # spread over chips only
     recompute: RecomputeRecord | None = nested(RecomputeRecord, absent=None, omit=None)  # a step that did not fit
     moe: MoeRecord | None = nested(MoeRecord, absent=None, omit=None)  # a mixture of experts' lowering
+    runtime: str | None = key(as_str, absent=None, omit=None)  # the profile runtime that timed it; absent: ideal
     extras: Mapping[str, Any] = rest()
     id: str = map_key()  # the profile id, the key it is filed under
 

@@ -80,7 +80,9 @@ def serve(
     weight_dtype: Optional[str] = typer.Option(None, "--weight-dtype", help="Weight storage (fp8, int8, int4...)."),
     kv_dtype: Optional[str] = typer.Option(None, "--kv-dtype", help="KV-cache storage."),
     runtime: Optional[str] = typer.Option(
-        None, "--runtime", help="Time kernels as a profile's runtime runs them (e.g. back-to-back); default: ideal."
+        None,
+        "--runtime",
+        help="Time kernels as a profile's runtime runs them (e.g. back-to-back), or ideal; default: each profile's default runtime (dfx hw show).",
     ),
     routing: Optional[str] = typer.Option(None, "--routing", help=ROUTING_HELP),
     capacity_factor: Optional[float] = typer.Option(None, "--capacity-factor", help=CAPACITY_FACTOR_HELP),

@@ -245,7 +245,7 @@ class Target:
         extras = {} if arch is None else dict(arch.extras(costed, profile))
         if model is ExecutionModel.COMPILED and self.weights_resident(costed, profile):
             extras["weight_load_s"] = weight_load_s(costed, profile)  # once, before the steady state quoted
-        per_op = per_operator or runtime is not None or calibrated
+        per_op = per_operator or calibrated  # a runtime times the kernel model too
 
         def unfused() -> Program | None:
             return None if per_op else self.eager_program(costed, profile)
