@@ -346,10 +346,10 @@ def analyze(
     moe_routing = parse_routing(routing)  # a bad --routing file fails before capture
     factor = check_capacity_factor(capacity_factor)
 
-    def evaluate(costed: CostedGraph, profile: Any) -> Any:
+    def evaluate(costed: CostedGraph, profile: Any, eager: bool = True) -> Any:
         step(f"compiling and evaluating on {profile.id}")
         lowered, moe = lower_moe(costed, profile, moe_routing, factor)  # each target's MoE lowering
-        result = evaluate_on(lowered, profile, execution_model=model_name, split=split, runtime=runtime)
+        result = evaluate_on(lowered, profile, execution_model=model_name, split=split, runtime=runtime, eager=eager)
         return attach_moe(result, lowered, moe)
 
     if train or optimizer is not None:
@@ -393,6 +393,7 @@ def analyze(
             kv_dtype=kv_dtype,
             evaluate=evaluate,
             input_shapes=input_shapes,
+            evaluate_latency=lambda costed, profile: evaluate(costed, profile, eager=False),  # steps only summed
         )
     info: dict[str, Any] = {}
     if isinstance(model_or_name, Graph):
