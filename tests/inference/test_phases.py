@@ -100,33 +100,3 @@ def test_cli_generate_reports_ttft_tpot_tokens_per_s_per_profile():
     assert m["total_s"] == pytest.approx(m["ttft_s"] + 127 * m["tpot_s"])
     # the cache at the end: 255 tokens x 2 x 32 layers x 32 heads x 128 x 2 bytes
     assert inf["kv_cache_bytes"] == 255 * 2 * 32 * 32 * 128 * 2
-
-
-def _stairs(k: int) -> float:
-    """A slope and two staircases (a stair every 32 and every 64 KV tokens), as a GPU attention's
-    ``ceil(k / BLOCK_N)`` blocks make a decode step's latency."""
-    return 4.4e-3 + 4.6e-6 * k + 1.5e-4 * (-(-k // 32)) + 7e-5 * (-(-k // 64))
-
-
-def test_sum_steps_finds_the_period_of_a_staircase():
-    from dfx.inference.phases import sum_steps
-
-    lo, hi = 128, 128 + 2046  # a 2,048-token generation's decode steps
-    # closed form: sum of 4.4e-3 + 4.6e-6 k over n = 2047 steps, plus each staircase's sum
-    n = hi - lo + 1
-    affine = n * 4.4e-3 + 4.6e-6 * (lo + hi) * n / 2
-    stairs = sum(1.5e-4 * (-(-k // 32)) + 7e-5 * (-(-k // 64)) for k in range(lo, hi + 1))
-    total, seen = sum_steps(_stairs, lo, hi, STEP_REL_TOL)
-    assert total == pytest.approx(affine + stairs, rel=1e-12)
-    assert len(seen) < 100  # bisecting every stair reads about a thousand
-    # the bisection alone reads far more steps for the same sum
-    assert len(sum_over_steps(_stairs, lo, hi, STEP_REL_TOL)[1]) > 2 * len(seen)
-
-
-def test_sum_steps_refuses_a_rounding_that_is_not_periodic():
-    from dfx.inference.phases import sum_periodic
-
-    def cycles(k: int) -> float:  # whole cycles of a 7-cycle clock: rises by 15 or 16 cycles per 32 steps
-        return -(-(5000 + 33 * k) // 70) * 1e-6
-
-    assert sum_periodic(cycles, 128, 128 + 2046, STEP_REL_TOL) is None

@@ -28,16 +28,7 @@ from typing import Any, Callable, Sequence
 from dfx.errors import DfxError
 from dfx.limits import MAX_SEQ, check_size, check_tokens
 
-__all__ = [
-    "Phase",
-    "PhaseRequest",
-    "InferenceResult",
-    "ProfileMetrics",
-    "run_phase",
-    "sum_over_steps",
-    "sum_periodic",
-    "sum_steps",
-]
+__all__ = ["Phase", "PhaseRequest", "InferenceResult", "ProfileMetrics", "run_phase", "sum_over_steps"]
 
 DEFAULT_PROMPT_LEN = 128  # tokens; TensorRT-LLM's and MLPerf's shortest published input length
 DEFAULT_OUTPUT_LEN = 128
@@ -238,111 +229,6 @@ def sum_over_steps(
     return total(lo, hi), tuple(sorted(seen))
 
 
-# Tile sizes along the KV length a step's kernels quantize it by (a GPU attention's BLOCK_N of 32 to
-# 128, dfx.arch.gpu.attention): periods tried by sum_periodic, smallest first.
-_PERIODS = (32, 64, 128)
-
-
-def sum_periodic(
-    f: Callable[[int], float], lo: int, hi: int, rel_tol: float = _AFFINE_REL_TOL
-) -> tuple[float, tuple[int, ...]] | None:
-    """``sum(f(k) for k in range(lo, hi + 1))`` for an ``f`` that rises by the same amount every ``P`` steps.
-
-    A decode step's latency is affine in the KV length ``k`` except where a kernel tiles ``k``: a GPU
-    attention runs ``ceil(k / BLOCK_N)`` blocks, so the latency climbs a staircase of period
-    ``BLOCK_N`` on a slope, and :func:`sum_over_steps` must bisect down to every stair (about 16
-    evaluations per 32 steps; a 2,048-token generation is about a thousand evaluated steps). When
-    ``f(k + P) - f(k)`` is one constant ``D`` for every ``k`` (a period ``P`` of every staircase),
-
-        sum over [lo, hi] = N * S0 + P * D * N (N - 1) / 2 + S_rem + rem * N * D
-
-    with ``N`` whole periods, ``S0`` the sum over the first period and ``S_rem`` over its first
-    ``rem = (hi - lo + 1) mod P`` steps, both by :func:`sum_over_steps` at ``rel_tol``. ``P`` is
-    tried in :data:`_PERIODS`; ``D`` is measured at ``lo`` and must be the same, to float rounding
-    (``D``'s error would be multiplied by ``N``), at six other KV lengths spread over the range in
-    different residues; then every ``k`` the first period's sum evaluated must give
-    ``f(k + (N - 1) P) = f(k) + (N - 1) D`` (a rounding to whole cycles, not periodic, drifts there).
-    A check, not a proof, as :func:`sum_over_steps`'s chord test is for a latency that is not convex.
-
-    Returns
-    -------
-    (float, tuple of int) or None
-        The sum and the ``k`` evaluated; ``None`` when no period passes the check or the range is
-        shorter than four of the smallest period (the caller then uses :func:`sum_over_steps`).
-
-    Examples
-    --------
-    >>> stairs = lambda k: 1.0 + 0.01 * k + 0.5 * (-(-k // 32))  # a slope and a stair every 32
-    >>> total, seen = sum_periodic(stairs, 0, 999)
-    >>> round(total, 6) == round(sum(stairs(k) for k in range(1000)), 6), len(seen) < 100
-    (True, True)
-    """
-    seen: dict[int, float] = {}
-
-    def at(k: int) -> float:
-        if k not in seen:
-            seen[k] = f(k)
-        return seen[k]
-
-    n = hi - lo + 1
-    for P in _PERIODS:
-        if n < 4 * P:
-            break
-        D = at(lo + P) - at(lo)
-        last = hi - P  # the last k whose k + P is in range
-        span = last - lo
-        probes = (lo + 1, lo + P // 2 + 3, lo + span // 3 + 1, lo + span // 2 + 7, lo + (2 * span) // 3, last - 1)
-
-        def periodic(k: int) -> bool:
-            return math.isclose(at(k + P) - at(k), D, rel_tol=0.0, abs_tol=_AFFINE_REL_TOL * abs(at(k + P)))
-
-        if not all(periodic(k) for k in probes):
-            continue
-        N, rem = divmod(n, P)
-        first, in_first = sum_over_steps(at, lo, lo + P - 1, rel_tol)
-        part, _ = sum_over_steps(at, lo, lo + rem - 1, rel_tol) if rem else (0.0, ())
-        # every k the first period's sum read, moved by N - 1 periods: an error in D would be N - 1 times
-        # larger there, and a rounding that is not periodic (whole cycles) shows
-        far = (N - 1) * P
-        if not all(
-            math.isclose(at(k + far), at(k) + (N - 1) * D, rel_tol=0.0, abs_tol=_AFFINE_REL_TOL * abs(at(k + far)))
-            for k in in_first
-            if k + far <= hi
-        ):
-            continue
-        total = N * first + P * D * N * (N - 1) / 2 + part + rem * N * D
-        return total, tuple(sorted(seen))
-    return None
-
-
-def sum_steps(f: Callable[[int], float], lo: int, hi: int, rel_tol: float) -> tuple[float, tuple[int, ...]]:
-    """:func:`sum_over_steps`, with :func:`sum_periodic` first where the whole range is not on one chord.
-
-    The range's ends, midpoint and quarter points are evaluated first: on the chord, the sum is the
-    trapezoid, as :func:`sum_over_steps` finds with the same five evaluations. Otherwise a period
-    is looked for, and failing that the range is bisected; every evaluation is shared.
-    """
-    seen: dict[int, float] = {}
-
-    def at(k: int) -> float:
-        if k not in seen:
-            seen[k] = f(k)
-        return seen[k]
-
-    if hi - lo >= 4:
-        mid = (lo + hi) // 2
-        checks = (mid, (lo + mid) // 2, (mid + hi) // 2)
-        chord = all(
-            math.isclose(at(k), at(lo) + (at(hi) - at(lo)) * (k - lo) / (hi - lo), rel_tol=rel_tol, abs_tol=0.0)
-            for k in checks
-        )
-        found = None if chord else sum_periodic(at, lo, hi, rel_tol)
-        if found is not None:
-            return found[0], tuple(sorted(seen))
-    total, _ = sum_over_steps(at, lo, hi, rel_tol)
-    return total, tuple(sorted(seen))
-
-
 def _metrics(
     request: PhaseRequest, profile_id: str, prefill_s: float | None, decode: Callable[[int], float]
 ) -> ProfileMetrics:
@@ -363,7 +249,7 @@ def _metrics(
             decode_kv_lens_evaluated=(r.kv_len,),
         )
     steps = r.decode_kv_lens
-    decode_s, evaluated = sum_steps(decode, steps.start, steps.stop - 1, STEP_REL_TOL)
+    decode_s, evaluated = sum_over_steps(decode, steps.start, steps.stop - 1, STEP_REL_TOL)
     total = prefill_s + decode_s
     tpot = decode_s / len(steps) if len(steps) else None
     return ProfileMetrics(
