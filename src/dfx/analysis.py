@@ -716,7 +716,11 @@ def capture_spec(
 
         graph = capture_joint(model.model, model.args, with_labels(spec, model), name=model.name)
     else:
-        graph = capture(model.model, model.args, model.kwargs, method=method, name=model.name)
+        from dfx.inference.blocks import capture_blocks  # one block per distinct layer kind, repeated
+
+        graph = capture_blocks(model.model, model.args, model.kwargs, method=method, name=model.name)
+        if graph is None:  # no repeated layers, or layers it cannot repeat: the whole model
+            graph = capture(model.model, model.args, model.kwargs, method=method, name=model.name)
     from dfx.heap import after_capture
 
     after_capture()  # the command line and sweep workers freeze the capture's objects (dfx.heap)

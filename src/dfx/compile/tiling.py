@@ -145,14 +145,22 @@ class _GraphShapes:
     kernels recur on the profiles sharing its fusion), so each is worked out once per graph.
     """
 
-    __slots__ = ("ops", "costed", "main", "gemms", "plan_shapes", "tile_facts")
+    __slots__ = ("ops", "_costed", "main", "gemms", "plan_shapes", "tile_facts")
 
     def __init__(self, costed: CostedGraph, ops: dict[str, OpInfo]) -> None:
-        self.costed, self.ops = costed, ops
+        # weakly: _SHAPES keeps this beside a weak reference to the graph, and a strong one here kept
+        # every graph ever tiled alive (a 2,048-token generation grew by a decode step's graph, about
+        # 15 MiB, per KV length evaluated)
+        self._costed, self.ops = weakref.ref(costed), ops
         self.main: dict[tuple[str, ...], str] = {}
         self.gemms: dict[str, object] = {}
         self.plan_shapes: dict[tuple, tuple | None] = {}  # (kind, nodes) -> dfx.arch.gpu.plan.kernel_shape
         self.tile_facts: dict[tuple[str, ...], tuple] = {}  # nodes -> facts()
+
+    @property
+    def costed(self) -> CostedGraph:
+        """The graph (alive while it is tiled: :func:`_shapes` is asked with it)."""
+        return self._costed()
 
     def plan_shape(self, kernel: Kernel, kernel_shape) -> tuple | None:
         """``kernel_shape(kind, nodes)`` of ``kernel`` (:func:`dfx.arch.gpu.plan.kernel_shape`), once per

@@ -25,6 +25,7 @@ def analyze_phase(
     kv_dtype: str | None,
     evaluate: Callable[[Any, Any], Any],
     input_shapes: Sequence[tuple[int, ...]] | None = None,
+    evaluate_latency: Callable[[Any, Any], Any] | None = None,
 ):
     """The analysis of ``model``'s ``phase`` step (or of its forward pass at another precision).
 
@@ -100,6 +101,7 @@ def analyze_phase(
         method=method,
         evaluate=evaluate,
         precision=precision,
+        evaluate_latency=evaluate_latency,
     )
     info = {
         "name": model,

@@ -301,6 +301,7 @@ def run_phase(
     method: str = "auto",
     evaluate: Callable[[Any, Any], Any],
     precision: Any = None,
+    evaluate_latency: Callable[[Any, Any], Any] | None = None,
 ):
     """Capture the steps ``request`` needs, evaluate them on ``profiles``, and compute the metrics.
 
@@ -317,6 +318,10 @@ def run_phase(
     precision : Precision, optional
         Weight, activation and KV-cache widths applied to each step's costs
         (:func:`dfx.costs.precision.apply_precision`); default: everything at ``dtype``.
+    evaluate_latency : callable, optional
+        As ``evaluate``, for the steps of which only the latency is kept (every step but the one
+        the document shows): one that leaves out what no latency reads (a GPU's eager program,
+        ``evaluate_on(eager=False)``); default: ``evaluate``.
 
     Returns
     -------
@@ -350,7 +355,8 @@ def run_phase(
             in_range = decode_range is not None and tokens == 1 and kv_len in kv
             s = decode_range.step(kv_len) if in_range else capture(tokens, kv_len)
             costed = precision.apply(s.costed, is_cache_input)
-            got = (s, costed, tuple(evaluate(costed, p) for p in profiles))
+            timed = evaluate if key == shown or evaluate_latency is None else evaluate_latency
+            got = (s, costed, tuple(timed(costed, p) for p in profiles))
             latencies[key] = tuple(r.latency_s for r in got[2])
             if key != shown:
                 return got  # only its latencies are kept: a long generation evaluates many steps

@@ -81,9 +81,9 @@ def repeat_layer(graph: Graph, prefix: str, count: int) -> Graph:
         """Copy ``k``'s name: a parameter placeholder's ``p_layers_1_*`` becomes ``p_layers_k_*``."""
         if k == 1:
             return name
-        flat = f"_{prefix}_1_"
+        flat = f"_{prefix.replace('.', '_')}_1_"  # a dotted prefix (model.layers) is flat in names
         if name in params_of_layer1 and flat in name:
-            renamed = name.replace(flat, f"_{prefix}_{k}_", 1)
+            renamed = name.replace(flat, f"_{prefix.replace('.', '_')}_{k}_", 1)
             if renamed not in taken:
                 return renamed
         return f"{name}__L{k}"
@@ -183,8 +183,11 @@ def repeat_layers(graph: Graph, prefix: str, template: tuple[int, ...]) -> Graph
     L, m = len(template), max(template, default=0) + 1
     if L < 2 or template[0] != 0 or any(t < 1 for t in template[1:]) or set(template) != set(range(m)):
         raise ValueError(f"repeat_layers needs a template (0, j >= 1, ...) naming every built layer, got {template}")
-    if m == 2:
-        return repeat_layer(graph, prefix, L)
+    if m == 2 and template == (0, *([1] * (L - 1))):
+        try:
+            return repeat_layer(graph, prefix, L)
+        except ValueError:  # layer 0 is of another kind than layer 1 (a dense first layer): chain as below
+            pass
     if template == tuple(range(L)):
         return graph
     layer = [_layer_nodes(graph, prefix, j) for j in range(m)]
@@ -213,9 +216,9 @@ def repeat_layers(graph: Graph, prefix: str, template: tuple[int, ...]) -> Graph
         j = template[k]
         if k == j:
             return name
-        flat = f"_{prefix}_{j}_"
+        flat = f"_{prefix.replace('.', '_')}_{j}_"  # a dotted prefix (model.layers) is flat in names
         if name in params_of[j] and flat in name:
-            return name.replace(flat, f"_{prefix}_{k}_", 1)
+            return name.replace(flat, f"_{prefix.replace('.', '_')}_{k}_", 1)
         return f"{name}__L{k}"
 
     def copy(node: Node, k: int) -> Node:
