@@ -382,12 +382,13 @@ def run(request: AnalyzeRequest) -> Analysis:
 
     r = request
 
-    def evaluate(costed: CostedGraph, profile: Any) -> Any:
+    def evaluate(costed: CostedGraph, profile: Any, eager: bool = True) -> Any:
         step(f"compiling and evaluating on {profile.id}")
-        lowered, moe = lower_moe(
-            costed, target_for(profile), r.routing, r.capacity_factor
-        )  # each target's MoE lowering
-        result = evaluate_on(lowered, profile, execution_model=r.execution_model, split=r.split, runtime=r.runtime)
+        target = target_for(profile)
+        lowered, moe = lower_moe(costed, target, r.routing, r.capacity_factor)  # each target's MoE lowering
+        result = evaluate_on(
+            lowered, profile, execution_model=r.execution_model, split=r.split, runtime=r.runtime, eager=eager
+        )
         return attach_moe(result, lowered, moe)
 
     mode = r.mode
@@ -425,6 +426,7 @@ def run(request: AnalyzeRequest) -> Analysis:
             kv_dtype=r.kv_dtype,
             evaluate=evaluate,
             input_shapes=r.input_shapes,
+            evaluate_latency=lambda costed, profile: evaluate(costed, profile, eager=False),  # steps only summed
         )
     info: dict[str, Any] = {}
     if isinstance(r.model, Graph):
