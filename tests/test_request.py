@@ -57,7 +57,7 @@ def test_a_request_is_frozen():
 def test_every_check_fails_before_any_capture(options, names, monkeypatch):
     import dfx.analysis as analysis
 
-    monkeypatch.setattr(analysis, "_capture", lambda *a, **k: pytest.fail("captured before refusing"))
+    monkeypatch.setattr(analysis, "capture_model", lambda *a, **k: pytest.fail("captured before refusing"))
     with pytest.raises(DfxError, match=names):
         analyze("gpt2-block", **options)
 

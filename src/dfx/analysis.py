@@ -7,18 +7,10 @@
 
 from __future__ import annotations
 
-import csv
-import io
-import json
-from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Sequence
 
 from dfx.costs import CostedGraph, annotate
-from dfx.costs.terms import FMA_FLOPS
-from dfx.errors import DfxError
 from dfx.ir import Graph
-from dfx.ir.spec import normalize_dtype
 from dfx.report.progress import step
 from dfx.request import (
     DEFAULT_DTYPE,
@@ -29,10 +21,12 @@ from dfx.request import (
     Mode,
     execution_model_of,
 )
+from dfx.capture_spec import capture_model, capture_spec, normalize_dtype_or_fail
+from dfx.result import Analysis
 from dfx.schema.ids import ANALYSIS_SCHEMA as SCHEMA
 
 if TYPE_CHECKING:  # export records, imported where a record is built: a sweep never builds one
-    from dfx.schema.analysis import AnalysisDoc
+    pass
 
 __all__ = [
     "Analysis",
@@ -44,193 +38,9 @@ __all__ = [
     "AnalyzeRequest",
     "analyze",
     "capture_spec",
+    "normalize_dtype_or_fail",
     "run",
 ]
-
-
-# A joint graph's meta that the document's ``training`` object holds, typed: not repeated in ``model``.
-_TRAINING_META = frozenset({"joint_gradients", "min_cut_saved_bytes"})
-
-
-@dataclass(frozen=True)
-class Analysis:
-    """A costed graph and its evaluation on zero or more hardware profiles.
-
-    Attributes
-    ----------
-    costed : CostedGraph
-        Every node with FLOPs, bytes read/written, intensity and category.
-    hardware : tuple
-        One ``dfx.roofline.HardwareResult`` per profile, in the order asked for.
-    model : dict
-        How the graph was obtained: name, capture method, batch, seq, dtype.
-    """
-
-    costed: CostedGraph
-    hardware: tuple[Any, ...] = ()
-    model: dict[str, Any] = field(default_factory=dict)
-    inference: Any = None  # dfx.inference.InferenceResult when a phase was asked for
-    training: Any = None  # dfx.training.TrainingStep when train=True
-
-    @property
-    def graph(self) -> Graph:
-        return self.costed.graph
-
-    def to_record(self) -> AnalysisDoc:
-        """The export document as its record (:mod:`dfx.schema.analysis`)."""
-        from dfx.schema.analysis import (
-            AnalysisDoc,
-            CoverageRecord,
-            EdgeRecord,
-            NodeRecord,
-            TotalsRecord,
-            UnknownOpRecord,
-        )
-
-        from dfx._version import __version__
-
-        costed = self.costed
-        graph = costed.graph
-        total = costed.total
-        by_category = costed.flops_by_category()
-        nodes = tuple(
-            NodeRecord(
-                name=cn.node.name,
-                op=cn.node.op,
-                target=cn.node.target,
-                module_path=cn.node.module_path,
-                category=cn.category.value,
-                flops=cn.cost.flops,
-                bytes_read=cn.cost.bytes_read,
-                bytes_written=cn.cost.bytes_written,
-                intensity_flop_per_byte=cn.cost.intensity,
-                dtype=cn.dtype,
-                input_kind=cn.node.input_kind or None,
-                inputs=tuple(dict.fromkeys(e.src for e in cn.node.inputs)),
-                outputs=tuple(MappingProxyType(o.to_dict()) for o in cn.node.outputs),
-                params=tuple(cn.node.params),
-                aten_ops=tuple(c.op for c in cn.node.aten_calls),
-                unknown_ops=tuple(cn.unknown_ops),
-            )
-            for cn in costed.nodes
-        )
-        nxg = graph.to_networkx()
-        return AnalysisDoc(
-            schema=SCHEMA,
-            dfx_version=__version__,
-            model=MappingProxyType(
-                {
-                    **self.model,
-                    "graph_name": graph.name,
-                    "capture_method": graph.capture_method,
-                    **{k: v for k, v in graph.meta if k not in _TRAINING_META},
-                }
-            ),
-            totals=TotalsRecord(
-                flops=total.flops,
-                bytes_read=total.bytes_read,
-                bytes_written=total.bytes_written,
-                intensity_flop_per_byte=total.intensity,
-                flops_by_category=MappingProxyType(dict(by_category)),
-                matmul_macs=by_category["matmul"] // FMA_FLOPS,
-                unique_parameter_count=costed.unique_parameter_count(),
-                unique_parameter_bytes=costed.unique_parameter_bytes(),
-                parameter_traffic_bytes=costed.parameter_traffic_bytes(),
-                node_count=len(graph.nodes),
-            ),
-            coverage=CoverageRecord(
-                unknown_ops=tuple(
-                    UnknownOpRecord(target=u.target, count=u.count, nodes=tuple(u.nodes)) for u in costed.unknown_ops
-                ),
-                aten_calls=sum(len(n.aten_calls) for n in graph.nodes),
-            ),
-            nodes=nodes,
-            edges=tuple(EdgeRecord(src=u, dst=v, bytes=d["bytes"]) for u, v, d in nxg.edges(data=True)),
-            hardware=MappingProxyType({r.profile.id: r.to_record() for r in self.hardware}),
-            inference=None if self.inference is None else MappingProxyType(self.inference.to_dict()),
-            training=None if self.training is None else self.training.to_record(),
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        """The export document, schema ``dfx.analysis/1`` (see ``docs/export-format.md``)."""
-        return self.to_record().to_dict()
-
-    def to_json(self, indent: int | None = 1) -> str:
-        return json.dumps(self.to_dict(), indent=indent)
-
-    def nodes_csv(self, doc: dict[str, Any] | None = None) -> str:
-        """One row per node: costs, and bound and time per profile (the ``nodes.csv`` file).
-
-        ``doc`` is this analysis's :meth:`to_dict`, when the caller already has it.
-        """
-        from dfx.schema.analysis import read_analysis
-
-        record = self.to_record() if doc is None else read_analysis(doc)
-        buf = io.StringIO()
-        cols = [
-            "name",
-            "op",
-            "target",
-            "module_path",
-            "category",
-            "dtype",
-            "flops",
-            "bytes_read",
-            "bytes_written",
-            "intensity",
-        ]
-        hw_ids = list(record.hardware)
-        header = cols + [f"{h}:{k}" for h in hw_ids for k in ("bound", "time_s")]
-        writer = csv.writer(buf)
-        writer.writerow(header)
-        for n in record.nodes:
-            row = [
-                n.name,
-                n.op,
-                n.target,
-                n.module_path,
-                n.category,
-                n.dtype,
-                n.flops,
-                n.bytes_read,
-                n.bytes_written,
-                n.intensity_flop_per_byte,
-            ]
-            for h in hw_ids:
-                per = record.hardware[h].nodes
-                row += [per[n.name].bound.value, per[n.name].time_s] if n.name in per else ["", ""]
-            writer.writerow(row)
-        return buf.getvalue()
-
-    def __repr__(self) -> str:
-        """One short line (the full record is ``to_dict()``): model, size, FLOPs, latency per profile."""
-        from dfx.report.console import format_flops, format_seconds
-
-        times = ", ".join(f"{r.profile.id}: {format_seconds(r.latency_s)}" for r in self.hardware)
-        dtype = self.model.get("dtype")
-        return (
-            f"<Analysis {self.model.get('name', self.graph.name)!r}"
-            + (f" ({dtype})" if dtype else "")
-            + f": {len(self.graph.nodes)} nodes, "
-            f"{format_flops(self.costed.total.flops)}" + (f"; {times}" if times else "") + ">"
-        )
-
-    def _repr_html_(self) -> str:
-        """Jupyter shows an ``Analysis`` as its report (``dfx.viz``): summary, DAG, roofline, node table."""
-        from dfx.viz import render_pictures
-
-        return render_pictures(self.to_dict()).files["report.html"]
-
-    def to_pandas(self):
-        """The node table as a ``pandas.DataFrame`` (needs pandas installed)."""
-        try:
-            import pandas as pd
-        except ImportError:
-            raise DfxError(
-                "to_pandas() needs pandas, which dfx does not install: `pip install 'dfx[pandas]'` "
-                "(or `pip install pandas`)"
-            ) from None
-        return pd.read_csv(io.StringIO(self.nodes_csv()))
 
 
 def analyze(
@@ -433,7 +243,9 @@ def run(request: AnalyzeRequest) -> Analysis:
         graph = r.model
         info["name"] = graph.name
     else:
-        graph, info = _capture(r.model, r.args, r.kwargs, r.dtype, r.batch, r.seq, r.method, r.input_shapes, r.cache)
+        graph, info = capture_model(
+            r.model, r.args, r.kwargs, r.dtype, r.batch, r.seq, r.method, r.input_shapes, r.cache
+        )
     costed = apply_routing(annotate(graph), r.routing)
     results = tuple(evaluate(costed, p) for p in r.profiles)
     return Analysis(costed, results, info)
@@ -655,118 +467,3 @@ def _calibrated_timer(costed: CostedGraph, profile: Any, eager: bool = False) ->
         "kernel_timer": kernel_timer(costed, profile, machine),
         "arch_model": NAME,
     }
-
-
-def capture_spec(
-    spec: str,
-    *,
-    batch: int | None = None,
-    seq: int | None = None,
-    dtype: str | None = "float32",
-    method: str = "auto",
-    input_shapes: Sequence[tuple[int, ...]] | None = None,
-    train: bool = False,
-    cache: Any = None,
-) -> tuple[Graph, dict[str, Any]]:
-    """Build the model a spec string names (see :func:`dfx.models.resolve`) and capture it.
-
-    Returns the graph and a description of the model (name, batch, seq, dtype). With ``train``,
-    the graph is one training step's joint forward + backward (:func:`dfx.capture.joint.capture_joint`).
-    With ``cache`` (a :class:`dfx.cache.CaptureCache`), a graph captured before under the same
-    :class:`dfx.cache.CaptureKey` is read from it, with no torch import, and a new capture is stored.
-
-    Raises
-    ------
-    DfxError
-        On a bad spec, dtype or shape, or if capture fails.
-    """
-    dtype_name = normalize_dtype_or_fail("float32" if dtype is None else dtype)  # --dtype '' is refused, not fp32
-    step(f"capturing {spec}")
-    is_file = ":" in spec and not spec.startswith("hf:")
-    if is_file and (batch is not None or seq is not None):
-        raise DfxError(
-            f"--batch and --seq apply to built-in and hf: models; give {spec}'s input shapes with --input-shape"
-        )
-    if train and method != "auto":
-        raise DfxError(
-            f"--method {method} does not apply with --train: the training step is traced by AOTAutograd; drop --method"
-        )
-    key = None
-    if cache is not None:
-        from dfx.cache import CaptureKey
-
-        key = CaptureKey.of(
-            "forward",
-            spec,
-            batch=batch,
-            seq=seq,
-            dtype=dtype_name,
-            method=method,
-            train=train,
-            input_shapes=input_shapes,
-        )
-        hit = cache.get(key) if key is not None else None  # None: a definition that cannot be hashed
-        if hit is not None:
-            return hit
-    from dfx.capture import capture  # torch: after the cache, which a hit answers without it
-    from dfx.models import PRESETS, resolve
-
-    model = resolve(spec, batch=batch or 1, seq=seq, dtype=dtype_name, input_shapes=input_shapes)
-    if train:
-        from dfx.capture.joint import capture_joint
-        from dfx.training.analyze import with_labels
-
-        graph = capture_joint(model.model, model.args, with_labels(spec, model), name=model.name)
-    else:
-        from dfx.inference.blocks import capture_blocks  # one block per distinct layer kind, repeated
-
-        graph = capture_blocks(model.model, model.args, model.kwargs, method=method, name=model.name)
-        if graph is None:  # no repeated layers, or layers it cannot repeat: the whole model
-            graph = capture(model.model, model.args, model.kwargs, method=method, name=model.name)
-    from dfx.heap import after_capture
-
-    after_capture()  # the command line and sweep workers freeze the capture's objects (dfx.heap)
-    info: dict[str, Any] = {"name": model.name, "dtype": dtype_name}
-    if is_file:
-        info["input_shapes"] = [list(a.shape) for a in model.args]
-    elif seq is None and spec in PRESETS:
-        seq = PRESETS[spec].default_seq
-    elif seq is None and spec.startswith("hf:") and model.args:
-        seq = int(model.args[0].shape[-1])  # input_ids (batch, seq) at the config's default
-    if not is_file:
-        info = {**info, "batch": batch or 1, "seq": seq}
-    if key is not None:
-        cache.put(key, graph, info)
-    return graph, info
-
-
-def _capture(model_or_name, args, kwargs, dtype, batch, seq, method, input_shapes, cache=None):
-    if isinstance(model_or_name, str):
-        return capture_spec(
-            model_or_name, batch=batch, seq=seq, dtype=dtype, method=method, input_shapes=input_shapes, cache=cache
-        )
-    from dfx.capture import capture
-
-    if dtype is not None:
-        raise DfxError("dtype= applies to model names; convert a module yourself with model.to(dtype)")
-    graph = capture(model_or_name, () if args is None else args, kwargs, method=method)
-    return graph, {"name": type(model_or_name).__name__}
-
-
-_STORAGE = "fp8, int8 and int4 are storage dtypes: use --weight-dtype or --kv-dtype for them"
-
-
-def normalize_dtype_or_fail(dtype: str, storage: str = _STORAGE) -> str:
-    """torch's name for ``dtype``; a :class:`DfxError` naming the accepted names otherwise, with
-    ``storage`` (what to do with a storage dtype: ``analyze`` has ``--weight-dtype``, ``validate``
-    runs the model and has none) for ``fp8``, ``int8`` or ``int4``."""
-    try:
-        name = normalize_dtype(dtype)
-    except ValueError:
-        hint = f"; {storage}" if str(dtype).lower().startswith(("float8", "fp8", "int4", "e4m3", "e5m2")) else ""
-        raise DfxError(
-            f"unknown dtype {dtype!r}; expected fp32, bf16, fp16 or fp64 (or float32, bfloat16, float16, float64){hint}"
-        ) from None
-    if not name.startswith(("float", "bfloat")) or name.startswith("float8"):
-        raise DfxError(f"dtype {dtype!r} is not a model dtype; expected fp32, bf16, fp16 or fp64 ({storage})")
-    return name

@@ -37,7 +37,8 @@ def analyze_phase(
         A phase on something that is not a causal decoder's name, an unknown phase or dtype,
         ``seq`` with a phase, lengths without a phase, ``kv_dtype`` without a phase.
     """
-    from dfx.analysis import Analysis, capture_spec
+    from dfx.capture_spec import capture_spec
+    from dfx.result import Analysis
     from dfx.costs import annotate
     from dfx.costs.precision import Precision
     from dfx.inference.phases import DEFAULT_OUTPUT_LEN, DEFAULT_PROMPT_LEN, Phase, PhaseRequest, run_phase

@@ -6,7 +6,7 @@ from typing import Any, Callable, Sequence
 
 from dfx.errors import DfxError
 
-__all__ = ["analyze_training", "with_labels"]
+__all__ = ["analyze_training"]
 
 
 def analyze_training(
@@ -34,7 +34,8 @@ def analyze_training(
         An unknown optimizer, a capture method other than ``auto`` (the joint graph has one tracer,
         AOTAutograd), a model without trainable parameters, or a capture failure.
     """
-    from dfx.analysis import Analysis, capture_spec
+    from dfx.capture_spec import capture_spec
+    from dfx.result import Analysis
     from dfx.capture.joint import capture_joint
     from dfx.costs import annotate
     from dfx.training.optimizer import DEFAULT_OPTIMIZER, add_optimizer_step, optimizer_spec
@@ -57,14 +58,3 @@ def analyze_training(
     costed = annotate(add_optimizer_step(graph, spec))
     results = tuple(evaluate(costed, p) for p in profiles)
     return Analysis(costed, results, {**info, "train": True}, training=training_step(costed))
-
-
-def with_labels(spec: str, built: Any) -> dict[str, Any]:
-    """An ``hf:`` model's kwargs with ``labels=input_ids`` where its forward takes labels: it then
-    returns its own training loss (next-token or masked-LM cross-entropy) as ``.loss``."""
-    import inspect
-
-    kwargs = dict(built.kwargs)
-    if spec.startswith("hf:") and built.args and "labels" in inspect.signature(built.model.forward).parameters:
-        kwargs["labels"] = built.args[0]
-    return kwargs
