@@ -1,8 +1,4 @@
-"""calibrate keeps no figure that contradicts the memory hierarchy: it measures again, then refuses."""
-
-import pytest
-
-from dfx.errors import DfxError
+"""calibrate keeps no figure that contradicts the memory hierarchy: it measures again, then keeps the nearer\nlevel at the farther's figure (or refuses, on evidence of other load)."""
 
 
 def _fake(values_by_level):
@@ -33,13 +29,16 @@ def test_a_stalled_l2_is_measured_again_and_kept_when_it_recovers():
     assert calls == ["L2", "DRAM", "L2", "DRAM"]  # both ends of the contradiction measured again, once
 
 
-def test_a_contradiction_that_survives_every_try_is_refused():
+def test_a_contradiction_that_survives_every_try_keeps_no_stalled_figure():
+    # with no evidence of other load (this fake machine has none) a nearer level measured slower than a
+    # farther one after every try is kept at the farther's figure, never at the stalled one (a refusal
+    # needs evidence of load: tests/measure/test_hierarchy_settle.py)
     from dfx.measure.calibration import _REMEASURES, measure_bandwidths
 
     measure, calls = _fake({"L2": [1e9], "DRAM": [200e9]})
-    with pytest.raises(DfxError, match=r"calibrate refused: L2 measured 1 GB/s, below DRAM's 200 GB/s, after 3 tries"):
-        measure_bandwidths({"L2": 1 << 20, "DRAM": 1 << 30}, {"L2": None}, "cpu", 1.0, measure=measure)
+    got = measure_bandwidths({"L2": 1 << 20, "DRAM": 1 << 30}, {"L2": None}, "cpu", 1.0, measure=measure)
     assert calls.count("L2") == 1 + _REMEASURES
+    assert got["L2"].value == got["DRAM"].value == 200e9
 
 
 def test_close_levels_within_the_slack_are_not_contradictions():

@@ -44,7 +44,7 @@ NOT_DOCUMENTS = {
     ("hardware/loader.py", "error"): "a pydantic validation error",
     # in-memory values while they are built, before any document is written
     ("sweep/evaluate.py", "task"): "a sweep task in memory: capture_cache is set only when the user's cache is on",
-    ("analysis.py", "self.model"): "Analysis.model, the model fields an analysis records",
+    ("result.py", "self.model"): "Analysis.model, the model fields an analysis records",
     ("compile/schedule.py", "program.meta"): "Program.meta, set by the compiler passes",
     ("measure/comparison.py", "self.run"): "Validation.run while the document is built",
     ("measure/validation.py", "measured.run"): "Measured.run, how the real run went",
