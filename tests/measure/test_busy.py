@@ -64,6 +64,19 @@ def test_a_machine_whose_speed_moved_is_busy():
     )
 
 
+def test_a_faster_spin_after_is_a_slow_start_when_every_family_got_its_cpus():
+    # this machine, quiet, once in 5 (bench_calibrate): 1640 / 1000 - 1 = +64%, while every benchmark family
+    # left our threads at least 98% of a CPU: the first probe started slow, nothing else ran
+    shares = {"the bandwidths": 0.98, "the GEMMs": 0.99}
+    v = verdict(QUIET, LoadProbe(1.4, 0.99, 1640.0), cpus=2, threads=2, family_shares=shares)
+    assert not v.busy and "spin rate +64%" in v.line
+    # a family that lost its CPUs keeps the faster spin a reason as well
+    v = verdict(QUIET, LoadProbe(1.4, 0.99, 1640.0), cpus=2, threads=2, family_shares={"the GEMMs": 0.5})
+    assert v.busy and any("64% faster" in r for r in v.reasons)
+    # slower after is the machine slowing down: busy whatever the families saw (1000 -> 600: -40%)
+    assert verdict(QUIET, LoadProbe(0.2, 0.99, 600.0), cpus=2, threads=2, family_shares=shares).busy
+
+
 def test_contradictions_left_after_measuring_again_are_busy_and_listed_last():
     v = verdict(LoadProbe(3.0, 0.99, 1000.0), QUIET, cpus=2, threads=2, contradictions=["a tiny add took 900 us"])
     assert v.busy and len(v.reasons) == 2 and v.reasons[-1] == "a tiny add took 900 us"

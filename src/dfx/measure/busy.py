@@ -228,7 +228,8 @@ def verdict(
     """Judge a measurement by its probes (module docstring).
 
     Busy when a probe's thread got under :data:`SHARE_MIN` of a CPU; the spin's rate moved by more
-    than :data:`RATE_MOVE` between the probes; a benchmark family, after being measured again,
+    than :data:`RATE_MOVE` between the probes (a faster spin after counts only without family shares
+    that show every family got its CPUs: with them it is the first probe's slow start); a benchmark family, after being measured again,
     still ran while other processes left our threads under :data:`SHARE_MIN` of a CPU
     (``family_shares``: family -> :func:`left_share`); or figures still contradict each other
     (``contradictions``, one line each). Another process's load before we started
@@ -263,14 +264,17 @@ def verdict(
                 f"a spinning thread got {probe.cpu_share:.0%} of a CPU {when} (under {SHARE_MIN:.0%}): it waited for one"
             )
     move = None
+    shares_by_family = dict(family_shares or {})
+    # every family measured with its CPUs: a faster spin after than before is the first probe's slow start
+    # (other_load's rule), not another process; a slower one still means the machine's speed moved
+    got_cpus = bool(shares_by_family) and min(shares_by_family.values()) >= SHARE_MIN
     if before is not None and after is not None and before.spin_per_s > 0:
         move = after.spin_per_s / before.spin_per_s - 1
-        if abs(move) > RATE_MOVE:
+        if abs(move) > RATE_MOVE and not (move > 0 and got_cpus):
             reasons.append(
                 f"the spin ran {abs(move):.0%} {'faster' if move > 0 else 'slower'} after than before: "
                 "the machine's speed moved while measuring"
             )
-    shares_by_family = dict(family_shares or {})
     reasons += [
         f"other processes left our threads {share:.0%} of a CPU while "
         f"{family if family.startswith('the ') else f'the {family} benchmarks'} ran (under {SHARE_MIN:.0%})"
