@@ -241,7 +241,9 @@ def _check_seq(config: dict[str, Any], seq: int | None) -> int:
     learned = config["model_type"] in ("gpt2", "bert")
     if learned and limit is not None and seq > limit:
         raise ModelSpecError(
-            f"seq {seq} exceeds the {limit} learned positions of {config['model_type']}; use --seq <= {limit}"
+            f"seq {seq} exceeds the {limit} learned positions of {config['model_type']}: keep one pass at most "
+            f"{limit} tokens (dfx analyze: --seq, --prompt-len, --kv-len; dfx serve: --max-batch-tokens, which "
+            f"defaults to 2048, and --input-len + --output-len)"
         )
     return seq
 

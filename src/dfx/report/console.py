@@ -292,7 +292,8 @@ def _kernels(program: ProgramRecord | None, chips: int | None = None) -> str:
         return "-"
     one_chip = " (1 chip)" if (chips or 1) > 1 else ""
     return (
-        f"{program.kernel_count} kernels on {program.cores} cores{one_chip}, {100 * program.core_utilization:.0f}% busy"
+        f"{program.kernel_count} kernels on {program.cores} core{'s' if program.cores != 1 else ''}{one_chip}, "
+        f"{100 * program.core_utilization:.0f}% busy"
     )
 
 

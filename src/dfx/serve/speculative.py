@@ -48,7 +48,7 @@ def parse_speculative(text: str | None) -> tuple[int, float] | None:
     DfxError
         Not two numbers, ``K < 1`` or an acceptance rate outside ``[0, 1]``.
     """
-    if text is None or not str(text).strip():
+    if text is None:
         return None
     parts = [p.strip() for p in str(text).split(",")]
     try:
