@@ -135,11 +135,7 @@ def _place(program: Program, costed: CostedGraph, profile: HardwareProfile, grai
         placed.append(k)
     kernels = tuple(placed)
     full = sum(1 for k in kernels if k.cores == total)
-    notes = (
-        (f"{full} of {len(kernels)} kernels on {'all ' if total > 1 else ''}{total} core{'s' if total > 1 else ''}",)
-        if kernels
-        else ()
-    )
+    notes = (f"{full} of {len(kernels)} kernels on all {total} cores",) if kernels else ()
     partial = [k.cores for k in kernels if 0 < k.cores < total]
     if partial:
         notes += (f"{len(partial)} on fewer (median {sorted(partial)[len(partial) // 2]} cores)",)
