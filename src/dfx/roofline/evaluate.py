@@ -506,7 +506,7 @@ def _compiled(
             program = finish(program)
     if result is not None:
         timings_of = timings.all
-    elif isinstance(timings, _Timings) and not any(k.kind is KernelKind.COLLECTIVE for k in program.kernels):
+    elif isinstance(timings, _Timings) and not _has_collective(program):
         result = evaluate_program_from_figures(
             program, timings.figures, profile, operator_times=operator_times, efficiency=efficiency
         )
