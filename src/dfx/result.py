@@ -134,7 +134,7 @@ class Analysis:
         """The export document, schema ``dfx.analysis/1`` (see ``docs/export-format.md``)."""
         return self.to_record().to_dict()
 
-    def to_json(self, indent: int | None = 1) -> str:
+    def to_json(self, indent: int | None = None) -> str:
         return json.dumps(self.to_dict(), indent=indent)
 
     def nodes_csv(self, doc: dict[str, Any] | None = None) -> str:

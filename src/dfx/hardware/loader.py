@@ -97,18 +97,22 @@ def _read(text: str, origin: str, json_format: bool) -> HardwareProfile:
 
 
 @cache
+def _shipped_file(stem: str) -> HardwareProfile | None:
+    """The shipped profile in ``profiles/<stem>.yaml``, or ``None`` where there is no such file."""
+    entry = resources.files("dfx.hardware") / "profiles" / f"{stem}.yaml"
+    if not stem or "/" in stem or "\\" in stem or not entry.is_file():
+        return None
+    profile = _read(entry.read_text(encoding="utf-8"), f"{stem!r} (shipped)", json_format=False)
+    if profile.id != stem:
+        raise HardwareProfileError(f"hardware profile {stem}.yaml: id {profile.id!r} does not match the file name")
+    return profile
+
+
+@cache
 def _shipped() -> dict[str, HardwareProfile]:
     folder = resources.files("dfx.hardware") / "profiles"
-    profiles: dict[str, HardwareProfile] = {}
-    for entry in sorted(folder.iterdir(), key=lambda e: e.name):
-        if not entry.name.endswith(".yaml"):
-            continue
-        stem = entry.name.removesuffix(".yaml")
-        profile = _read(entry.read_text(encoding="utf-8"), f"{stem!r} (shipped)", json_format=False)
-        if profile.id != stem:
-            raise HardwareProfileError(f"hardware profile {entry.name}: id {profile.id!r} does not match the file name")
-        profiles[profile.id] = profile
-    return profiles
+    stems = sorted(e.name.removesuffix(".yaml") for e in folder.iterdir() if e.name.endswith(".yaml"))
+    return {stem: profile for stem in stems if (profile := _shipped_file(stem)) is not None}
 
 
 @cache
@@ -187,6 +191,8 @@ def load_profile(ref: str | Path) -> HardwareProfile:
     from dfx.hardware.quick import is_quick_spec, quick_profile
 
     key = str(ref).strip().lower()
+    if not _looks_like_path(ref) and (by_id := _shipped_file(key)) is not None:
+        return _fresh(by_id)  # a shipped id: its one file read, not every profile's (for the alias table)
     aliases = _aliases()
     names = [p.strip() for p in key.split(",")]
     listed = len(names) > 1 and not key.startswith("quick:") and not any("=" in n for n in names)

@@ -13,9 +13,21 @@ from __future__ import annotations
 import sys
 import types
 
-from dfx.serve.api import MachineServing, ServeConfig, ServingResult, simulate
-from dfx.serve.policy import default_scheduler
-from dfx.serve.workload import Arrivals, Request, make_requests, parse_lengths
+from dfx.lazy import lazy_exports
+
+# name -> the submodule that defines it, imported on first use (dfx.lazy): registering `dfx serve`
+# loads none of the simulator
+_EXPORTS = {
+    "MachineServing": "api",
+    "ServeConfig": "api",
+    "ServingResult": "api",
+    "simulate": "api",
+    "default_scheduler": "policy",
+    "Arrivals": "workload",
+    "Request": "workload",
+    "make_requests": "workload",
+    "parse_lengths": "workload",
+}
 
 __all__ = [
     "Arrivals",
@@ -34,7 +46,10 @@ class _CallableModule(types.ModuleType):
     """``dfx.serve(config)`` forwards to :func:`simulate` (as ``dfx.capture(model, args)`` does)."""
 
     def __call__(self, *args, **kwargs):
+        from dfx.serve.api import simulate
+
         return simulate(*args, **kwargs)
 
 
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)
 sys.modules[__name__].__class__ = _CallableModule

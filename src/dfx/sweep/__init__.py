@@ -4,9 +4,17 @@
 or on Ray), :func:`write_report` draws the summary and pictures from the table.
 """
 
-from dfx.sweep.runner import SweepRun, run_sweep
-from dfx.sweep.spec import Point, SweepSpec, load_spec
-from dfx.sweep.table import ResultsTable
+from dfx.lazy import lazy_exports
+
+# name -> the submodule that defines it, imported on first use (dfx.lazy)
+_EXPORTS = {
+    "SweepRun": "runner",
+    "run_sweep": "runner",
+    "Point": "spec",
+    "SweepSpec": "spec",
+    "load_spec": "spec",
+    "ResultsTable": "table",
+}
 
 __all__ = ["Point", "ResultsTable", "SweepRun", "SweepSpec", "load_spec", "run_sweep", "write_report"]
 
@@ -16,3 +24,6 @@ def write_report(*args, **kwargs):
     from dfx.sweep.report import write_report as _write
 
     return _write(*args, **kwargs)
+
+
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)

@@ -8,7 +8,18 @@ document (``dfx.validation/1``, ``--validation``), its predicted-versus-measured
 ``docs/pictures.md``.
 """
 
-from dfx.viz.graph import Level
-from dfx.viz.render import Pictures, render_pictures, render_report, write_pictures
+from dfx.lazy import lazy_exports
+
+# name -> the submodule that defines it, imported on first use (dfx.lazy): the command line
+# registers `dfx report` without loading matplotlib's and the layout's modules
+_EXPORTS = {
+    "Level": "graph",
+    "Pictures": "render",
+    "render_pictures": "render",
+    "render_report": "render",
+    "write_pictures": "render",
+}
 
 __all__ = ["Level", "Pictures", "render_pictures", "render_report", "write_pictures"]
+
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)
