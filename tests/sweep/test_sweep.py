@@ -214,14 +214,19 @@ def test_one_capture_per_model_and_bucket(tmp_path):
     )
     graphs.reset()
     run_sweep(spec, tmp_path / "a", workers=1)
-    assert dict(graphs.CAPTURES) == {"symbolic": 4, "concrete": 4, "substituted": 40 - 4}
+    # Per model, batch 1 (seq symbolic, degree 2): seq 8 concrete, 16 and 24 substituted (the grid),
+    # 32 substituted and checked against the polynomial, 40 interpolated. Batch 2..4 (degree 1 in
+    # batch): (2, 8) concrete, (2, 16..40) and (3, 8..24) substituted (grid {2, 3} x {8, 16, 24}),
+    # (3, 32) substituted as the check, (3, 40) and batch 4's five interpolated.
+    assert dict(graphs.CAPTURES) == {"symbolic": 4, "concrete": 4, "substituted": 2 * (3 + 8), "interpolated": 2 * 7}
     graphs.reset()
     run_sweep(llama, tmp_path / "b", workers=1)
+    # per seq: batch 2 concrete, batch 3 substituted (the grid's second batch; no point left to check)
     assert dict(graphs.CAPTURES) == {"symbolic": 2, "concrete": 2 + 2, "substituted": 6 - 4}
     rows = {r["point_id"]: r for r in ResultsTable(tmp_path / "a").rows()} | {
         r["point_id"]: r for r in ResultsTable(tmp_path / "b").rows()
     }
-    # substituted points against separate dfx.analyze calls, exactly
+    # substituted and interpolated points against separate dfx.analyze calls, exactly
     for model, hw, batch, seq in [
         ("gpt2-block", "ibm-spyre", 3, 40),
         ("bert-layer", "nvidia-h100-sxm", 1, 24),
@@ -344,3 +349,53 @@ def test_resnet_block_seq_is_the_image_side_and_each_seq_gets_its_own_graph(tmp_
     header, line = summary[0].split(","), summary[1].split(",")
     assert line[header.index("model")] == "resnet-block" and line[header.index("best_tokens_per_s")] == ""
     assert "<td>-</td>" in (tmp_path / "r" / "report.html").read_text()
+
+
+def test_a_bucket_whose_check_point_disagrees_never_interpolates():
+    from dfx.sweep import graphs
+
+    class Cubic:  # a graph whose one integer is s**3: a quadratic through three seqs misses it
+        def __init__(self, s):
+            self.s = s
+
+        def to_json(self):
+            return f"[{self.s**3}]"
+
+    class FakeCapture:
+        batch_symbolic, seq_symbolic = False, True
+
+        def graph_at(self, batch, seq):
+            return Cubic(seq)
+
+    graphs.reset()
+    bucket = graphs._Bucket(FakeCapture(), 2, 8, Cubic(8))
+    for s in (16, 24, 32, 40, 48):  # 16, 24: the grid; 32: the check (32**3 against the quadratic's guess)
+        assert bucket.graph_at(2, s).s == s
+    assert bucket.trusted is False and dict(graphs.CAPTURES) == {"substituted": 5}
+
+
+def test_a_bucket_interpolates_after_its_check_point_agrees(monkeypatch):
+    import dfx.ir.polytext
+    from dfx.sweep import graphs
+
+    class Square:
+        def __init__(self, s):
+            self.s = s
+
+        def to_json(self):
+            return f'{{"s": [{self.s}, {self.s * self.s}]}}'
+
+    class FakeCapture:
+        batch_symbolic, seq_symbolic = False, True
+
+        def graph_at(self, batch, seq):
+            return Square(seq)
+
+    monkeypatch.setattr(dfx.ir.polytext, "graph_of_text", lambda text: text)  # the text itself, no Graph
+    graphs.reset()
+    bucket = graphs._Bucket(FakeCapture(), 2, 8, Square(8))
+    for s in (16, 24, 32):  # the grid, then the check
+        bucket.graph_at(2, s)
+    assert bucket.trusted is True
+    assert bucket.graph_at(2, 100) == '{"s": [100, 10000]}'
+    assert dict(graphs.CAPTURES) == {"substituted": 3, "interpolated": 1}

@@ -74,7 +74,9 @@ def _code_digest() -> str:
     return h.hexdigest()
 
 
+@functools.cache
 def _version(dist: str) -> str:
+    """The installed version of ``dist`` (read once per process: each read parses its metadata file)."""
     try:
         return metadata.version(dist)
     except metadata.PackageNotFoundError:

@@ -16,29 +16,26 @@ check fails (a model whose graph changes otherwise with ``k``) every step is cap
 
 from __future__ import annotations
 
-import json
-import re
 from typing import Any, Callable
 
-from dfx.ir import Graph
+from dfx.ir.polytext import NotPolynomial, graph_of_text, poly_text
 
 __all__ = ["DecodeRange", "affine_text"]
 
-_INT = re.compile(r"-?\d+")
 _MIN_SPAN = 3  # fewer steps than this: capturing each is no dearer than the check
 
-
-class NotAffine(ValueError):
-    """The two graphs differ by more than integers affine in ``k``."""
+NotAffine = NotPolynomial  # the two graphs differ by more than integers affine in ``k``
 
 
 def affine_text(text_lo: str, text_hi: str, lo: int, hi: int) -> Callable[[int], str]:
-    """A function ``k -> text`` moving every integer that differs between the two texts along its line.
+    """A function ``k -> text`` moving every integer that differs between the two texts along its line
+    (:func:`dfx.ir.polytext.poly_text` of degree 1).
 
     Raises
     ------
     NotAffine
-        If the texts differ elsewhere than in integers.
+        If the texts differ elsewhere than in integers (and, from the function, where an integer
+        is not whole at ``k``).
 
     Examples
     --------
@@ -46,26 +43,7 @@ def affine_text(text_lo: str, text_hi: str, lo: int, hi: int) -> Callable[[int],
     >>> at(17)
     '{"shape": [2, 8, 17]}'
     """
-    parts_lo, parts_hi = _INT.split(text_lo), _INT.split(text_hi)
-    tokens_lo, tokens_hi = _INT.findall(text_lo), _INT.findall(text_hi)  # "05" of "1e-05" stays "05"
-    if parts_lo != parts_hi or len(tokens_lo) != len(tokens_hi):
-        raise NotAffine("the graphs differ in more than sizes")
-    moving = [(i, int(a), int(b) - int(a)) for i, (a, b) in enumerate(zip(tokens_lo, tokens_hi)) if a != b]
-    span = hi - lo
-
-    def at(k: int) -> str:
-        values = list(tokens_lo)
-        for i, a, rise in moving:
-            num = rise * (k - lo)
-            if num % span:
-                raise NotAffine(f"an integer moving by {rise} over {span} steps is not whole at k={k}")
-            values[i] = str(a + num // span)
-        out = [parts_lo[0]]
-        for v, p in zip(values, parts_lo[1:]):
-            out += (v, p)
-        return "".join(out)
-
-    return at
+    return poly_text({(lo,): text_lo, (hi,): text_hi}, [[lo, hi]])
 
 
 class DecodeRange:
@@ -109,6 +87,5 @@ class DecodeRange:
             self._check()
         if not self.affine or k in (self.lo, self.hi):
             return self._capture(k)
-        doc = json.loads(self._at(k))
-        graph = replace(Graph.from_dict(doc), meta=tuple(doc["meta"].items()))  # the capture's meta order
+        graph = graph_of_text(self._at(k))
         return replace(self._ends[0], graph=graph, costed=annotate(graph), kv_len=k)

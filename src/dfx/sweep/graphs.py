@@ -25,10 +25,14 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-__all__ = ["CAPTURES", "forward_graph", "reset"]
+__all__ = ["CAPTURES", "bucket_key", "forward_graph", "reset"]
 
-CAPTURES: Counter = Counter()  # "symbolic" exports, "concrete" captures, "substituted", "cached" graphs
-_BUCKETS: dict[tuple[Any, ...], Any] = {}  # bucket key -> SymbolicCapture, or None (capture concretely)
+# A bucket's integers as polynomials in its sizes (dfx.ir.polytext): degree 1 in batch, 2 in seq
+# (a [B, H, S, S] score's stride S * S); grid values per symbolic size, then one check point.
+_GRID = {"batch": 2, "seq": 3}
+
+CAPTURES: Counter = Counter()  # "symbolic" exports, "concrete" captures, "substituted", "interpolated", "cached"
+_BUCKETS: dict[tuple[Any, ...], Any] = {}  # bucket key -> _Bucket, or None (capture concretely)
 _FIXED: dict[tuple[str, str], tuple[bool, bool]] = {}  # (model, dtype) -> (batch sizes the model, seq sizes it)
 _EXPORT_METHODS = ("auto", "export")  # the static path these must reproduce exports first
 
@@ -89,25 +93,36 @@ def forward_graph(model: str, batch: int, seq: int, dtype: str, method: str, cac
     return graph
 
 
-def _forward_graph(model: str, batch: int, seq: int, dtype: str, method: str):
-    from dfx.errors import DfxError
+def bucket_key(model: str, batch: int, seq: int, dtype: str, method: str) -> tuple[Any, ...] | None:
+    """The bucket a forward point's graph comes from (points of one bucket share one symbolic export),
+    or ``None`` where it is captured concretely (a size of 1 in every symbolic place, a model file).
 
+    Probes the model's sizes once per process (:func:`_sized_by`: three builds on the meta device).
+    """
     if method not in _EXPORT_METHODS or (":" in model and not model.startswith("hf:")):
-        return _concrete(model, batch, seq, dtype, method)  # file models take --input-shape, not sizes
+        return None  # file models take --input-shape, not sizes
     by_batch, by_seq = _sized_by(model, dtype)
     sym_batch, sym_seq = batch >= 2 and not by_batch, seq >= 2 and not by_seq
     if not (sym_batch or sym_seq):
+        return None
+    return (model, dtype, method, None if sym_batch else batch, None if sym_seq else seq)
+
+
+def _forward_graph(model: str, batch: int, seq: int, dtype: str, method: str):
+    from dfx.errors import DfxError
+
+    key = bucket_key(model, batch, seq, dtype, method)
+    if key is None:
         return _concrete(model, batch, seq, dtype, method)
-    key = (model, dtype, method, None if sym_batch else batch, None if sym_seq else seq)
+    sym_batch, sym_seq = key[3] is None, key[4] is None
+    by_batch, by_seq = _sized_by(model, dtype)
     if key in _BUCKETS:
-        sc = _BUCKETS[key]
-        if sc is not None:
+        bucket = _BUCKETS[key]
+        if bucket is not None:
             try:
-                graph = sc.graph_at(batch, seq)
+                return bucket.graph_at(batch, seq)
             except DfxError:  # a guard fails at this size (GuardFailure), or its propagation does
                 return _concrete(model, batch, seq, dtype, method)
-            CAPTURES["substituted"] += 1
-            return graph
         return _concrete(model, batch, seq, dtype, method)
     if sym_batch and sym_seq and batch == seq:
         return _concrete(
@@ -127,7 +142,7 @@ def _forward_graph(model: str, batch: int, seq: int, dtype: str, method: str):
         key = (model, dtype, method, None if sc.batch_symbolic else batch, None if sc.seq_symbolic else seq)
         if not (sc.batch_symbolic or sc.seq_symbolic):
             sc = None
-    _BUCKETS[key] = sc
+    _BUCKETS[key] = None if sc is None else _Bucket(sc, batch, seq, graph)
     return graph
 
 
@@ -154,3 +169,75 @@ def _open_bucket(model: str, batch: int, seq: int, dtype: str, graph: Any, sym_b
         return sc if sc.align(graph, batch, seq) else None
     except Exception:  # noqa: BLE001 - any failure of the symbolic path: this bucket is captured concretely
         return None
+
+
+class _Bucket:
+    """A bucket's symbolic capture, and once its graphs fill a grid and agree at a check point, their
+    polynomial text (:mod:`dfx.ir.polytext`): a point's graph from text, with no propagation.
+
+    Each graph :meth:`graph_at` substitutes is kept as JSON text; once the kept sizes hold a full
+    grid (two batch values where batch is symbolic, three seq values where seq is), the polynomial
+    through them is checked against the next substituted graph, off the grid: equal text, and every
+    later point is interpolated; any difference (an integer of higher degree, or not a polynomial),
+    and the bucket substitutes every point, as before. An interpolated point whose integers come out
+    fractional is substituted too.
+    """
+
+    def __init__(self, sc: Any, batch: int, seq: int, graph: Any) -> None:
+        self.sc = sc
+        self.sizes = (("batch",) if sc.batch_symbolic else ()) + (("seq",) if sc.seq_symbolic else ())
+        self.samples: dict[tuple[int, ...], str] = {}
+        self.template: Any = None  # poly_text's function once built; checked when self.trusted
+        self.trusted: bool | None = None  # None: not yet decided; False: never interpolate
+        self._keep(batch, seq, graph)
+
+    def _point(self, batch: int, seq: int) -> tuple[int, ...]:
+        return tuple(batch if s == "batch" else seq for s in self.sizes)
+
+    def _grid(self) -> list[list[int]] | None:
+        """Per symbolic size, the grid values that make a full grid with the samples, or None."""
+        from itertools import combinations, product
+
+        values = [sorted({p[d] for p in self.samples}) for d in range(len(self.sizes))]
+        choices = [list(combinations(v, _GRID[s])) for v, s in zip(values, self.sizes)]
+        for axes in product(*choices):
+            if all(g in self.samples for g in product(*axes)):
+                return [list(a) for a in axes]
+        return None
+
+    def _keep(self, batch: int, seq: int, graph: Any) -> None:
+        from dfx.ir.polytext import NotPolynomial, poly_text
+
+        text = graph.to_json()
+        point = self._point(batch, seq)
+        if self.template is not None and self.trusted is None:  # the check point, off the grid
+            try:
+                self.trusted = self.template(*point) == text
+            except NotPolynomial:
+                self.trusted = False
+            return
+        self.samples[point] = text
+        grid = self._grid() if self.trusted is None else None
+        if grid is not None:
+            try:
+                self.template = poly_text(self.samples, grid)
+            except NotPolynomial:
+                self.trusted = False
+
+    def graph_at(self, batch: int, seq: int) -> Any:
+        """The graph at these sizes: interpolated where trusted, else substituted (and kept)."""
+        from dfx.ir.polytext import NotPolynomial, graph_of_text
+
+        if self.trusted:
+            try:
+                graph = graph_of_text(self.template(*self._point(batch, seq)))
+            except NotPolynomial:
+                pass
+            else:
+                CAPTURES["interpolated"] += 1
+                return graph
+        graph = self.sc.graph_at(batch, seq)
+        CAPTURES["substituted"] += 1
+        if self.trusted is None and self._point(batch, seq) not in self.samples:
+            self._keep(batch, seq, graph)
+        return graph

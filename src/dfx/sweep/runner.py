@@ -22,7 +22,7 @@ from dfx.schema.errors import SchemaError
 from dfx.schema.ids import SWEEP_SCHEMA
 from dfx.schema.sweep import SweepDoc, read_sweep
 from dfx.sweep.evaluate import graph_on_disk, run_group
-from dfx.sweep.spec import AUTO, Group, SweepSpec, fingerprint
+from dfx.sweep.spec import AUTO, FORWARD, Group, SweepSpec, fingerprint
 from dfx.sweep.table import ResultsTable
 
 __all__ = ["SweepRun", "run_sweep", "check_workers", "SPEC_FILE", "CACHE_DIR", "MAX_WORKERS_PER_CPU"]
@@ -155,28 +155,26 @@ def _pool(tasks: list[dict[str, Any]], cache: str, workers: int) -> Iterator[lis
     # Groups whose graphs are already in the cache folder capture nothing: they need no warm-up, and
     # they are quick enough to travel several to a future (_chunks)
     cached = [graph_on_disk(t, cache) for t in tasks]
+    chunks = None
     if ctx is not None and tasks:
-        # The first capture in a process pays torch.export's one-time warm-up (about 20 s here), and
-        # each bucket's symbolic export is made once by whoever meets it first (dfx.sweep.graphs):
-        # run the first group of each model's buckets here, so the forked workers start warm and
-        # share those exports instead of making one each.
-        first = {}
-        for i, t in enumerate(tasks):
-            if not cached[i]:
-                first.setdefault((t["model"], t["dtype"], t["phase"], t["batch"] == 1, t["seq"] == 1), i)
-        warm = set(first.values())
-        for i in sorted(warm):
-            yield run_group(tasks[i], cache)
-        cached = [c for i, c in enumerate(cached) if i not in warm]
-        tasks = [t for i, t in enumerate(tasks) if i not in warm]
-    if not tasks:  # every group was a bucket's first, run above
+        # The first capture in a process pays torch.export's one-time warm-up: make it here, so the
+        # forked workers start warm. Then each bucket's tasks (dfx.sweep.graphs: one symbolic export,
+        # its points substituted or interpolated) travel as one chunk, so that one worker exports
+        # it once and its graphs fill the bucket's grid, instead of each worker exporting it.
+        first = next((i for i, c in enumerate(cached) if not c), None)
+        if first is not None:
+            yield run_group(tasks[first], cache)
+            cached, tasks = cached[:first] + cached[first + 1 :], tasks[:first] + tasks[first + 1 :]
+        chunks = _bucket_chunks(tasks, workers, cached)
+    if not tasks:  # the one group was the warm-up, run above
         return
     workers = min(workers, len(tasks))  # what is left after the warm-up: no idle forks
     pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=start_worker)
     closing = None
     futures = []
     try:
-        futures = [pool.submit(_run_chunk, chunk, cache) for chunk in _chunks(tasks, workers, cached)]
+        chunks = chunks if chunks is not None else _chunks(tasks, workers, cached)
+        futures = [pool.submit(_run_chunk, chunk, cache) for chunk in chunks]
         for left, f in enumerate(as_completed(futures), 1 - len(futures)):
             if left == 0:  # the last future: the workers exit while the caller writes its rows
                 closing = threading.Thread(target=pool.shutdown, name="dfx-sweep-pool-shutdown")
@@ -216,6 +214,30 @@ def _chunks(tasks: list[dict[str, Any]], workers: int, cached: list[bool] | None
         out.append(tasks[i : i + n])
         i += n
     return out
+
+
+def _bucket_chunks(tasks: list[dict[str, Any]], workers: int, cached: list[bool]) -> list[list[dict[str, Any]]]:
+    """The tasks to capture as one chunk per bucket (:func:`dfx.sweep.graphs.bucket_key`; a concrete
+    capture alone), largest first so the workers finish together (longest processing time first,
+    Graham 1969); then the cached tasks in :func:`_chunks`' shrinking chunks."""
+    from dfx.costs.precision import Precision
+    from dfx.sweep.graphs import bucket_key
+
+    by_bucket: dict[Any, list[dict[str, Any]]] = {}
+    alone: list[list[dict[str, Any]]] = []
+    for t, c in zip(tasks, cached):
+        if c:
+            continue
+        key = None
+        if t["phase"] == FORWARD:
+            key = bucket_key(t["model"], t["batch"], t["seq"], Precision.of(t["dtype"]).capture, t["method"])
+        if key is None:
+            alone.append([t])
+        else:
+            by_bucket.setdefault(key, []).append(t)
+    warm = [t for t, c in zip(tasks, cached) if c]
+    to_capture = sorted(by_bucket.values(), key=len, reverse=True) + alone
+    return to_capture + (_chunks(warm, workers) if warm else [])
 
 
 def _run_chunk(tasks: list[dict[str, Any]], cache: str) -> list[list[dict[str, Any]]]:

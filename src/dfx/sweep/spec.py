@@ -337,9 +337,12 @@ def profile_digest(profile: Any) -> str:
 
 
 def _is_shipped(ref: str) -> bool:
-    from dfx.hardware.loader import _aliases, _looks_like_path
+    from dfx.hardware.loader import _aliases, _looks_like_path, _shipped_file
 
-    return not _looks_like_path(ref) and ref.strip().lower() in _aliases()
+    if _looks_like_path(ref):
+        return False
+    key = ref.strip().lower()
+    return _shipped_file(key) is not None or key in _aliases()  # an id by its one file; an alias by the table
 
 
 def _as_tuple(axis: str, value: Any) -> tuple[Any, ...]:
