@@ -15,8 +15,8 @@ JSON documents are compared (equal but for nothing: the cache must not change an
 kind runs ``--repeat`` times, alternating, and the fastest run is kept (the usual defence against
 a busy machine); say the machine's load when you quote the numbers.
 
-With ``--sweep``, also the sweep a user runs, as whole ``dfx sweep`` processes: the test suite's 216
-points (3 models x 6 profiles x 4 seq x 3 batch, :data:`SWEEP_AXES`) into a fresh ``--out`` with an
+With ``--sweep``, also the sweep a user runs, as whole ``dfx sweep`` processes: 1,008 points (3
+models x 6 profiles x 8 seq x 7 batch, :data:`SWEEP_AXES`) into a fresh ``--out`` with an
 empty capture cache (every graph captured: points/s with the capture), then into another fresh
 ``--out`` on the filled cache (points/s without it).
 
@@ -66,10 +66,10 @@ def _peak(cmd: list[str], env: dict[str, str]) -> tuple[float, int, str]:
 SWEEP_AXES = [
     "-m", "gpt2-block,bert-layer,llama3-8b-layer",
     "--hw", "nvidia-h100-sxm,nvidia-a100-sxm-80gb,google-tpu-v4,groq-lpu,cerebras-wse-3,ibm-spyre",
-    "--seq", "8,16,24,32",
-    "--batch", "1,2,4",
+    "--seq", "8,16,24,32,48,64,96,128",
+    "--batch", "1,2,3,4,6,8,16",
 ]  # fmt: skip
-SWEEP_POINTS = 3 * 6 * 4 * 3
+SWEEP_POINTS = 3 * 6 * 8 * 7  # issue 37's "1,000-point sweep of 3 models over 6 profiles": 1,008
 
 
 def _sweep(repeat: int) -> None:
@@ -98,7 +98,7 @@ def main() -> None:
     parser.add_argument("--seq", type=int, default=128)
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--configs", nargs="*", default=["hf:llama-2-7b", "hf:llama-2-70b"])
-    parser.add_argument("--sweep", action="store_true", help="Also time dfx sweep cold and warm (216 points).")
+    parser.add_argument("--sweep", action="store_true", help="Also time dfx sweep cold and warm (1,008 points).")
     ns = parser.parse_args()
     dfx_cmd = [sys.executable, "-m", "dfx.cli", "analyze"]
     print(f"load average before: {os.getloadavg()[0]:.2f} (1 min), {os.cpu_count()} CPUs")
