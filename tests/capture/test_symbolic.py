@@ -50,6 +50,9 @@ def test_sizes_outside_the_bucket_fail_its_guards():
     assert not sc.holds_at(1, 16)
     with pytest.raises(GuardFailure, match="outside"):
         sc.graph_at(1, 16)
+    with pytest.raises(GuardFailure, match="outside"):  # the same checks without building the graph
+        sc.check_guards(1, 16)
+    assert sc.check_guards(3, 40) is None
 
 
 def test_example_sizes_must_tell_the_dims_apart():

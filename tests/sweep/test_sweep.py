@@ -376,6 +376,7 @@ def test_a_bucket_whose_check_point_disagrees_never_interpolates():
 
 def test_a_bucket_interpolates_after_its_check_point_agrees(monkeypatch):
     import dfx.ir.polytext
+    from dfx.capture.symbolic import GuardFailure
     from dfx.sweep import graphs
 
     class Square:
@@ -391,6 +392,10 @@ def test_a_bucket_interpolates_after_its_check_point_agrees(monkeypatch):
         def graph_at(self, batch, seq):
             return Square(seq)
 
+        def check_guards(self, batch, seq):
+            if seq > 1000:  # as an export whose range ends at 1000
+                raise GuardFailure("seq beyond the range")
+
     monkeypatch.setattr(dfx.ir.polytext, "graph_of_text", lambda text: text)  # the text itself, no Graph
     graphs.reset()
     bucket = graphs._Bucket(FakeCapture(), 2, 8, Square(8))
@@ -399,3 +404,5 @@ def test_a_bucket_interpolates_after_its_check_point_agrees(monkeypatch):
     assert bucket.trusted is True
     assert bucket.graph_at(2, 100) == '{"s": [100, 10000]}'
     assert dict(graphs.CAPTURES) == {"substituted": 3, "interpolated": 1}
+    with pytest.raises(GuardFailure):  # an interpolated point is held to the export's guards too
+        bucket.graph_at(2, 2000)

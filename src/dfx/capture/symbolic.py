@@ -87,6 +87,28 @@ class SymbolicCapture:
     def _values(self, batch: int, seq: int) -> dict[Any, int]:
         return {sym: batch if which == "batch" else seq for which, sym in self._symbols.items()}
 
+    def check_guards(self, batch: int, seq: int) -> None:
+        """Check the export's ranges and every guard of its graph at these sizes, without building the graph.
+
+        The checks :meth:`graph_at` makes before propagating (a graph built otherwise at these
+        sizes, :mod:`dfx.sweep.graphs`' interpolation, is valid only where they hold).
+
+        Raises
+        ------
+        GuardFailure
+            A size outside the export's range, or a guard false at these sizes.
+        """
+        if not self.holds_at(batch, seq):
+            raise GuardFailure(f"batch {batch}, seq {seq} lie outside the symbolic capture's range")
+        values = self._values(batch, seq)
+        for node in self._ep.graph_module.graph.nodes:
+            if node.op != "call_function" or str(node.target).rsplit(".", 1)[0] not in _ASSERTS or not node.args:
+                continue
+            cond = node.args[0]
+            val = cond.meta.get("val") if isinstance(cond, torch.fx.Node) else cond
+            if val is False or (isinstance(val, torch.SymBool) and not _concrete(val, values)):
+                raise GuardFailure(f"guard {node.args[1] if len(node.args) > 1 else node.name} fails at these sizes")
+
     def graph_at(self, batch: int, seq: int) -> Graph:
         """The graph a concrete capture at (``batch``, ``seq``) gives, from this one export.
 

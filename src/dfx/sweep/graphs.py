@@ -179,8 +179,9 @@ class _Bucket:
     grid (two batch values where batch is symbolic, three seq values where seq is), the polynomial
     through them is checked against the next substituted graph, off the grid: equal text, and every
     later point is interpolated; any difference (an integer of higher degree, or not a polynomial),
-    and the bucket substitutes every point, as before. An interpolated point whose integers come out
-    fractional is substituted too.
+    and the bucket substitutes every point, as before. An interpolated point must pass the export's
+    ranges and guards as a substituted one does (:meth:`SymbolicCapture.check_guards`); one whose
+    integers come out fractional is substituted.
     """
 
     def __init__(self, sc: Any, batch: int, seq: int, graph: Any) -> None:
@@ -229,6 +230,7 @@ class _Bucket:
         from dfx.ir.polytext import NotPolynomial, graph_of_text
 
         if self.trusted:
+            self.sc.check_guards(batch, seq)  # GuardFailure (a DfxError): the caller captures concretely
             try:
                 graph = graph_of_text(self.template(*self._point(batch, seq)))
             except NotPolynomial:
