@@ -21,6 +21,7 @@ import re
 from typing import Any, Callable
 
 from dfx.ir import Graph
+from dfx.ir.graph import GRAPH_SCHEMA
 
 __all__ = ["DecodeRange", "affine_text"]
 
@@ -68,6 +69,81 @@ def affine_text(text_lo: str, text_hi: str, lo: int, hi: int) -> Callable[[int],
     return at
 
 
+def _segments(doc: dict[str, Any]) -> list[tuple[str, int | None, Any]]:
+    """The pieces of a graph document that :func:`_Builder` moves separately, in the document's order:
+    ``(field, index or None, value)`` for every top-level field and every parameter and node."""
+    out: list[tuple[str, int | None, Any]] = []
+    for key, value in doc.items():
+        if key in ("parameters", "nodes"):
+            out += [(key, i, v) for i, v in enumerate(value)]
+        else:
+            out.append((key, None, value))
+    return out
+
+
+class _Builder:
+    """:func:`affine_text` piece by piece: the graph at ``k`` from the pieces of the document that
+    move, the others decoded once.
+
+    The graph's JSON text is its top-level fields' texts and its parameters' and nodes' texts
+    joined by fixed separators, and no integer token spans a separator (each piece is a JSON value:
+    a brace, bracket or quote ends it), so moving each piece's integers along its line gives the
+    pieces of the moved whole text, and :meth:`graph` equals ``Graph.from_dict(json.loads(at(k)))``
+    (with the document's meta order) whenever ``at(k)`` exists, and raises :class:`NotAffine` where
+    it raises. A piece equal at both ends is equal at every ``k``: decoded once and shared (nodes,
+    parameters and specs are frozen).
+
+    Raises
+    ------
+    NotAffine
+        If the documents differ in their fields, in their numbers of parameters or nodes, or
+        elsewhere than in integers.
+    """
+
+    def __init__(self, graph_lo: Graph, graph_hi: Graph, lo: int, hi: int) -> None:
+        from dfx.ir import Node, ParameterInfo
+
+        doc_lo, doc_hi = graph_lo.to_dict(), graph_hi.to_dict()
+        seg_lo, seg_hi = _segments(doc_lo), _segments(doc_hi)
+        if [s[:2] for s in seg_lo] != [s[:2] for s in seg_hi]:
+            raise NotAffine("the graphs differ in their fields or their numbers of nodes or parameters")
+        self._decode = {"parameters": ParameterInfo.from_dict, "nodes": Node.from_dict}
+        self._fixed: dict[tuple[str, int | None], Any] = {}
+        self._moving: dict[tuple[str, int | None], Callable[[int], str]] = {}
+        for (key, i, a), (_, _, b) in zip(seg_lo, seg_hi):
+            text_a, text_b = json.dumps(a), json.dumps(b)
+            if text_a == text_b:
+                self._fixed[key, i] = self._read(key, text_a)
+            else:
+                self._moving[key, i] = affine_text(text_a, text_b, lo, hi)
+        self._order = [s[:2] for s in seg_lo]
+
+    def _read(self, key: str, text: str) -> Any:
+        value = json.loads(text)
+        return self._decode[key](value) if key in self._decode else value
+
+    def graph(self, k: int) -> Graph:
+        """The graph at KV length ``k``."""
+        moved = {where: self._read(where[0], at(k)) for where, at in self._moving.items()}
+        parts: dict[str, Any] = {"parameters": [], "nodes": []}
+        for where in self._order:
+            value = moved[where] if where in moved else self._fixed[where]
+            if where[1] is None:
+                parts[where[0]] = value
+            else:
+                parts[where[0]].append(value)
+        if parts.get("schema") != GRAPH_SCHEMA:
+            raise NotAffine(f"not a dfx graph: schema {parts.get('schema')!r}")
+        meta = parts.get("meta", {})
+        return Graph(
+            nodes=tuple(parts["nodes"]),
+            parameters=tuple(parts["parameters"]),
+            name=parts.get("name", "model"),
+            capture_method=parts.get("capture_method", ""),
+            meta=tuple(meta.items()),  # the capture's meta order, as step() always kept it
+        )
+
+
 class DecodeRange:
     """The decode steps of one request with KV lengths in ``[lo, hi]``, from three captures.
 
@@ -87,6 +163,7 @@ class DecodeRange:
         self._capture, self.lo, self.hi = capture, lo, hi
         self._at: Callable[[int], str] | None = None
         self._ends: tuple[Any, Any] | None = None
+        self._builder: _Builder | None = None
         self.affine: bool | None = None if hi - lo >= _MIN_SPAN else False
 
     def _check(self) -> None:
@@ -95,8 +172,9 @@ class DecodeRange:
         try:
             at = affine_text(first.graph.to_json(), last.graph.to_json(), self.lo, self.hi)
             self.affine = at(probe) == self._capture(probe).graph.to_json()
+            self._builder = _Builder(first.graph, last.graph, self.lo, self.hi) if self.affine else None
         except NotAffine:
-            self.affine = False
+            self.affine, self._builder = False, None
         self._at, self._ends = (at if self.affine else None), (first, last)
 
     def step(self, k: int):
@@ -109,6 +187,5 @@ class DecodeRange:
             self._check()
         if not self.affine or k in (self.lo, self.hi):
             return self._capture(k)
-        doc = json.loads(self._at(k))
-        graph = replace(Graph.from_dict(doc), meta=tuple(doc["meta"].items()))  # the capture's meta order
+        graph = self._builder.graph(k)  # = Graph.from_dict(json.loads(self._at(k))), meta in the capture's order
         return replace(self._ends[0], graph=graph, costed=annotate(graph), kv_len=k)
