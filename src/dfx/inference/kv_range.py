@@ -164,6 +164,7 @@ class DecodeRange:
         self._at: Callable[[int], str] | None = None
         self._ends: tuple[Any, Any] | None = None
         self._builder: _Builder | None = None
+        self._costed: Any = None  # the first step built: its nodes that never move are every step's
         self.affine: bool | None = None if hi - lo >= _MIN_SPAN else False
 
     def _check(self) -> None:
@@ -188,4 +189,7 @@ class DecodeRange:
         if not self.affine or k in (self.lo, self.hi):
             return self._capture(k)
         graph = self._builder.graph(k)  # = Graph.from_dict(json.loads(self._at(k))), meta in the capture's order
-        return replace(self._ends[0], graph=graph, costed=annotate(graph), kv_len=k)
+        costed = annotate(graph, reuse=self._costed)  # the nodes that never move are costed once
+        if self._costed is None:
+            self._costed = costed
+        return replace(self._ends[0], graph=graph, costed=costed, kv_len=k)
