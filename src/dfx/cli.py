@@ -209,7 +209,10 @@ def analyze(
     if as_json:  # compact: json's C encoder (indenting runs its Python one, 4x slower on a 70B document)
         sys.stdout.write(json.dumps(doc) + "\n")
     else:
-        print_analysis(doc, _out, top=top)
+        from dfx.schema.analysis import read_analysis
+
+        read = read_analysis(doc)  # read once: the summary and the MoE table both print from it
+        print_analysis(read, _out, top=top)
         if "inference" in doc:
             from dfx.inference.console import print_inference
 
@@ -220,7 +223,7 @@ def analyze(
             print_training(doc, _out)
         from dfx.compile.moe_console import print_moe
 
-        print_moe(doc, _out)
+        print_moe(read, _out)
 
 
 @app.command()

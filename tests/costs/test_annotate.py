@@ -72,6 +72,26 @@ def test_an_unknown_op_is_warned_about_reported_and_not_counted():
     assert coverage(cg.graph) == cov  # the same from the bare graph, without warning
 
 
+def test_reuse_takes_the_costs_of_the_very_same_nodes_and_costs_the_others():
+    unknown = call("aten.fft_rfft.default", OUT, outputs=(spec(4, 9, dtype="complex64"),))
+    with pytest.warns(UnknownOpWarning):
+        first = annotate(_graph(unknown))
+    x, linear, weird, out = first.graph.nodes
+    wider = Node("linear", "call_function", "aten.linear.default", inputs=(Edge("x"),), outputs=(OUT,), aten_calls=())
+    second = Graph((x, wider, weird, out))  # shares x, weird and output with the first; linear is another node
+    with pytest.warns(UnknownOpWarning):  # weird met an unknown op: costed again, so reported again
+        got = annotate(second, reuse=first)
+    assert got["x"] is first["x"] and got["output"] is first["output"]  # the very same node: its costs taken
+    assert got["linear"].cost == Cost() and got["linear"] is not first["linear"]  # another node: costed
+    assert got["weird"] is not first["weird"] and got["weird"].unknown_ops == ("aten.fft_rfft.default",)
+    assert got.unknown_ops == first.unknown_ops  # its unknown op is recorded as when costed alone
+    with pytest.warns(UnknownOpWarning):
+        assert got == annotate(second)  # every node and the totals as without reuse
+    # equal but not the same object: never taken (a node is matched by identity, its costs held with it)
+    copy = Graph(tuple(Node(**{f: getattr(n, f) for f in n.__dataclass_fields__}) for n in (x,)))
+    assert annotate(copy, reuse=first)["x"] is not first["x"]
+
+
 def test_a_failing_rule_is_reported_not_raised():
     broken = call("aten.mm.default", spec(4, 8), spec(9, 5), outputs=(spec(4, 5),))  # inner dims differ
     with pytest.warns(UnknownOpWarning, match="failed"):

@@ -73,3 +73,46 @@ def test_the_tolerance_checks_quarter_points():
 
     total, seen = sum_over_steps(f, 0, 100, 1e-5)
     assert total == 101 + 5 and 75 in seen
+
+
+def test_the_graph_built_piece_by_piece_equals_the_whole_text_moved(tiny_llama):
+    # the reference: the whole graph's JSON text with every moving integer moved (affine_text),
+    # parsed back, in the capture's meta order; the builder moves each node's text on its own
+    import json
+    from dataclasses import replace
+
+    from dfx.inference.kv_range import _Builder
+    from dfx.ir import Graph
+
+    def capture(k):
+        return capture_step(tiny_llama, batch=2, tokens=1, kv_len=k, dtype="bfloat16").graph
+
+    lo, hi = 8, 20
+    at = affine_text(capture(lo).to_json(), capture(hi).to_json(), lo, hi)
+    builder = _Builder(capture(lo), capture(hi), lo, hi)
+    for k in range(lo, hi + 1):
+        doc = json.loads(at(k))
+        want = replace(Graph.from_dict(doc), meta=tuple(doc["meta"].items()))
+        got = builder.graph(k)
+        assert got == want and got.meta == want.meta, k
+    assert builder.graph(lo) == capture(lo)  # no piece lost or reordered
+
+
+def test_the_builder_refuses_what_affine_text_refuses():
+    from dfx.inference.kv_range import _Builder
+    from dfx.ir import Graph, Node, TensorSpec
+
+    def graph(*widths):
+        return Graph(
+            tuple(
+                Node(f"x{i}", "placeholder", f"x{i}", outputs=(TensorSpec((2, w), "float32"),))
+                for i, w in enumerate(widths)
+            )
+        )
+
+    with pytest.raises(NotAffine):  # a node more at one end
+        _Builder(graph(4), graph(4, 4), 0, 4)
+    builder = _Builder(graph(4, 8), graph(4, 11), 0, 2)  # 8 -> 11 over 2 steps: not whole at k = 1
+    with pytest.raises(NotAffine):
+        builder.graph(1)
+    assert builder.graph(2) == graph(4, 11)

@@ -100,3 +100,30 @@ def test_cli_generate_reports_ttft_tpot_tokens_per_s_per_profile():
     assert m["total_s"] == pytest.approx(m["ttft_s"] + 127 * m["tpot_s"])
     # the cache at the end: 255 tokens x 2 x 32 layers x 32 heads x 128 x 2 bytes
     assert inf["kv_cache_bytes"] == 255 * 2 * 32 * 32 * 128 * 2
+
+
+def test_each_profile_is_evaluated_at_its_own_kv_lengths_and_prices_as_alone(tiny_llama):
+    # independent construction: each profile run alone (no other profile's KV lengths to share)
+    from collections import Counter
+
+    from dfx.analysis import evaluate_on
+    from dfx.hardware import load_profile
+    from dfx.inference.phases import first_steps, run_phase
+
+    profiles = [load_profile(h) for h in ("nvidia-h100-sxm", "groq-lpu", "cerebras-wse-3")]
+    request = PhaseRequest(Phase.GENERATE, batch=2, prompt_len=16, output_len=40)
+    seen: Counter = Counter()
+
+    def evaluate(costed, profile):
+        seen[profile.id, costed.graph.name] += 1  # the graph's name carries its step (decode-kvK, prefill-P)
+        return evaluate_on(costed, profile)
+
+    _, _, together = run_phase(tiny_llama, profiles, request, dtype="float32", evaluate=evaluate)
+    shared = set(first_steps(16, 16 + 40 - 2, STEP_REL_TOL))  # every profile's sum evaluates these first
+    for p in profiles:
+        _, _, alone = run_phase(tiny_llama, [p], request, dtype="float32", evaluate=evaluate_on)
+        assert together.metrics(p.id) == alone.metrics(p.id)  # every number, and the KV lengths evaluated
+        own = set(alone.metrics(p.id).decode_kv_lens_evaluated)
+        evaluated = {name for (pid, name), n in seen.items() if pid == p.id}
+        assert all(n == 1 for (pid, _), n in seen.items() if pid == p.id)  # no step evaluated twice
+        assert evaluated == {f"{tiny_llama}:decode-kv{k}" for k in own | shared} | {f"{tiny_llama}:prefill-16"}

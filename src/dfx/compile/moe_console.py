@@ -57,10 +57,13 @@ def moe_table(records: Mapping[str, Any]) -> Any:
     return table
 
 
-def print_moe(doc: dict[str, Any], console: Any) -> None:
-    """Print :func:`moe_table` of a ``dfx.analysis/1`` document's ``hardware.<id>.moe`` (nothing without MoE layers)."""
-    from dfx.schema.analysis import read_analysis
+def print_moe(doc: Any, console: Any) -> None:
+    """Print :func:`moe_table` of a ``dfx.analysis/1`` document's ``hardware.<id>.moe`` (nothing without MoE layers).
 
-    table = moe_table({h: r.moe for h, r in read_analysis(doc).hardware.items() if r.moe is not None})
+    ``doc``: the document, or the :class:`dfx.schema.analysis.AnalysisDoc` read from it already."""
+    from dfx.schema.analysis import AnalysisDoc, read_analysis
+
+    d = doc if isinstance(doc, AnalysisDoc) else read_analysis(doc)
+    table = moe_table({h: r.moe for h, r in d.hardware.items() if r.moe is not None})
     if table is not None:
         console.print(table)

@@ -113,7 +113,7 @@ def _warn(unknown: tuple[UnknownOp, ...]) -> None:
         )
 
 
-def annotate(graph: Graph, *, registry: Registry | None = None) -> CostedGraph:
+def annotate(graph: Graph, *, registry: Registry | None = None, reuse: CostedGraph | None = None) -> CostedGraph:
     """Cost every node of ``graph`` with the registered rules.
 
     Parameters
@@ -122,6 +122,11 @@ def annotate(graph: Graph, *, registry: Registry | None = None) -> CostedGraph:
         A captured (or deserialised) graph whose nodes carry their aten calls.
     registry : Registry, optional
         The rules to use; the default registry holds every rule in :mod:`dfx.costs`.
+    reuse : CostedGraph, optional
+        A graph costed by ``annotate`` with the same rules, sharing node objects with ``graph``
+        (the decode steps of one KV range, :mod:`dfx.inference.kv_range`): a node that *is* one of
+        its nodes, and met no unknown op there, takes its :class:`CostedNode` as it stands (a node's
+        cost is a pure function of the node and the rules); every other node is costed.
 
     Returns
     -------
@@ -144,7 +149,14 @@ def annotate(graph: Graph, *, registry: Registry | None = None) -> CostedGraph:
     """
     registry = registry or REGISTRY
     unknowns = _Unknowns()
-    nodes = tuple(_cost_node(n, registry, unknowns) for n in graph.nodes)
+    if reuse is None:
+        nodes = tuple(_cost_node(n, registry, unknowns) for n in graph.nodes)
+    else:
+        known = {id(c.node): c for c in reuse.nodes if not c.unknown_ops}  # c holds its node: ids stay apart
+        nodes = tuple(
+            c if c is not None and c.node is n else _cost_node(n, registry, unknowns)
+            for n, c in ((n, known.get(id(n))) for n in graph.nodes)
+        )
     unknown = unknowns.records()
     _warn(unknown)
     calls = sum(len(n.aten_calls) for n in graph.nodes if n.op not in _NO_COST_OPCODES)

@@ -28,7 +28,7 @@ from typing import Any, Callable, Sequence
 from dfx.errors import DfxError
 from dfx.limits import MAX_SEQ, check_size, check_tokens
 
-__all__ = ["Phase", "PhaseRequest", "InferenceResult", "ProfileMetrics", "run_phase", "sum_over_steps"]
+__all__ = ["Phase", "PhaseRequest", "InferenceResult", "ProfileMetrics", "first_steps", "run_phase", "sum_over_steps"]
 
 DEFAULT_PROMPT_LEN = 128  # tokens; TensorRT-LLM's and MLPerf's shortest published input length
 DEFAULT_OUTPUT_LEN = 128
@@ -229,6 +229,32 @@ def sum_over_steps(
     return total(lo, hi), tuple(sorted(seen))
 
 
+def first_steps(lo: int, hi: int, rel_tol: float = _AFFINE_REL_TOL) -> tuple[int, ...]:
+    """The ``k`` :func:`sum_over_steps` evaluates first over ``[lo, hi]``, whatever ``f`` is, and the
+    quarter points it evaluates next where ``f``'s midpoint lies on the chord.
+
+    :func:`run_phase` evaluates every profile at these together; a profile's further ``k`` (a
+    latency with a kink) are evaluated on that profile alone. A ``k`` evaluated and never asked for
+    costs time, never a number: the sums read only the ``k`` they ask for.
+
+    Examples
+    --------
+    >>> first_steps(512, 766, 1e-4)  # ends, midpoint, quarter points
+    (512, 575, 639, 702, 766)
+    >>> first_steps(512, 766)  # at float rounding the midpoint alone is checked
+    (512, 639, 766)
+    >>> first_steps(5, 6)
+    (5, 6)
+    """
+    if hi < lo:
+        return ()
+    if hi - lo <= 1:
+        return tuple(range(lo, hi + 1))
+    mid = (lo + hi) // 2
+    quarters = () if rel_tol <= _AFFINE_REL_TOL or hi - lo < 4 else ((lo + mid) // 2, (mid + hi) // 2)
+    return tuple(sorted({lo, hi, mid, *quarters}))
+
+
 def _metrics(
     request: PhaseRequest, profile_id: str, prefill_s: float | None, decode: Callable[[int], float]
 ) -> ProfileMetrics:
@@ -336,7 +362,7 @@ def run_phase(
     check_request(request)
     precision = precision if precision is not None else Precision.of(dtype)
     results: dict[tuple[int, int], tuple[Any, Any, tuple[Any, ...]]] = {}  # (tokens, kv_len) -> step
-    latencies: dict[tuple[int, int], tuple[float, ...]] = {}  # every step evaluated: its latency per profile
+    latencies: dict[tuple[int, int], dict[int, float]] = {}  # every step evaluated: profile index -> latency
 
     def capture(tokens: int, kv_len: int):
         return capture_step(spec, batch=request.batch, tokens=tokens, kv_len=kv_len, dtype=dtype, method=method)
@@ -345,8 +371,12 @@ def run_phase(
     decode_range = DecodeRange(lambda k: capture(1, k), kv.start, kv.stop - 1) if kv else None
     prefill_key = (request.prompt_len, 0)
     shown = (1, kv.start) if kv else prefill_key  # the step the document shows: kept whole
+    everyone = tuple(range(len(profiles)))
 
-    def step(tokens: int, kv_len: int):
+    def step(tokens: int, kv_len: int, which: tuple[int, ...] = everyone):
+        """The step at ``(tokens, kv_len)`` evaluated on the profiles ``which`` indexes (all of them
+        for the step the document shows): a profile's latency at a KV length it never asks for is
+        never computed (one machine's kinks need many KV lengths, the others' few)."""
         key = (tokens, kv_len)
         if key not in results:
             from dfx.report.progress import step as say
@@ -355,20 +385,25 @@ def run_phase(
             in_range = decode_range is not None and tokens == 1 and kv_len in kv
             s = decode_range.step(kv_len) if in_range else capture(tokens, kv_len)
             costed = precision.apply(s.costed, is_cache_input)
+            which = everyone if key == shown else which
             timed = evaluate if key == shown or evaluate_latency is None else evaluate_latency
-            got = (s, costed, tuple(timed(costed, p) for p in profiles))
-            latencies[key] = tuple(r.latency_s for r in got[2])
+            got = {i: timed(costed, profiles[i]) for i in which}
+            latencies.setdefault(key, {}).update((i, r.latency_s) for i, r in got.items())
             if key != shown:
-                return got  # only its latencies are kept: a long generation evaluates many steps
-            results[key] = got
+                return None  # only its latencies are kept: a long generation evaluates many steps
+            results[key] = (s, costed, tuple(got[i] for i in everyone))
         return results[key]
 
     def latency(tokens: int, kv_len: int, index: int) -> float:
         key = (tokens, kv_len)
-        if key not in latencies:
-            step(tokens, kv_len)
+        if index not in latencies.get(key, {}):
+            step(tokens, kv_len, (index,))
         return latencies[key][index]
 
+    if request.phase is Phase.GENERATE:  # what every profile's metrics read first, built once for all
+        step(*prefill_key)
+        for k in first_steps(kv.start, kv.stop - 1, STEP_REL_TOL):
+            step(1, k)
     metrics = []
     for i, p in enumerate(profiles):
         prefill_s = latency(*prefill_key, i) if request.phase is not Phase.DECODE else None
