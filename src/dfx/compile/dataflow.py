@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import weakref
 from dataclasses import dataclass
-from typing import Any, Callable, TypeVar
+from typing import TypeVar
 from functools import cached_property
 
 from dfx.compile.ops import OpInfo, op_info
@@ -206,38 +206,6 @@ _CACHE: dict[int, tuple[weakref.ref, Dataflow]] = {}
 T = TypeVar("T")
 
 
-def purge_dead(cache: dict) -> None:
-    """Drop the entries of ``cache`` (values ``(weak reference, ...)``) whose object is gone.
-
-    Walks the cache only when its size is a power of two, so a miss costs amortised O(1), not a walk
-    of every entry; a dead entry left meanwhile answers nothing, since every look-up checks that its
-    reference still gives the object asked about. (Call it before inserting.)
-    """
-    n = len(cache)
-    if n & (n - 1) == 0:
-        for key in [k for k, v in cache.items() if v[0]() is None]:
-            del cache[key]
-
-
-def weak_memo(cache: dict, obj: Any, make: Callable[[Any], T]) -> T:
-    """``make(obj)``, made once per living object: kept in ``cache`` under ``id(obj)`` beside a weak
-    reference to ``obj``, so a recycled id never answers for another object (each hit checks that the
-    reference still gives ``obj``) and a dead object's entry is dropped (:func:`purge_dead`).
-
-    >>> class G: pass
-    >>> cache, g = {}, G()
-    >>> weak_memo(cache, g, lambda o: [o]) is weak_memo(cache, g, lambda o: [])  # made once
-    True
-    """
-    hit = cache.get(id(obj))
-    if hit is not None and hit[0]() is obj:
-        return hit[1]
-    value = make(obj)
-    purge_dead(cache)
-    cache[id(obj)] = (weakref.ref(obj), value)
-    return value
-
-
 def dataflow(costed: CostedGraph) -> Dataflow:
     """The tensor-level data flow of ``costed`` (working nodes only), computed once per costed graph.
 
@@ -246,6 +214,8 @@ def dataflow(costed: CostedGraph) -> Dataflow:
     >>> dataflow(annotate(Graph(name="empty", nodes=()))).ops
     {}
     """
+    from dfx.memo import weak_memo
+
     return weak_memo(_CACHE, costed, _dataflow)
 
 

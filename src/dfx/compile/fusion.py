@@ -26,7 +26,8 @@ from operator import itemgetter
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from dfx.compile.dataflow import Dataflow, TensorKey, dataflow, purge_dead, weak_memo
+from dfx.compile.dataflow import Dataflow, TensorKey, dataflow
+from dfx.memo import weak_key, weak_memo
 from dfx.compile.lower import producer_kernels, unknown_cost_note
 from dfx.compile.passes import PassResult
 from dfx.compile.program import Kernel, KernelKind, Program
@@ -761,12 +762,12 @@ def fusion_pass(rules: FusionRules):
             probe = _CapacityProbe(rules) if by_capacity else rules
             outputs = _fuse_program(program, costed, probe)
             if cacheable:
-                purge_dead(_FUSED)
-                _FUSED[(id(costed), rules)] = (weakref.ref(costed), program.kernels, outputs)
+                key = (id(costed), rules)
+                _FUSED[key] = (weak_key(_FUSED, key, costed), program.kernels, outputs)
             if by_capacity:
-                purge_dead(_BY_CAPACITY)
-                _BY_CAPACITY[(id(costed), family)] = (
-                    weakref.ref(costed),
+                key = (id(costed), family)
+                _BY_CAPACITY[key] = (
+                    weak_key(_BY_CAPACITY, key, costed),
                     program.kernels,
                     outputs,
                     rules,

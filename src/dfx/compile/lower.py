@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import weakref
 
-from dfx.compile.dataflow import dataflow, does_work, weak_memo
+from dfx.compile.dataflow import dataflow, does_work
+from dfx.memo import weak_memo
 from dfx.compile.program import Kernel, Program, PassRecord
 from dfx.costs.record import CostedGraph
 from dfx.hardware import HardwareProfile

@@ -15,7 +15,8 @@ import weakref
 from functools import partial
 from typing import Callable
 
-from dfx.compile.dataflow import dataflow, weak_memo
+from dfx.compile.dataflow import dataflow
+from dfx.memo import weak_memo
 from dfx.compile.passes import Pass, PassResult
 from dfx.compile.program import Program
 from dfx.costs.record import CostedGraph

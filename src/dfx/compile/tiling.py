@@ -30,7 +30,8 @@ import weakref
 from dataclasses import dataclass
 from functools import lru_cache, partial
 
-from dfx.compile.dataflow import dataflow, weak_memo
+from dfx.compile.dataflow import dataflow
+from dfx.memo import weak_memo
 from dfx.compile.ops import OpInfo
 from dfx.compile.passes import Pass, PassResult
 from dfx.compile.program import Kernel, KernelKind, Program

@@ -7,8 +7,8 @@ computes such a fact once per graph.
 
 Why it is sound: ``fact(costed)`` must be a pure function of the graph, and a
 :class:`~dfx.costs.CostedGraph` is frozen (its nodes, costs and tensors too), so the value cannot go
-stale. An entry is keyed by the graph's identity and holds the graph, so an ``id`` is not reused
-while its entry lives; a hit is checked with ``is``. What a fact returns is shared by every caller,
+stale. An entry is kept per graph while the graph lives (:func:`dfx.memo.weak_memo`: freed with
+it), then per fact. What a fact returns is shared by every caller,
 so it must be immutable (tuples, frozen records, ``MappingProxyType``). The result of an evaluation
 therefore does not depend on which evaluation of the graph came first.
 """
@@ -23,27 +23,22 @@ __all__ = ["clear_per_graph", "per_graph"]
 
 T = TypeVar("T")
 
-# (id(costed), fact) -> (the costed graph, fact(costed)). A few graphs' worth of entries: the
-# evaluations of one graph follow each other.
-_FACTS: dict[tuple[int, Callable[[CostedGraph], Any]], tuple[CostedGraph, Any]] = {}
-_FACTS_MAX = 32
+# id(costed) -> (weak reference to the costed graph, {fact: fact(costed)}): gone with the graph
+_FACTS: dict[int, tuple[Any, dict[Callable[[CostedGraph], Any], Any]]] = {}
 
 
 def per_graph(costed: CostedGraph, fact: Callable[[CostedGraph], T]) -> T:
-    """``fact(costed)``, computed once while ``costed`` is among the last few graphs asked about.
+    """``fact(costed)``, computed once while ``costed`` lives.
 
     ``fact`` is a module-level function of the graph only, returning an immutable value (module
     docstring).
     """
-    key = (id(costed), fact)
-    hit = _FACTS.get(key)
-    if hit is not None and hit[0] is costed:
-        return hit[1]
-    value = fact(costed)
-    if len(_FACTS) >= _FACTS_MAX:
-        del _FACTS[next(iter(_FACTS))]
-    _FACTS[key] = (costed, value)
-    return value
+    from dfx.memo import weak_memo
+
+    facts = weak_memo(_FACTS, costed, lambda _: {})
+    if fact not in facts:
+        facts[fact] = fact(costed)
+    return facts[fact]
 
 
 def clear_per_graph() -> None:

@@ -104,31 +104,24 @@ class TspPlan:
 
 
 # The node timer and the export fields of one evaluation both need the plan of the same graph on
-# the same profile: it is made once. Keyed by the graph's and profile's identity (both held, so an
-# id is not reused while its entry lives), and used only while the profile still reads the same
-# (its TSP figures and its peak FLOP/s, which set the MXM's passes per dtype). A few entries: the
-# evaluations of one graph on one profile follow each other.
-_PLANS: dict[tuple[int, int], tuple[Any, ...]] = {}
-_PLANS_MAX = 8
+# the same profile: it is made once. Kept per graph while the graph lives (dfx.compile.dataflow's
+# weak_memo: the entry goes with the graph, so a long generation's decode steps are freed as they
+# are evaluated), then per profile by identity, and used only while the profile still reads the same
+# (its TSP figures and its peak FLOP/s, which set the MXM's passes per dtype).
+_PLANS: dict[int, tuple[Any, dict[int, tuple[Any, ...]]]] = {}
 
 
 def tsp_plan(costed: CostedGraph, profile: HardwareProfile) -> TspPlan:
     """:func:`compile_schedule`'s schedule with its per-node figures (made once per graph and profile)."""
+    from dfx.memo import weak_memo
+
     org = TspOrganisation.from_profile(profile)
-    key = (id(costed), id(profile))
-    hit = _PLANS.get(key)
-    if (
-        hit is not None
-        and hit[0] is costed
-        and hit[1] is profile
-        and hit[2] == org
-        and hit[3] == profile.peak_flop_per_s
-    ):
-        return hit[4]
+    per_profile = weak_memo(_PLANS, costed, lambda _: {})
+    hit = per_profile.get(id(profile))
+    if hit is not None and hit[0] is profile and hit[1] == org and hit[2] == profile.peak_flop_per_s:
+        return hit[3]
     plan = _make_plan(costed, org)
-    if len(_PLANS) >= _PLANS_MAX:
-        _PLANS.pop(next(iter(_PLANS)))
-    _PLANS[key] = (costed, profile, org, dict(profile.peak_flop_per_s), plan)
+    per_profile[id(profile)] = (profile, org, dict(profile.peak_flop_per_s), plan)
     return plan
 
 

@@ -336,19 +336,23 @@ def max_wafers(profile: HardwareProfile) -> int:
     return (link.domain_chips or 1) if link is not None and link.weights_on_chip else 1
 
 
-# The last mapping made: one evaluation on a wafer asks for it three times (the node timer, the
-# export's ``mapping``, the placement over wafers). Held with strong references to its costed graph
-# and profile, so an ``is`` match can never be a recycled object.
-_LAST_MAPPING: list[tuple[CostedGraph, HardwareProfile, int | None, WaferMapping]] = []
+# One evaluation on a wafer asks for a graph's mapping three times (the node timer, the export's
+# ``mapping``, the placement over wafers): it is made once per graph while the graph lives
+# (dfx.memo.weak_memo: freed with it), then per profile (held, so an ``is`` match is never a
+# recycled object) and depth.
+_MAPPINGS: dict[int, tuple[Any, dict[tuple[int, int | None], tuple[HardwareProfile, WaferMapping]]]] = {}
 
 
 def map_graph(costed: CostedGraph, profile: HardwareProfile, depth: int | None = None) -> WaferMapping:
     """:func:`map_layers` on the layers of ``costed`` (see :func:`stages_of`), over :func:`max_wafers`."""
-    for c, p, d, mapping in _LAST_MAPPING:
-        if c is costed and p is profile and d == depth:
-            return mapping
+    from dfx.memo import weak_memo
+
+    per_profile = weak_memo(_MAPPINGS, costed, lambda _: {})
+    hit = per_profile.get((id(profile), depth))
+    if hit is not None and hit[0] is profile:
+        return hit[1]
     mapping = map_layers(stages_of(costed, depth), WaferCore.from_profile(profile), max_wafers=max_wafers(profile))
-    _LAST_MAPPING[:] = [(costed, profile, depth, mapping)]
+    per_profile[(id(profile), depth)] = (profile, mapping)
     return mapping
 
 

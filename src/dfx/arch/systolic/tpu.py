@@ -64,21 +64,19 @@ def clear_chip_gemms() -> None:
 
 
 # The node timer and the export fields of one evaluation both plan every node of the same graph on
-# the same MXUs: the plans are made once. Keyed by the graph's identity (held, so an id is not reused
-# while its entry lives) and the spec (a frozen value: everything a plan reads of the profile).
-_PLANS: dict[tuple[int, MxuSpec], tuple[CostedGraph, dict[str, tuple[ChipGemm, ...]]]] = {}
-_PLANS_MAX = 8
+# the same MXUs: the plans are made once. Kept per graph while the graph lives (dfx.compile.dataflow's
+# weak_memo: freed with it), then per spec (a frozen value: everything a plan reads of the profile).
+_PLANS: dict[int, tuple[Any, dict[MxuSpec, dict[str, tuple[ChipGemm, ...]]]]] = {}
 
 
 def _graph_plans(costed: CostedGraph, spec: MxuSpec) -> dict[str, tuple[ChipGemm, ...]]:
     """Node name -> :func:`node_plan` of every node of ``costed`` on ``spec`` (made once per graph and spec)."""
-    hit = _PLANS.get((id(costed), spec))
-    if hit is not None and hit[0] is costed:
-        return hit[1]
-    plans = {n.name: node_plan(n, spec) for n in costed.nodes}
-    if len(_PLANS) >= _PLANS_MAX:
-        _PLANS.pop(next(iter(_PLANS)))
-    _PLANS[id(costed), spec] = (costed, plans)
+    from dfx.memo import weak_memo
+
+    per_spec = weak_memo(_PLANS, costed, lambda _: {})
+    plans = per_spec.get(spec)
+    if plans is None:
+        plans = per_spec[spec] = {n.name: node_plan(n, spec) for n in costed.nodes}
     return plans
 
 
