@@ -6,7 +6,7 @@ import json
 import subprocess
 import sys
 
-from dfx.compile.toolchain import TORCH_COMPILE_GPU
+from dfx.compile.toolchain import TORCH_COMPILE_AMD_GPU, TORCH_COMPILE_GPU
 from dfx.targets import target_for
 from dfx.hardware import load_profile
 from dfx.schema.compile import read_compile
@@ -42,6 +42,24 @@ def test_each_stage_takes_what_the_one_before_gives():
     for (a, b), artefact in links.items():
         assert artefact in stages[a].gives and artefact in stages[b].takes, (a, b, artefact)
     assert all(s.source for s in TORCH_COMPILE_GPU)
+
+
+def test_the_amd_path_shares_the_front_and_ends_in_amdgcn_and_an_hsa_code_object():
+    # Triton's AMD backend: make_ttir, make_ttgir, make_llir, make_amdgcn, make_hsaco, then HIP
+    names = [s.stage for s in _toolchain("amd-mi300x")]
+    assert names[:4] == [s.stage for s in TORCH_COMPILE_GPU[:4]]  # Dynamo to Triton's frontend: one path
+    assert [n.split(" (")[0] for n in names[4:]] == [
+        "TritonGPU",
+        "LLVM IR",
+        "AMDGCN",
+        "HSA code object",
+        "HIP runtime launch",
+    ]
+    links = ["TTIR", "TTGIR", "LLVM IR", "AMDGCN", "HSA code object"]  # what each stage hands the next
+    for (a, b), artefact in zip(zip(TORCH_COMPILE_AMD_GPU[3:], TORCH_COMPILE_AMD_GPU[4:]), links):
+        assert artefact in a.gives and artefact in b.takes, (a.stage, b.stage, artefact)
+    assert not any("PTX" in s.gives or "SASS" in s.gives for s in TORCH_COMPILE_AMD_GPU)
+    assert "64" in TORCH_COMPILE_AMD_GPU[4].gives  # wavefronts of 64 lanes, not warps of 32
 
 
 def test_a_machine_without_torch_compiles_gpu_path_lists_none():

@@ -10,6 +10,8 @@ stage that models it (or that none does), with the documentation it follows:
       --Inductor--> loop-level IR, fused by the scheduler --> Triton kernels (Python source) + wrapper
       --Triton frontend--> TTIR --TritonGPU passes--> TTGIR --> LLVM IR (NVVM)
       --LLVM NVPTX--> PTX --ptxas--> SASS in a cubin --CUDA driver--> launched grid of CTAs
+      (AMD: TTGIR --> LLVM IR (AMDGPU) --LLVM AMDGPU--> AMDGCN --assembled, ld.lld--> HSA code object
+       --HIP runtime--> launched grid of workgroups; :data:`TORCH_COMPILE_AMD_GPU`)
 
 Sources: the PyTorch 2 paper (Ansel et al., ASPLOS 2024, https://doi.org/10.1145/3620665.3640366);
 the torch.compiler docs (https://docs.pytorch.org/docs/stable/torch.compiler.html,
@@ -18,7 +20,10 @@ Kernel Compilation Stages" (2024, https://pytorch.org/blog/triton-kernel-compila
 Triton's NVIDIA backend (triton-lang/triton ``third_party/nvidia/backend/compiler.py``:
 ``make_ttir``, ``make_ttgir``, ``make_llir``, ``make_ptx``, ``make_cubin``); NVIDIA's PTX ISA and
 CUDA binary utilities docs (https://docs.nvidia.com/cuda/parallel-thread-execution/,
-https://docs.nvidia.com/cuda/cuda-binary-utilities/).
+https://docs.nvidia.com/cuda/cuda-binary-utilities/); for AMD, Triton's AMD backend
+(``third_party/amd/backend/compiler.py``: ``make_ttir``, ``make_ttgir``, ``make_llir``,
+``make_amdgcn``, ``make_hsaco``), LLVM's AMDGPU backend guide (https://llvm.org/docs/AMDGPUUsage.html)
+and the HIP documentation (https://rocm.docs.amd.com/projects/HIP/).
 """
 
 from __future__ import annotations
@@ -26,11 +31,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
-__all__ = ["TORCH_COMPILE_GPU", "ToolchainStage"]
+__all__ = ["TORCH_COMPILE_AMD_GPU", "TORCH_COMPILE_GPU", "ToolchainStage"]
 
 _PT2_PAPER = "https://doi.org/10.1145/3620665.3640366"
 _TRITON_STAGES = "https://pytorch.org/blog/triton-kernel-compilation-stages/"
 _TRITON_BACKEND = "triton-lang/triton third_party/nvidia/backend/compiler.py"
+_TRITON_AMD_BACKEND = "triton-lang/triton third_party/amd/backend/compiler.py"
+_AMDGPU_USAGE = "https://llvm.org/docs/AMDGPUUsage.html"
 
 
 @dataclass(frozen=True)
@@ -125,5 +132,52 @@ TORCH_COMPILE_GPU: tuple[ToolchainStage, ...] = (
         "CTAs scheduled onto SMs in waves; each kernel launch pays the runtime's fixed cost",
         "the roofline per kernel, waves of tiles over the SMs, the runtime's per-kernel overhead",
         "https://docs.nvidia.com/cuda/cuda-c-programming-guide/; " + _PT2_PAPER,
+    ),
+)
+
+
+# torch.compile's path to an AMD GPU: the same front stages (Dynamo to Triton's frontend), then
+# Triton's AMD backend and the HIP runtime.
+TORCH_COMPILE_AMD_GPU: tuple[ToolchainStage, ...] = (
+    *TORCH_COMPILE_GPU[:4],
+    ToolchainStage(
+        "TritonGPU (make_ttgir)",
+        "TTIR, num_warps, num_stages and the GPU's architecture (gfx942 for the MI300X)",
+        "TritonGPU IR (TTGIR): every tensor given a layout over the lanes of 64-wide wavefronts and "
+        "over wavefronts (blocked, MFMA for the matrix cores, LDS shared-memory encodings), loads "
+        "coalesced, loops pipelined over num_stages LDS buffers, dots lowered to the architecture's MFMA",
+        "`dfx triton --hw amd-mi300x`: wavefronts, shared memory per program, occupancy (dfx.arch.gpu)",
+        f"{_TRITON_STAGES}; {_TRITON_AMD_BACKEND} (make_ttgir)",
+    ),
+    ToolchainStage(
+        "LLVM IR (make_llir)",
+        "TTGIR",
+        "LLVM IR for the AMDGPU target (workitem and workgroup ids, barriers, MFMA intrinsics), one "
+        "amdgpu_kernel function per kernel, with attributes such as waves-per-EU",
+        "not modelled: dfx times a kernel from its tiles on the roofline",
+        f"{_TRITON_AMD_BACKEND} (make_llir); {_AMDGPU_USAGE}",
+    ),
+    ToolchainStage(
+        "AMDGCN (make_amdgcn)",
+        "LLVM IR",
+        "AMDGCN assembly, the GPU's machine instructions as text (`s_` scalar and `v_` vector "
+        "instructions, `v_mfma_*`), from LLVM's AMDGPU backend for the gfx architecture",
+        "not modelled",
+        f"{_TRITON_AMD_BACKEND} (make_amdgcn); {_AMDGPU_USAGE}",
+    ),
+    ToolchainStage(
+        "HSA code object (make_hsaco)",
+        "AMDGCN and the target architecture",
+        "an HSA code object (HSACO, an ELF object): the assembled AMDGCN linked by ld.lld, with its "
+        "kernel descriptor (VGPRs and SGPRs per lane, LDS per workgroup: what caps occupancy)",
+        "not modelled: `dfx triton` estimates registers per lane where the code object would state them",
+        f"{_TRITON_AMD_BACKEND} (make_hsaco); {_AMDGPU_USAGE}",
+    ),
+    ToolchainStage(
+        "HIP runtime launch",
+        "the HSA code object, the grid (programs), num_warps x 64 lanes per workgroup, LDS",
+        "workgroups scheduled onto compute units in waves; each kernel launch pays the runtime's fixed cost",
+        "the roofline per kernel, waves of tiles over the CUs, the runtime's per-kernel overhead",
+        "https://rocm.docs.amd.com/projects/HIP/; " + _PT2_PAPER,
     ),
 )

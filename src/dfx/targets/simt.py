@@ -32,20 +32,21 @@ class SimtTarget(Target):
         return InductorRules()
 
     def toolchain(self, profile: HardwareProfile) -> tuple[Any, ...]:
-        """torch.compile's path to an NVIDIA GPU (Dynamo -> AOTAutograd -> Inductor -> Triton -> PTX -> SASS
-        -> launch, :data:`dfx.compile.toolchain.TORCH_COMPILE_GPU`); ``()`` on other vendors' GPUs, whose
-        Triton backend ends in another ISA (AMD: AMDGCN and an HSA code object), not listed yet.
+        """torch.compile's path to the GPU's machine code (Dynamo -> AOTAutograd -> Inductor -> Triton ->
+        LLVM -> launch): to PTX and SASS on NVIDIA (:data:`dfx.compile.toolchain.TORCH_COMPILE_GPU`), to
+        AMDGCN and an HSA code object on AMD (:data:`~dfx.compile.toolchain.TORCH_COMPILE_AMD_GPU`);
+        ``()`` on a vendor whose Triton backend dfx does not list.
 
         >>> from dfx.hardware import load_profile
         >>> h100, mi300x = load_profile("h100"), load_profile("amd-mi300x")
         >>> [s.stage.split()[0] for s in SIMT.toolchain(h100)]  # doctest: +NORMALIZE_WHITESPACE
         ['TorchDynamo', 'AOTAutograd', 'TorchInductor', 'Triton', 'TritonGPU', 'LLVM', 'PTX', 'SASS', 'CUDA']
-        >>> SIMT.toolchain(mi300x)
-        ()
+        >>> [s.stage.split()[0] for s in SIMT.toolchain(mi300x)]  # doctest: +NORMALIZE_WHITESPACE
+        ['TorchDynamo', 'AOTAutograd', 'TorchInductor', 'Triton', 'TritonGPU', 'LLVM', 'AMDGCN', 'HSA', 'HIP']
         """
-        from dfx.compile.toolchain import TORCH_COMPILE_GPU
+        from dfx.compile.toolchain import TORCH_COMPILE_AMD_GPU, TORCH_COMPILE_GPU
 
-        return TORCH_COMPILE_GPU if profile.vendor.lower() == "nvidia" else ()
+        return {"nvidia": TORCH_COMPILE_GPU, "amd": TORCH_COMPILE_AMD_GPU}.get(profile.vendor.lower(), ())
 
 
 SIMT = SimtTarget(
