@@ -130,8 +130,10 @@ class InferenceResult:
 
     @property
     def kv_elements_per_token_per_layer(self) -> int:
-        """``2 * kv_heads * head_dim`` (K and V), or MLA's ``latent_dim``."""
-        return self.latent_dim or 2 * self.n_kv_heads * self.head_dim
+        """``2 * kv_heads * head_dim`` (K and V), or MLA's ``latent_dim`` (:func:`dfx.ir.kv.layer_elements_per_token`)."""
+        from dfx.ir.kv import layer_elements_per_token
+
+        return layer_elements_per_token(self.n_kv_heads, self.head_dim, self.latent_dim)
 
     @property
     def kv_bytes_per_token(self) -> float:
@@ -149,15 +151,11 @@ class InferenceResult:
         ``per_layer`` is ``2 * kv_heads * head_dim`` (K and V), or MLA's ``latent_dim``; without
         windows the sum is ``layers * tokens``: ``2 * layers * kv_heads * head_dim * tokens * batch * bytes``.
         """
+        from dfx.ir.kv import cached_layer_tokens
+
         r = self.request
-        per_layer = self.kv_elements_per_token_per_layer
-        tokens = r.kv_cache_tokens
-        cached = (
-            sum(tokens if w is None else min(tokens, w) for w in self.windows)
-            if self.windows
-            else self.n_layers * tokens
-        )
-        return math.ceil(per_layer * cached * r.batch * self.kv_bytes_per_element)
+        cached = cached_layer_tokens(self.n_layers, self.windows, r.kv_cache_tokens)
+        return math.ceil(self.kv_elements_per_token_per_layer * cached * r.batch * self.kv_bytes_per_element)
 
     def metrics(self, profile_id: str) -> ProfileMetrics:
         for m in self.profiles:

@@ -65,8 +65,11 @@ class KVGeometry:
     layer_kinds: tuple[object, ...] = ()  # per layer; () is every layer alike
 
     def layer_elements_per_token(self) -> int:
-        """One layer's cache elements per token: ``latent_dim`` (MLA) or ``2 * n_kv_heads * head_dim``."""
-        return self.latent_dim or 2 * self.n_kv_heads * self.head_dim
+        """One layer's cache elements per token: ``latent_dim`` (MLA) or ``2 * n_kv_heads * head_dim``
+        (:func:`dfx.ir.kv.layer_elements_per_token`)."""
+        from dfx.ir.kv import layer_elements_per_token
+
+        return layer_elements_per_token(self.n_kv_heads, self.head_dim, self.latent_dim)
 
     def elements_per_token(self) -> int:
         """Every layer's cache elements per token (no window reached): ``n_layers * layer_elements_per_token()``.
@@ -92,7 +95,9 @@ class KVGeometry:
         >>> KVGeometry(2, 1, 4, windows=(3, None)).cache_elements(10)  # 8 * 3 + 8 * 10
         104
         """
-        return sum(self.layer_elements_per_token() * self.cached_tokens(i, tokens) for i in range(self.n_layers))
+        from dfx.ir.kv import cached_layer_tokens
+
+        return self.layer_elements_per_token() * cached_layer_tokens(self.n_layers, self.windows, tokens)
 
 
 @dataclass(frozen=True)

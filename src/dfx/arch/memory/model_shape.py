@@ -32,7 +32,6 @@ __all__ = [
 ]
 
 _LLAMA_LIKE = ("llama", "mistral", "qwen2")
-_KV_PER_TOKEN = 2  # one key and one value vector per token, head and layer
 
 
 @dataclass(frozen=True)
@@ -59,11 +58,12 @@ class KvGeometry:
         >>> KvGeometry(61, 1, 576, latent_dim=576).cache_bytes(1, 4096, 2)  # DeepSeek-V3: 61 * 576 * 4096 * 2
         287834112
         """
+        from dfx.ir.kv import cached_layer_tokens, layer_elements_per_token
+
         if not self.causal:
             return 0
-        per_layer = self.latent_dim or _KV_PER_TOKEN * self.kv_heads * self.head_dim
-        tokens = sum(seq if w is None else min(seq, w) for w in self.windows) if self.windows else self.layers * seq
-        return per_layer * batch * tokens * itemsize
+        per_layer = layer_elements_per_token(self.kv_heads, self.head_dim, self.latent_dim)
+        return per_layer * batch * cached_layer_tokens(self.layers, self.windows, seq) * itemsize
 
 
 def _is_decoder(config: dict[str, Any]) -> bool:
