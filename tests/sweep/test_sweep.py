@@ -406,3 +406,22 @@ def test_a_bucket_interpolates_after_its_check_point_agrees(monkeypatch):
     assert dict(graphs.CAPTURES) == {"substituted": 3, "interpolated": 1}
     with pytest.raises(GuardFailure):  # an interpolated point is held to the export's guards too
         bucket.graph_at(2, 2000)
+
+
+def test_an_hf_decoder_bucket_is_exported_cut_to_its_blocks_and_assembled_as_analyze_assembles_it():
+    # dfx analyze captures hf:gpt2 as one block per layer kind, repeated (dfx.inference.blocks); the
+    # bucket's symbolic export is of the same cut model, so its graphs align and assemble to the same
+    # whole graph (before, the whole model's export never aligned with it: every point was concrete)
+    pytest.importorskip("transformers")
+    from dfx.capture_spec import capture_spec
+    from dfx.sweep import graphs
+
+    graphs.reset()
+    sizes = [(2, 8), (2, 16), (2, 24), (3, 8), (3, 16), (3, 24), (3, 32), (4, 40)]
+    got = {(b, s): graphs.forward_graph("hf:gpt2", b, s, "bfloat16", "auto") for b, s in sizes}
+    # (2, 8) concrete and exported; the grid {2, 3} x {8, 16, 24} then (3, 32), the check, substituted;
+    # (4, 40) interpolated
+    assert dict(graphs.CAPTURES) == {"concrete": 1, "symbolic": 1, "substituted": 6, "interpolated": 1}
+    for b, s in [(3, 16), (4, 40)]:
+        expected, _ = capture_spec("hf:gpt2", batch=b, seq=s, dtype="bfloat16")
+        assert got[(b, s)] == expected and got[(b, s)].to_json() == expected.to_json()

@@ -13,14 +13,15 @@ forward (Hugging Face's ``layer_types``) and the layer count are cut to the buil
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterator
 
 import torch
 
 from dfx.ir import Graph
 
-__all__ = ["CutCapture", "capture_cut", "layer_kinds", "layer_list"]
+__all__ = ["CutCapture", "capture_cut", "cut_layers", "layer_kinds", "layer_list"]
 
 # per-layer index attributes: the one plain attribute in which identical layers differ
 _INDEX_ATTRS = frozenset({"layer_idx", "layer_id", "layer_index", "layer_number", "idx", "training"})
@@ -89,6 +90,43 @@ def layer_kinds(layers: torch.nn.ModuleList) -> tuple[int, ...]:
     return tuple(seen.setdefault(_signature(m), len(seen)) for m in layers)
 
 
+@contextmanager
+def cut_layers(model: torch.nn.Module) -> Iterator[tuple[str, tuple[int, ...]] | None]:
+    """With ``model``'s layer list cut to layer 0 and the first layer of each kind after it: yields
+    ``(prefix, template)`` (model layer ``k`` repeats built layer ``template[k]``), or ``None`` where
+    the model has no layer list of three or more alike layers or every layer would have to be built
+    (the model is then left whole). The model and its config are restored on the way out.
+    """
+    from dfx.models.decode import template_layers
+
+    found = layer_list(model)
+    if found is None:
+        yield None
+        return
+    path, layers = found
+    L = len(layers)
+    kinds = layer_kinds(layers)
+    built = template_layers(kinds)
+    if len(built) >= L:
+        yield None
+        return
+    index = {kinds[j]: b for b, j in enumerate(built) if b > 0}
+    template = tuple(0 if k == 0 else index[kinds[k]] for k in range(L))
+    parent_path, _, attr = path.rpartition(".")
+    parent = model.get_submodule(parent_path) if parent_path else model
+    config = getattr(model, "config", None)
+    saved = {f: getattr(config, f) for f in (*_COUNT_FIELDS, *_PER_LAYER_FIELDS) if _has(config, f)}
+    parent._modules[attr] = torch.nn.ModuleList([layers[j] for j in built])
+    try:
+        for f, v in saved.items():  # the forward loops over (and looks up per layer) the built layers only
+            setattr(config, f, len(built) if f in _COUNT_FIELDS else [v[j] for j in built])
+        yield path, template
+    finally:
+        parent._modules[attr] = layers
+        for f, v in saved.items():
+            setattr(config, f, v)
+
+
 def capture_cut(
     model: torch.nn.Module, args: tuple, kwargs: dict, *, method: str = "auto", name: str
 ) -> CutCapture | None:
@@ -117,33 +155,12 @@ def capture_cut(
         As :func:`dfx.capture.capture`, on a model it cannot capture.
     """
     from dfx.capture import capture
-    from dfx.models.decode import template_layers
 
-    found = layer_list(model)
-    if found is None:
-        return None
-    path, layers = found
-    L = len(layers)
-    kinds = layer_kinds(layers)
-    built = template_layers(kinds)
-    if len(built) >= L:
-        return None
-    index = {kinds[j]: b for b, j in enumerate(built) if b > 0}
-    template = tuple(0 if k == 0 else index[kinds[k]] for k in range(L))
-    parent_path, _, attr = path.rpartition(".")
-    parent = model.get_submodule(parent_path) if parent_path else model
-    config = getattr(model, "config", None)
-    saved = {f: getattr(config, f) for f in (*_COUNT_FIELDS, *_PER_LAYER_FIELDS) if _has(config, f)}
-    parent._modules[attr] = torch.nn.ModuleList([layers[j] for j in built])
-    try:
-        for f, v in saved.items():  # the forward loops over (and looks up per layer) the built layers only
-            setattr(config, f, len(built) if f in _COUNT_FIELDS else [v[j] for j in built])
+    with cut_layers(model) as cut:
+        if cut is None:
+            return None
         graph = capture(model, args, kwargs, method=method, name=name)
-    finally:
-        parent._modules[attr] = layers
-        for f, v in saved.items():
-            setattr(config, f, v)
-    return CutCapture(graph, path, template)
+    return CutCapture(graph, *cut)
 
 
 def _has(config: Any, field: str) -> bool:

@@ -23,6 +23,7 @@ and earlier sweeps fill it), and stored after its capture or substitution.
 from __future__ import annotations
 
 from collections import Counter
+from contextlib import contextmanager
 from typing import Any
 
 __all__ = ["CAPTURES", "bucket_key", "forward_graph", "reset"]
@@ -147,8 +148,16 @@ def _forward_graph(model: str, batch: int, seq: int, dtype: str, method: str):
 
 
 def _open_bucket(model: str, batch: int, seq: int, dtype: str, graph: Any, sym_batch: bool, sym_seq: bool):
-    """A symbolic capture aligned with ``graph`` (the concrete capture at these sizes), or None."""
-    from dfx.capture import symbolic
+    """A symbolic capture aligned with ``graph`` (the concrete capture at these sizes), or None.
+
+    Where ``graph`` was assembled from one captured block per layer kind (:func:`dfx.capture_spec`'s
+    path for a model with a repeated layer list, every ``hf:`` decoder), so is the symbolic
+    capture: the model is exported with its layer list cut the same way, aligned with the cut
+    model's concrete capture, and each graph it gives is assembled as ``graph`` was
+    (:class:`_Assembled`), which must then equal ``graph``.
+    """
+    from dfx.capture import capture, symbolic
+    from dfx.capture.blocks import cut_layers
     from dfx.models import resolve
 
     if graph.capture_method != "export":
@@ -156,19 +165,49 @@ def _open_bucket(model: str, batch: int, seq: int, dtype: str, graph: Any, sym_b
     CAPTURES["symbolic"] += 1
     try:
         spec = resolve(model, batch=batch, seq=seq, dtype=dtype)
-        sc = symbolic.capture_symbolic(
-            spec.model,
-            spec.args,
-            spec.kwargs,
-            batch=batch,
-            seq=seq,
-            symbolic_batch=sym_batch,
-            symbolic_seq=sym_seq,
-            name=spec.name,
-        )
-        return sc if sc.align(graph, batch, seq) else None
+        assembled = any(k == "repeated_layer" for k, _ in graph.meta)
+        with cut_layers(spec.model) if assembled else _whole() as cut:
+            sc = symbolic.capture_symbolic(
+                spec.model,
+                spec.args,
+                spec.kwargs,
+                batch=batch,
+                seq=seq,
+                symbolic_batch=sym_batch,
+                symbolic_seq=sym_seq,
+                name=spec.name,
+            )
+            if cut is None:
+                return sc if sc.align(graph, batch, seq) else None
+            cut_graph = capture(spec.model, spec.args, spec.kwargs, name=spec.name)  # the block as analyze cuts it
+        if not sc.align(cut_graph, batch, seq):
+            return None
+        whole = _Assembled(sc, *cut)
+        return whole if whole.graph_at(batch, seq) == graph else None
     except Exception:  # noqa: BLE001 - any failure of the symbolic path: this bucket is captured concretely
         return None
+
+
+@contextmanager
+def _whole():
+    yield None
+
+
+class _Assembled:
+    """A symbolic capture of a model cut to one block per layer kind, its graphs assembled whole
+    (:func:`dfx.inference.repeat.repeat_layers`, as :func:`dfx.inference.blocks.capture_blocks`)."""
+
+    def __init__(self, sc: Any, prefix: str, template: tuple[int, ...]) -> None:
+        self.sc, self.prefix, self.template = sc, prefix, template
+        self.batch_symbolic, self.seq_symbolic = sc.batch_symbolic, sc.seq_symbolic
+
+    def check_guards(self, batch: int, seq: int) -> None:
+        self.sc.check_guards(batch, seq)
+
+    def graph_at(self, batch: int, seq: int) -> Any:
+        from dfx.inference.repeat import repeat_layers
+
+        return repeat_layers(self.sc.graph_at(batch, seq), self.prefix, self.template)
 
 
 class _Bucket:
