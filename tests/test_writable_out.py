@@ -57,3 +57,33 @@ def test_cli_refuses_proc_before_loading_the_model(tmp_path):
     assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
     assert r.stderr.startswith("error: cannot write into --out /proc/dfx-out: ")
     assert not mark.exists()
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /proc")
+def test_cli_refuses_a_trace_in_proc_before_loading_the_model(tmp_path):
+    # `dfx analyze ... --trace /proc/t.json` passed the file checks (/proc exists, t.json does not),
+    # ran the whole analysis (12.8 s for hf:llama-2-7b), then failed to write, naming --out.
+    model = tmp_path / "net.py"
+    mark = tmp_path / "imported"
+    model.write_text(
+        f"import pathlib, torch\npathlib.Path({str(mark)!r}).touch()\nNet = lambda: torch.nn.Linear(4, 4)\n"
+    )
+    r = subprocess.run(
+        [sys.executable, "-m", "dfx.cli", "analyze", f"{model}:Net", "--input-shape", "2,4"]
+        + ["--trace", "/proc/dfx-t.json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert r.stderr.startswith("error: cannot write into --trace /proc: "), r.stderr
+    assert not mark.exists()
+
+
+def test_a_trace_under_a_file_says_the_file_is_in_the_way(tmp_path):
+    from dfx.report.files import check_target_file
+
+    (tmp_path / "f").write_text("mine")
+    with pytest.raises(DfxError, match=r"--trace .*f/t.json: '.*f' is a file, not a folder; choose another path"):
+        check_target_file(tmp_path / "f" / "t.json", "--trace")
+    assert (tmp_path / "f").read_text() == "mine"

@@ -445,13 +445,14 @@ def main() -> None:
 def _main() -> None:
     import warnings
 
-    from dfx.errors import refuse_empty_paths
+    from dfx.errors import refuse_empty_paths, refuse_repeated_hw
 
     # Python's warnings (an op with no cost rule, ...) as one line each, without source lines.
     warnings.formatwarning = lambda message, category, *_args, **_kw: f"warning: {message}\n"
     try:
         command = typer.main.get_command(app)
         refuse_empty_paths(command)
+        refuse_repeated_hw(command)
         status = command(standalone_mode=False, prog_name="dfx")
     except DfxError as exc:
         _say("error", str(exc))

@@ -2,7 +2,8 @@
 
 Beside the error classes live the few mechanisms every command shares at its edge: a message
 made one line (:func:`one_line`), user code that calls ``sys.exit()`` turned into an error
-(:func:`user_code`), and path options refused when empty (:func:`refuse_empty_paths`).
+(:func:`user_code`), path options refused when empty (:func:`refuse_empty_paths`), and a second
+``--hw`` refused where a command takes one (:func:`refuse_repeated_hw`).
 """
 
 from __future__ import annotations
@@ -10,7 +11,15 @@ from __future__ import annotations
 import contextlib
 from typing import Iterator
 
-__all__ = ["DfxError", "CaptureError", "ModelSpecError", "one_line", "user_code", "refuse_empty_paths"]
+__all__ = [
+    "DfxError",
+    "CaptureError",
+    "ModelSpecError",
+    "one_line",
+    "user_code",
+    "refuse_empty_paths",
+    "refuse_repeated_hw",
+]
 
 # Longest message printed; a longer one (a document quoted back, many paths) loses its middle.
 MAX_MESSAGE_CHARS = 1000
@@ -93,5 +102,39 @@ def _refusing_empty(param, process_value):
 
             raise typer.BadParameter("is empty; give a path (use . for the current folder)", ctx=ctx, param=param)
         return process_value(ctx, value)
+
+    return checked
+
+
+def refuse_repeated_hw(command) -> None:
+    """Make every command of the typer ``command`` tree whose ``--hw`` takes one profile refuse two.
+
+    click keeps the last of a repeated single-valued option, so ``dfx compile M --hw h100 --hw a100``
+    ran on the A100 alone, and ``--hw h100,a100``'s refusal tells the user to repeat ``--hw``: the
+    other profile was dropped without a word. ``analyze``, ``sweep``, ``serve`` and others take many.
+    """
+    hw = [p for p in getattr(command, "params", ()) if "--hw" in getattr(p, "opts", ())]
+    if hw and not hw[0].multiple and not getattr(command, "_dfx_one_hw", False):
+        command._dfx_one_hw = True
+        command.parse_args = _one_hw(command, command.parse_args)
+    for sub in getattr(command, "commands", {}).values():
+        refuse_repeated_hw(sub)
+
+
+def _one_hw(command, parse_args):
+    def checked(ctx, args):
+        given, i = [], 0
+        while i < len(args) and args[i] != "--":
+            if args[i] == "--hw" and i + 1 < len(args):
+                given.append(args[i + 1])
+                i += 1
+            elif args[i].startswith("--hw="):
+                given.append(args[i].removeprefix("--hw="))
+            i += 1
+        if len(given) > 1:
+            raise DfxError(
+                f"dfx {command.name} takes one --hw, got {len(given)} ({', '.join(given)}); run it once per profile"
+            )
+        return parse_args(ctx, args)
 
     return checked

@@ -130,6 +130,8 @@ class AnalyzeRequest:
             hardware = [hardware]
         if dtype is None and isinstance(model, str):
             dtype = DEFAULT_DTYPE
+        if isinstance(model, str) and isinstance(dtype, str):
+            check_dtype_name(dtype)  # before any profile: the message names every width analyze takes
         hardware_ids = DEFAULT_HARDWARE if hardware is None else tuple(hardware)
         profiles = tuple(load(h) for h in hardware_ids)  # fail fast on a bad id, before capture
         if cores is not None:  # part of each chip (--cores), refused before capture when out of range
@@ -238,6 +240,30 @@ def split_of(chips: int | None, parallel: str | None) -> Any:
             )
         return replace(plan, source="--parallel")  # what chose the split, under dfx analyze's table
     return chips
+
+
+def check_dtype_name(dtype: str) -> None:
+    """Refuse a ``--dtype`` that is neither a dtype a model is built in nor a width dfx re-prices to.
+
+    The capture path's own message names only the first kind, so ``--dtype fp6`` read as if fp8,
+    int8 and fp4 (which ``dfx analyze --dtype`` takes) were refused too.
+
+    Raises
+    ------
+    DfxError
+        Naming the value and both lists.
+    """
+    from dfx.ir.spec import normalize_dtype
+
+    if storage_only(dtype):
+        return
+    try:
+        normalize_dtype(dtype)
+    except ValueError:
+        raise DfxError(
+            f"unknown dtype {dtype!r}; expected fp32, bf16, fp16 or fp64 (the model is built in it), "
+            "or fp8, int8, fp4 or mxfp4 (a bf16 capture re-priced: docs/inference.md)"
+        ) from None
 
 
 def storage_only(dtype: str | None) -> bool:

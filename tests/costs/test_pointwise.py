@@ -24,6 +24,21 @@ def test_pb16_gelu_bytes_follow_the_dtype(dtype, nbytes):
     assert cg.total.bytes / 3.35e12 * 1e6 == pytest.approx(20.0 if dtype == torch.float32 else 10.0, abs=0.05)
 
 
+@pytest.mark.parametrize("dtype, memory_us", [(torch.float32, 20.0), (torch.bfloat16, 10.0)])
+def test_pb16_gelu_time_on_the_h100_is_its_bytes_over_3_35_tb_per_s(dtype, memory_us):
+    # PB-16's time, through dfx.analyze's roofline rather than the bytes alone: 67,108,864 B (fp32) or
+    # 33,554,432 B (bf16) at the H100 SXM's 3.35 TB/s HBM3 (NVIDIA H100 datasheet) = 20.0 / 10.0 us,
+    # memory-bound (the bug predicted 10.0 us for fp32); the ideal roofline, no runtime's efficiency
+    import dfx
+
+    x = torch.empty(ROWS, COLS, dtype=dtype, device="meta")
+    doc = dfx.analyze(nn.GELU(), (x,), hardware=["nvidia-h100-sxm"], runtime="ideal").to_dict()
+    gelu = doc["hardware"]["nvidia-h100-sxm"]["nodes"]["gelu"]
+    assert gelu["bound"] == "memory" and gelu["dtype"] == str(dtype).removeprefix("torch.")
+    assert gelu["memory_time_s"] * 1e6 == pytest.approx(memory_us, abs=0.05)
+    assert gelu["time_s"] == pytest.approx(gelu["memory_time_s"] + gelu["overhead_s"])
+
+
 PER_ELEMENT = [
     ("aten.relu.default", (), 1),  # max(x, 0)
     ("aten.exp.default", (), 1),

@@ -167,3 +167,18 @@ def test_a_folder_or_a_huge_file_is_not_read_as_a_profile(tmp_path):
     big.write_text("x" * (2**20 + 1))  # one byte over the 1 MiB cap: refused before it is parsed
     with pytest.raises(HardwareProfileError, match="1,048,577 bytes, over the 1,048,576"):
         load_profile(big)
+
+
+def test_a_missing_or_non_utf8_profile_file_names_the_fix(tmp_path):
+    # the messages named the file and the problem but no fix
+    with pytest.raises(
+        HardwareProfileError, match=r"'.*nope.yaml' does not exist; check the path, or give a shipped id"
+    ):
+        load_profile(tmp_path / "nope.yaml")
+    latin1 = tmp_path / "latin1.yaml"
+    latin1.write_bytes("id: caf\u00e9\n".encode("latin-1"))  # 0xe9: not UTF-8
+    with pytest.raises(HardwareProfileError, match=r"can't decode byte 0xe9 .*; save it as UTF-8 text$"):
+        load_profile(latin1)
+    # a device is no profile, and it does exist: not "does not exist"
+    with pytest.raises(HardwareProfileError, match=r"'/dev/zero' is not a regular file; give a .yaml or .json file"):
+        load_profile("/dev/zero")

@@ -164,3 +164,17 @@ def test_separate_prefill_and_speculation_reach_the_continuous_server():
     sep = simulate(_config(**one, prefill="separate"), pricer_factory=_pricer).machines[0]
     assert sep.summary.ttft_s.p50 == pytest.approx(plain.summary.ttft_s.p50)  # alone, nothing to mix
     assert sep.to_dict()["summary"] and _config(prefill="separate").to_dict()["prefill"] == "separate"
+
+
+def test_a_run_over_the_token_budget_is_refused_before_any_pricing():
+    # 100,000 requests x (512 + 100,000) tokens = 10,051,200,000 > 2**30 = 1,073,741,824: it ran past
+    # 100 s with no refusal (dfx serve gpt2-block --requests 100000 --output-len 100000 --rate 1000)
+    config = _config(
+        hardware=("nvidia-h100-sxm",), arrivals=Arrivals(rate=1000.0, requests=100_000), output_len="100000"
+    )
+    with pytest.raises(DfxError, match=r"100,000 requests hold 10,051,200,000 prompt \+ output tokens, above"):
+        simulate(config, pricer_factory=lambda ps, sp: pytest.fail("priced before the refusal"))
+    # on two machines the budget counts each: 2 x 1,000 x (512 + 600,000) = 1,201,024,000 > 2**30
+    config = _config(arrivals=Arrivals(rate=10.0, requests=1000), output_len="600000")
+    with pytest.raises(DfxError, match=r"1,000 requests hold 600,512,000 prompt \+ output tokens x 2 machines"):
+        simulate(config, pricer_factory=lambda ps, sp: pytest.fail("priced before the refusal"))

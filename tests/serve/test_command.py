@@ -42,3 +42,13 @@ def test_out_refuses_a_users_file_without_force(tmp_path):
     assert result.returncode != 0
     assert "serving.json already exists" in result.stderr
     assert (tmp_path / "serving.json").read_text() == "mine"
+
+
+def test_stderr_in_a_pipe_holds_only_the_refusal_or_nothing():
+    # the transient spinner, shown in a pipe too, left a blank line on stderr: "\nerror: ..." for a
+    # refusal, and "\n" alone after a clean run
+    refused = dfx("serve", "gpt2-block", "--hw", "h100", "--rate", "0")
+    assert refused.returncode == 2 and refused.stderr.startswith("error: --rate 0.0: "), repr(refused.stderr)
+    assert refused.stderr.count("\n") == 1
+    served = dfx("serve", "gpt2-block", "--hw", "h100", "--rate", "4", "--requests", "5", "--json")
+    assert served.returncode == 0 and served.stderr == "", repr(served.stderr)

@@ -285,3 +285,14 @@ def test_rows_of_an_edited_profile_are_not_resumed(tmp_path):
     del doc["spec"]["profiles"]
     (out / "sweep.json").write_text(json.dumps(doc))
     assert run_sweep(spec(), out, workers=1).ran == 0
+
+
+def test_a_non_utf8_or_malformed_sweep_file_names_the_fix(tmp_path):
+    # "cannot be read: 'utf-8' codec can't decode byte 0xff ..." named no fix
+    f = tmp_path / "sweep.yaml"
+    f.write_bytes(b"\xffmodels: [mlp]\n")
+    with pytest.raises(DfxError, match=r"can't decode byte 0xff .*; save it as UTF-8 text$"):
+        load_spec(f)
+    f.write_text("models: [mlp\n")
+    with pytest.raises(DfxError, match=r"cannot be read: .*; fix it \(docs/sweeps.md\)$"):
+        load_spec(f)

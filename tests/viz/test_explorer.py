@@ -185,3 +185,22 @@ def test_explore_refuses_a_bad_port_before_any_work(monkeypatch):
     monkeypatch.setattr(explore, "_model_explorer", lambda: pytest.fail("asked for Model Explorer"))
     result = CliRunner().invoke(app, ["explore", "mlp", "--port", "70000"])
     assert result.exit_code != 0 and "--port must be a TCP port from 1 to 65535, got 70000" in str(result.exception)
+
+
+def test_explore_refuses_a_storage_dtype_before_any_work(tmp_path, monkeypatch):
+    # `dfx explore gpt2-block --dtype fp8` analysed the model (analyze prices fp8), wrote the overlays,
+    # then refused fp8 for the export; the refusal comes first now, and nothing is written
+    from typer.testing import CliRunner
+
+    import dfx.analysis
+    import dfx.viz.explore as explore
+    from dfx.cli import app
+
+    monkeypatch.setattr(explore, "_model_explorer", lambda: pytest.fail("asked for Model Explorer"))
+    monkeypatch.setattr(dfx.analysis, "analyze", lambda *a, **k: pytest.fail("analysed before the refusal"))
+    out = tmp_path / "me"
+    result = CliRunner().invoke(app, ["explore", "mlp", "--hw", "h100", "--dtype", "fp8", "--out", str(out)])
+    assert result.exit_code != 0
+    assert "dtype 'fp8' is not a model dtype" in str(result.exception)
+    assert "--kv-dtype" not in str(result.exception)  # explore has no such option
+    assert not out.exists()

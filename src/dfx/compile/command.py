@@ -34,6 +34,13 @@ INDUCTOR_HELP = (
 )
 
 
+# compile has no --weight-dtype or --kv-dtype (the shared hint names them): it compiles the model as captured
+_STORAGE_HINT = (
+    "fp8, int8 and int4 are storage widths dfx analyze prices (--dtype fp8, --weight-dtype); "
+    "dfx compile compiles the model as captured"
+)
+
+
 def _print_program(doc: CompileDoc, console: Any, top: int) -> None:
     from rich.table import Table
 
@@ -158,7 +165,7 @@ def compile_command(
 
         profile = restrict_to_cores(profile, cores)
     profile.runtime_name(runtime)  # an unknown runtime fails before capture
-    dtype_name = normalize_dtype_or_fail(dtype)
+    dtype_name = normalize_dtype_or_fail(dtype, _STORAGE_HINT)
     if out is not None:
         check_targets(out, ["compile.json", "fusion.dot"], force=force)
     if trace is not None:

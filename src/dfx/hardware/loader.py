@@ -151,8 +151,12 @@ def _looks_like_path(ref: str | Path) -> bool:
 def _load_path(path: Path) -> HardwareProfile:
     if path.is_dir():
         raise HardwareProfileError(f"hardware profile {str(path)!r} is a folder; give a .yaml or .json file")
+    if path.exists() and not path.is_file():  # /dev/zero, a FIFO: not a profile, and no end to reading it
+        raise HardwareProfileError(f"hardware profile {str(path)!r} is not a regular file; give a .yaml or .json file")
     if not path.is_file():
-        raise HardwareProfileError(f"hardware profile file {str(path)!r} does not exist")
+        raise HardwareProfileError(
+            f"hardware profile file {str(path)!r} does not exist; check the path, or give a shipped id (dfx hw list)"
+        )
     size = path.stat().st_size
     if size > MAX_PROFILE_BYTES:
         raise HardwareProfileError(
@@ -162,7 +166,8 @@ def _load_path(path: Path) -> HardwareProfile:
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise HardwareProfileError(f"hardware profile file {str(path)!r} cannot be read: {exc}") from None
+        fix = "save it as UTF-8 text" if isinstance(exc, UnicodeDecodeError) else "check its permissions"
+        raise HardwareProfileError(f"hardware profile file {str(path)!r} cannot be read: {exc}; {fix}") from None
     return _read(text, repr(str(path)), json_format=path.suffix.lower() == ".json")
 
 

@@ -42,7 +42,7 @@ def check_targets(out_dir: str | Path, names: list[str], *, force: bool = False)
     return targets
 
 
-def check_writable(out: str | Path) -> None:
+def check_writable(out: str | Path, option: str = "--out") -> None:
     """Refuse a folder no file can be written into, before the work (a calibration, a capture) is done.
 
     The folder itself, or where it does not exist yet its nearest existing parent, gets a temporary
@@ -52,7 +52,7 @@ def check_writable(out: str | Path) -> None:
     Raises
     ------
     DfxError
-        One line naming ``--out`` and the reason.
+        One line naming ``option`` (``--out`` unless told) and the reason.
     """
     out = Path(out)
     probe = out
@@ -60,7 +60,7 @@ def check_writable(out: str | Path) -> None:
         probe = probe.parent
     if not probe.is_dir():
         raise DfxError(
-            f"cannot write into --out {out}: {probe} is a file, not a folder; choose a folder you can write to"
+            f"cannot write into {option} {out}: {probe} is a file, not a folder; choose a folder you can write to"
         )
     try:
         fd, tmp = tempfile.mkstemp(prefix=".dfx-write-check-", dir=probe)
@@ -68,30 +68,35 @@ def check_writable(out: str | Path) -> None:
         os.unlink(tmp)
     except OSError as exc:
         raise DfxError(
-            f"cannot write into --out {out}: {exc.strerror or exc}; choose a folder you can write to"
+            f"cannot write into {option} {out}: {exc.strerror or exc}; choose a folder you can write to"
         ) from None
 
 
 def check_target_file(path: str | Path, option: str, *, force: bool = False) -> Path:
     """``path`` as a file a command may write, checked before the work: its folder exists, it is not
-    a folder, and it does not exist unless ``force``.
+    a folder, it does not exist unless ``force``, and a file can be written in its folder
+    (:func:`check_writable`: ``--trace /proc/t.json`` was refused only after the analysis).
 
     Raises
     ------
     DfxError
-        Naming ``option`` and the fix: an empty path, a missing folder, a folder, an existing file.
+        Naming ``option`` and the fix: an empty path, a missing folder, a folder, an existing file,
+        a folder no file can be written into.
     """
     text = str(path)
     if not text.strip():
         raise DfxError(f"{option} is empty; give a file path")
     target = Path(text).expanduser()
     folder = target.parent
+    if folder.exists() and not folder.is_dir():
+        raise DfxError(f"{option} {text}: {str(folder)!r} is a file, not a folder; choose another path")
     if not folder.is_dir():
         raise DfxError(f"{option} {text}: folder {str(folder)!r} does not exist; create it or choose another path")
     if target.is_dir():
         raise DfxError(f"{option} {text} is a folder; give a file path")
     if target.exists() and not force:
         raise DfxError(f"{text} already exists; pass --force to overwrite it or choose another {option}")
+    check_writable(folder, option)
     return target
 
 

@@ -28,6 +28,10 @@ __all__ = ["MachineServing", "ServeConfig", "ServingResult", "simulate"]
 # vLLM's gpu_memory_utilization default (vllm/engine/arg_utils.py): the share of device memory the
 # server takes for weights, activations and the KV cache; SGLang's mem_fraction_static is 0.85-0.88
 DEFAULT_MEM_FRACTION = 0.9
+# A budget on the tokens one run simulates (every request's prompt + output, on every machine, at every
+# rate): 10,000 requests x (512 + 10,000) tokens simulated in 3.3 s on the 2-CPU machine (2026-12-07),
+# so 2**30 is about half a minute; 100,000 x (512 + 100,000) ran past 100 s unrefused.
+MAX_SERVE_TOKENS = 2**30
 # How a continuous server runs prompts (dfx.serve.engine, "Separate prefill"): mixed into the decode
 # iteration (vLLM V1, Sarathi-Serve) or as an iteration of its own, first (SGLang v0.3's default,
 # enable_mixed_chunk False; vLLM V0 without chunked prefill)
@@ -250,6 +254,18 @@ def _check(config: ServeConfig) -> None:
         raise DfxError(f"--batch {config.batch!r}: a static batch must be a whole number >= 1")
 
 
+def _check_budget(workloads: Sequence[Sequence[Request]], machines: int) -> None:
+    """Refuse a run whose requests hold more than :data:`MAX_SERVE_TOKENS` tokens, before pricing."""
+    tokens = sum(r.prompt_len + r.output_len for w in workloads for r in w)
+    if tokens * machines > MAX_SERVE_TOKENS:
+        per = f" x {machines} machines" if machines > 1 else ""
+        raise DfxError(
+            f"{sum(len(w) for w in workloads):,} requests hold {tokens:,} prompt + output tokens{per}, above dfx's "
+            f"budget of {MAX_SERVE_TOKENS:,} (2**30) tokens a serve run simulates; "
+            "give fewer --requests or a shorter --input-len / --output-len"
+        )
+
+
 def simulate(
     config: ServeConfig,
     *,
@@ -305,6 +321,7 @@ def simulate(
                 capacity_factor=config.capacity_factor,
             )
 
+    _check_budget(workloads, len(profiles))
     all_requests = [r for w in workloads for r in w]
     servers = []
     for p in profiles:

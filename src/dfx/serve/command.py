@@ -98,6 +98,7 @@ def serve(
 ) -> None:
     """Serve MODEL under load: TTFT, TPOT and throughput per machine, its own runtime's batching."""
     import json
+    import os
     import sys
 
     from rich.console import Console
@@ -154,8 +155,16 @@ def serve(
         rates=tuple(rates) if len(rates) > 1 else (),
     )
     err = Console(stderr=True)
+    # a spinner on a terminal only (dfx.report.progress's rule): in a pipe its stop left a blank line
+    # on stderr, before a refusal's one line or alone after a clean run
+    quiet = not err.is_terminal or os.environ.get("DFX_NO_PROGRESS", "") not in ("", "0")
     progress = Progress(
-        SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=err, transient=True
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+        disable=quiet,
     )
     with progress:
         task = progress.add_task("dfx serve", total=None)

@@ -524,7 +524,8 @@ def load_spec(path: str | Path | None, overrides: Mapping[str, Any] | None = Non
             # no aliases (a 500-byte alias bomb is gigabytes of model names), duplicate keys, deep nesting
             loaded = load_yaml(p.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError) as exc:
-            raise DfxError(f"sweep file {str(p)!r} cannot be read: {one_line(str(exc), 300)}") from None
+            fix = "save it as UTF-8 text" if isinstance(exc, UnicodeDecodeError) else "fix it (docs/sweeps.md)"
+            raise DfxError(f"sweep file {str(p)!r} cannot be read: {one_line(str(exc), 300)}; {fix}") from None
         if loaded is None:
             loaded = {}
         if not isinstance(loaded, dict):

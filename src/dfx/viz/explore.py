@@ -62,6 +62,11 @@ def explore(
 
     if not 1 <= port <= 65535:
         raise DfxError(f"--port must be a TCP port from 1 to 65535, got {port}")
+    # before the work: the export below takes a model dtype (fp8 was analysed, written, then refused)
+    dtype_name = normalize_dtype_or_fail(
+        dtype,
+        "fp8, int8 and int4 are storage widths dfx analyze prices; Model Explorer shows the model as torch exports it",
+    )
     if out is not None:
         check_writable(out)
     me = _model_explorer()  # before the work: refuse at once without the extra
@@ -76,7 +81,7 @@ def explore(
     from dfx.capture.exported import export_program
     from dfx.models import resolve
 
-    spec = resolve(model, batch=batch or 1, seq=seq, dtype=normalize_dtype_or_fail(dtype), input_shapes=shapes)
+    spec = resolve(model, batch=batch or 1, seq=seq, dtype=dtype_name, input_shapes=shapes)
     cfg = me.config()
     cfg.add_model_from_pytorch(spec.name, exported_program=export_program(spec.model, spec.args, spec.kwargs))
     for path in written:

@@ -57,3 +57,24 @@ def test_a_program_too_big_for_shared_memory_is_refused():
     # (256*256 + 4 * 2 * 128*256) * 2 B = 655,360 B > 227 KiB a block may use
     with pytest.raises(DfxError, match="shared memory"):
         attention_kernel(1, 1, 1024, 256, H100, config=AttentionConfig(256, 128, 8, 4))
+
+
+def test_mi300x_takes_the_tutorials_one_hip_stage_so_the_readme_command_runs():
+    # The README's `dfx triton --attention 2,16,4096,128 --hw amd-mi300x` was refused: 3 stages need
+    # (128*128 + 3*2*64*128) * 2 B = 131,072 B of LDS, over the 65,536 B a workgroup may use. Triton's
+    # tutorial runs num_stages=1 under HIP: (128*128 + 1*2*64*128) * 2 B = 65,536 B, 1 program per CU.
+    mi300x = load_profile("amd-mi300x")
+    k = attention_kernel(2, 16, 4096, 128, mi300x)
+    assert k.config.num_stages == 1 and k.shared_memory_bytes == 65_536 and k.occupancy.blocks_per_sm == 1
+    # 8 wavefronts x 64 lanes = 512 threads: ceil((128*128 + 128*64) / 512) + 32 = 48 + 32 = 80 registers
+    assert k.registers_per_thread == 80
+    # 1,024 programs on 304 CUs: ceil(1024 / 304) = 4 waves, the last 1024 - 3*304 = 112
+    assert k.waves.count == 4 and k.waves.tail_programs == 112
+    r = dfx("triton", "--attention", "2,16,4096,128", "--hw", "amd-mi300x", "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["config"]["num_stages"] == 1
+    # asked for 3 stages, the LDS limit still refuses it, in one line
+    r = dfx("triton", "--attention", "2,16,4096,128", "--hw", "amd-mi300x", "--stages", "3")
+    assert r.returncode == 2 and "131072 B of shared memory per block exceed the 65536 B" in r.stderr
+    # the H100 keeps the tutorial's CUDA default, 3 stages (131,072 B)
+    assert attention_kernel(2, 16, 4096, 128, H100).config.num_stages == 3

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from dfx.arch.gpu.attention import AttentionConfig, attention_kernel
+from dfx.arch.gpu.attention import AttentionConfig, attention_kernel, default_config
 from dfx.arch.gpu.configs import GemmConfig, PointwiseConfig, ReductionConfig, gemm_candidates, next_power_of_2
 from dfx.arch.gpu.kernel import GemmKernel, SimtKernel, gemm_kernel, pointwise_kernel, reduction_kernel
 from dfx.errors import DfxError
@@ -73,9 +73,12 @@ def gemm_config_from(
     return GemmConfig(bm, bn, bk, stages or _TRITON_DEFAULT_STAGES, warps or _TRITON_DEFAULT_WARPS)
 
 
-def attention_config_from(block: tuple[int, ...] | None, stages: int | None, warps: int | None) -> AttentionConfig:
-    """``--block BLOCK_M,BLOCK_N`` with ``--stages``/``--warps``; the tutorial's 128, 64, 3 stages, 8 warps otherwise."""
-    d = AttentionConfig()
+def attention_config_from(
+    block: tuple[int, ...] | None, stages: int | None, warps: int | None, profile: HardwareProfile | None = None
+) -> AttentionConfig:
+    """``--block BLOCK_M,BLOCK_N`` with ``--stages``/``--warps``; the tutorial's 128, 64, 3 stages, 8 warps
+    otherwise (1 stage on ``profile`` with 64-lane wavefronts: :func:`dfx.arch.gpu.attention.default_config`)."""
+    d = AttentionConfig() if profile is None else default_config(profile)
     bm, bn = block if block else (d.block_m, d.block_n)
     return AttentionConfig(bm, bn, warps or d.num_warps, stages or d.num_stages)
 

@@ -39,11 +39,16 @@ from dfx.costs.terms import FMA_FLOPS
 from dfx.errors import DfxError
 from dfx.hardware import HardwareProfile
 
-__all__ = ["AttentionConfig", "AttentionKernel", "attention_kernel"]
+__all__ = ["AttentionConfig", "AttentionKernel", "attention_kernel", "default_config"]
 
 _MATMULS = 2  # Q @ K^T and P @ V
 _ACC_BYTES = 4  # the fp32 accumulator and qk tile
 _BASE_REGS = 32  # registers besides the accumulator and qk (pointers, m_i, l_i, loop state): an estimate
+# The tutorial autotunes NUM_STAGES_OPTIONS = [1] under HIP (`if is_hip(): NUM_STAGES_OPTIONS = [1]`,
+# python/tutorials/06-fused-attention.py): on AMD's 64-lane wavefronts and 64 KiB LDS per workgroup
+# the 3-stage ring at D = 128 (131,072 B) cannot be launched, 1 stage (65,536 B) can.
+_HIP_WAVEFRONT_LANES = 64
+_HIP_STAGES = 1
 
 
 @dataclass(frozen=True)
@@ -150,6 +155,21 @@ class AttentionKernel:
         }
 
 
+def default_config(profile: HardwareProfile) -> AttentionConfig:
+    """The tutorial's defaults on ``profile``: 128 x 64, 8 warps, 3 stages; 1 stage on a GPU with
+    64-lane wavefronts (AMD CDNA, where the tutorial runs under HIP with ``num_stages=1``).
+
+    Examples
+    --------
+    >>> from dfx.hardware import load_profile
+    >>> default_config(load_profile("h100")).num_stages, default_config(load_profile("mi300x")).num_stages
+    (3, 1)
+    """
+    if simt_spec(profile).warp_size == _HIP_WAVEFRONT_LANES:
+        return AttentionConfig(num_stages=_HIP_STAGES)
+    return AttentionConfig()
+
+
 def attention_kernel(
     b: int,
     h: int,
@@ -177,7 +197,7 @@ def attention_kernel(
     """
     if min(b, h, s, d) < 1:
         raise DfxError(f"attention needs B, H, S, D >= 1, got {b}, {h}, {s}, {d}")
-    c = config or AttentionConfig()
+    c = config or default_config(profile)
     if min(c.block_m, c.block_n, c.num_warps, c.num_stages) < 1:
         raise DfxError(f"attention config {c.to_dict()}: every block size, warp and stage count must be >= 1")
     spec = simt_spec(profile)

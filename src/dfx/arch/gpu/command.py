@@ -100,7 +100,7 @@ def triton_command(
             *bhsd,
             profile,
             dtype=dtype,
-            config=api.attention_config_from(_ints(block, 2, "--block") if block else None, stages, warps),
+            config=api.attention_config_from(_ints(block, 2, "--block") if block else None, stages, warps, profile),
             registers_per_thread=regs,
         )
         doc = {"schema": SCHEMA, **kern.to_dict()}
