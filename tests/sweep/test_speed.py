@@ -273,3 +273,29 @@ def test_groups_on_cached_graphs_leave_no_reference_cycles(full_sweep):
         "assert len(found) == 36 and set(found) == {0}, found"
     )
     subprocess.run([sys.executable, "-c", code, json.dumps(AXES), str(out / "graphs")], check=True)
+
+
+def test_a_buckets_groups_travel_as_one_chunk_largest_first():
+    from dfx.sweep import load_spec
+    from dfx.sweep.runner import _bucket_chunks
+
+    # gpt2-block: batch 1 is one bucket (seq symbolic), batch 2..3 another (both symbolic);
+    # llama3-8b-layer sizes its rotary table by seq: one bucket per seq, batch symbolic; batch 1 of
+    # llama is captured concretely, alone
+    tasks = [
+        g.to_task()
+        for m, b in (("gpt2-block", [1, 2, 3]), ("llama3-8b-layer", [1, 2, 3]))
+        for g in load_spec(None, {"models": [m], "hardware": ["ibm-spyre"], "batch": b, "seq": [8, 16]}).groups()
+    ]
+    chunks = _bucket_chunks(tasks, 2, [False] * len(tasks))
+    sizes = [sorted((t["model"], t["batch"], t["seq"]) for t in c) for c in chunks]
+    assert sizes[0] == [("gpt2-block", b, s) for b in (2, 3) for s in (8, 16)]
+    assert sizes[1:4] == [
+        [("gpt2-block", 1, 8), ("gpt2-block", 1, 16)],
+        [("llama3-8b-layer", 2, 8), ("llama3-8b-layer", 3, 8)],
+        [("llama3-8b-layer", 2, 16), ("llama3-8b-layer", 3, 16)],
+    ]
+    assert sizes[4:] == [[("llama3-8b-layer", 1, 8)], [("llama3-8b-layer", 1, 16)]]
+    # a cached group needs no bucket: it rides in the shrinking chunks after the captures
+    cached = _bucket_chunks(tasks, 2, [True] * len(tasks))
+    assert sum(len(c) for c in cached) == len(tasks) and all(len(c) <= 16 for c in cached)

@@ -24,7 +24,7 @@ from dfx.capture.trace import METHODS, Traced, capture_context, canonical_param_
 from dfx.errors import CaptureError, user_code
 from dfx.ir import Edge, Graph, Node, ParameterInfo
 
-__all__ = ["capture", "CAPTURE_METHODS"]
+__all__ = ["capture", "CAPTURE_METHODS", "warm_up"]
 
 CAPTURE_METHODS = ("auto", "export", "fx", "dynamo")
 _AUTO_ORDER = ("export", "fx", "dynamo")
@@ -94,6 +94,20 @@ def capture(
                 continue
             return _check_returns_tensors(graph, model)
     raise CaptureError("could not capture the model" + _dtype_hint(texts) + " (" + "; ".join(failures) + ")")
+
+
+def warm_up() -> None:
+    """Pay torch.export's one-time start-up (about 1.5 s here: Dynamo's and the exporter's modules,
+    fake tensors, the decomposition tables) on a one-op module, so that processes forked afterwards
+    (:mod:`dfx.sweep.runner`'s pool) start with it paid and spend their time on the models."""
+    from dfx.capture.trace import capture_context
+
+    class _Twice(torch.nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return x * 2
+
+    with capture_context():
+        torch.export.export(_Twice(), (torch.zeros(2, 3),), strict=False)
 
 
 def _dtype_hint(texts: list[str]) -> str:

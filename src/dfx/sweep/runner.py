@@ -157,16 +157,17 @@ def _pool(tasks: list[dict[str, Any]], cache: str, workers: int) -> Iterator[lis
     cached = [graph_on_disk(t, cache) for t in tasks]
     chunks = None
     if ctx is not None and tasks:
-        # The first capture in a process pays torch.export's one-time warm-up: make it here, so the
-        # forked workers start warm. Then each bucket's tasks (dfx.sweep.graphs: one symbolic export,
-        # its points substituted or interpolated) travel as one chunk, so that one worker exports
-        # it once and its graphs fill the bucket's grid, instead of each worker exporting it.
-        first = next((i for i, c in enumerate(cached) if not c), None)
-        if first is not None:
-            yield run_group(tasks[first], cache)
-            cached, tasks = cached[:first] + cached[first + 1 :], tasks[:first] + tasks[first + 1 :]
+        # The first capture in a process pays torch.export's one-time start-up: pay it here, on a
+        # one-op module, so the forked workers start warm. Then each bucket's tasks
+        # (dfx.sweep.graphs: one symbolic export, its points substituted or interpolated) travel as
+        # one chunk, so that one worker exports it once and its graphs fill the bucket's grid,
+        # instead of each worker exporting it.
+        if not all(cached):
+            from dfx.capture.build import warm_up
+
+            warm_up()
         chunks = _bucket_chunks(tasks, workers, cached)
-    if not tasks:  # the one group was the warm-up, run above
+    if not tasks:
         return
     workers = min(workers, len(tasks))  # what is left after the warm-up: no idle forks
     pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=start_worker)
