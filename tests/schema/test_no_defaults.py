@@ -36,6 +36,7 @@ NOT_DOCUMENTS = {
     ("capture/inductor.py", "fx_node.meta"): "an fx node's meta",
     ("capture/propagate.py", "n.meta"): "an fx node's meta",
     ("capture/symbolic.py", "node.meta"): "an fx node's meta",
+    ("capture/symbolic.py", "cond.meta"): "an fx node's meta (a guard's condition)",
     ("capture/symbolic.py", "placeholders[user].meta"): "an fx node's meta",
     ("capture/trace.py", "node.meta"): "an fx node's meta",
     ("capture/joint.py", "node.meta"): "an fx node's meta",

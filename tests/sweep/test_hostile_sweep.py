@@ -109,11 +109,14 @@ def test_the_pool_forks_no_more_workers_than_groups_left(tmp_path, monkeypatch):
             super().__init__(max_workers=1)
 
     monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", Recording)
-    # batch 2, 3, 4 at seq 8 are one bucket: its first group (batch 2) runs before the pool, 2 are left
+    # batch 2, 3, 4 at seq 8 are one bucket, so one chunk (one worker exports it once); batch 1 at
+    # seq 8 and 16 are another bucket (seq symbolic): two chunks, two workers
     spec = load_spec(None, {**BASE, "batch": [2, 3, 4], "seq": [8]})
     run = run_sweep(spec, tmp_path / "s", workers=4 * (os.cpu_count() or 1))
-    assert sizes == [2] and run.ran == 3
-    assert run.executor == f"processes:{min(4 * (os.cpu_count() or 1), 3)}"
+    assert sizes == [1] and run.ran == 3
+    two = load_spec(None, {**BASE, "batch": [1, 2, 3], "seq": [8, 16]})
+    run = run_sweep(two, tmp_path / "t", workers=4 * (os.cpu_count() or 1))
+    assert sizes == [1, 2] and run.ran == 6
 
 
 @pytest.mark.parametrize(

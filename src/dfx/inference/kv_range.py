@@ -112,15 +112,15 @@ class _Builder:
                 parts[where[0]] = value
             else:
                 parts[where[0]].append(value)
-        if parts.get("schema") != GRAPH_SCHEMA:
-            raise NotAffine(f"not a dfx graph: schema {parts.get('schema')!r}")
-        meta = parts.get("meta", {})
+        # every field is there: the pieces come from Graph.to_dict, which writes them all
+        if parts["schema"] != GRAPH_SCHEMA:
+            raise NotAffine(f"not a dfx graph: schema {parts['schema']!r}")
         return Graph(
             nodes=tuple(parts["nodes"]),
             parameters=tuple(parts["parameters"]),
-            name=parts.get("name", "model"),
-            capture_method=parts.get("capture_method", ""),
-            meta=tuple(meta.items()),  # the capture's meta order, as step() always kept it
+            name=parts["name"],
+            capture_method=parts["capture_method"],
+            meta=tuple(parts["meta"].items()),  # the capture's meta order, as step() always kept it
         )
 
 

@@ -169,12 +169,13 @@ def _pool(tasks: list[dict[str, Any]], cache: str, workers: int) -> Iterator[lis
         chunks = _bucket_chunks(tasks, workers, cached)
     if not tasks:
         return
-    workers = min(workers, len(tasks))  # what is left after the warm-up: no idle forks
+    if chunks is None:
+        chunks = _chunks(tasks, workers, cached)
+    workers = min(workers, len(chunks))  # no idle forks: a bucket's groups are one chunk
     pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=start_worker)
     closing = None
     futures = []
     try:
-        chunks = chunks if chunks is not None else _chunks(tasks, workers, cached)
         futures = [pool.submit(_run_chunk, chunk, cache) for chunk in chunks]
         for left, f in enumerate(as_completed(futures), 1 - len(futures)):
             if left == 0:  # the last future: the workers exit while the caller writes its rows
