@@ -31,3 +31,13 @@ def test_commands_that_take_many_profiles_still_take_them():
     assert "- ibm-spyre:" in r.stdout and "- google-tpu-v4:" in r.stdout
     # one --hw is as before
     assert dfx("triton", "--gemm", "64,64,64", "--hw", "h100").returncode == 0
+
+
+def test_hw_show_with_a_list_names_its_own_form_not_hw():
+    # load_profile's refusal of a list says "one per --hw"; dfx hw show takes its profile as an argument
+    r = dfx("hw", "show", "h100,a100")
+    assert r.returncode == 2 and r.stdout == "" and "--hw" not in r.stderr
+    assert (
+        r.stderr
+        == "error: dfx hw show takes one profile, got 'h100,a100'; show each in turn: dfx hw show h100; dfx hw show a100\n"
+    )

@@ -323,6 +323,12 @@ def hw_show(
     """Show one hardware profile with the source of every number."""
     from dfx.hardware import load_profile
 
+    if "," in profile and "=" not in profile and not Path(profile).is_file():  # a quick spec has "="
+        names = [n.strip() for n in profile.split(",") if n.strip()]
+        raise DfxError(  # load_profile's message says "one per --hw", an option hw show does not have
+            f"dfx hw show takes one profile, got {profile!r}; show each in turn: "
+            + "; ".join(f"dfx hw show {n}" for n in names)
+        )
     p = load_profile(profile)
     if slice_dims is not None:
         from dfx.arch.systolic.torus import parse_dims, torus_of

@@ -331,7 +331,8 @@ def waves(programs: int, sms: int, blocks_per_sm: int) -> Waves:
     if count > MAX_WAVES:
         raise DfxError(
             f"a kernel of {programs:,} programs runs {count:,} waves, beyond dfx's budget of "
-            f"{MAX_WAVES:,} waves per kernel (each is timed); give smaller sizes"
+            f"{MAX_WAVES:,} waves per kernel (each is timed); give smaller sizes (a smaller --seq or "
+            "--batch, or --input-shape: attention holds seq x seq scores per head)"
         )
     return Waves(programs, sms * blocks_per_sm)
 
