@@ -329,3 +329,26 @@ def test_ctrl_c_is_status_130_with_a_line(tmp_path):
     assert proc.returncode == 130, err
     lines = [line for line in err.splitlines() if line.strip()]
     assert len(lines) == 1 and "interrupted" in lines[0], err
+
+
+def test_a_model_path_that_is_wrong_says_what_is_missing_and_what_to_give(tmp_path):
+    import subprocess
+    import sys
+
+    model = tmp_path / "mm.py"
+    model.write_text(
+        "import torch\n"
+        "class Net(torch.nn.Module):\n    def forward(self, x): return x * 2\n"
+        "class Other(torch.nn.Module):\n    def forward(self, x): return x + 1\n"
+    )
+
+    def err(*args):
+        r = subprocess.run(
+            [sys.executable, "-m", "dfx.cli", "analyze", *args], capture_output=True, text=True, timeout=300
+        )
+        assert r.returncode == 2 and r.stdout == "", r.stderr
+        return r.stderr
+
+    assert "its nn.Module classes: Net, Other" in err(f"{model}:Nope", "--input-shape", "2,3")
+    assert err(f"hf:{tmp_path}").startswith(f"error: no config.json in the folder {str(tmp_path)!r}")
+    assert err(f"hf:{tmp_path}/missing.json").startswith(f"error: no file '{tmp_path}/missing.json'")

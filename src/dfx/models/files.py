@@ -59,7 +59,18 @@ def build_from_file(
     factory = getattr(module, attr, None)
     if factory is None:
         names = [n for n in vars(module) if not n.startswith("_")]
-        raise ModelSpecError(f"{str(path)!r} has no attribute {attr!r}{close_matches(attr, names)}")
+        near = close_matches(attr, names)
+        if not near:  # no close name: list the modules it defines, the usual things to name
+            defined = [
+                n
+                for n, v in vars(module).items()
+                if not n.startswith("_")
+                and isinstance(v, type)
+                and issubclass(v, nn.Module)
+                and v.__module__ == module.__name__
+            ]
+            near = f"; its nn.Module classes: {', '.join(defined)}" if defined else "; it defines no nn.Module class"
+        raise ModelSpecError(f"{str(path)!r} has no attribute {attr!r}{near} (give path/to/file.py:ClassOrFactory)")
     shapes = _check_shapes(spec, input_shapes)
     with torch.device(device), user_code(f"building {spec}"):
         try:
