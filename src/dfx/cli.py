@@ -322,12 +322,13 @@ def hw_show(
 ) -> None:
     """Show one hardware profile with the source of every number."""
     from dfx.hardware import load_profile
+    from dfx.hardware.loader import listed_profiles
 
-    if "," in profile and "=" not in profile and not Path(profile).is_file():  # a quick spec has "="
-        names = [n.strip() for n in profile.split(",") if n.strip()]
-        raise DfxError(  # load_profile's message says "one per --hw", an option hw show does not have
+    names = listed_profiles(profile)
+    if names is not None:  # load_profile's message says "one per --hw", an option hw show does not have
+        raise DfxError(
             f"dfx hw show takes one profile, got {profile!r}; show each in turn: "
-            + "; ".join(f"dfx hw show {n}" for n in names)
+            + "; ".join(f"dfx hw show {n}" for n in names if n)
         )
     p = load_profile(profile)
     if slice_dims is not None:

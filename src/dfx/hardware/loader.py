@@ -22,7 +22,7 @@ from dfx.hardware.errors import HardwareProfileError
 from dfx.hardware.schema import HardwareProfile
 from dfx.hardware.units import DIMENSIONS, accepted_units
 
-__all__ = ["list_profiles", "load_profile", "parse_profile", "profile_ids"]
+__all__ = ["list_profiles", "listed_profiles", "load_profile", "parse_profile", "profile_ids"]
 
 _SUFFIXES = (".yaml", ".yml", ".json")
 
@@ -171,6 +171,21 @@ def _load_path(path: Path) -> HardwareProfile:
     return _read(text, repr(str(path)), json_format=path.suffix.lower() == ".json")
 
 
+def listed_profiles(ref: str | Path) -> list[str] | None:
+    """The names ``ref`` lists where it is several profiles joined by commas (``"h100,spyre"``, as
+    ``dfx sweep --hw`` takes them), lower-cased; ``None`` for one profile, a quick profile
+    (``peak=200T,bw=2T``) or an existing file.
+
+    >>> listed_profiles("h100, Spyre"), listed_profiles("h100"), listed_profiles("peak=200T,bw=2T")
+    (['h100', 'spyre'], None, None)
+    """
+    key = str(ref).strip().lower()
+    names = [p.strip() for p in key.split(",")]
+    if len(names) < 2 or key.startswith("quick:") or any("=" in n for n in names) or Path(str(ref)).is_file():
+        return None
+    return names
+
+
 def load_profile(ref: str | Path) -> HardwareProfile:
     """Load a profile by id (``nvidia-h100-sxm``), alias (``h100``) or path to a ``.yaml``/``.json`` file.
 
@@ -199,9 +214,8 @@ def load_profile(ref: str | Path) -> HardwareProfile:
     if not _looks_like_path(ref) and (by_id := _shipped_file(key)) is not None:
         return _fresh(by_id)  # a shipped id: its one file read, not every profile's (for the alias table)
     aliases = _aliases()
-    names = [p.strip() for p in key.split(",")]
-    listed = len(names) > 1 and not key.startswith("quick:") and not any("=" in n for n in names)
-    if listed and any(n in aliases for n in names) and not Path(str(ref)).is_file():
+    names = listed_profiles(ref)
+    if names is not None and any(n in aliases for n in names):
         # "--hw h100,spyre" (as dfx sweep takes it) read as a quick profile: "cannot tell what 'h100' is"
         closest = {  # each unknown name's nearest profile name, if any
             n: next(iter(difflib.get_close_matches(n, list(aliases), n=1, cutoff=0.5)), None)

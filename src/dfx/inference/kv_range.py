@@ -141,7 +141,6 @@ class DecodeRange:
 
     def __init__(self, capture: Callable[[int], Any], lo: int, hi: int) -> None:
         self._capture, self.lo, self.hi = capture, lo, hi
-        self._at: Callable[[int], str] | None = None
         self._ends: tuple[Any, Any] | None = None
         self._builder: _Builder | None = None
         self._costed: Any = None  # the first step built: its nodes that never move are every step's
@@ -156,7 +155,7 @@ class DecodeRange:
             self._builder = _Builder(first.graph, last.graph, self.lo, self.hi) if self.affine else None
         except NotAffine:
             self.affine, self._builder = False, None
-        self._at, self._ends = (at if self.affine else None), (first, last)
+        self._ends = (first, last)
 
     def step(self, k: int):
         """The step at KV length ``k`` (``lo <= k <= hi``): a :class:`dfx.inference.steps.Step`."""
@@ -168,7 +167,7 @@ class DecodeRange:
             self._check()
         if not self.affine or k in (self.lo, self.hi):
             return self._capture(k)
-        graph = self._builder.graph(k)  # = Graph.from_dict(json.loads(self._at(k))), meta in the capture's order
+        graph = self._builder.graph(k)  # the graph of affine_text's text at k, meta in the capture's order
         costed = annotate(graph, reuse=self._costed)  # the nodes that never move are costed once
         if self._costed is None:
             self._costed = costed

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-__all__ = ["cached_layer_tokens", "layer_elements_per_token"]
+__all__ = ["cached_layer_tokens", "kept_tokens", "layer_elements_per_token"]
 
 
 def layer_elements_per_token(n_kv_heads: int, head_dim: int, latent_dim: int = 0) -> int:
@@ -27,6 +27,15 @@ def layer_elements_per_token(n_kv_heads: int, head_dim: int, latent_dim: int = 0
     return latent_dim or 2 * n_kv_heads * head_dim
 
 
+def kept_tokens(window: int | None, tokens: int) -> int:
+    """Tokens one layer keeps of ``tokens``: ``min(tokens, window)`` on a sliding layer, all on a full one.
+
+    >>> kept_tokens(4096, 10000), kept_tokens(None, 10000)
+    (4096, 10000)
+    """
+    return tokens if window is None else min(tokens, window)
+
+
 def cached_layer_tokens(n_layers: int, windows: Sequence[int | None], tokens: int) -> int:
     """Sum over layers of the tokens each keeps of ``tokens``: ``min(tokens, window)`` on a sliding
     layer, ``tokens`` on a full one; ``windows`` empty means every layer is full.
@@ -38,4 +47,4 @@ def cached_layer_tokens(n_layers: int, windows: Sequence[int | None], tokens: in
     """
     if not windows:
         return n_layers * tokens
-    return sum(tokens if w is None else min(tokens, w) for w in windows)
+    return sum(kept_tokens(w, tokens) for w in windows)

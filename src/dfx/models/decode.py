@@ -86,8 +86,9 @@ class KVGeometry:
 
     def cached_tokens(self, layer: int, tokens: int) -> int:
         """Tokens layer ``layer`` keeps of ``tokens``: ``min(tokens, window)`` on a sliding layer."""
-        w = self.window(layer)
-        return tokens if w is None else min(tokens, w)
+        from dfx.ir.kv import kept_tokens
+
+        return kept_tokens(self.window(layer), tokens)
 
     def cache_elements(self, tokens: int) -> int:
         """Elements the cache of one sequence holds after ``tokens`` tokens, window by window.

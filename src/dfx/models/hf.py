@@ -119,16 +119,15 @@ def load_config(name_or_path: str) -> tuple[dict[str, Any], str]:
     if name in shipped_configs():
         path = CONFIG_DIR / f"{name}.json"
     else:
-        path = Path(name_or_path).expanduser()
-        path = path / "config.json" if path.is_dir() else path
+        given = Path(name_or_path).expanduser()
+        path = given / "config.json" if given.is_dir() else given
         if not path.is_file() and ("/" in name_or_path or name_or_path.endswith(".json")):
-            folder = Path(name_or_path).expanduser().is_dir()
-            where = f"no config.json in the folder {name_or_path!r}" if folder else f"no file {name_or_path!r}"
+            where = f"no config.json in the folder {name_or_path!r}" if given.is_dir() else f"no file {name_or_path!r}"
             raise ModelSpecError(
                 f"{where}; give the path of a Hugging Face config.json, or a shipped name "
                 f"({', '.join(shipped_configs())})"
             )
-        if not path.is_file():
+        if not path.is_file():  # a name, neither shipped nor a path
             raise ModelSpecError(
                 f"no Hugging Face config {name_or_path!r}{close_matches(name_or_path, shipped_configs())} "
                 f"(shipped: {', '.join(shipped_configs())}; or give a path to a config.json)"

@@ -26,6 +26,7 @@ dfx.schema.errors.SchemaError: dfx.analysis/1: edges[0].bytes is missing; the do
 from __future__ import annotations
 
 import dataclasses
+import functools
 from enum import Enum
 from types import MappingProxyType
 from typing import Any, Callable, Mapping
@@ -159,6 +160,7 @@ def _plain(value: Any) -> Any:
     return value
 
 
+@functools.cache
 def _write_plan(cls: type) -> tuple[tuple[str, str | None, Any], ...]:
     """Per field of ``cls``, in declaration order: its name, its JSON key (``None``: the rest
     mapping, merged where it is declared) and the value it is omitted at; other fields are skipped."""
@@ -173,17 +175,10 @@ def _write_plan(cls: type) -> tuple[tuple[str, str | None, Any], ...]:
     return tuple(plan)
 
 
-_WRITE_PLANS: dict[type, tuple[tuple[str, str | None, Any], ...]] = {}
-
-
 def write(record: Any) -> dict[str, Any]:
     """The JSON object of ``record``: declared keys in declaration order, then the rest."""
-    cls = type(record)
-    plan = _WRITE_PLANS.get(cls)
-    if plan is None:
-        plan = _WRITE_PLANS[cls] = _write_plan(cls)
     out: dict[str, Any] = {}
-    for name, key, omit in plan:
+    for name, key, omit in _write_plan(type(record)):
         value = getattr(record, name)
         if key is None:
             out.update({k: v for k, v in value.items() if k not in out})
