@@ -3,15 +3,22 @@
 import pytest
 
 from dfx.capture import capture
-from dfx.capture.symbolic import GuardFailure, capture_symbolic
+from dfx.capture.symbolic import GuardFailure, capture_symbolic, seq_sized_buffers
 from dfx.errors import CaptureError
 from dfx.models import resolve
 
 
-def _symbolic(name: str, symbolic_seq: bool = True):
+def _symbolic(name: str, symbolic_seq: bool = True, seq_buffers: tuple[str, ...] = ()):
     spec = resolve(name, batch=2, seq=16, dtype="bfloat16")
     sc = capture_symbolic(
-        spec.model, spec.args, spec.kwargs, batch=2, seq=16, symbolic_seq=symbolic_seq, name=spec.name
+        spec.model,
+        spec.args,
+        spec.kwargs,
+        batch=2,
+        seq=16,
+        symbolic_seq=symbolic_seq,
+        seq_buffers=seq_buffers,
+        name=spec.name,
     )
     # node names come from a concrete capture at the export's own sizes; then it must match exactly
     assert sc.align(capture(spec.model, spec.args, spec.kwargs, name=spec.name), 2, 16)
@@ -42,6 +49,53 @@ def test_a_model_sized_by_seq_is_symbolic_in_batch_only():
     sc = _symbolic("llama3-8b-layer", symbolic_seq=False)
     assert sc.batch_symbolic and not sc.seq_symbolic
     assert sc.graph_at(5, 16).to_json() == _concrete("llama3-8b-layer", 5, 16).to_json()
+
+
+def test_seq_sized_buffers_exported_as_inputs_keep_seq_symbolic():
+    # The rotary tables are (seq, head_dim) buffers; exported as inputs whose dim 0 is the seq
+    # symbol and put back as buffers, one export covers every seq: the graph at (batch, seq) is the
+    # concrete capture of the model *built* at that seq (its tables have seq rows), byte for byte.
+    tables = seq_sized_buffers(
+        resolve("llama3-8b-layer", batch=2, seq=16, dtype="bfloat16").model,
+        resolve("llama3-8b-layer", batch=2, seq=24, dtype="bfloat16").model,
+        16,
+        24,
+    )
+    assert tables == ("rotary.cos", "rotary.sin")
+    sc = _symbolic("llama3-8b-layer", seq_buffers=tables)
+    assert sc.batch_symbolic and sc.seq_symbolic
+    for batch, seq in [(3, 40), (5, 8), (2, 100)]:
+        g = sc.graph_at(batch, seq)
+        assert g.to_json() == _concrete("llama3-8b-layer", batch, seq).to_json(), (batch, seq)
+        # the buffers keep their kind and take the new length: 2 tables x seq x 128 head dim
+        tables_of = [p for p in g.parameters if p.name in tables]
+        assert [p.kind for p in tables_of] == ["buffer", "buffer"]
+        assert all(p.spec.shape == (seq, 128) for p in tables_of)
+    # the model is left as it was: no forward of the export's left on the instance
+    spec = resolve("llama3-8b-layer", batch=2, seq=16, dtype="bfloat16")
+    capture_symbolic(spec.model, spec.args, spec.kwargs, batch=2, seq=16, seq_buffers=tables)
+    assert "forward" not in vars(spec.model)
+    with pytest.raises(CaptureError, match="not a buffer"):
+        capture_symbolic(spec.model, spec.args, spec.kwargs, batch=2, seq=16, seq_buffers=("layer.nope",))
+    assert "forward" not in vars(spec.model)
+
+
+def test_state_sized_by_seq_elsewhere_is_not_lifted():
+    import torch
+
+    class Learned(torch.nn.Module):  # learned positions: a *parameter* of seq rows
+        def __init__(self, seq):
+            super().__init__()
+            self.pos = torch.nn.Parameter(torch.zeros(seq, 4))
+
+    class Wide(torch.nn.Module):  # a buffer sized by seq in dim 1, not in its rows
+        def __init__(self, seq):
+            super().__init__()
+            self.register_buffer("mask", torch.zeros(4, seq))
+
+    assert seq_sized_buffers(Learned(16), Learned(24), 16, 24) is None
+    assert seq_sized_buffers(Wide(16), Wide(24), 16, 24) is None
+    assert seq_sized_buffers(Wide(16), Wide(16), 16, 24) == ()
 
 
 def test_sizes_outside_the_bucket_fail_its_guards():

@@ -275,27 +275,54 @@ def test_groups_on_cached_graphs_leave_no_reference_cycles(full_sweep):
     subprocess.run([sys.executable, "-c", code, json.dumps(AXES), str(out / "graphs")], check=True)
 
 
+def test_seq_sized_buffers_that_do_not_export_fall_back_to_a_bucket_per_seq(monkeypatch):
+    from dfx import analysis
+    from dfx.capture import symbolic
+    from dfx.errors import CaptureError
+    from dfx.sweep import graphs
+
+    def refuse(ep, as_input):
+        if as_input:
+            raise CaptureError("buffer could not be exported as an input")
+        return {}
+
+    monkeypatch.setattr(symbolic, "_restore_buffers", refuse)
+    graphs.reset()
+    got = {
+        (b, s): graphs.forward_graph("llama3-8b-layer", b, s, "bfloat16", "auto") for b, s in [(2, 8), (3, 8), (4, 8)]
+    }
+    # (2, 8): concrete, and the lifted export refused; the model is then sized by seq: (3, 8) opens
+    # seq 8's bucket (concrete + a batch-symbolic export), (4, 8) is substituted into it
+    assert graphs._FIXED[("llama3-8b-layer", "bfloat16")] == (False, True, ())
+    assert dict(graphs.CAPTURES) == {"concrete": 2, "symbolic": 2, "substituted": 1}
+    for (b, s), g in got.items():
+        ref, _ = analysis.capture_spec("llama3-8b-layer", batch=b, seq=s, dtype="bfloat16", method="auto")
+        assert g.to_json() == ref.to_json(), (b, s)
+    graphs.reset()
+
+
 def test_a_buckets_groups_travel_as_one_chunk_largest_first():
     from dfx.sweep import load_spec
     from dfx.sweep.runner import _bucket_chunks
 
-    # gpt2-block: batch 1 is one bucket (seq symbolic), batch 2..3 another (both symbolic);
-    # llama3-8b-layer sizes its rotary table by seq: one bucket per seq, batch symbolic; batch 1 of
-    # llama is captured concretely, alone
+    # gpt2-block: batch 1 is one bucket (seq symbolic), batch 2..3 another (both symbolic); so for
+    # llama3-8b-layer, whose seq-sized rotary tables export as inputs. A point of seq 1 has nothing
+    # symbolic in llama's batch 1 row: captured concretely, alone.
     tasks = [
         g.to_task()
-        for m, b in (("gpt2-block", [1, 2, 3]), ("llama3-8b-layer", [1, 2, 3]))
-        for g in load_spec(None, {"models": [m], "hardware": ["ibm-spyre"], "batch": b, "seq": [8, 16]}).groups()
+        for m, b, seqs in (("gpt2-block", [1, 2, 3], [8, 16]), ("llama3-8b-layer", [1, 2, 3], [1, 8, 16]))
+        for g in load_spec(None, {"models": [m], "hardware": ["ibm-spyre"], "batch": b, "seq": seqs}).groups()
     ]
     chunks = _bucket_chunks(tasks, 2, [False] * len(tasks))
     sizes = [sorted((t["model"], t["batch"], t["seq"]) for t in c) for c in chunks]
     assert sizes[0] == [("gpt2-block", b, s) for b in (2, 3) for s in (8, 16)]
-    assert sizes[1:4] == [
+    assert sizes[1] == [("llama3-8b-layer", b, s) for b in (2, 3) for s in (8, 16)]
+    assert sizes[2:4] == [
         [("gpt2-block", 1, 8), ("gpt2-block", 1, 16)],
-        [("llama3-8b-layer", 2, 8), ("llama3-8b-layer", 3, 8)],
-        [("llama3-8b-layer", 2, 16), ("llama3-8b-layer", 3, 16)],
+        [("llama3-8b-layer", 1, 8), ("llama3-8b-layer", 1, 16)],
     ]
-    assert sizes[4:] == [[("llama3-8b-layer", 1, 8)], [("llama3-8b-layer", 1, 16)]]
+    # seq 1 is a size of 1 (never symbolic): batch 2..3 at seq 1 share a bucket (batch symbolic), batch 1 is alone
+    assert sizes[4:] == [[("llama3-8b-layer", 2, 1), ("llama3-8b-layer", 3, 1)], [("llama3-8b-layer", 1, 1)]]
     # a cached group needs no bucket: it rides in the shrinking chunks after the captures
     cached = _bucket_chunks(tasks, 2, [True] * len(tasks))
     assert sum(len(c) for c in cached) == len(tasks) and all(len(c) <= 16 for c in cached)

@@ -197,9 +197,9 @@ def test_one_capture_per_model_and_bucket(tmp_path):
     from dfx.sweep import graphs, load_spec
 
     # 2 models x 4 batch x 5 seq = 40 graphs. Buckets: batch 1 (seq symbolic) and batch 2..4 (both
-    # symbolic) for gpt2-block and bert-layer; llama3-8b-layer sizes its rotary table by seq, so one
-    # bucket per seq (batch symbolic): 2 + 2 + 2 = 6 buckets; llama3 at batch 1 has nothing symbolic
-    # (2 concrete captures).
+    # symbolic) for gpt2-block and bert-layer; llama3-8b-layer too, though it sizes its rotary tables
+    # by seq: they are exported as inputs of seq rows (dfx.capture.symbolic.seq_sized_buffers), so
+    # 2 + 2 + 2 = 6 buckets.
     spec = load_spec(
         None,
         {
@@ -221,8 +221,9 @@ def test_one_capture_per_model_and_bucket(tmp_path):
     assert dict(graphs.CAPTURES) == {"symbolic": 4, "concrete": 4, "substituted": 2 * (3 + 8), "interpolated": 2 * 7}
     graphs.reset()
     run_sweep(llama, tmp_path / "b", workers=1)
-    # per seq: batch 2 concrete, batch 3 substituted (the grid's second batch; no point left to check)
-    assert dict(graphs.CAPTURES) == {"symbolic": 2, "concrete": 2 + 2, "substituted": 6 - 4}
+    # batch 1: seq 8 concrete, seq 16 substituted; batch 2..3: (2, 8) concrete, (2, 16), (3, 8) and
+    # (3, 16) substituted (two seqs never fill the three-seq grid, so nothing is interpolated)
+    assert dict(graphs.CAPTURES) == {"symbolic": 2, "concrete": 2, "substituted": 1 + 3}
     rows = {r["point_id"]: r for r in ResultsTable(tmp_path / "a").rows()} | {
         r["point_id"]: r for r in ResultsTable(tmp_path / "b").rows()
     }

@@ -15,6 +15,13 @@ returns, node for node (``tests/capture/test_symbolic.py``), without exporting a
 the expensive step (0.3 to 3 s here), a substitution 20 to 60 ms.
 
 Sizes of 1 are not symbolic (torch specialises 0 and 1), so a symbol's range starts at 2.
+
+A buffer built to the sequence length (a rotary table of ``seq`` rows, as the ``llama-layer``
+built-ins make it) would pin ``seq`` to one value: ``torch.export`` makes inputs symbolic, never
+state. Such buffers (:func:`seq_sized_buffers` finds them) are exported as inputs whose dim 0 is
+the ``seq`` symbol (``seq_buffers=``) and put back in the graph as the buffers they are, same
+name, place and kind, so the graph at any size is the one a concrete capture of the model built at
+that size gives; :meth:`SymbolicCapture.align` checks it.
 """
 
 from __future__ import annotations
@@ -23,8 +30,9 @@ import copy
 import inspect
 import re
 import warnings
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Iterator, Sequence
 
 import torch
 import torch.fx
@@ -38,7 +46,7 @@ from dfx.capture.trace import Traced, canonical_param_names, capture_context
 from dfx.errors import CaptureError
 from dfx.ir import Edge, Graph
 
-__all__ = ["GuardFailure", "SymbolicCapture", "capture_symbolic", "state_shapes"]
+__all__ = ["GuardFailure", "SymbolicCapture", "capture_symbolic", "seq_sized_buffers", "state_shapes"]
 
 _MAX_SIZE = 1 << 24  # the symbols' upper bound: far beyond any sequence or batch dfx accepts
 _ASSERTS = (
@@ -75,6 +83,7 @@ class SymbolicCapture:
     _model: Any = field(repr=False)
     _symbols: dict[str, Any] = field(default_factory=dict, repr=False)  # "batch"/"seq" -> sympy symbol
     _names: dict[str, str] = field(default_factory=dict, repr=False)  # export's node name -> a static capture's
+    _lifted: dict[str, str] = field(default_factory=dict, repr=False)  # buffer placeholder -> its export input
 
     def holds_at(self, batch: int, seq: int) -> bool:
         """Whether ``batch``, ``seq`` lie in the export's ranges (guards inside the graph are checked by :meth:`graph_at`)."""
@@ -182,7 +191,7 @@ class SymbolicCapture:
             if not isinstance(val, torch.Tensor):
                 inputs.append(val)
                 continue
-            mark = marks.get(node.name, {})
+            mark = marks.get(self._lifted.get(node.name, node.name), {})
             shape = tuple(
                 batch if mark.get(d) == "batch" else seq if mark.get(d) == "seq" else int(s)
                 for d, s in enumerate(val.shape)
@@ -279,6 +288,7 @@ def capture_symbolic(
     seq: int,
     symbolic_batch: bool = True,
     symbolic_seq: bool = True,
+    seq_buffers: Sequence[str] = (),
     name: str | None = None,
 ) -> SymbolicCapture:
     """Export ``model(*args, **kwargs)`` once with symbolic batch (dim 0) and seq (dim 1) sizes.
@@ -294,6 +304,10 @@ def capture_symbolic(
         The example sizes, at least 2 where symbolic and different from each other.
     symbolic_batch, symbolic_seq : bool
         Which sizes to leave symbolic (a model whose parameters depend on seq has ``symbolic_seq=False``).
+    seq_buffers : sequence of str
+        Buffers whose dim 0 is the sequence length (:func:`seq_sized_buffers`): exported as inputs
+        with a symbolic dim 0 (the ``seq`` symbol) and restored as buffers in the graph. Ignored
+        where seq is not symbolic.
     name : str, optional
         The graph's name (default: the model's class name).
 
@@ -330,12 +344,20 @@ def capture_symbolic(
         marks_of[id(v)] = m
         return {d: dims[w] for d, w in m.items()} or None
 
-    bound = inspect.signature(model.forward).bind(*args, **kwargs)
-    dynamic = {k: tree_map(mark, v) for k, v in bound.arguments.items()}
+    lift = tuple(seq_buffers) if symbolic_seq else ()
     try:
-        with capture_context(), device_neutral_kernels(), warnings.catch_warnings():  # as dfx.capture.build
-            warnings.simplefilter("ignore")
-            ep = torch.export.export(model, args, kwargs, strict=False, dynamic_shapes=dynamic)
+        with _buffers_as_inputs(model, lift) as tables:
+            kwargs = {**kwargs, **tables}
+            bound = inspect.signature(model.forward).bind(*args, **kwargs)
+            dynamic = {k: tree_map(mark, v) for k, v in bound.arguments.items()}
+            for key, table in tables.items():  # a table's rows are the positions: dim 0 is seq
+                marks_of[id(table)] = {0: "seq"}
+                dynamic[key] = {0: dims["seq"]}
+            with capture_context(), device_neutral_kernels(), warnings.catch_warnings():  # as dfx.capture.build
+                warnings.simplefilter("ignore")
+                ep = torch.export.export(model, args, kwargs, strict=False, dynamic_shapes=dynamic)
+    except CaptureError:
+        raise
     except Exception as exc:  # noqa: BLE001 - a specialised size, or any export failure: the caller captures concretely
         raise CaptureError(
             f"symbolic export failed: {type(exc).__name__}: {str(exc).strip().splitlines()[0][:200]}"
@@ -354,6 +376,7 @@ def capture_symbolic(
                 raise CaptureError(
                     f"the model ties two inputs' {which} sizes to different symbols; capture it concretely"
                 )
+    lifted = _restore_buffers(ep, dict(zip(tables, lift)))
     return SymbolicCapture(
         name or type(model).__name__,
         symbolic_batch and "batch" in symbols,
@@ -362,7 +385,124 @@ def capture_symbolic(
         ep,
         model,
         symbols,
+        _lifted=lifted,
     )
+
+
+_TABLE_ARG = "_dfx_seq_buffer_{}"  # the keyword a seq-sized buffer is exported as
+
+
+@contextmanager
+def _buffers_as_inputs(model: torch.nn.Module, names: Sequence[str]) -> Iterator[dict[str, torch.Tensor]]:
+    """While open, ``model.forward`` also takes each buffer of ``names`` as a keyword argument and
+    runs with it in the buffer's place; yields those arguments (the buffers themselves).
+
+    Raises
+    ------
+    CaptureError
+        A name that is not a buffer of ``model``.
+    """
+    if not names:
+        yield {}
+        return
+    owners: list[tuple[torch.nn.Module, str]] = []
+    for full in names:
+        prefix, _, attr = full.rpartition(".")
+        try:
+            owner = model.get_submodule(prefix)
+        except AttributeError:
+            raise CaptureError(f"{full!r} is not a buffer of the model") from None
+        if owner._buffers.get(attr) is None:
+            raise CaptureError(f"{full!r} is not a buffer of the model")
+        owners.append((owner, attr))
+    keys = [_TABLE_ARG.format(i) for i in range(len(names))]
+    signature = inspect.signature(model.forward)
+    params = list(signature.parameters.values())
+    var_kw = [p for p in params if p.kind is inspect.Parameter.VAR_KEYWORD]
+    extra = [inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY) for k in keys]
+    plain = [p for p in params if p.kind is not inspect.Parameter.VAR_KEYWORD]
+    class_forward = type(model).forward
+
+    def forward(*args: Any, **kwargs: Any) -> Any:
+        tables = [kwargs.pop(k) for k in keys]
+        saved = [owner._buffers[attr] for owner, attr in owners]
+        for (owner, attr), table in zip(owners, tables):
+            owner._buffers[attr] = table
+        try:
+            return class_forward(model, *args, **kwargs)
+        finally:
+            for (owner, attr), buffer in zip(owners, saved):
+                owner._buffers[attr] = buffer
+
+    forward.__signature__ = signature.replace(parameters=[*plain, *extra, *var_kw])  # type: ignore[attr-defined]
+    model.forward = forward  # type: ignore[method-assign]
+    try:
+        yield {k: owner._buffers[attr] for k, (owner, attr) in zip(keys, owners)}
+    finally:
+        del model.forward
+
+
+def _restore_buffers(ep: Any, as_input: dict[str, str]) -> dict[str, str]:
+    """In ``ep``'s graph, put each buffer exported as an input (``as_input``: argument -> buffer name)
+    back as its own placeholder: the input's node takes the buffer's name and place, and the buffer's
+    own placeholder (left unused) goes. Returns ``{buffer placeholder: the argument it was}``.
+
+    Raises
+    ------
+    CaptureError
+        The buffer's own placeholder is still read (the model reads it other than where it was
+        swapped), or its name cannot be taken.
+    """
+    if not as_input:
+        return {}
+    graph = ep.graph_module.graph
+    placeholders = {n.name: n for n in graph.nodes if n.op == "placeholder"}
+    buffer_node = {s.target: s.arg.name for s in ep.graph_signature.input_specs if s.kind.name == "BUFFER"}
+    lifted: dict[str, str] = {}
+    for arg, target in as_input.items():
+        own = placeholders.get(buffer_node.get(target, ""))
+        table = placeholders.get(arg)
+        if own is None or table is None or own.users:
+            raise CaptureError(f"buffer {target!r} could not be exported as an input; capture it concretely")
+        name = own.name
+        own.prepend(table)
+        graph.erase_node(own)
+        table._rename(name)
+        table.target = name
+        if table.name != name:
+            raise CaptureError(f"buffer {target!r} could not take back its name; capture it concretely")
+        lifted[name] = arg
+    ep.graph_module.recompile()
+    return lifted
+
+
+def seq_sized_buffers(at_a: torch.nn.Module, at_b: torch.nn.Module, seq_a: int, seq_b: int) -> tuple[str, ...] | None:
+    """The buffers of one model built at two sequence lengths that are sized by it (dim 0 = ``seq``,
+    the rest equal): ``()`` where no state differs, ``None`` where other state does (a parameter, or
+    another dimension, sized by seq: the model needs a capture per seq).
+
+    Examples
+    --------
+    >>> from dfx.models.llama import LlamaConfig, LlamaLayer
+    >>> make = lambda s: LlamaLayer(LlamaConfig(dim=64, n_heads=4, n_kv_heads=4, hidden_dim=128, max_seq_len=s))
+    >>> seq_sized_buffers(make(16), make(24), 16, 24)
+    ('rotary.cos', 'rotary.sin')
+    """
+    a, b = dict(state_shapes(at_a)), dict(state_shapes(at_b))
+    if a.keys() != b.keys():
+        return None
+    buffers = {n for n, _ in at_a.named_buffers(remove_duplicate=False)}
+    names: list[str] = []
+    for n, shape_a in a.items():
+        shape_b = b[n]
+        if shape_a == shape_b:
+            continue
+        if n not in buffers or len(shape_a) != len(shape_b) or len(shape_a) < 1:
+            return None
+        if (shape_a[0], shape_b[0]) != (seq_a, seq_b) or shape_a[1:] != shape_b[1:]:
+            return None
+        names.append(n)
+    return tuple(names)
 
 
 def state_shapes(model: torch.nn.Module) -> tuple[tuple[str, tuple[int, ...]], ...]:

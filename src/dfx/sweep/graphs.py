@@ -4,8 +4,10 @@ A *bucket* is the set of sizes one symbolic export covers (:mod:`dfx.capture.sym
 seq symbolic where the model allows it, and fixed where it does not:
 
 - a size of 1 is its own bucket (torch specialises sizes 0 and 1);
-- a model whose parameters or buffers are sized by seq (``llama3-8b-layer``'s rotary table, built
-  to ``max_seq_len=seq``) has one bucket per seq, symbolic in batch; likewise for batch;
+- a model whose buffers are sized by seq in their first dimension (``llama3-8b-layer``'s rotary
+  tables, built to ``max_seq_len=seq``) exports them as inputs with a symbolic dim 0
+  (:func:`dfx.capture.symbolic.seq_sized_buffers`), so seq stays symbolic; a model whose parameters,
+  or other dimensions, are sized by seq has one bucket per seq, symbolic in batch; likewise for batch;
 - so does a model whose inputs carry seq elsewhere than dim 1 (``resnet-block``'s (B, C, S, S)
   feature map): the export leaves seq fixed, and the bucket is keyed by it;
 - a size where the export's guards fail (:class:`dfx.capture.symbolic.GuardFailure`) is captured
@@ -34,7 +36,8 @@ _GRID = {"batch": 2, "seq": 3}
 
 CAPTURES: Counter = Counter()  # "symbolic" exports, "concrete" captures, "substituted", "interpolated", "cached"
 _BUCKETS: dict[tuple[Any, ...], Any] = {}  # bucket key -> _Bucket, or None (capture concretely)
-_FIXED: dict[tuple[str, str], tuple[bool, bool]] = {}  # (model, dtype) -> (batch sizes the model, seq sizes it)
+# (model, dtype) -> (batch sizes the model, seq sizes it, the buffers seq sizes in dim 0 only)
+_FIXED: dict[tuple[str, str], tuple[bool, bool, tuple[str, ...]]] = {}
 _EXPORT_METHODS = ("auto", "export")  # the static path these must reproduce exports first
 
 
@@ -45,20 +48,27 @@ def reset() -> None:
     _FIXED.clear()
 
 
-def _sized_by(model: str, dtype: str) -> tuple[bool, bool]:
-    """Whether ``model``'s parameters change with batch, and with seq (built twice on the meta device)."""
+def _sized_by(model: str, dtype: str) -> tuple[bool, bool, tuple[str, ...]]:
+    """Whether ``model``'s state changes with batch, and with seq, past what a symbolic export takes,
+    and the buffers it sizes by seq in dim 0 only (exported as inputs; built three times on the meta device)."""
     key = (model, dtype)
     if key not in _FIXED:
-        from dfx.capture.symbolic import state_shapes
+        from dfx.capture.symbolic import seq_sized_buffers, state_shapes
         from dfx.models import resolve
 
+        lifted: tuple[str, ...] = ()
         try:
-            base = state_shapes(resolve(model, batch=2, seq=16, dtype=dtype).model)
+            base_model = resolve(model, batch=2, seq=16, dtype=dtype).model
+            base = state_shapes(base_model)
             by_batch = state_shapes(resolve(model, batch=3, seq=16, dtype=dtype).model) != base
-            by_seq = state_shapes(resolve(model, batch=2, seq=24, dtype=dtype).model) != base
+            longer = resolve(model, batch=2, seq=24, dtype=dtype).model
+            by_seq = state_shapes(longer) != base
+            if by_seq:
+                buffers = seq_sized_buffers(base_model, longer, 16, 24)
+                by_seq, lifted = buffers is None, buffers or ()
         except Exception:  # noqa: BLE001 - a model these probe sizes do not suit: capture it concretely
             by_batch = by_seq = True
-        _FIXED[key] = (by_batch, by_seq)
+        _FIXED[key] = (by_batch, by_seq, lifted)
     return _FIXED[key]
 
 
@@ -102,7 +112,7 @@ def bucket_key(model: str, batch: int, seq: int, dtype: str, method: str) -> tup
     """
     if method not in _EXPORT_METHODS or (":" in model and not model.startswith("hf:")):
         return None  # file models take --input-shape, not sizes
-    by_batch, by_seq = _sized_by(model, dtype)
+    by_batch, by_seq, _ = _sized_by(model, dtype)
     sym_batch, sym_seq = batch >= 2 and not by_batch, seq >= 2 and not by_seq
     if not (sym_batch or sym_seq):
         return None
@@ -116,7 +126,7 @@ def _forward_graph(model: str, batch: int, seq: int, dtype: str, method: str):
     if key is None:
         return _concrete(model, batch, seq, dtype, method)
     sym_batch, sym_seq = key[3] is None, key[4] is None
-    by_batch, by_seq = _sized_by(model, dtype)
+    by_batch, by_seq, lifted = _sized_by(model, dtype)
     if key in _BUCKETS:
         bucket = _BUCKETS[key]
         if bucket is not None:
@@ -131,6 +141,9 @@ def _forward_graph(model: str, batch: int, seq: int, dtype: str, method: str):
         )  # batch == seq cannot tell the dims apart: the next point opens the bucket
     graph = _concrete(model, batch, seq, dtype, method)
     sc = _open_bucket(model, batch, seq, dtype, graph, sym_batch, sym_seq)
+    if sc is None and sym_seq and lifted:  # its seq-sized buffers did not export as inputs: a bucket per seq
+        _FIXED[(model, dtype)] = (by_batch, True, ())
+        return graph
     if sc is not None and (sym_batch > sc.batch_symbolic or sym_seq > sc.seq_symbolic):
         # The export left a size fixed that was asked symbolic: no input has it where capture_symbolic
         # marks it (dim 0 batch, dim 1 seq). resnet-block's input is (B, C, S, S), its seq at dims 2
@@ -139,6 +152,7 @@ def _forward_graph(model: str, batch: int, seq: int, dtype: str, method: str):
         _FIXED[(model, dtype)] = (
             by_batch or sym_batch > sc.batch_symbolic,
             by_seq or sym_seq > sc.seq_symbolic,
+            lifted if sc.seq_symbolic else (),
         )
         key = (model, dtype, method, None if sc.batch_symbolic else batch, None if sc.seq_symbolic else seq)
         if not (sc.batch_symbolic or sc.seq_symbolic):
@@ -175,6 +189,7 @@ def _open_bucket(model: str, batch: int, seq: int, dtype: str, graph: Any, sym_b
                 seq=seq,
                 symbolic_batch=sym_batch,
                 symbolic_seq=sym_seq,
+                seq_buffers=_sized_by(model, dtype)[2] if sym_seq else (),
                 name=spec.name,
             )
             if cut is None:
