@@ -23,7 +23,7 @@ def _row(rid: str) -> dict:
 
 def test_every_row_is_a_sourced_batch1_first_token_row_with_a_predictor():
     rows = reality.read_rows(reality.LATENCY_CSV)
-    assert len(rows) == 27  # v0.5: 5 A100 + 6 H100; v0.9.0: 8 A100 + 8 H100
+    assert len(rows) == 43  # v0.5: 5 A100 + 6 H100; v0.8.0 and v0.9.0: 8 A100 + 8 H100 each
     for r in rows:
         assert reality.PREDICTORS[r["id"]] is reality._trt_latency
         assert (r["batch"], r["output_tokens"], r["unit"]) == ("1", "1", "ms")
