@@ -40,7 +40,7 @@ CONFIGS = "bench/configs"  # model configs and single-op models, relative to the
 MOE_CSV = Path(__file__).resolve().parent / "reality_moe.csv"
 # Published serving measurements this project found beyond train.csv's (same columns), read after them.
 SERVING_CSV = Path(__file__).resolve().parent / "reality_serving.csv"
-# TensorRT-LLM's first-token latency tables (v0.5 and v0.9.0 data; same columns), read after them.
+# TensorRT-LLM's first-token latency tables (v0.5, v0.8.0 and v0.9.0 data; same columns), read after them.
 LATENCY_CSV = Path(__file__).resolve().parent / "reality_latency.csv"
 GOAL_RATIO = 1.5  # issue 15: every expressible row within 1.5x of the measured value
 
