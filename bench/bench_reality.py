@@ -40,6 +40,8 @@ CONFIGS = "bench/configs"  # model configs and single-op models, relative to the
 MOE_CSV = Path(__file__).resolve().parent / "reality_moe.csv"
 # Published serving measurements this project found beyond train.csv's (same columns), read after them.
 SERVING_CSV = Path(__file__).resolve().parent / "reality_serving.csv"
+# TensorRT-LLM's first-token latency tables (v0.5, v0.8.0 and v0.9.0 data; same columns), read after them.
+LATENCY_CSV = Path(__file__).resolve().parent / "reality_latency.csv"
 GOAL_RATIO = 1.5  # issue 15: every expressible row within 1.5x of the measured value
 
 
@@ -218,6 +220,37 @@ def _trt_b384(row) -> Prediction:
             f"generate 128 + 128 at batch 384, fp16, {_chips(d, A100)} chip(s); defaults (compiled, back-to-back)"
         ),
     )
+
+
+# TensorRT-LLM's "Low Latency" tables (bench/reality_latency.csv): batch 1, one output token, asked as
+# TRT-L7B-A100-TTFT-128 is (a prefill of the row's input, its precision, TP over its chips), each row's
+# own fields read. GPT-J 6B is written as a GPT-2-architecture config (bench/configs/gpt-j-6b.json: the
+# same weights and GEMM FLOPs; dfx's phases build GPT-2 and Llama-family decoders). The FP8 rows are
+# TensorRT-LLM's FP8 engines: FP8 weights, activations (quantized before each GEMM) and KV cache.
+_TRT_MODELS = {
+    "GPT-J-6B": f"hf:{CONFIGS}/gpt-j-6b.json",
+    "Llama-2-7B": "hf:llama-2-7b",
+    "Llama-2-70B": "hf:llama-2-70b",
+    "Mistral-7B": "hf:mistral-7b",
+}
+_TRT_PRECISION = {"fp16": ("--dtype", "fp16"), "fp8": ("--dtype", "fp8", "--kv-dtype", "fp8")}
+
+
+def trt_latency_argv(row: dict) -> tuple:
+    """``dfx analyze`` of a first-token row of TensorRT-LLM's tables: a prefill of ``input_tokens`` at batch 1."""
+    chips = int(row["chips"])
+    argv = ("analyze", _TRT_MODELS[row["model"]], "--phase", "prefill", "--prompt-len", row["input_tokens"])
+    argv += _TRT_PRECISION[row["precision"]]
+    if chips > 1:
+        argv += ("--parallel", f"tp={chips}")
+    return (*argv, "--hw", row["hardware"])
+
+
+def _trt_latency(row) -> Prediction:
+    hw, chips = row["hardware"], int(row["chips"])
+    tp = f", tp {chips}" if chips > 1 else ""
+    how = f"prefill {row['input_tokens']}, {row['precision']}{tp}; defaults (compiled, back-to-back)"
+    return _phase_row(trt_latency_argv(row), _hw_id(hw), "ttft_s", 1e3, how)
 
 
 def _bert(row) -> Prediction:
@@ -435,6 +468,10 @@ def read_rows(path: Path) -> list[dict]:
         return list(csv.DictReader(f))
 
 
+# every row of bench/reality_latency.csv is asked by _trt_latency (its own model, input, precision and chips)
+PREDICTORS.update({r["id"]: _trt_latency for r in read_rows(LATENCY_CSV)})
+
+
 def predict_row(row: dict) -> Outcome:
     rid = row["id"]
     if rid in PREDICTORS:
@@ -488,12 +525,12 @@ def main() -> None:
         "--csv",
         type=Path,
         default=None,
-        help="one CSV of rows (default: train.csv, reality_moe.csv, reality_serving.csv)",
+        help="one CSV of rows (default: train.csv, reality_moe.csv, reality_serving.csv, reality_latency.csv)",
     )
     parser.add_argument("--markdown", action="store_true")
     parser.add_argument("--only", default="", help="predict only the rows whose id starts with this")
     ns = parser.parse_args()
-    paths = [ns.csv] if ns.csv is not None else [DEFAULT_CSV, MOE_CSV, SERVING_CSV]
+    paths = [ns.csv] if ns.csv is not None else [DEFAULT_CSV, MOE_CSV, SERVING_CSV, LATENCY_CSV]
     rows = [r for path in paths for r in read_rows(path)]
     results = tuple(predict_row(r) for r in rows if r["id"].startswith(ns.only))
     print(render(results, ns.markdown))
