@@ -149,3 +149,24 @@ def test_not_a_decoder_is_refused():
 def test_bad_phase_arguments(kwargs, message):
     with pytest.raises(DfxError, match=message):
         dfx.analyze("gpt2-block", hardware=[], **kwargs)
+
+
+@pytest.mark.parametrize("spec", ["hf:gpt2", "hf:mistral-7b"])
+def test_a_prefill_computes_logits_at_its_last_position_only(spec):
+    # The LM head's GEMM: 2 FLOPs per MAC x rows x hidden x vocab. A prefill samples one token, so its
+    # head reads the last position only (transformers' generate: logits_to_keep=1); a step over a
+    # cache of 3 new tokens (a speculative verify step) keeps all 3.
+    # hf:gpt2: hidden 768, vocab 50,257 (tied to wte); hf:mistral-7b: hidden 4,096, vocab 32,000.
+    hidden, vocab = {"hf:gpt2": (768, 50_257), "hf:mistral-7b": (4_096, 32_000)}[spec]
+
+    def head_flops(step):
+        heads = [c for c in step.costed.nodes if "lm_head" in c.node.module_path]
+        assert len(heads) == 1
+        return heads[0].cost.flops
+
+    prefill = capture_step(spec, batch=2, tokens=16, kv_len=0, dtype="bfloat16")
+    assert head_flops(prefill) == 2 * (2 * 1) * hidden * vocab  # 2 sequences x their last position
+    verify = capture_step(spec, batch=2, tokens=3, kv_len=8, dtype="bfloat16")
+    assert head_flops(verify) == 2 * (2 * 3) * hidden * vocab
+    # the logits output is (batch, 1, vocab) after the prefill
+    assert build_step(spec, batch=2, tokens=16).spec.model.logits_to_keep == 1

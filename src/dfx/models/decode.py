@@ -195,6 +195,8 @@ def build_step(
     else:
         raise ModelSpecError(f"phases need a causal decoder; {spec!r} is not one ({_DECODERS})")
     model = model.to(dtype=torch_dtype).eval()
+    if prefix:  # a whole model with its LM head: a prefill samples from its last position only
+        model.logits_to_keep = _logits_to_keep(tokens, kv_len)
     geometry = replace(kv_geometry(model, prefix), n_layers=full_layers)
     built = kv_geometry(model).n_layers
     caches = (
@@ -209,6 +211,17 @@ def build_step(
     what = f"decode step over {kv_len} cached tokens" if kv_len else f"prefill of {tokens} tokens"
     description = f"{spec}: {what}, batch {batch}, {built} of {full_layers} layer(s) built; input {shape}"
     return StepSpec(ModelSpec(spec, model, args, {}, description), geometry, built, tokens, kv_len)
+
+
+def _logits_to_keep(tokens: int, kv_len: int) -> int:
+    """Positions a step's LM head computes logits at (:func:`dfx.models.layers.logit_positions`; 0: all).
+
+    A prefill (no cache) samples one token, after its last prompt position: 1, as transformers'
+    ``generate`` (``logits_to_keep=1``), vLLM, SGLang and TensorRT-LLM run it. A step over a cache
+    keeps every new token's logits: a decode step has one, and a speculative verify step of K + 1
+    tokens needs them all (a chunk of a long prompt needs none but its last; it is counted whole).
+    """
+    return 1 if kv_len == 0 else 0
 
 
 def _hf_model(name: str, positions: int, layers: int | None, device) -> tuple[nn.Module, int, str, str]:
@@ -268,6 +281,7 @@ def _family_step(spec, batch, tokens, kv_len, dtype, layers, device) -> StepSpec
     built_cfg = replace(full, n_layers=len(chosen), layer_map=chosen)
     with torch.device(device):
         model = Decoder(built_cfg).to(dtype=dtype).eval()
+    model.logits_to_keep = _logits_to_keep(tokens, kv_len)
     check_expert_dtype(model, dtype)
     # model layer k repeats the built layer of its kind (layer 0 is itself)
     index = {geometry.layer_kinds[j]: b for b, j in enumerate(chosen) if b > 0}

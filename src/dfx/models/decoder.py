@@ -28,7 +28,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from dfx.models.kv import attend_with_cache
-from dfx.models.layers import GatedMLP, RMSNorm
+from dfx.models.layers import GatedMLP, RMSNorm, logit_positions
 from dfx.models.llama import Rotary, apply_rotary
 
 __all__ = [
@@ -256,13 +256,14 @@ class Decoder(nn.Module):
         self.layers = nn.ModuleList([DecoderLayer(c, i) for i in range(c.n_layers)])
         self.norm = RMSNorm(c.dim, c.norm_eps, c.gemma_norms)
         self.lm_head = nn.Linear(c.dim, c.vocab_size, bias=False)
+        self.logits_to_keep = 0  # positions the LM head reads (0: all; an inference step: dfx.models.decode)
         if c.tie_embeddings:
             self.lm_head.weight = self.embed_tokens.weight  # one Parameter, two uses
         if c.mtp_layers:
             self.mtp = nn.ModuleList([MTPModule(c) for _ in range(c.mtp_layers)])
 
     def forward(self, input_ids: torch.Tensor, kv_cache: list[torch.Tensor] | None = None, start: int = 0):
-        """(B, T) ids -> (B, T, V) logits.
+        """(B, T) ids -> (B, T, V) logits ((B, k, V): the last k positions where ``logits_to_keep = k``).
 
         A decode step passes ``kv_cache``, one layer's cache after another (K and V, (B, nkv, S_l, hs)
         each, with ``S_l = min(start, window)`` on sliding layers; MLA: one latent (B, S, r + dr)),
@@ -282,7 +283,7 @@ class Decoder(nn.Module):
                 x, kv = layer(x, cos, sin, cache)
                 new += [kv] if per == 1 else list(kv)
         h = self.norm(x)
-        logits = softcap(self.lm_head(h), self.config.final_softcap)  # (B, T, V)
+        logits = softcap(self.lm_head(logit_positions(h, self.logits_to_keep)), self.config.final_softcap)
         if self.config.mtp_layers and kv_cache is None:
             logits = (logits, *(m(h, input_ids, self.embed_tokens, self.lm_head, cos, sin) for m in self.mtp))
         return logits if kv_cache is None else (logits, new)

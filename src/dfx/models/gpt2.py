@@ -14,6 +14,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from dfx.models.kv import attend_with_cache
+from dfx.models.layers import logit_positions
 
 __all__ = ["GPT2", "GPT2Config", "Block", "CausalSelfAttention", "MLP"]
 
@@ -105,11 +106,12 @@ class GPT2(nn.Module):
         self.h = nn.ModuleList([Block(config) for _ in range(config.n_layer)])
         self.ln_f = nn.LayerNorm(config.n_embd, eps=config.layer_norm_eps, bias=config.bias)
         self.lm_head = nn.Linear(config.n_embd, config.vocab_size, bias=False)
+        self.logits_to_keep = 0  # positions the LM head reads (0: all; an inference step: dfx.models.decode)
         if tie_word_embeddings:
             self.lm_head.weight = self.wte.weight  # one Parameter, two uses
 
     def forward(self, input_ids: torch.Tensor, kv_cache: list[torch.Tensor] | None = None):
-        """(B, T) token ids -> (B, T, V) logits.
+        """(B, T) token ids -> (B, T, V) logits ((B, k, V): the last k positions where ``logits_to_keep = k``).
 
         A decode step passes ``kv_cache = [k_0, v_0, k_1, v_1, ...]``, each (B, nh, S, hs), and
         gets ``(logits, [k_new_0, v_new_0, ...])`` back (each (B, nh, T, hs)), to append.
@@ -123,5 +125,5 @@ class GPT2(nn.Module):
             else:
                 x, k, v = block(x, kv_cache[2 * i], kv_cache[2 * i + 1])
                 new_kv += [k, v]
-        logits = self.lm_head(self.ln_f(x))  # (B, T, V)
+        logits = self.lm_head(logit_positions(self.ln_f(x), self.logits_to_keep))  # (B, T or kept, V)
         return logits if kv_cache is None else (logits, new_kv)

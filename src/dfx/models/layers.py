@@ -1,4 +1,4 @@
-"""Building blocks every decoder family shares: RMSNorm and the gated MLP (SwiGLU, GeGLU).
+"""Building blocks every decoder family shares: RMSNorm, the gated MLP (SwiGLU, GeGLU), the LM head's positions.
 
 In a module of their own so that the dense layer (:mod:`dfx.models.decoder`), multi-head latent
 attention (:mod:`dfx.models.mla`) and the experts (:mod:`dfx.models.moe`) all build on them without
@@ -11,7 +11,24 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-__all__ = ["GatedMLP", "RMSNorm"]
+__all__ = ["GatedMLP", "RMSNorm", "logit_positions"]
+
+
+def logit_positions(h: torch.Tensor, logits_to_keep: int) -> torch.Tensor:
+    """The positions of ``h`` (B, T, C) the LM head is applied to: the last ``logits_to_keep`` (0: all T).
+
+    An inference step needs logits only where a token is sampled: a prefill, at its last prompt
+    position (transformers' ``logits_to_keep``, which ``generate`` sets to 1; vLLM and SGLang gather
+    the sampled positions' hidden states before the LM head; TensorRT-LLM's
+    ``gather_last_token_logits``). The slice is a view: the LM head's GEMM then has ``logits_to_keep``
+    rows, not T.
+
+    >>> logit_positions(torch.zeros(2, 5, 3), 1).shape
+    torch.Size([2, 1, 3])
+    >>> logit_positions(torch.zeros(2, 5, 3), 0).shape
+    torch.Size([2, 5, 3])
+    """
+    return h if logits_to_keep == 0 else h[:, -logits_to_keep:]
 
 
 class RMSNorm(nn.Module):

@@ -14,6 +14,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from dfx.models.kv import attend_with_cache
+from dfx.models.layers import logit_positions
 
 KVPair = tuple[torch.Tensor, torch.Tensor]  # one layer's (K, V) cache, each (B, nkv, S, hs)
 
@@ -173,11 +174,12 @@ class Llama(nn.Module):
         self.layers = nn.ModuleList([DecoderLayer(config) for _ in range(config.n_layers)])
         self.norm = RMSNorm(config.dim, config.norm_eps)
         self.lm_head = nn.Linear(config.dim, config.vocab_size, bias=False)
+        self.logits_to_keep = 0  # positions the LM head reads (0: all; an inference step: dfx.models.decode)
         if tie_word_embeddings:
             self.lm_head.weight = self.embed_tokens.weight  # one Parameter, two uses
 
     def forward(self, input_ids: torch.Tensor, kv_cache: list[torch.Tensor] | None = None):
-        """(B, T) token ids -> (B, T, V) logits.
+        """(B, T) token ids -> (B, T, V) logits ((B, k, V): the last k positions where ``logits_to_keep = k``).
 
         A decode step passes ``kv_cache = [k_0, v_0, k_1, v_1, ...]``, each (B, nkv, S, hs), and
         gets ``(logits, [k_new_0, v_new_0, ...])`` back (each (B, nkv, T, hs)), to append.
@@ -192,5 +194,5 @@ class Llama(nn.Module):
             else:
                 x, (k, v) = layer(x, cos, sin, (kv_cache[2 * i], kv_cache[2 * i + 1]))
                 new_kv += [k, v]
-        logits = self.lm_head(self.norm(x))  # (B, T, V)
+        logits = self.lm_head(logit_positions(self.norm(x), self.logits_to_keep))  # (B, T or kept, V)
         return logits if kv_cache is None else (logits, new_kv)
