@@ -44,7 +44,7 @@ CAPACITY_FACTOR_HELP = (
 GQA_KV_READS_HELP = (
     "With --phase: how decode attention reads a GQA/MQA KV cache: shared (once per KV head, a grouped "
     "kernel such as XQA or FlashInfer; default) or per-query-head (once per query head: one thread block "
-    "per sequence and query head, TensorRT-LLM's MMHA before v0.7; docs/inference.md)."
+    "per sequence and query head, TensorRT-LLM's MMHA as of v0.6.1; docs/inference.md)."
 )
 # `--cores` of `dfx analyze` and `dfx compile` (dfx.hardware.restrict_to_cores).
 CORES_HELP = (

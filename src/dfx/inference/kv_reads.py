@@ -6,10 +6,11 @@ step: what a grouped decode kernel does (TensorRT-LLM's XQA, FlashInfer's and vL
 FlashAttention's ``flash_attn_with_kvcache``). That is ``shared``, the default.
 
 ``per-query-head`` is the older kernel: one thread block per (sequence, query head), each reading
-its KV head's cache (TensorRT-LLM's masked multi-head attention before v0.7, whose CHANGELOG lists
-"MMHA optimization for MQA and GQA" and "FP8 KV cache support for XQA kernel" as new in 0.7.0; the
-kernel indexes ``hi_kv = hi / qhead_per_kv`` with ``blockIdx.x`` the query head,
-``decoderMaskedMultiheadAttentionTemplate.h``). Each KV head's cache then crosses HBM ``g`` times a
+its KV head's cache: TensorRT-LLM's masked multi-head attention (MMHA), which indexes
+``hi_kv = hi / qhead_per_kv`` with ``blockIdx.x`` the query head
+(``decoderMaskedMultiheadAttentionTemplate.h``). Its CHANGELOG lists "MMHA optimization for MQA and
+GQA" and "FP8 KV cache support for XQA kernel" (XQA: its grouped kernel) as new in 0.7.0, so v0.6.1
+ran a GQA model's fp8 cache through MMHA. Each KV head's cache then crosses HBM ``g`` times a
 step: the cache-reading matmul of the step becomes ``g`` matmuls of ``T`` rows (one per query head),
 each reading the cache operand, so its KV-cache bytes read grow ``g`` times and its FLOPs do not
 change. MHA (``g = 1``) is unchanged either way.
@@ -100,7 +101,7 @@ def apply_kv_reads(
     """
     if reads is not KVReads.PER_QUERY_HEAD:
         return costed
-    precision = costed.meta.get("precision")
+    precision = costed.meta["precision"] if "precision" in costed.meta else None  # none: identity precision
     kv_ratio = precision.ratios()[2] if precision is not None else 1.0
     cache_bytes = cache_read_bytes(costed, is_cache)
     nodes = []
