@@ -405,6 +405,41 @@ def _sgl_offline(row) -> Prediction:
     return ask(_SGL_RUNS[row["id"]], lambda d: d["machines"][0]["summary"]["output_tokens_per_s"], _sgl_how)
 
 
+# -- TensorRT-LLM v0.6.1 peak throughput (docs/source/performance.md, "H100 GPUs (FP8)") -----------------
+# gptSessionBenchmark, static batch, ISL/OSL 2048/2048; the table's number is output tokens/s per GPU.
+# Its build commands pass --enable_fp8 --fp8_kv_cache (fp8 GEMMs and an fp8 KV cache: --dtype fp8, whose
+# KV width defaults to it); TP 1 for the 7B, TP 2 for the 70B (the table's TP column; the 70B build
+# command's --tp_size 4 is left from v0.5's table).
+def _trt061_h100(argv: tuple, chips: int, how: str) -> Prediction:
+    return _phase_row(argv, H100, "tokens_per_s", 1.0 / chips, how)
+
+
+def _trt061_l7b(row) -> Prediction:
+    argv = ("analyze", "hf:llama-2-7b", "--phase", "generate", "--prompt-len", "2048", "--output-len", "2048")
+    argv += ("--batch", "48", "--dtype", "fp8", "--hw", H100)
+    return _trt061_h100(argv, 1, "generate 2048 + 2048 at batch 48, fp8 (KV cache fp8), 1 GPU; defaults")
+
+
+def _trt061_l70b(row) -> Prediction:
+    # Llama-2-70B is GQA (64 query / 8 KV heads). v0.6.1's generation attention is the masked MHA kernel,
+    # one thread block per (sequence, query head) reading its KV head's cache (hi_kv = hi / qhead_per_kv,
+    # decoderMaskedMultiheadAttentionTemplate.h); TensorRT-LLM's CHANGELOG lists "MMHA optimization for
+    # MQA and GQA" and "FP8 KV cache support for XQA kernel" (XQA: the grouped kernel) as new in 0.7.0,
+    # so v0.6.1 ran this fp8 cache through MMHA (the XQA blog, docs/source/blogs/XQA-kernel.md, reports
+    # 2.4x Llama-70B throughput with XQA on v0.8a). Hence the non-default --gqa-kv-reads per-query-head:
+    # the cache read 8 times a step.
+    argv = ("analyze", "hf:llama-2-70b", "--phase", "generate", "--prompt-len", "2048", "--output-len", "2048")
+    argv += ("--batch", "64", "--dtype", "fp8", "--hw", H100, "--parallel", "tp=2")
+    argv += ("--gqa-kv-reads", "per-query-head")
+    return _trt061_h100(
+        argv,
+        2,
+        "generate 2048 + 2048 at batch 64, fp8 (KV cache fp8), tp 2, per GPU; non-default --gqa-kv-reads "
+        "per-query-head: v0.6.1's masked MHA kernel reads a KV head's cache once per query head (XQA, which "
+        "shares it, took an fp8 cache from 0.7.0: TensorRT-LLM CHANGELOG; blogs/XQA-kernel.md)",
+    )
+
+
 PREDICTORS: dict[str, Callable[[dict], Prediction]] = {
     "LLMC-A100-gemm-8192x4096x4096": _llmc_gemm_big,
     "LLMC-A100-gemm-8192x64x64": _llmc_gemm_tiny,
@@ -433,6 +468,8 @@ PREDICTORS: dict[str, Callable[[dict], Prediction]] = {
     "SGL-L31-8B-A100-rps8-TTFT": _sgl_ttft,
     "SGL-L31-8B-A100-rps8-TPOT": _sgl_tpot,
     "SGL-L31-8B-A100-offline": _sgl_offline,
+    "TRT061-H100FP8-L7B-b48-2048-2048": _trt061_l7b,
+    "TRT061-H100FP8-L70B-tp2-b64-2048-2048": _trt061_l70b,
 }
 
 NOT_EXPRESSED: dict[str, str] = {

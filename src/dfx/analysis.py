@@ -70,6 +70,7 @@ def analyze(
     capacity_factor: float | None = None,
     cache: Any = None,
     cores: int | None = None,
+    gqa_kv_reads: str | None = None,
 ) -> Analysis:
     """Capture, cost and evaluate a model on hardware profiles.
 
@@ -131,6 +132,10 @@ def analyze(
         Run on this many of each profile's cores (:func:`dfx.hardware.restrict_to_cores`: their share of
         peak, on-chip memory and bandwidth, and the off-chip bandwidth they can draw); default: the
         whole chip. Each result's profile id then says so (``ibm-spyre-1of32``).
+    gqa_kv_reads : {"shared", "per-query-head"}, optional
+        With a phase: how the decode attention reads a GQA/MQA cache. ``shared`` (default): once per
+        KV head, a grouped kernel; ``per-query-head``: once per query head, as a kernel with one
+        thread block per (sequence, query head) does (:mod:`dfx.inference.kv_reads`).
     cache : dfx.cache.CaptureCache, optional
         Read the forward graph of a model spec from this capture cache, and store a new capture in
         it (``dfx analyze`` passes one at the user's cache folder unless ``--no-cache``); default:
@@ -172,6 +177,7 @@ def analyze(
         capacity_factor=capacity_factor,
         cache=cache,
         cores=cores,
+        gqa_kv_reads=gqa_kv_reads,
     )
     return run(request)
 
@@ -237,6 +243,7 @@ def run(request: AnalyzeRequest) -> Analysis:
             evaluate=evaluate,
             input_shapes=r.input_shapes,
             evaluate_latency=lambda costed, profile: evaluate(costed, profile, eager=False),  # steps only summed
+            kv_reads=r.gqa_kv_reads,
         )
     info: dict[str, Any] = {}
     if isinstance(r.model, Graph):

@@ -15,6 +15,7 @@ from dfx.errors import DfxError
 from dfx.limits import check_tokens
 from dfx.options import (
     CAPACITY_FACTOR_HELP,
+    GQA_KV_READS_HELP,
     CORES_HELP,
     INPUT_DTYPE_HELP,
     INPUT_SHAPE_HELP,
@@ -107,6 +108,7 @@ def analyze(
     kv_dtype: Optional[str] = typer.Option(
         None, "--kv-dtype", help="KV-cache storage with --phase: bf16, fp16, fp8 or int8 (default: --dtype)."
     ),
+    gqa_kv_reads: Optional[str] = typer.Option(None, "--gqa-kv-reads", help=GQA_KV_READS_HELP),
     chips: Optional[int] = typer.Option(
         None,
         "--chips",
@@ -176,6 +178,7 @@ def analyze(
         output_len=output_len,
         weight_dtype=weight_dtype,
         kv_dtype=kv_dtype,
+        gqa_kv_reads=gqa_kv_reads,
         chips=chips,
         parallel=parallel,
         train=train,

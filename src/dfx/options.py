@@ -14,6 +14,7 @@ from dfx.errors import DfxError
 __all__ = [
     "CAPACITY_FACTOR_HELP",
     "CORES_HELP",
+    "GQA_KV_READS_HELP",
     "INPUT_DTYPE_HELP",
     "INPUT_SHAPE_HELP",
     "MODEL_HELP",
@@ -38,6 +39,12 @@ RUNTIME_HELP = (
 CAPACITY_FACTOR_HELP = (
     "MoE expert capacity on compile-time machines: ceil(factor * tokens * k / E) slots per expert "
     "(default 1.25; docs/compile.md)."
+)
+# `--gqa-kv-reads` of `dfx analyze` (dfx.inference.kv_reads).
+GQA_KV_READS_HELP = (
+    "With --phase: how decode attention reads a GQA/MQA KV cache: shared (once per KV head, a grouped "
+    "kernel such as XQA or FlashInfer; default) or per-query-head (once per query head: one thread block "
+    "per sequence and query head, TensorRT-LLM's MMHA as of v0.6.1; docs/inference.md)."
 )
 # `--cores` of `dfx analyze` and `dfx compile` (dfx.hardware.restrict_to_cores).
 CORES_HELP = (

@@ -80,6 +80,7 @@ class AnalyzeRequest:
     routing: Any
     capacity_factor: float
     cache: Any
+    gqa_kv_reads: Any = None  # a dfx.inference.kv_reads.KVReads; None is shared
 
     @classmethod
     def of(
@@ -110,6 +111,7 @@ class AnalyzeRequest:
         capacity_factor: float | None = None,
         cache: Any = None,
         cores: int | None = None,
+        gqa_kv_reads: str | None = None,
     ) -> AnalyzeRequest:
         """The request :func:`dfx.analyze` is given (same parameters), checked before any capture.
 
@@ -124,6 +126,7 @@ class AnalyzeRequest:
         """
         from dfx.compile.moe import check_capacity_factor
         from dfx.costs.moe import parse_routing
+        from dfx.inference.kv_reads import parse_kv_reads
         from dfx.targets import target_for
 
         if isinstance(hardware, str):  # one profile given bare, not in a list
@@ -167,6 +170,7 @@ class AnalyzeRequest:
             routing=parse_routing(routing),  # a bad --routing file fails before capture
             capacity_factor=check_capacity_factor(capacity_factor),
             cache=cache,
+            gqa_kv_reads=parse_kv_reads(gqa_kv_reads),  # a bad name fails before capture
         )
         if request.mode is Mode.TRAIN:
             request._check_training()
@@ -179,6 +183,7 @@ class AnalyzeRequest:
         if self.train or self.optimizer is not None:
             return Mode.TRAIN
         inference = (self.phase, self.prompt_len, self.kv_len, self.output_len, self.weight_dtype, self.kv_dtype)
+        inference += (self.gqa_kv_reads,)
         if any(v is not None for v in inference) or storage_only(self.dtype):
             return Mode.PHASE
         return Mode.FORWARD
@@ -194,6 +199,7 @@ class AnalyzeRequest:
                 ("phase", self.phase),
                 ("weight_dtype", self.weight_dtype),
                 ("kv_dtype", self.kv_dtype),
+                ("gqa_kv_reads", self.gqa_kv_reads),
                 ("prompt_len", self.prompt_len),
                 ("kv_len", self.kv_len),
                 ("output_len", self.output_len),

@@ -36,6 +36,7 @@ __all__ = [
     "PrecisionNode",
     "apply_precision",
     "bytes_per_element",
+    "cache_read_bytes",
     "storage_name",
 ]
 
@@ -235,14 +236,7 @@ def apply_precision(
     graph = costed.graph
     params = graph.parameter_index
     is_cache = is_cache or (lambda name: False)
-    views = {n.name: n for n in costed.nodes if n.category is Category.VIEW}
-
-    def from_cache(src: str) -> bool:
-        while src in views and views[src].node.inputs:
-            src = views[src].node.inputs[0].src
-        node = graph.node(src)
-        return node.op == "placeholder" and is_cache(node.name)
-
+    cache_bytes = cache_read_bytes(costed, is_cache)
     act = _ratio(precision.activation, precision.capture)
     wgt = _ratio(precision.weight, precision.capture)
     kv = _ratio(precision.kv, precision.capture)
@@ -252,11 +246,7 @@ def apply_precision(
         is_mm = cn.category is Category.MATMUL
         w_bytes = sum(params[p].spec.nbytes for p in cn.node.params if params[p].kind == "parameter") if is_mm else 0
         w_bytes += expert_weight_bytes(cn) if is_mm else 0  # grouped expert GEMMs: weights through a view
-        kv_bytes = (
-            sum(graph.node(e.src).outputs[e.index].nbytes for e in cn.node.inputs if from_cache(e.src))
-            if cn.node.op != "placeholder"
-            else 0
-        )
+        kv_bytes = cache_bytes.get(cn.name, 0)
         rest = max(c.bytes_read - w_bytes - kv_bytes, 0)
         read = math.ceil(rest * act + min(w_bytes, c.bytes_read) * wgt + kv_bytes * kv)
         cost = Cost(c.flops, read if c.bytes_read else 0, math.ceil(c.bytes_written * act))
@@ -284,6 +274,28 @@ def apply_precision(
         "precision": precision,
     }
     return replace(costed, nodes=tuple(nodes), meta=meta)
+
+
+def cache_read_bytes(costed: CostedGraph, is_cache: Callable[[str], bool]) -> dict[str, int]:
+    """Bytes of the KV cache each node reads, as captured: its inputs that are a cache input of the
+    graph, directly or through views; nodes that read none are left out (placeholders too)."""
+    graph = costed.graph
+    views = {n.name: n for n in costed.nodes if n.category is Category.VIEW}
+
+    def from_cache(src: str) -> bool:
+        while src in views and views[src].node.inputs:
+            src = views[src].node.inputs[0].src
+        node = graph.node(src)
+        return node.op == "placeholder" and is_cache(node.name)
+
+    out = {}
+    for cn in costed.nodes:
+        if cn.node.op == "placeholder":
+            continue
+        read = sum(graph.node(e.src).outputs[e.index].nbytes for e in cn.node.inputs if from_cache(e.src))
+        if read:
+            out[cn.name] = read
+    return out
 
 
 def _stored_input_bytes(graph: Any, is_cache: Callable[[str], bool], act: float, kv: float) -> int:

@@ -26,6 +26,7 @@ def analyze_phase(
     evaluate: Callable[[Any, Any], Any],
     input_shapes: Sequence[tuple[int, ...]] | None = None,
     evaluate_latency: Callable[[Any, Any], Any] | None = None,
+    kv_reads: Any = None,
 ):
     """The analysis of ``model``'s ``phase`` step (or of its forward pass at another precision).
 
@@ -35,7 +36,7 @@ def analyze_phase(
     ------
     DfxError
         A phase on something that is not a causal decoder's name, an unknown phase or dtype,
-        ``seq`` with a phase, lengths without a phase, ``kv_dtype`` without a phase.
+        ``seq`` with a phase, lengths without a phase, ``kv_dtype`` or ``kv_reads`` without a phase.
     """
     from dfx.capture_spec import capture_spec
     from dfx.result import Analysis
@@ -52,6 +53,7 @@ def analyze_phase(
                 ("kv_len", kv_len),
                 ("output_len", output_len),
                 ("kv_dtype", kv_dtype),
+                ("gqa_kv_reads", kv_reads),
             )
             if v is not None
         ]
@@ -103,6 +105,7 @@ def analyze_phase(
         evaluate=evaluate,
         precision=precision,
         evaluate_latency=evaluate_latency,
+        kv_reads=kv_reads,
     )
     info = {
         "name": model,

@@ -326,6 +326,7 @@ def run_phase(
     evaluate: Callable[[Any, Any], Any],
     precision: Any = None,
     evaluate_latency: Callable[[Any, Any], Any] | None = None,
+    kv_reads: Any = None,
 ):
     """Capture the steps ``request`` needs, evaluate them on ``profiles``, and compute the metrics.
 
@@ -346,6 +347,9 @@ def run_phase(
         As ``evaluate``, for the steps of which only the latency is kept (every step but the one
         the document shows): one that leaves out what no latency reads (a GPU's eager program,
         ``evaluate_on(eager=False)``); default: ``evaluate``.
+    kv_reads : KVReads, optional
+        How the decode attention reads a GQA cache (:func:`dfx.inference.kv_reads.apply_kv_reads`):
+        ``per-query-head`` reads each KV head's cache once per query head; default: shared.
 
     Returns
     -------
@@ -355,6 +359,7 @@ def run_phase(
     """
     from dfx.costs.precision import Precision, bytes_per_element
     from dfx.inference.kv_range import DecodeRange
+    from dfx.inference.kv_reads import apply_kv_reads
     from dfx.inference.steps import capture_step, is_cache_input
 
     check_request(request)
@@ -382,7 +387,7 @@ def run_phase(
             say(f"{'prefill' if kv_len == 0 else 'decode'} step: {tokens} token(s), kv_len {kv_len}")
             in_range = decode_range is not None and tokens == 1 and kv_len in kv
             s = decode_range.step(kv_len) if in_range else capture(tokens, kv_len)
-            costed = precision.apply(s.costed, is_cache_input)
+            costed = apply_kv_reads(precision.apply(s.costed, is_cache_input), kv_reads, tokens, is_cache_input)
             which = everyone if key == shown else which
             timed = evaluate if key == shown or evaluate_latency is None else evaluate_latency
             got = {i: timed(costed, profiles[i]) for i in which}

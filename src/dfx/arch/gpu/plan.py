@@ -326,7 +326,9 @@ def _gemm_dims(cn: CostedNode) -> tuple[int, int, int, int, float | None] | None
     of the shape rules is needed. Rows: every leading output dimension flattened into M (Inductor
     views a linear's input as 2-D), except ``bmm``/``baddbmm`` whose leading dimensions are the
     batch (unless one operand is broadcast over it, stride 0: then one GEMM with the batch in M); a
-    convolution's ``N`` is its output channels (dimension 1), ``M`` the rest (im2col).
+    convolution's ``N`` is its output channels (dimension 1), ``M`` the rest (im2col). A batched
+    matmul that reads the KV cache once per query head (``kv_reads = g``,
+    :class:`dfx.inference.kv_reads.KVReadNode`) is ``g`` times the batch of ``M / g`` rows.
     B bytes: B's bytes per element as stored where :func:`dfx.costs.precision.apply_precision` priced
     the node's weight or KV-cache operand at another width (:func:`_stored_b_bytes`), else ``None``.
     """
@@ -344,6 +346,9 @@ def _gemm_dims(cn: CostedNode) -> tuple[int, int, int, int, float | None] | None
         folded = _folded_dims(cn)
         if folded is not None:  # an operand broadcast over the batch (stride 0): one GEMM, M = batch x rows
             m, n, batch = folded
+        reads = getattr(cn, "kv_reads", 1)  # KV cache read per query head (dfx.inference.kv_reads)
+        if reads > 1 and m % reads == 0:  # rows (g query heads x T) -> g GEMMs of T rows, each reading B
+            m, batch = m // reads, batch * reads
     else:
         m, n, batch = numel // shape[-1], shape[-1], 1
     k = max(1, round(matmul / (2 * numel)))
