@@ -80,6 +80,34 @@ def test_seq_sized_buffers_exported_as_inputs_keep_seq_symbolic():
     assert "forward" not in vars(spec.model)
 
 
+def test_a_forward_set_on_the_instance_runs_in_the_lifted_export_and_stays():
+    import torch
+
+    class Table(torch.nn.Module):
+        def __init__(self, seq):
+            super().__init__()
+            self.register_buffer("pe", torch.zeros(seq, 8))
+
+        def forward(self, x):
+            return x + self.pe[: x.shape[1]]
+
+    model = Table(16)
+    inner = model.forward
+
+    def doubled(x):  # a user's wrapper on the instance: the model computes 2 * (x + pe)
+        return inner(x) * 2
+
+    model.forward = doubled
+    x = torch.zeros(2, 16, 8)
+    sc = capture_symbolic(model, (x,), {}, batch=2, seq=16, seq_buffers=("pe",))
+    # the graph at (3, 24): an add then a mul of (3, 24, 8), as model(x) runs; the wrapper is left in place
+    g = sc.graph_at(3, 24)
+    ops = [n.target for n in g.nodes if n.op == "call_function"]
+    assert any("add" in t for t in ops) and any("mul" in t for t in ops), ops
+    assert [n.outputs[0].shape for n in g.nodes if "mul" in str(n.target)] == [(3, 24, 8)]
+    assert vars(model)["forward"] is doubled and model.pe.shape == (16, 8)
+
+
 def test_state_sized_by_seq_elsewhere_is_not_lifted():
     import torch
 

@@ -301,6 +301,37 @@ def test_seq_sized_buffers_that_do_not_export_fall_back_to_a_bucket_per_seq(monk
     graphs.reset()
 
 
+def test_a_buffer_padded_past_seq_is_not_given_seq_rows(monkeypatch):
+    import torch
+
+    from dfx import analysis
+    from dfx.models.registry import PRESETS, Preset
+    from dfx.sweep import graphs
+
+    class Padded(torch.nn.Module):
+        """A table of seq rows rounded up to a multiple of 8, read whole: 16 and 24 rows at the probe
+        seqs 16 and 24 (as a table of seq rows), but 24 at seq 20."""
+
+        def __init__(self, seq):
+            super().__init__()
+            self.register_buffer("table", torch.zeros(-(-seq // 8) * 8, 32))
+            self.proj = torch.nn.Linear(32, 32)
+
+        def forward(self, x):
+            return self.proj(x) @ self.table.T
+
+    monkeypatch.setitem(PRESETS, "padded", Preset("padded", Padded, lambda b, t: (b, t, 32), 16))
+    graphs.reset()
+    got = {s: graphs.forward_graph("padded", 2, s, "bfloat16", "auto") for s in (8, 16, 20)}
+    assert graphs._FIXED[("padded", "bfloat16")] == (False, False, ("table",))
+    # seq 20: (2, 20, 32) @ (32, 24) -> (2, 20, 24), a table of 24 rows, not 20
+    assert got[20].nodes[-2].outputs[0].shape == (2, 20, 24)
+    for s, g in got.items():
+        ref, _ = analysis.capture_spec("padded", batch=2, seq=s, dtype="bfloat16", method="auto")
+        assert g.to_json() == ref.to_json(), s
+    graphs.reset()
+
+
 def test_a_buckets_groups_travel_as_one_chunk_largest_first():
     from dfx.sweep import load_spec
     from dfx.sweep.runner import _bucket_chunks

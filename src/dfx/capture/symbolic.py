@@ -421,7 +421,8 @@ def _buffers_as_inputs(model: torch.nn.Module, names: Sequence[str]) -> Iterator
     var_kw = [p for p in params if p.kind is inspect.Parameter.VAR_KEYWORD]
     extra = [inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY) for k in keys]
     plain = [p for p in params if p.kind is not inspect.Parameter.VAR_KEYWORD]
-    class_forward = type(model).forward
+    own = model.__dict__.get("forward")  # a forward set on the instance (a wrapper) runs, and stays
+    inner = model.forward
 
     def forward(*args: Any, **kwargs: Any) -> Any:
         tables = [kwargs.pop(k) for k in keys]
@@ -429,7 +430,7 @@ def _buffers_as_inputs(model: torch.nn.Module, names: Sequence[str]) -> Iterator
         for (owner, attr), table in zip(owners, tables):
             owner._buffers[attr] = table
         try:
-            return class_forward(model, *args, **kwargs)
+            return inner(*args, **kwargs)
         finally:
             for (owner, attr), buffer in zip(owners, saved):
                 owner._buffers[attr] = buffer
@@ -439,7 +440,10 @@ def _buffers_as_inputs(model: torch.nn.Module, names: Sequence[str]) -> Iterator
     try:
         yield {k: owner._buffers[attr] for k, (owner, attr) in zip(keys, owners)}
     finally:
-        del model.forward
+        if own is None:
+            del model.forward
+        else:
+            model.forward = own  # type: ignore[method-assign]
 
 
 def _restore_buffers(ep: Any, as_input: dict[str, str]) -> dict[str, str]:

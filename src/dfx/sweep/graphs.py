@@ -38,6 +38,7 @@ CAPTURES: Counter = Counter()  # "symbolic" exports, "concrete" captures, "subst
 _BUCKETS: dict[tuple[Any, ...], Any] = {}  # bucket key -> _Bucket, or None (capture concretely)
 # (model, dtype) -> (batch sizes the model, seq sizes it, the buffers seq sizes in dim 0 only)
 _FIXED: dict[tuple[str, str], tuple[bool, bool, tuple[str, ...]]] = {}
+_FITS: dict[tuple[str, str, int], bool] = {}  # (model, dtype, seq) -> its lifted buffers have seq rows there
 _EXPORT_METHODS = ("auto", "export")  # the static path these must reproduce exports first
 
 
@@ -46,6 +47,7 @@ def reset() -> None:
     CAPTURES.clear()
     _BUCKETS.clear()
     _FIXED.clear()
+    _FITS.clear()
 
 
 def _sized_by(model: str, dtype: str) -> tuple[bool, bool, tuple[str, ...]]:
@@ -127,6 +129,8 @@ def _forward_graph(model: str, batch: int, seq: int, dtype: str, method: str):
         return _concrete(model, batch, seq, dtype, method)
     sym_batch, sym_seq = key[3] is None, key[4] is None
     by_batch, by_seq, lifted = _sized_by(model, dtype)
+    if sym_seq and lifted and not _lifted_fit(model, dtype, seq):
+        return _concrete(model, batch, seq, dtype, method)  # its buffers are not seq rows at this seq
     if key in _BUCKETS:
         bucket = _BUCKETS[key]
         if bucket is not None:
@@ -159,6 +163,26 @@ def _forward_graph(model: str, batch: int, seq: int, dtype: str, method: str):
             sc = None
     _BUCKETS[key] = None if sc is None else _Bucket(sc, batch, seq, graph)
     return graph
+
+
+def _lifted_fit(model: str, dtype: str, seq: int) -> bool:
+    """Whether the buffers :func:`_sized_by` lifts have ``seq`` rows (and nothing else differs) with
+    ``model`` built at ``seq``, as at the two probe sizes: a table padded to a multiple of 8 rows has
+    16 and 24 rows at seq 16 and 24, but 24 at seq 20, where the lifted export would give it 20.
+    Two builds on the meta device per seq value, once per process."""
+    key = (model, dtype, seq)
+    if key not in _FITS:
+        from dfx.capture.symbolic import seq_sized_buffers
+        from dfx.models import resolve
+
+        probe = 24 if seq == 16 else 16
+        try:
+            at_probe = resolve(model, batch=2, seq=probe, dtype=dtype).model
+            got = seq_sized_buffers(at_probe, resolve(model, batch=2, seq=seq, dtype=dtype).model, probe, seq)
+        except Exception:  # noqa: BLE001 - a size the model refuses: capture it concretely (which reports it)
+            got = None
+        _FITS[key] = got == _sized_by(model, dtype)[2]
+    return _FITS[key]
 
 
 def _open_bucket(model: str, batch: int, seq: int, dtype: str, graph: Any, sym_batch: bool, sym_seq: bool):
