@@ -68,3 +68,33 @@ def test_the_kv_bytes_per_token_of_a_latent_cache_are_the_mla_formula():
     pricer = StepPricer.from_model("hf:deepseek-v3", [load_profile("nvidia-h200")], split=8)
     pricer.point(1, 1, 16)  # one decode step: batch 1, 1 token, 16 cached
     assert pricer.geometry.kv_bytes_per_token == 61 * 576 * 2
+
+
+def test_the_servers_prefill_prices_keep_every_positions_logits(monkeypatch):
+    # dfx serve prices a pass's extra tokens (prefill chunks, speculative drafts) as P(B + n) - P(B),
+    # and a draft token needs its LM-head row: its prefill prices keep every position's logits, where
+    # dfx analyze --phase prefill keeps the last one. hf:gpt2, batch 1, 16 tokens: the LM head is
+    # 2 x 16 x 768 x 50,257 FLOPs with every position, 2 x 1 x 768 x 50,257 with the last only.
+    import dfx.inference.phases as phases
+    from dfx.analysis import evaluate_on
+    from dfx.hardware import load_profile
+    from dfx.inference.phases import Phase, PhaseRequest, run_phase
+
+    profile = load_profile("nvidia-h100-sxm")
+
+    def head_flops(keep):
+        req = PhaseRequest(Phase.PREFILL, batch=1, prompt_len=16, logits_to_keep=keep)
+        costed, _, _ = run_phase("hf:gpt2", [profile], req, evaluate=lambda c, p: evaluate_on(c, p, eager=False))
+        return sum(c.cost.flops for c in costed.nodes if "lm_head" in c.node.module_path)
+
+    assert head_flops(0) == 2 * 16 * 768 * 50_257
+    assert head_flops(None) == 2 * 1 * 768 * 50_257
+    seen = []
+
+    def spy(spec, profiles, request, **kw):
+        seen.append(request)
+        return run_phase(spec, profiles, request, **kw)
+
+    monkeypatch.setattr(phases, "run_phase", spy)
+    StepPricer.from_model("hf:gpt2", [profile]).latency(1, 16, 0)
+    assert [r.logits_to_keep for r in seen] == [0]

@@ -56,6 +56,10 @@ class PhaseRequest:
     prompt_len: int = DEFAULT_PROMPT_LEN
     kv_len: int = DEFAULT_PROMPT_LEN
     output_len: int = DEFAULT_OUTPUT_LEN
+    # the prefill's LM head positions (dfx.models.decode.build_step): None, the last one (the token
+    # sampled); 0, every prompt position (dfx.serve prices a pass's extra tokens as differences of
+    # prefill prices, and a speculative draft token needs its logits)
+    logits_to_keep: int | None = None
 
     @property
     def decode_kv_lens(self) -> range:
@@ -368,7 +372,10 @@ def run_phase(
     latencies: dict[tuple[int, int], dict[int, float]] = {}  # every step evaluated: profile index -> latency
 
     def capture(tokens: int, kv_len: int):
-        return capture_step(spec, batch=request.batch, tokens=tokens, kv_len=kv_len, dtype=dtype, method=method)
+        keep = request.logits_to_keep if kv_len == 0 else None  # a decode step keeps its token's logits
+        return capture_step(
+            spec, batch=request.batch, tokens=tokens, kv_len=kv_len, dtype=dtype, method=method, logits_to_keep=keep
+        )
 
     kv = request.decode_kv_lens
     decode_range = DecodeRange(lambda k: capture(1, k), kv.start, kv.stop - 1) if kv else None

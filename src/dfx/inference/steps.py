@@ -47,7 +47,16 @@ def cache_inputs(graph: Graph) -> list[Node]:
     return [n for n in graph.nodes if n.op == "placeholder" and n.input_kind == "input" and is_cache_input(n.name)]
 
 
-def capture_step(spec: str, *, batch: int, tokens: int, kv_len: int, dtype: str, method: str = "auto") -> Step:
+def capture_step(
+    spec: str,
+    *,
+    batch: int,
+    tokens: int,
+    kv_len: int,
+    dtype: str,
+    method: str = "auto",
+    logits_to_keep: int | None = None,
+) -> Step:
     """The whole-model graph of one step (captured once per distinct arguments in this process).
 
     Parameters
@@ -60,22 +69,35 @@ def capture_step(spec: str, *, batch: int, tokens: int, kv_len: int, dtype: str,
         torch's name of the float dtype to build in (``bfloat16``).
     method : str
         Capture method (``auto``, ``export``, ``fx``, ``dynamo``).
+    logits_to_keep : int, optional
+        The LM head's positions (:func:`dfx.models.decode.build_step`; ``None``: the step's own rule,
+        the last position of a prefill).
 
     Raises
     ------
     DfxError
         A model that is not a causal decoder, bad sizes, or a capture failure.
     """
-    return _capture_step(spec, batch, tokens, kv_len, dtype, method)
+    return _capture_step(spec, batch, tokens, kv_len, dtype, method, logits_to_keep)
 
 
 @lru_cache(maxsize=64)
-def _capture_step(spec: str, batch: int, tokens: int, kv_len: int, dtype: str, method: str) -> Step:
+def _capture_step(
+    spec: str, batch: int, tokens: int, kv_len: int, dtype: str, method: str, logits_to_keep: int | None = None
+) -> Step:
     from dfx.capture import capture
     from dfx.inference.repeat import repeat_layer, repeat_layers
     from dfx.models.decode import build_step
 
-    built = build_step(spec, batch=batch, tokens=tokens, kv_len=kv_len, dtype=dtype, layers=_TEMPLATE_LAYERS)
+    built = build_step(
+        spec,
+        batch=batch,
+        tokens=tokens,
+        kv_len=kv_len,
+        dtype=dtype,
+        layers=_TEMPLATE_LAYERS,
+        logits_to_keep=logits_to_keep,
+    )
     what = f"decode-kv{kv_len}" if kv_len else f"prefill-{tokens}"
     graph = capture(built.spec.model, built.spec.args, built.spec.kwargs, method=method, name=f"{spec}:{what}")
     geometry = built.geometry

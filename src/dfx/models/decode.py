@@ -146,6 +146,7 @@ def build_step(
     dtype: str | torch.dtype = "bfloat16",
     layers: int | None = None,
     device: str | torch.device = "meta",
+    logits_to_keep: int | None = None,
 ) -> StepSpec:
     """The model and inputs of one inference step: ``tokens`` new tokens after ``kv_len`` cached ones.
 
@@ -164,6 +165,9 @@ def build_step(
     layers : int, optional
         For ``hf:`` models: build only this many layers (``None``: the config's). Built-ins are
         one layer.
+    logits_to_keep : int, optional
+        Positions the LM head computes logits at (0: every new token's); ``None``: the step's own
+        rule (:func:`_logits_to_keep`: the last position of a prefill, every token of a step over a cache).
 
     Raises
     ------
@@ -182,7 +186,7 @@ def build_step(
     check_tokens(batch, tokens + kv_len, seq_name="tokens + kv_len")
     torch_dtype = parse_dtype(dtype)
     if spec.startswith(_HF_PREFIX) and load_config(spec[len(_HF_PREFIX) :])[0]["model_type"] in FAMILIES:
-        return _family_step(spec, batch, tokens, kv_len, torch_dtype, layers, device)
+        return _family_step(spec, batch, tokens, kv_len, torch_dtype, layers, device, logits_to_keep)
     if spec.startswith(_HF_PREFIX):
         model, full_layers, prefix, shape = _hf_model(spec[len(_HF_PREFIX) :], tokens + kv_len, layers, device)
         x = torch.zeros((batch, tokens), dtype=torch.int64, device=device)
@@ -196,7 +200,7 @@ def build_step(
         raise ModelSpecError(f"phases need a causal decoder; {spec!r} is not one ({_DECODERS})")
     model = model.to(dtype=torch_dtype).eval()
     if prefix:  # a whole model with its LM head: a prefill samples from its last position only
-        model.logits_to_keep = _logits_to_keep(tokens, kv_len)
+        model.logits_to_keep = _logits_to_keep(tokens, kv_len) if logits_to_keep is None else logits_to_keep
     geometry = replace(kv_geometry(model, prefix), n_layers=full_layers)
     built = kv_geometry(model).n_layers
     caches = (
@@ -271,7 +275,7 @@ def template_layers(kinds: tuple[object, ...]) -> tuple[int, ...]:
     return tuple(chosen)
 
 
-def _family_step(spec, batch, tokens, kv_len, dtype, layers, device) -> StepSpec:
+def _family_step(spec, batch, tokens, kv_len, dtype, layers, device, logits_to_keep=None) -> StepSpec:
     """:func:`build_step` for the :mod:`dfx.models.decoder` families (Mistral ... DeepSeek-V3)."""
     config, _ = load_config(spec[len(_HF_PREFIX) :])
     full = decoder_config(config, tokens + kv_len)
@@ -281,7 +285,7 @@ def _family_step(spec, batch, tokens, kv_len, dtype, layers, device) -> StepSpec
     built_cfg = replace(full, n_layers=len(chosen), layer_map=chosen)
     with torch.device(device):
         model = Decoder(built_cfg).to(dtype=dtype).eval()
-    model.logits_to_keep = _logits_to_keep(tokens, kv_len)
+    model.logits_to_keep = _logits_to_keep(tokens, kv_len) if logits_to_keep is None else logits_to_keep
     check_expert_dtype(model, dtype)
     # model layer k repeats the built layer of its kind (layer 0 is itself)
     index = {geometry.layer_kinds[j]: b for b, j in enumerate(chosen) if b > 0}

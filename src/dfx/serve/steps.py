@@ -180,7 +180,10 @@ class StepPricer:
             if kv_len:
                 req = PhaseRequest(Phase.DECODE, batch=batch, prompt_len=kv_len, kv_len=kv_len)
             else:
-                req = PhaseRequest(Phase.PREFILL, batch=batch, prompt_len=tokens)
+                # every position's logits: a pass's extra tokens are priced as P(B + n) - P(B)
+                # (IterationCost.iteration_s), and a speculative draft token needs its LM head row
+                # (a prompt's own n - 1 rows are then an overcount, stated in docs/serving.md)
+                req = PhaseRequest(Phase.PREFILL, batch=batch, prompt_len=tokens, logits_to_keep=0)
             with warnings.catch_warnings():
                 # a grid point (batch 64 at the longest context) may hold more cache than the chips:
                 # it is a point to interpolate from, not a state the server runs; the paged cache's
