@@ -421,7 +421,7 @@ def _buffers_as_inputs(model: torch.nn.Module, names: Sequence[str]) -> Iterator
     var_kw = [p for p in params if p.kind is inspect.Parameter.VAR_KEYWORD]
     extra = [inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY) for k in keys]
     plain = [p for p in params if p.kind is not inspect.Parameter.VAR_KEYWORD]
-    own = model.__dict__.get("forward")  # a forward set on the instance (a wrapper) runs, and stays
+    own = vars(model)["forward"] if "forward" in vars(model) else None  # a forward set on the instance runs, and stays
     inner = model.forward
 
     def forward(*args: Any, **kwargs: Any) -> Any:
