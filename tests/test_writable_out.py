@@ -39,21 +39,28 @@ def test_a_read_only_folder_is_refused(tmp_path, monkeypatch):
         check_targets(tmp_path / "out", ["analysis.json"])
 
 
-@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /proc")
-def test_cli_refuses_proc_before_loading_the_model(tmp_path):
-    # `dfx calibrate --out /proc/x.yaml` measured for 45 s before it could not write; analyze captured
-    # first. The model file leaves a mark when it is imported: the refusal must come before.
+def _analyze_marked_model(tmp_path, *options: str):
+    """``dfx analyze`` of a model file that leaves a mark when it is imported, with ``options``:
+    the finished process and the mark's path (a refusal before the work leaves no mark)."""
     model = tmp_path / "net.py"
     mark = tmp_path / "imported"
     model.write_text(
         f"import pathlib, torch\npathlib.Path({str(mark)!r}).touch()\nNet = lambda: torch.nn.Linear(4, 4)\n"
     )
     r = subprocess.run(
-        [sys.executable, "-m", "dfx.cli", "analyze", f"{model}:Net", "--input-shape", "2,4", "--out", "/proc/dfx-out"],
+        [sys.executable, "-m", "dfx.cli", "analyze", f"{model}:Net", "--input-shape", "2,4", *options],
         capture_output=True,
         text=True,
         timeout=300,
     )
+    return r, mark
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /proc")
+def test_cli_refuses_proc_before_loading_the_model(tmp_path):
+    # `dfx calibrate --out /proc/x.yaml` measured for 45 s before it could not write; analyze captured
+    # first. The model file leaves a mark when it is imported: the refusal must come before.
+    r, mark = _analyze_marked_model(tmp_path, "--out", "/proc/dfx-out")
     assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
     assert r.stderr.startswith("error: cannot write into --out /proc/dfx-out: ")
     assert not mark.exists()
@@ -63,18 +70,7 @@ def test_cli_refuses_proc_before_loading_the_model(tmp_path):
 def test_cli_refuses_a_trace_in_proc_before_loading_the_model(tmp_path):
     # `dfx analyze ... --trace /proc/t.json` passed the file checks (/proc exists, t.json does not),
     # ran the whole analysis (12.8 s for hf:llama-2-7b), then failed to write, naming --out.
-    model = tmp_path / "net.py"
-    mark = tmp_path / "imported"
-    model.write_text(
-        f"import pathlib, torch\npathlib.Path({str(mark)!r}).touch()\nNet = lambda: torch.nn.Linear(4, 4)\n"
-    )
-    r = subprocess.run(
-        [sys.executable, "-m", "dfx.cli", "analyze", f"{model}:Net", "--input-shape", "2,4"]
-        + ["--trace", "/proc/dfx-t.json"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    r, mark = _analyze_marked_model(tmp_path, "--trace", "/proc/dfx-t.json")
     assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
     assert r.stderr.startswith("error: cannot write into --trace /proc: "), r.stderr
     assert not mark.exists()

@@ -185,8 +185,9 @@ def build_step(
         raise ModelSpecError(f"kv_len must be a non-negative integer, got {kv_len!r}")
     check_tokens(batch, tokens + kv_len, seq_name="tokens + kv_len")
     torch_dtype = parse_dtype(dtype)
+    keep = _logits_to_keep(kv_len) if logits_to_keep is None else logits_to_keep
     if spec.startswith(_HF_PREFIX) and load_config(spec[len(_HF_PREFIX) :])[0]["model_type"] in FAMILIES:
-        return _family_step(spec, batch, tokens, kv_len, torch_dtype, layers, device, logits_to_keep)
+        return _family_step(spec, batch, tokens, kv_len, torch_dtype, layers, device, keep)
     if spec.startswith(_HF_PREFIX):
         model, full_layers, prefix, shape = _hf_model(spec[len(_HF_PREFIX) :], tokens + kv_len, layers, device)
         x = torch.zeros((batch, tokens), dtype=torch.int64, device=device)
@@ -200,7 +201,7 @@ def build_step(
         raise ModelSpecError(f"phases need a causal decoder; {spec!r} is not one ({_DECODERS})")
     model = model.to(dtype=torch_dtype).eval()
     if prefix:  # a whole model with its LM head: a prefill samples from its last position only
-        model.logits_to_keep = _logits_to_keep(tokens, kv_len) if logits_to_keep is None else logits_to_keep
+        model.logits_to_keep = keep
     geometry = replace(kv_geometry(model, prefix), n_layers=full_layers)
     built = kv_geometry(model).n_layers
     caches = (
@@ -217,7 +218,7 @@ def build_step(
     return StepSpec(ModelSpec(spec, model, args, {}, description), geometry, built, tokens, kv_len)
 
 
-def _logits_to_keep(tokens: int, kv_len: int) -> int:
+def _logits_to_keep(kv_len: int) -> int:
     """Positions a step's LM head computes logits at (:func:`dfx.models.layers.logit_positions`; 0: all).
 
     A prefill (no cache) samples one token, after its last prompt position: 1, as transformers'
@@ -275,7 +276,7 @@ def template_layers(kinds: tuple[object, ...]) -> tuple[int, ...]:
     return tuple(chosen)
 
 
-def _family_step(spec, batch, tokens, kv_len, dtype, layers, device, logits_to_keep=None) -> StepSpec:
+def _family_step(spec, batch, tokens, kv_len, dtype, layers, device, logits_to_keep) -> StepSpec:
     """:func:`build_step` for the :mod:`dfx.models.decoder` families (Mistral ... DeepSeek-V3)."""
     config, _ = load_config(spec[len(_HF_PREFIX) :])
     full = decoder_config(config, tokens + kv_len)
@@ -285,7 +286,7 @@ def _family_step(spec, batch, tokens, kv_len, dtype, layers, device, logits_to_k
     built_cfg = replace(full, n_layers=len(chosen), layer_map=chosen)
     with torch.device(device):
         model = Decoder(built_cfg).to(dtype=dtype).eval()
-    model.logits_to_keep = _logits_to_keep(tokens, kv_len) if logits_to_keep is None else logits_to_keep
+    model.logits_to_keep = logits_to_keep
     check_expert_dtype(model, dtype)
     # model layer k repeats the built layer of its kind (layer 0 is itself)
     index = {geometry.layer_kinds[j]: b for b, j in enumerate(chosen) if b > 0}
